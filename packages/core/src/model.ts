@@ -1,0 +1,153 @@
+/**
+ * The stored conversation model every package shares.
+ *
+ * These are plain data, shaped like the HTTP API's messages (../../../shared/API.md) plus what
+ * the store adds at write time: a per-session `seq` and a token count per part. Tool results are
+ * not separate messages: as in OpenCode, a `tool` part on an assistant message carries both the
+ * call (`input`) and its result (`output` / `error`). Renderers split them into provider messages.
+ */
+
+export type Role = 'user' | 'assistant' | 'system';
+
+/** Lifecycle of a tool call, as streamed by the agent: `pending → running → completed | error`. */
+export type ToolStatus = 'pending' | 'running' | 'completed' | 'error';
+
+/** Why an assistant turn ended. `null` while a turn is still streaming. */
+export type Finish = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+
+/**
+ * Provider usage of one assistant turn, normalised. `input` excludes cache reads and writes
+ * (Anthropic's convention; OpenAI's `prompt_tokens` must be split by the client or the adapter).
+ * The prompt that produced this turn was `input + cacheRead + cacheWrite` tokens long.
+ */
+export interface Usage {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+  /** Exact tokens of `text`, counted once at write time. */
+  tokens: number;
+}
+
+export interface ReasoningPart {
+  type: 'reasoning';
+  text: string;
+  tokens: number;
+}
+
+export interface ToolPart {
+  type: 'tool';
+  /** Provider tool-call id; unique within a session. Results are matched to calls by it. */
+  callId: string;
+  tool: string;
+  status: ToolStatus;
+  /** Call arguments as the model produced them (usually an object). */
+  input: unknown;
+  /** Result text when `status === 'completed'`; kept in storage even after pruning. */
+  output: string | null;
+  /** Error text when `status === 'error'`. */
+  error: string | null;
+  /** ISO time the part was pruned (lazy deletion); `null` while its output is shown. */
+  compactedAt: string | null;
+  /** Exact tokens of the whole part as sent: tool name + serialised input + output or error. */
+  tokens: number;
+  /** Exact tokens of `output` alone: what pruning saves. */
+  outputTokens: number;
+}
+
+export interface FilePart {
+  type: 'file';
+  mime: string;
+  filename: string | null;
+  url: string;
+  tokens: number;
+}
+
+/** Marks the user message that asked for a compaction (OpenCode's `CompactionPart`). */
+export interface CompactionPart {
+  type: 'compaction';
+  /** Whether the compaction was triggered automatically rather than by a request. */
+  auto: boolean;
+  tokens: number;
+}
+
+export type Part = TextPart | ReasoningPart | ToolPart | FilePart | CompactionPart;
+export type PartType = Part['type'];
+
+export interface MessageError {
+  message: string;
+  code?: string | undefined;
+}
+
+export interface Message {
+  /** Client id (or a generated one); unique within a session. */
+  id: string;
+  /** Per-session, strictly increasing, assigned by the store. */
+  seq: number;
+  role: Role;
+  parts: Part[];
+  finish: Finish | null;
+  error: MessageError | null;
+  usage: Usage | null;
+  /** ISO-8601. */
+  createdAt: string;
+  metadata: Record<string, unknown>;
+  /** `true` for messages written by a compaction (its request marker and its summary). */
+  summary: boolean;
+  compactionId: string | null;
+}
+
+export type CompactionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+export type CompactionReason = 'auto' | 'manual' | 'overflow';
+export type CompactionStrategy = 'summarize' | 'truncate' | 'topic';
+export type CompactionStep = 'prune' | 'summarize' | 'finalize';
+
+/**
+ * What the context view needs to know about a compaction. A completed compaction establishes a
+ * boundary: its summary message(s), then every non-summary message with `seq >= boundarySeq`.
+ * `boundarySeq` is `null` when the compaction kept nothing but its summary (e.g. after a cut
+ * with no recent messages); `summaryMessageIds` is empty for a truncate-only (topic) compaction
+ * that dropped old messages without a summary.
+ */
+export interface CompactionBoundary {
+  id: string;
+  status: CompactionStatus;
+  /** First kept message seq; messages before it are hidden from the model. */
+  boundarySeq: number | null;
+  /** Ids of the messages this compaction wrote (request marker and summary), in order. */
+  summaryMessageIds: string[];
+  /** ISO time the compaction completed; orders compactions. */
+  finishedAt: string | null;
+}
+
+/** The model a session talks to. */
+export interface ModelInfo {
+  id: string;
+  provider: string;
+  /** Context window in tokens; 0 means unlimited. */
+  contextWindow: number;
+  maxOutputTokens: number;
+  /** Hard input limit when the provider has one separate from the window. */
+  inputLimit: number | null;
+}
+
+/** Text shown to the model in place of a pruned tool output (OpenCode's wording, kept exact). */
+export const PRUNED_OUTPUT_PLACEHOLDER = '[Old tool result content cleared]';
+
+/** Result shown for a tool call that never finished (OpenCode's wording). */
+export const INTERRUPTED_TOOL_RESULT = '[Tool execution was interrupted]';
+
+export function isToolPart(part: Part): part is ToolPart {
+  return part.type === 'tool';
+}
+
+/** Exhaustiveness check for discriminated unions. */
+export function assertNever(value: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(value)}`);
+}
