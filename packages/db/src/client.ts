@@ -1,0 +1,36 @@
+import pg from 'pg';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import * as schema from './schema';
+
+export type Schema = typeof schema;
+export type Db = NodePgDatabase<Schema>;
+/** The transaction handle drizzle passes to `db.transaction(fn)`. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** Every query function takes one of these first, so callers choose the transaction. */
+export type DbOrTx = Db | Tx;
+
+export interface Database {
+  db: Db;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Pool size; the API and each worker process own one pool. */
+  max?: number;
+  applicationName?: string;
+}
+
+/** Opens a pool and a drizzle handle over it. The caller owns `close()`. */
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'compactor',
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener
+  // that would crash the process. The next checkout reconnects.
+  pool.on('error', () => undefined);
+  const db = drizzle({ client: pool, schema });
+  return { db, pool, close: () => pool.end() };
+}

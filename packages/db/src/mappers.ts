@@ -1,0 +1,138 @@
+import type {
+  CompactionBoundary,
+  Finish,
+  Message,
+  MessageError,
+  Part,
+  ToolStatus,
+  Usage,
+} from '@compactor/core';
+import { assertNever } from '@compactor/core';
+import type { compactions, messages, parts } from './schema';
+
+export type SessionRow = typeof import('./schema').sessions.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;
+export type PartRow = typeof parts.$inferSelect;
+export type NewPartRow = typeof parts.$inferInsert;
+export type CompactionRow = typeof compactions.$inferSelect;
+
+/** A stored part row as the shared model's part. */
+export function partFromRow(row: PartRow): Part {
+  switch (row.type) {
+    case 'text':
+    case 'reasoning':
+      return { type: row.type, text: row.text ?? '', tokens: row.tokens };
+    case 'tool':
+      return {
+        type: 'tool',
+        callId: row.callId ?? '',
+        tool: row.tool ?? '',
+        status: (row.toolStatus ?? 'pending') as ToolStatus,
+        input: row.toolInput ?? {},
+        output: row.toolOutput,
+        error: row.toolError,
+        compactedAt: row.compactedAt?.toISOString() ?? null,
+        tokens: row.tokens,
+        outputTokens: row.outputTokens,
+      };
+    case 'file':
+      return {
+        type: 'file',
+        mime: row.mime ?? '',
+        filename: row.filename,
+        url: row.url ?? '',
+        tokens: row.tokens,
+      };
+    case 'compaction':
+      return { type: 'compaction', auto: row.compactionAuto ?? false, tokens: row.tokens };
+    default:
+      return assertNever(row.type, 'part type');
+  }
+}
+
+/** The columns a new part row needs, positioned at `idx` of its message. */
+export function partToRow(
+  part: Part,
+  at: { messagePk: number; sessionPk: number; seq: number; idx: number },
+): NewPartRow {
+  const base = { ...at, type: part.type, tokens: part.tokens };
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      return { ...base, text: part.text };
+    case 'tool':
+      return {
+        ...base,
+        callId: part.callId,
+        tool: part.tool,
+        toolStatus: part.status,
+        toolInput: part.input ?? null,
+        toolOutput: part.output,
+        toolError: part.error,
+        compactedAt: part.compactedAt ? new Date(part.compactedAt) : null,
+        outputTokens: part.outputTokens,
+      };
+    case 'file':
+      return { ...base, mime: part.mime, filename: part.filename, url: part.url };
+    case 'compaction':
+      return { ...base, compactionAuto: part.auto };
+    default:
+      return assertNever(part, 'part');
+  }
+}
+
+export function usageFromRow(row: MessageRow): Usage | null {
+  if (row.usageInput === null) return null;
+  return {
+    input: row.usageInput,
+    output: row.usageOutput ?? 0,
+    reasoning: row.usageReasoning ?? 0,
+    cacheRead: row.usageCacheRead ?? 0,
+    cacheWrite: row.usageCacheWrite ?? 0,
+  };
+}
+
+export function usageToColumns(usage: Usage | null) {
+  return {
+    usageInput: usage?.input ?? null,
+    usageOutput: usage?.output ?? null,
+    usageReasoning: usage?.reasoning ?? null,
+    usageCacheRead: usage?.cacheRead ?? null,
+    usageCacheWrite: usage?.cacheWrite ?? null,
+  };
+}
+
+/** Joins message rows with their part rows (any order) into shared-model messages, by seq. */
+export function messagesFromRows(messageRows: MessageRow[], partRows: PartRow[]): Message[] {
+  const partsByMessage = new Map<number, PartRow[]>();
+  for (const row of partRows) {
+    const list = partsByMessage.get(row.messagePk);
+    if (list) list.push(row);
+    else partsByMessage.set(row.messagePk, [row]);
+  }
+  return [...messageRows]
+    .sort((a, b) => a.seq - b.seq)
+    .map((row) => ({
+      id: row.id,
+      seq: row.seq,
+      role: row.role,
+      parts: (partsByMessage.get(row.pk) ?? []).sort((a, b) => a.idx - b.idx).map(partFromRow),
+      finish: row.finish as Finish | null,
+      error: row.error as MessageError | null,
+      usage: usageFromRow(row),
+      createdAt: row.createdAt.toISOString(),
+      metadata: (row.metadata ?? {}) as Record<string, unknown>,
+      summary: row.summary,
+      compactionId: row.compactionId,
+    }));
+}
+
+export function boundaryFromRow(row: CompactionRow): CompactionBoundary {
+  return {
+    id: row.id,
+    status: row.status,
+    boundarySeq: row.boundarySeq,
+    summaryMessageIds: row.summaryMessageIds,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@compactor/testing';
+import { ConflictError, NotFoundError } from '../errors';
+import { loadHistoryPage } from './load-messages';
+import { appendMessages } from './append-messages';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+
+const t = useTestDatabase();
+
+describe('appendMessages', () => {
+  it('assigns consecutive seqs in batch order and stores parts with their token counts', async () => {
+    const session = await createTestSession(t.db);
+    const result = await appendMessages(t.db, session.pk, [
+      newMessage('user', [text('read a.ts please', 4)], { id: 'u1' }),
+      newMessage('assistant', [text('reading', 2), tool('call_1', 'export const a = 1;')], { id: 'a1' }),
+    ]);
+    expect(result).toEqual([
+      { id: 'u1', seq: 1, created: true },
+      { id: 'a1', seq: 2, created: true },
+    ]);
+    const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    expect(page.nextAfterSeq).toBeNull();
+    expect(page.messages.map((m) => [m.id, m.seq, m.parts.map((p) => [p.type, p.tokens])])).toEqual([
+      ['u1', 1, [['text', 4]]],
+      [
+        'a1',
+        2,
+        [
+          ['text', 2],
+          ['tool', 10],
+        ],
+      ],
+    ]);
+    expect(page.messages[1]?.parts[1]).toMatchObject({
+      callId: 'call_1',
+      output: 'export const a = 1;',
+      outputTokens: 5,
+    });
+  });
+
+  it('treats a re-post with identical content as a no-op returning the same seq', async () => {
+    const session = await createTestSession(t.db);
+    const message = newMessage('user', [text('hello')], { id: 'same' });
+    await appendMessages(t.db, session.pk, [message]);
+    const again = await appendMessages(t.db, session.pk, [
+      message,
+      newMessage('user', [text('next')], { id: 'n' }),
+    ]);
+    expect(again).toEqual([
+      { id: 'same', seq: 1, created: false },
+      { id: 'n', seq: 2, created: true },
+    ]);
+    const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    expect(page.messages).toHaveLength(2);
+  });
+
+  it('rejects a re-post with different content and writes nothing of the batch', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [newMessage('user', [text('original')], { id: 'x' })]);
+    const attempt = appendMessages(t.db, session.pk, [
+      newMessage('user', [text('fresh')], { id: 'y' }),
+      newMessage('user', [text('changed')], { id: 'x' }),
+    ]);
+    await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+    await expect(attempt).rejects.toMatchObject({ details: { messageIds: ['x'] } });
+    const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    expect(page.messages.map((m) => m.id)).toEqual(['x']);
+  });
+
+  it('keeps seqs gap-free and unique under concurrent appends to one session', async () => {
+    const session = await createTestSession(t.db);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        appendMessages(t.db, session.pk, [
+          newMessage('user', [text(`m${i}a`)], { id: `m${i}a` }),
+          newMessage('assistant', [text(`m${i}b`)], { id: `m${i}b` }),
+        ]),
+      ),
+    );
+    const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 100 });
+    expect(page.messages.map((m) => m.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    // Each batch stayed contiguous and in order.
+    for (let i = 0; i < 40; i += 2) {
+      expect(page.messages[i]?.id.replace(/a$/, '')).toBe(page.messages[i + 1]?.id.replace(/b$/, ''));
+    }
+  });
+
+  it('stores one copy when the same new message is posted twice at once', async () => {
+    const session = await createTestSession(t.db);
+    const message = newMessage('user', [text('once')], { id: 'race' });
+    const results = await Promise.all([
+      appendMessages(t.db, session.pk, [message]),
+      appendMessages(t.db, session.pk, [message]),
+    ]);
+    expect(results.flat().map((r) => r.seq)).toEqual([1, 1]);
+    expect(results.flat().filter((r) => r.created)).toHaveLength(1);
+  });
+
+  it('fails with NotFoundError for a session that does not exist', async () => {
+    await expect(appendMessages(t.db, 987654, [newMessage('user', [text('x')])])).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+
+  it('pages the raw history by seq', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(
+      t.db,
+      session.pk,
+      Array.from({ length: 5 }, (_, i) => newMessage('user', [text(`m${i}`)], { id: `p${i}` })),
+    );
+    const first = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 2 });
+    expect(first.messages.map((m) => m.seq)).toEqual([1, 2]);
+    expect(first.nextAfterSeq).toBe(2);
+    const last = await loadHistoryPage(t.db, session.pk, { afterSeq: 4, limit: 2 });
+    expect(last.messages.map((m) => m.seq)).toEqual([5]);
+    expect(last.nextAfterSeq).toBeNull();
+  });
+});

@@ -1,0 +1,85 @@
+import type { Db, DbOrTx } from '../client';
+import { ConflictError, NotFoundError } from '../errors';
+import { partToRow, type NewPartRow } from '../mappers';
+import { findMessagesByIds, insertMessages } from '../queries/messages';
+import { insertParts } from '../queries/parts';
+import { lockSession, reserveSeqs } from '../queries/sessions';
+import { messageToRow, type NewMessage } from './new-message';
+
+export interface AppendedMessage {
+  id: string;
+  seq: number;
+  /** `false` when the id was already stored with identical content (an idempotent re-post). */
+  created: boolean;
+}
+
+/** Postgres allows 65,535 bind parameters per statement; part rows have ~20 columns. */
+const PART_ROWS_PER_INSERT = 1000;
+
+/**
+ * Appends a batch in order, atomically. Ids already stored with the same content hash return
+ * their seq and write nothing; an id stored with different content fails the whole batch with
+ * a ConflictError. The session row is locked first, so concurrent appends to one session are
+ * serialised and seqs stay gap-free and ordered.
+ */
+export async function appendMessages(
+  db: Db,
+  sessionPk: number,
+  batch: NewMessage[],
+): Promise<AppendedMessage[]> {
+  return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
+}
+
+/** The same, inside a caller's transaction (compactions write their summary messages this way). */
+export async function appendMessagesInTx(
+  tx: DbOrTx,
+  sessionPk: number,
+  batch: NewMessage[],
+): Promise<AppendedMessage[]> {
+  if (!(await lockSession(tx, sessionPk))) throw new NotFoundError('session not found');
+  const stored = new Map(
+    (
+      await findMessagesByIds(
+        tx,
+        sessionPk,
+        batch.map((m) => m.id),
+      )
+    ).map((r) => [r.id, r]),
+  );
+
+  const conflicting = batch.filter(
+    (m) => stored.has(m.id) && stored.get(m.id)?.contentHash !== m.contentHash,
+  );
+  if (conflicting.length > 0) {
+    throw new ConflictError('a message with this id was already stored with different content', {
+      messageIds: conflicting.map((m) => m.id),
+    });
+  }
+
+  const fresh = batch.filter((m) => !stored.has(m.id));
+  const firstSeq = fresh.length > 0 ? await reserveSeqs(tx, sessionPk, fresh.length) : 0;
+  const inserted = await insertMessages(
+    tx,
+    fresh.map((message, i) => messageToRow(message, sessionPk, firstSeq + i)),
+  );
+  const insertedById = new Map(inserted.map((row) => [row.id, row]));
+
+  const partRows: NewPartRow[] = [];
+  for (const message of fresh) {
+    const row = insertedById.get(message.id);
+    if (!row) throw new Error(`message ${message.id} was not inserted`);
+    message.parts.forEach((part, idx) =>
+      partRows.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx })),
+    );
+  }
+  for (let i = 0; i < partRows.length; i += PART_ROWS_PER_INSERT) {
+    await insertParts(tx, partRows.slice(i, i + PART_ROWS_PER_INSERT));
+  }
+
+  return batch.map((message) => {
+    const existing = stored.get(message.id);
+    if (existing) return { id: message.id, seq: existing.seq, created: false };
+    const row = insertedById.get(message.id);
+    return { id: message.id, seq: row?.seq ?? 0, created: true };
+  });
+}

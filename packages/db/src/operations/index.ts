@@ -1,0 +1,5 @@
+export * from './new-message';
+export * from './append-messages';
+export * from './patch-message';
+export * from './load-messages';
+export * from './complete-compaction';

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@compactor/testing';
+import { PRUNED_OUTPUT_PLACEHOLDER } from '@compactor/core';
+import { insertCompaction, updateCompaction } from '../queries/compactions';
+import { contextTokenStats } from '../queries/context-tokens';
+import { markPartsCompacted } from '../queries/parts';
+import { appendMessages } from './append-messages';
+import { completeCompaction } from './complete-compaction';
+import { loadContextRows } from './load-messages';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+
+const t = useTestDatabase();
+const PLACEHOLDER_TOKENS = 7;
+
+/** Six messages: u1 a1(tool) u2 a2 u3 a3, 10 tokens per text part. */
+async function sessionWithHistory() {
+  const session = await createTestSession(t.db);
+  await appendMessages(t.db, session.pk, [
+    newMessage('user', [text('u1', 10)], { id: 'u1' }),
+    newMessage('assistant', [text('a1', 10), tool('call_1', 'x'.repeat(400))], { id: 'a1' }),
+    newMessage('user', [text('u2', 10)], { id: 'u2' }),
+    newMessage('assistant', [text('a2', 10)], {
+      id: 'a2',
+      usage: { input: 500, output: 20, reasoning: 0, cacheRead: 100, cacheWrite: 0 },
+    }),
+    newMessage('user', [text('u3', 10)], { id: 'u3' }),
+    newMessage('assistant', [text('a3', 10)], { id: 'a3' }),
+  ]);
+  return session;
+}
+
+const ids = (messages: { id: string }[]) => messages.map((m) => m.id);
+
+describe('loadContextRows (the context view filter)', () => {
+  it('returns every message when the session has no compaction', async () => {
+    const session = await sessionWithHistory();
+    const context = await loadContextRows(t.db, session.pk);
+    expect(ids(context.messages)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+    expect(context.compaction).toBeNull();
+  });
+
+  it.each(['pending', 'running', 'failed', 'skipped'] as const)('ignores a %s compaction', async (status) => {
+    const session = await sessionWithHistory();
+    await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'manual',
+      strategy: 'summarize',
+      status,
+      boundarySeq: 5,
+    });
+    const context = await loadContextRows(t.db, session.pk);
+    expect(ids(context.messages)).toEqual(['u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+    expect(context.compaction).toBeNull();
+  });
+
+  it('after a completed compaction: its summary messages, then messages from the boundary on, then later appends', async () => {
+    const session = await sessionWithHistory();
+    const compaction = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'manual',
+      strategy: 'summarize',
+      status: 'running',
+      coversThroughSeq: 6,
+    });
+    // Appended while the compaction runs: must land after the boundary, never lost.
+    await appendMessages(t.db, session.pk, [newMessage('user', [text('u4', 10)], { id: 'u4' })]);
+    await completeCompaction(t.db, {
+      compactionId: compaction!.id,
+      sessionPk: session.pk,
+      summaryMessages: [
+        newMessage('user', [{ type: 'compaction', auto: false, tokens: 5 }], { id: 'c-request' }),
+        newMessage('assistant', [text('summary of u1..a2', 30)], { id: 'c-summary', finish: 'stop' }),
+      ],
+      boundarySeq: 5,
+      tokensBefore: 1000,
+      tokensAfter: 100,
+      messagesBefore: 6,
+      messagesAfter: 4,
+      finishedAt: new Date(),
+    });
+
+    const context = await loadContextRows(t.db, session.pk);
+    expect(context.compaction).toMatchObject({
+      id: compaction!.id,
+      status: 'completed',
+      boundarySeq: 5,
+      summaryMessageIds: ['c-request', 'c-summary'],
+    });
+    // Filtered in SQL; ordered by seq here (summary messages were written last). Core puts the summary first.
+    expect(ids(context.messages).sort()).toEqual(['a3', 'c-request', 'c-summary', 'u3', 'u4'].sort());
+    expect(context.messages.find((m) => m.id === 'c-summary')).toMatchObject({
+      summary: true,
+      compactionId: compaction!.id,
+    });
+  });
+
+  it('a second completed compaction replaces the first: the older summary is hidden', async () => {
+    const session = await sessionWithHistory();
+    for (const [n, boundarySeq] of [
+      [1, 3],
+      [2, 5],
+    ] as const) {
+      const row = await insertCompaction(t.db, {
+        id: `cmp_${n}_${randomUUID()}`,
+        sessionPk: session.pk,
+        reason: 'auto',
+        strategy: 'summarize',
+      });
+      await completeCompaction(t.db, {
+        compactionId: row!.id,
+        sessionPk: session.pk,
+        summaryMessages: [newMessage('assistant', [text(`summary ${n}`, 30)], { id: `s${n}` })],
+        boundarySeq,
+        tokensBefore: 0,
+        tokensAfter: 0,
+        messagesBefore: 0,
+        messagesAfter: 0,
+        finishedAt: new Date(Date.now() + n),
+      });
+    }
+    const context = await loadContextRows(t.db, session.pk);
+    expect(ids(context.messages)).toEqual(['u3', 'a3', 's2']);
+  });
+});
+
+describe('contextTokenStats (hybrid estimate inputs)', () => {
+  it('uses the newest usage report as the base and adds stored counts after it', async () => {
+    const session = await sessionWithHistory();
+    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
+    // Parts: 6 texts × 10 + tool (5 + 100 output) = 165.
+    expect(stats.contextTokens).toBe(165);
+    expect(stats.contextMessages).toBe(6);
+    expect(stats.lastUsage).toEqual({
+      seq: 4,
+      usage: { input: 500, output: 20, reasoning: 0, cacheRead: 100, cacheWrite: 0 },
+    });
+    expect(stats.tokensAfterUsage).toBe(20); // u3 + a3
+    expect(stats.messagesSinceCompaction).toBe(6);
+  });
+
+  it('counts a pruned output as the placeholder, and the output stays stored', async () => {
+    const session = await sessionWithHistory();
+    const marked = await markPartsCompacted(t.db, session.pk, [{ seq: 2, callId: 'call_1' }], {
+      at: new Date(),
+      by: 'prune_1',
+    });
+    expect(marked).toEqual({ parts: 1, tokens: 100 });
+    // Repeating the prune changes nothing.
+    expect(
+      await markPartsCompacted(t.db, session.pk, [{ seq: 2, callId: 'call_1' }], {
+        at: new Date(),
+        by: 'prune_2',
+      }),
+    ).toEqual({ parts: 0, tokens: 0 });
+    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
+    expect(stats.contextTokens).toBe(165 - 100 + PLACEHOLDER_TOKENS);
+    const context = await loadContextRows(t.db, session.pk);
+    const part = context.messages[1]?.parts[1];
+    expect(part).toMatchObject({ type: 'tool', output: 'x'.repeat(400) });
+    expect(part && 'compactedAt' in part && part.compactedAt).toBeTruthy();
+    expect(PRUNED_OUTPUT_PLACEHOLDER).toBe('[Old tool result content cleared]');
+  });
+
+  it('ignores usage reported before the latest compaction', async () => {
+    const session = await sessionWithHistory();
+    const row = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'auto',
+      strategy: 'summarize',
+    });
+    await completeCompaction(t.db, {
+      compactionId: row!.id,
+      sessionPk: session.pk,
+      summaryMessages: [newMessage('assistant', [text('summary', 30)], { id: 'sum' })],
+      boundarySeq: 5,
+      tokensBefore: 0,
+      tokensAfter: 0,
+      messagesBefore: 0,
+      messagesAfter: 0,
+      finishedAt: new Date(),
+    });
+    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
+    expect(stats.lastUsage).toBeNull();
+    expect(stats.contextTokens).toBe(30 + 10 + 10); // summary + u3 + a3
+    expect(stats.messagesSinceCompaction).toBe(0);
+
+    await appendMessages(t.db, session.pk, [
+      newMessage('user', [text('u4', 10)], { id: 'u4' }),
+      newMessage('assistant', [text('a4', 10)], {
+        id: 'a4',
+        usage: { input: 70, output: 10, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      }),
+      newMessage('user', [text('u5', 10)], { id: 'u5' }),
+    ]);
+    const after = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
+    expect(after.lastUsage?.seq).toBe(9);
+    expect(after.tokensAfterUsage).toBe(10);
+    expect(after.messagesSinceCompaction).toBe(3);
+  });
+});
+
+describe('the one-active-compaction rule', () => {
+  it('is enforced by the database: a second pending compaction is not inserted', async () => {
+    const session = await createTestSession(t.db);
+    const first = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'manual',
+      strategy: 'summarize',
+    });
+    const second = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'auto',
+      strategy: 'summarize',
+    });
+    expect(first).not.toBeNull();
+    expect(second).toBeNull();
+    await updateCompaction(t.db, first!.id, { status: 'failed', finishedAt: new Date() });
+    const third = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk: session.pk,
+      reason: 'auto',
+      strategy: 'summarize',
+    });
+    expect(third).not.toBeNull();
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '@compactor/testing';
+import type { ToolPart } from '@compactor/core';
+import { ConflictError, NotFoundError } from '../errors';
+import { appendMessages } from './append-messages';
+import { patchMessage } from './patch-message';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+
+const t = useTestDatabase();
+
+async function streamedTurn() {
+  const session = await createTestSession(t.db);
+  await appendMessages(t.db, session.pk, [
+    newMessage('assistant', [text('let me look'), tool('call_1', null, { status: 'pending' })], {
+      id: 'turn',
+    }),
+  ]);
+  return session;
+}
+
+describe('patchMessage', () => {
+  it('finishes a streamed turn: tool part upserted by callId, new parts appended, usage and finish set', async () => {
+    const session = await streamedTurn();
+    const message = await patchMessage(t.db, session.pk, 'turn', {
+      finish: 'tool-calls',
+      usage: { input: 1200, output: 80, reasoning: 0, cacheRead: 300, cacheWrite: 0 },
+      parts: [tool('call_1', 'file contents'), tool('call_2', null, { status: 'running' })],
+    });
+    expect(message.finish).toBe('tool-calls');
+    expect(message.usage).toEqual({ input: 1200, output: 80, reasoning: 0, cacheRead: 300, cacheWrite: 0 });
+    const tools = message.parts.filter((p): p is ToolPart => p.type === 'tool');
+    expect(tools.map((p) => [p.callId, p.status, p.output])).toEqual([
+      ['call_1', 'completed', 'file contents'],
+      ['call_2', 'running', null],
+    ]);
+    expect(message.parts[0]).toMatchObject({ type: 'text', text: 'let me look' });
+    expect(tools[0]?.outputTokens).toBe(Math.ceil('file contents'.length / 4));
+  });
+
+  it.each([
+    ['moves status backwards', tool('call_1', null, { status: 'pending' }), 'completed'],
+    ['changes a finished result', tool('call_1', 'other output'), 'completed'],
+    ['changes the tool of a call', tool('call_1', 'file contents', { tool: 'write' }), 'completed'],
+  ])('rejects a patch that %s', async (_label, part, setupStatus) => {
+    const session = await streamedTurn();
+    expect(setupStatus).toBe('completed');
+    await patchMessage(t.db, session.pk, 'turn', { parts: [tool('call_1', 'file contents')] });
+    await expect(patchMessage(t.db, session.pk, 'turn', { parts: [part] })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+  });
+
+  it('accepts re-sending the same finished part (retried PATCH)', async () => {
+    const session = await streamedTurn();
+    await patchMessage(t.db, session.pk, 'turn', { parts: [tool('call_1', 'file contents')] });
+    const again = await patchMessage(t.db, session.pk, 'turn', { parts: [tool('call_1', 'file contents')] });
+    expect(again.parts.filter((p) => p.type === 'tool')).toHaveLength(1);
+  });
+
+  it('refuses to change a message written by a compaction', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [
+      newMessage('assistant', [text('summary')], { id: 's', summary: true }),
+    ]);
+    await expect(patchMessage(t.db, session.pk, 's', { finish: 'stop' })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
+  });
+
+  it('fails with NotFoundError for an unknown message', async () => {
+    const session = await createTestSession(t.db);
+    await expect(patchMessage(t.db, session.pk, 'nope', { finish: 'stop' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+});

@@ -1,0 +1,92 @@
+import type { Finish, Message, MessageError, Part, ToolPart, ToolStatus, Usage } from '@compactor/core';
+import type { Db } from '../client';
+import { ConflictError, NotFoundError } from '../errors';
+import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
+import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
+import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
+
+/** What PATCH may change on a message. Omitted fields stay as they are. */
+export interface MessageChanges {
+  finish?: Finish | null;
+  error?: MessageError | null;
+  usage?: Usage | null;
+  /** Tool parts are upserted by `callId`; other parts are appended. Token counts included. */
+  parts?: Part[];
+}
+
+/** Tool calls only move forward: pending → running → completed | error. */
+const STATUS_RANK: Record<ToolStatus, number> = { pending: 0, running: 1, completed: 2, error: 2 };
+
+/**
+ * Finishes a streamed turn: sets finish / usage / error and upserts tool parts by call id, in one
+ * transaction with the message row locked. Rejects (ConflictError) a tool status that moves
+ * backwards, a change to a finished or pruned tool call, and any change to a message a
+ * compaction wrote. Returns the message as stored afterwards.
+ */
+export async function patchMessage(
+  db: Db,
+  sessionPk: number,
+  messageId: string,
+  changes: MessageChanges,
+): Promise<Message> {
+  return db.transaction(async (tx) => {
+    const row = await findMessage(tx, sessionPk, messageId, { forUpdate: true });
+    if (!row) throw new NotFoundError('message not found');
+    if (row.summary)
+      throw new ConflictError('messages written by a compaction cannot be changed', { messageId });
+
+    const stored = await listPartsOfMessages(tx, [row.pk]);
+    const toolsByCall = new Map(stored.filter((p) => p.callId !== null).map((p) => [p.callId, p]));
+    let nextIdx = stored.reduce((max, p) => Math.max(max, p.idx), -1) + 1;
+    const added = [];
+
+    for (const part of changes.parts ?? []) {
+      const existing = part.type === 'tool' ? toolsByCall.get(part.callId) : undefined;
+      if (part.type === 'tool' && existing) {
+        const patch = toolPartChange(existing, part);
+        if (patch) await updatePart(tx, existing.pk, patch);
+      } else {
+        added.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }));
+      }
+    }
+    await insertParts(tx, added);
+
+    const patch: MessagePatch = {};
+    if (changes.finish !== undefined) patch.finish = changes.finish;
+    if (changes.error !== undefined) patch.error = changes.error;
+    if (changes.usage !== undefined) Object.assign(patch, usageToColumns(changes.usage));
+    await updateMessage(tx, row.pk, patch);
+
+    const [updated] = messagesFromRows([{ ...row, ...patch }], await listPartsOfMessages(tx, [row.pk]));
+    if (!updated) throw new Error('patched message vanished');
+    return updated;
+  });
+}
+
+/** The columns to update for an incoming version of a stored tool part, or null for "no change". */
+function toolPartChange(storedRow: PartRow, incoming: ToolPart) {
+  const stored = partFromRow(storedRow) as ToolPart;
+  const conflict = (reason: string) =>
+    new ConflictError(reason, { callId: incoming.callId, from: stored.status, to: incoming.status });
+
+  if (stored.tool !== incoming.tool) throw conflict('a tool call cannot change its tool');
+  if (STATUS_RANK[incoming.status] < STATUS_RANK[stored.status])
+    throw conflict('tool status cannot move backwards');
+  const finished = STATUS_RANK[stored.status] === 2;
+  const same =
+    stored.status === incoming.status &&
+    stored.output === incoming.output &&
+    stored.error === incoming.error &&
+    JSON.stringify(stored.input) === JSON.stringify(incoming.input);
+  if (same) return null;
+  if (finished) throw conflict('a finished tool call cannot change');
+  if (stored.compactedAt) throw conflict('a pruned tool call cannot change');
+  return {
+    toolStatus: incoming.status,
+    toolInput: incoming.input ?? null,
+    toolOutput: incoming.output,
+    toolError: incoming.error,
+    tokens: incoming.tokens,
+    outputTokens: incoming.outputTokens,
+  };
+}

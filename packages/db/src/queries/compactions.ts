@@ -1,0 +1,87 @@
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import type { CompactionRow } from '../mappers';
+import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
+
+export type NewCompactionRow = typeof compactions.$inferInsert;
+
+/**
+ * Inserts a compaction; returns `null` when the session already has an active one (the partial
+ * unique index decides, so two racing requests cannot both start one) or the idempotency key
+ * was used before.
+ */
+export async function insertCompaction(db: DbOrTx, row: NewCompactionRow): Promise<CompactionRow | null> {
+  const [inserted] = await db.insert(compactions).values(row).onConflictDoNothing().returning();
+  return inserted ?? null;
+}
+
+export async function findCompaction(db: DbOrTx, id: string): Promise<CompactionRow | null> {
+  const [row] = await db.select().from(compactions).where(eq(compactions.id, id));
+  return row ?? null;
+}
+
+export async function findActiveCompaction(db: DbOrTx, sessionPk: number): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(
+      and(eq(compactions.sessionPk, sessionPk), inArray(compactions.status, [...ACTIVE_COMPACTION_STATUSES])),
+    );
+  return row ?? null;
+}
+
+/** The compaction that defines the context view now, if any. */
+export async function findLatestCompletedCompaction(
+  db: DbOrTx,
+  sessionPk: number,
+): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.status, 'completed')))
+    .orderBy(desc(compactions.finishedAt), desc(compactions.requestedAt))
+    .limit(1);
+  return row ?? null;
+}
+
+/** The most recently finished compaction, whatever its outcome (session status shows it). */
+export async function findLastFinishedCompaction(
+  db: DbOrTx,
+  sessionPk: number,
+): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(and(eq(compactions.sessionPk, sessionPk), sql`${compactions.finishedAt} is not null`))
+    .orderBy(desc(compactions.finishedAt))
+    .limit(1);
+  return row ?? null;
+}
+
+/** History, newest first; `before` pages by request time. */
+export async function listCompactions(
+  db: DbOrTx,
+  sessionPk: number,
+  { limit, before }: { limit: number; before?: Date | undefined },
+): Promise<CompactionRow[]> {
+  return db
+    .select()
+    .from(compactions)
+    .where(
+      and(eq(compactions.sessionPk, sessionPk), before ? lt(compactions.requestedAt, before) : undefined),
+    )
+    .orderBy(desc(compactions.requestedAt), desc(compactions.id))
+    .limit(limit);
+}
+
+export type CompactionPatch = Partial<Omit<NewCompactionRow, 'id' | 'sessionPk'>>;
+
+/** Updates a compaction row unconditionally (tests, and steps that already hold the fence). */
+export async function updateCompaction(
+  db: DbOrTx,
+  id: string,
+  patch: CompactionPatch,
+): Promise<CompactionRow | null> {
+  const [row] = await db.update(compactions).set(patch).where(eq(compactions.id, id)).returning();
+  return row ?? null;
+}

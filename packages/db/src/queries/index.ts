@@ -1,0 +1,6 @@
+export * from './sessions';
+export * from './messages';
+export * from './parts';
+export * from './compactions';
+export * from './context-tokens';
+export * from './api-keys';

@@ -1,0 +1,113 @@
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, not, or, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import type { MessageRow } from '../mappers';
+import { compactions, messages } from '../schema';
+
+export type NewMessageRow = typeof messages.$inferInsert;
+
+export interface ExistingMessageRef {
+  pk: number;
+  id: string;
+  seq: number;
+  contentHash: string;
+}
+
+/** Which of these client ids a session already has, with what content (idempotent appends). */
+export async function findMessagesByIds(
+  db: DbOrTx,
+  sessionPk: number,
+  ids: string[],
+): Promise<ExistingMessageRef[]> {
+  if (ids.length === 0) return [];
+  return db
+    .select({ pk: messages.pk, id: messages.id, seq: messages.seq, contentHash: messages.contentHash })
+    .from(messages)
+    .where(and(eq(messages.sessionPk, sessionPk), inArray(messages.id, ids)));
+}
+
+export async function insertMessages(
+  db: DbOrTx,
+  rows: NewMessageRow[],
+): Promise<Array<{ pk: number; id: string; seq: number }>> {
+  if (rows.length === 0) return [];
+  return db.insert(messages).values(rows).returning({ pk: messages.pk, id: messages.id, seq: messages.seq });
+}
+
+/** One message by client id, locked for update when `forUpdate` (PATCH of a streamed turn). */
+export async function findMessage(
+  db: DbOrTx,
+  sessionPk: number,
+  id: string,
+  { forUpdate = false } = {},
+): Promise<MessageRow | null> {
+  const query = db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.sessionPk, sessionPk), eq(messages.id, id)));
+  const [row] = forUpdate ? await query.for('update') : await query;
+  return row ?? null;
+}
+
+export type MessagePatch = Partial<
+  Pick<
+    NewMessageRow,
+    | 'finish'
+    | 'error'
+    | 'usageInput'
+    | 'usageOutput'
+    | 'usageReasoning'
+    | 'usageCacheRead'
+    | 'usageCacheWrite'
+  >
+>;
+
+export async function updateMessage(db: DbOrTx, pk: number, patch: MessagePatch): Promise<void> {
+  if (Object.keys(patch).length === 0) return;
+  await db.update(messages).set(patch).where(eq(messages.pk, pk));
+}
+
+/** A page of the raw history, by seq. */
+export async function listMessages(
+  db: DbOrTx,
+  sessionPk: number,
+  { afterSeq, limit }: { afterSeq: number; limit: number },
+): Promise<MessageRow[]> {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.sessionPk, sessionPk), gt(messages.seq, afterSeq)))
+    .orderBy(asc(messages.seq))
+    .limit(limit);
+}
+
+/**
+ * The context view's message filter, in one statement: the latest completed compaction's
+ * summary messages, then every non-summary message from its boundary on (all non-summary
+ * messages when there is no completed compaction). A pending, running or failed compaction
+ * changes nothing because only `status = 'completed'` rows are considered.
+ */
+export async function listContextMessages(db: DbOrTx, sessionPk: number): Promise<MessageRow[]> {
+  const latest = db.$with('latest').as(
+    db
+      .select({ boundarySeq: compactions.boundarySeq, summaryMessageIds: compactions.summaryMessageIds })
+      .from(compactions)
+      .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.status, 'completed')))
+      .orderBy(desc(compactions.finishedAt), desc(compactions.requestedAt))
+      .limit(1),
+  );
+  return db
+    .with(latest)
+    .select(getTableColumns(messages))
+    .from(messages)
+    .leftJoin(latest, sql`true`)
+    .where(
+      and(
+        eq(messages.sessionPk, sessionPk),
+        or(
+          and(not(messages.summary), gte(messages.seq, sql`coalesce(${latest.boundarySeq}, 0)`)),
+          sql`${messages.id} = any(coalesce(${latest.summaryMessageIds}, '{}'::text[]))`,
+        ),
+      ),
+    )
+    .orderBy(asc(messages.seq));
+}

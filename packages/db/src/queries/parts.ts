@@ -1,0 +1,59 @@
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import type { NewPartRow, PartRow } from '../mappers';
+import { parts } from '../schema';
+
+export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insert(parts).values(rows);
+}
+
+/** All parts of these messages, in message then position order. */
+export async function listPartsOfMessages(db: DbOrTx, messagePks: number[]): Promise<PartRow[]> {
+  if (messagePks.length === 0) return [];
+  return db
+    .select()
+    .from(parts)
+    .where(inArray(parts.messagePk, messagePks))
+    .orderBy(asc(parts.messagePk), asc(parts.idx));
+}
+
+export type ToolPartPatch = Partial<
+  Pick<NewPartRow, 'toolStatus' | 'toolInput' | 'toolOutput' | 'toolError' | 'tokens' | 'outputTokens'>
+>;
+
+export async function updatePart(db: DbOrTx, pk: number, patch: ToolPartPatch): Promise<void> {
+  await db.update(parts).set(patch).where(eq(parts.pk, pk));
+}
+
+export interface PartRef {
+  seq: number;
+  callId: string;
+}
+
+/**
+ * Prunes tool outputs in one set-based statement (lazy deletion: the output stays stored).
+ * Parts already pruned are left alone, so repeating the statement is harmless. Returns how
+ * many parts it marked and the output tokens that no longer reach the model.
+ */
+export async function markPartsCompacted(
+  db: DbOrTx,
+  sessionPk: number,
+  refs: PartRef[],
+  { at, by }: { at: Date; by: string },
+): Promise<{ parts: number; tokens: number }> {
+  if (refs.length === 0) return { parts: 0, tokens: 0 };
+  const updated = await db
+    .update(parts)
+    .set({ compactedAt: at, compactedBy: by })
+    .where(
+      and(
+        eq(parts.sessionPk, sessionPk),
+        eq(parts.type, 'tool'),
+        isNull(parts.compactedAt),
+        sql`(${parts.seq}, ${parts.callId}) in (select * from unnest(${sql.param(refs.map((r) => r.seq))}::int[], ${sql.param(refs.map((r) => r.callId))}::text[]))`,
+      ),
+    )
+    .returning({ outputTokens: parts.outputTokens });
+  return { parts: updated.length, tokens: updated.reduce((sum, r) => sum + r.outputTokens, 0) };
+}

@@ -1,0 +1,59 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import type { SessionRow } from '../mappers';
+import { sessions } from '../schema';
+
+export type NewSessionRow = typeof sessions.$inferInsert;
+
+/** Inserts a session; returns `null` when `(tenant, id)` is already taken (the caller compares). */
+export async function insertSession(db: DbOrTx, row: NewSessionRow): Promise<SessionRow | null> {
+  const [inserted] = await db.insert(sessions).values(row).onConflictDoNothing().returning();
+  return inserted ?? null;
+}
+
+export async function findSession(db: DbOrTx, tenantId: string, id: string): Promise<SessionRow | null> {
+  const [row] = await db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, id)));
+  return row ?? null;
+}
+
+/** Locks the session row for the rest of the transaction: appends to one session are serialised. */
+export async function lockSession(db: DbOrTx, pk: number): Promise<SessionRow | null> {
+  const [row] = await db.select().from(sessions).where(eq(sessions.pk, pk)).for('update');
+  return row ?? null;
+}
+
+/** Hands out `count` consecutive seqs; returns the first. Call with the session locked. */
+export async function reserveSeqs(db: DbOrTx, pk: number, count: number): Promise<number> {
+  const [row] = await db
+    .update(sessions)
+    .set({ lastSeq: sql`${sessions.lastSeq} + ${count}`, updatedAt: sql`now()` })
+    .where(eq(sessions.pk, pk))
+    .returning({ lastSeq: sessions.lastSeq });
+  if (!row) throw new Error(`session ${pk} vanished while appending`);
+  return row.lastSeq - count + 1;
+}
+
+export type SessionPatch = Partial<
+  Pick<
+    NewSessionRow,
+    'modelId' | 'provider' | 'contextWindow' | 'maxOutputTokens' | 'inputLimit' | 'policy' | 'metadata'
+  >
+>;
+
+export async function updateSession(db: DbOrTx, pk: number, patch: SessionPatch): Promise<SessionRow | null> {
+  const [row] = await db
+    .update(sessions)
+    .set({ ...patch, updatedAt: sql`now()` })
+    .where(eq(sessions.pk, pk))
+    .returning();
+  return row ?? null;
+}
+
+/** Deletes a session with its messages, parts and compactions (cascade). */
+export async function deleteSession(db: DbOrTx, pk: number): Promise<boolean> {
+  const rows = await db.delete(sessions).where(eq(sessions.pk, pk)).returning({ pk: sessions.pk });
+  return rows.length > 0;
+}

@@ -1,0 +1,104 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import { sessions } from './sessions';
+
+export const COMPACTION_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+export const ACTIVE_COMPACTION_STATUSES = ['pending', 'running'] as const;
+
+/** One compaction through `pending → running → completed | failed | skipped`: the analysts' history. */
+export const compactions = pgTable(
+  'compactions',
+  {
+    id: text('id').primaryKey(),
+    sessionPk: bigint('session_pk', { mode: 'number' })
+      .notNull()
+      .references(() => sessions.pk, { onDelete: 'cascade' }),
+    reason: text('reason', { enum: ['auto', 'manual', 'overflow'] }).notNull(),
+    strategy: text('strategy', { enum: ['summarize', 'truncate', 'topic'] }).notNull(),
+    status: text('status', { enum: COMPACTION_STATUSES }).notNull().default('pending'),
+    step: text('step', { enum: ['prune', 'summarize', 'finalize'] }),
+    attempts: integer('attempts').notNull().default(0),
+    /** Fencing token: bumped by each attempt; a late worker with an older fence cannot write. */
+    fence: integer('fence').notNull().default(0),
+    keepRecentTokens: integer('keep_recent_tokens'),
+    force: boolean('force').notNull().default(false),
+    instructions: text('instructions'),
+    idempotencyKey: text('idempotency_key'),
+    /** Last seq the compaction covers, fixed when it starts: later appends land after the boundary. */
+    coversThroughSeq: integer('covers_through_seq'),
+    boundarySeq: integer('boundary_seq'),
+    summaryMessageIds: text('summary_message_ids')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
+    tokensBefore: integer('tokens_before'),
+    tokensAfter: integer('tokens_after'),
+    messagesBefore: integer('messages_before'),
+    messagesAfter: integer('messages_after'),
+    prunedParts: integer('pruned_parts').notNull().default(0),
+    prunedTokens: integer('pruned_tokens').notNull().default(0),
+    model: text('model'),
+    usageInput: integer('usage_input'),
+    usageOutput: integer('usage_output'),
+    costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    details: jsonb('details')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    requestedAt: timestamp('requested_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    // At most one active compaction per session, enforced by the database, not only the queue.
+    uniqueIndex('compactions_one_active_per_session_uq')
+      .on(t.sessionPk)
+      .where(sql`${t.status} in ('pending', 'running')`),
+    // The context view reads the latest completed compaction of a session.
+    index('compactions_session_completed_idx')
+      .on(t.sessionPk, t.finishedAt)
+      .where(sql`${t.status} = 'completed'`),
+    // History listing, newest first, paginated by request time.
+    index('compactions_session_requested_idx').on(t.sessionPk, t.requestedAt),
+    // A repeated request with the same Idempotency-Key returns the same compaction.
+    uniqueIndex('compactions_session_idempotency_uq')
+      .on(t.sessionPk, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+  ],
+);
+
+/** Every step attempt of a compaction, for progress events and post-mortems. */
+export const compactionSteps = pgTable(
+  'compaction_steps',
+  {
+    pk: bigint('pk', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    compactionId: text('compaction_id')
+      .notNull()
+      .references(() => compactions.id, { onDelete: 'cascade' }),
+    step: text('step', { enum: ['prune', 'summarize', 'finalize'] }).notNull(),
+    attempt: integer('attempt').notNull(),
+    status: text('status', { enum: ['running', 'completed', 'failed'] }).notNull(),
+    detail: jsonb('detail')
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    errorMessage: text('error_message'),
+    startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [
+    // Steps are listed per compaction in order.
+    index('compaction_steps_compaction_idx').on(t.compactionId, t.pk),
+  ],
+);

@@ -1,0 +1,5 @@
+export * from './sessions';
+export * from './messages';
+export * from './parts';
+export * from './compactions';
+export * from './api-keys';

@@ -1,0 +1,3 @@
+import './provided-context';
+export * from './database';
+export * from './queue';
