@@ -1,97 +1,134 @@
 import { sql } from 'drizzle-orm';
-import type { Usage } from '@compactor/core';
+import {
+  PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+  reportedContextTokens,
+  type EstimateMode,
+  type Finish,
+  type Usage,
+} from '@compactor/core';
 import type { DbOrTx } from '../client';
 
+/** The usage report the hybrid estimate is calibrated on, with the sums around it. */
+export interface UsageReportStats {
+  seq: number;
+  usage: Usage;
+  finish: Finish | null;
+  /** Results of the reporting turn's tool calls, which arrived after the report. */
+  toolResultTokens: number;
+  /** Stored tokens of context messages after the report. */
+  tokensAfter: number;
+  /** Outputs before the report that were pruned after it (the report still counted them). */
+  prunedSince: number;
+}
+
 export interface ContextTokenStats {
-  /** Stored tokens of everything in the context view (pruned outputs count as the placeholder). */
-  contextTokens: number;
-  /** Messages in the context view. */
+  /** Sum of stored counts of the context view (a pruned output counts as the placeholder). */
+  storedTokens: number;
   contextMessages: number;
-  /** The newest usage report made after the latest compaction, if any. */
-  lastUsage: { seq: number; usage: Usage } | null;
-  /** Stored tokens of context messages after that report (what the hybrid estimate adds). */
-  tokensAfterUsage: number;
-  /** Non-summary messages appended after the latest completed compaction's summary. */
+  /** The newest usable usage report (see core `latestUsageReport`), or null. */
+  report: UsageReportStats | null;
+  /** Non-summary messages after the latest compaction. */
   messagesSinceCompaction: number;
+  /** Seq of the newest message of the view, and whether a compaction wrote it (loop guard). */
+  newestSeq: number | null;
+  newestIsSummary: boolean;
 }
 
 /**
- * Everything the hybrid estimate needs, from stored counts, in one statement: no history is
- * re-read or re-tokenized. Usage reported before the latest compaction's summary is ignored
- * because it measured a prompt that no longer exists.
+ * Everything core's hybrid estimate needs, summed in SQL from stored counts in one statement:
+ * no history is re-read or re-tokenized. It mirrors core `estimateContextTokens` exactly (a
+ * property test holds the two together): the newest report from an assistant turn that is not
+ * a summary, did not fail and came after the latest compaction, then what was added since.
  */
-export async function contextTokenStats(
-  db: DbOrTx,
-  sessionPk: number,
-  { placeholderTokens }: { placeholderTokens: number },
-): Promise<ContextTokenStats> {
-  const result = await db.execute<{
-    context_tokens: number;
-    context_messages: number;
-    usage_seq: number | null;
-    usage_input: number | null;
-    usage_output: number | null;
-    usage_reasoning: number | null;
-    usage_cache_read: number | null;
-    usage_cache_write: number | null;
-    tokens_after_usage: number;
-    messages_since_compaction: number;
-  }>(sql`
+export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<ContextTokenStats> {
+  const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
+  const result = await db.execute<Record<string, number | string | boolean | null>>(sql`
     with latest as (
-      select boundary_seq, summary_message_ids from compactions
+      select boundary_seq, summary_message_ids, covers_through_seq from compactions
       where session_pk = ${sessionPk} and status = 'completed'
       order by finished_at desc, requested_at desc limit 1
     ),
-    context_messages as (
-      select m.pk, m.seq, m.summary from messages m left join latest l on true
+    view as (
+      select m.* from messages m left join latest l on true
       where m.session_pk = ${sessionPk}
         and ((not m.summary and m.seq >= coalesce(l.boundary_seq, 0))
              or m.id = any(coalesce(l.summary_message_ids, '{}'::text[])))
     ),
-    context_parts as (
-      select p.seq,
-             case when p.compacted_at is not null
-                  then p.tokens - p.output_tokens + ${placeholderTokens}
-                  else p.tokens end as tokens
-      from parts p join context_messages c on c.pk = p.message_pk
+    view_parts as (
+      select p.*, case when p.compacted_at is not null
+                       then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
+                       else p.tokens end as effective
+      from parts p join view v on v.pk = p.message_pk
     ),
-    summary_seq as (
-      select coalesce(max(seq), 0) as seq from context_messages where summary
+    stale as (
+      select coalesce((select max(seq) from view where summary), (select covers_through_seq from latest)) as seq
     ),
-    last_usage as (
-      select seq, usage_input, usage_output, usage_reasoning, usage_cache_read, usage_cache_write
-      from messages
-      where session_pk = ${sessionPk} and usage_input is not null
-        and seq > (select seq from summary_seq)
-      order by seq desc limit 1
+    report as (
+      select v.* from view v, stale s
+      where v.role = 'assistant' and not v.summary and v.error is null and v.usage_input is not null
+        and v.usage_input + coalesce(v.usage_cache_read, 0) + coalesce(v.usage_cache_write, 0) > 0
+        and (s.seq is null or v.seq > s.seq)
+      order by v.seq desc limit 1
     )
     select
-      (select coalesce(sum(tokens), 0)::int from context_parts) as context_tokens,
-      (select count(*)::int from context_messages) as context_messages,
-      u.seq as usage_seq, u.usage_input, u.usage_output, u.usage_reasoning, u.usage_cache_read, u.usage_cache_write,
-      (select coalesce(sum(tokens), 0)::int from context_parts where seq > coalesce(u.seq, 2147483647)) as tokens_after_usage,
-      (select count(*)::int from context_messages where not summary and seq > (select seq from summary_seq)) as messages_since_compaction
-    from (select 1) one left join last_usage u on true
+      (select coalesce(sum(effective), 0)::int from view_parts) as stored_tokens,
+      (select count(*)::int from view) as context_messages,
+      (select count(*)::int from view v, stale s where not v.summary and (s.seq is null or v.seq > s.seq))
+        as messages_since_compaction,
+      (select max(seq) from view) as newest_seq,
+      coalesce((select summary from view order by seq desc limit 1), false) as newest_is_summary,
+      r.seq as report_seq, r.finish as report_finish, r.usage_input, r.usage_output, r.usage_reasoning,
+      r.usage_cache_read, r.usage_cache_write,
+      (select coalesce(sum(case when p.tool_status = 'completed'
+                                then case when p.compacted_at is not null then ${placeholder} else p.output_tokens end
+                                else round(length(coalesce(p.tool_error, '')) / 4.0) end), 0)::int
+         from view_parts p where p.message_pk = r.pk and p.type = 'tool' and p.tool_status in ('completed', 'error'))
+        as report_tool_results,
+      (select coalesce(sum(effective), 0)::int from view_parts p where p.seq > r.seq) as tokens_after,
+      (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)::int
+         from view_parts p join view v on v.pk = p.message_pk
+         where (v.seq < r.seq or v.summary) and p.type = 'tool' and p.tool_status = 'completed'
+           and p.compacted_at > r.created_at) as pruned_since
+    from (select 1) one left join report r on true
   `);
   const row = result.rows[0];
   if (!row) throw new Error('context token stats returned no row');
+  const int = (key: string) => Number(row[key] ?? 0);
   return {
-    contextTokens: row.context_tokens,
-    contextMessages: row.context_messages,
-    lastUsage:
-      row.usage_seq === null
+    storedTokens: int('stored_tokens'),
+    contextMessages: int('context_messages'),
+    messagesSinceCompaction: int('messages_since_compaction'),
+    newestSeq: row.newest_seq === null ? null : int('newest_seq'),
+    newestIsSummary: row.newest_is_summary === true,
+    report:
+      row.report_seq === null
         ? null
         : {
-            seq: row.usage_seq,
+            seq: int('report_seq'),
+            finish: (row.report_finish as Finish | null) ?? null,
             usage: {
-              input: row.usage_input ?? 0,
-              output: row.usage_output ?? 0,
-              reasoning: row.usage_reasoning ?? 0,
-              cacheRead: row.usage_cache_read ?? 0,
-              cacheWrite: row.usage_cache_write ?? 0,
+              input: int('usage_input'),
+              output: int('usage_output'),
+              reasoning: int('usage_reasoning'),
+              cacheRead: int('usage_cache_read'),
+              cacheWrite: int('usage_cache_write'),
             },
+            toolResultTokens: int('report_tool_results'),
+            tokensAfter: int('tokens_after'),
+            prunedSince: int('pruned_since'),
           },
-    tokensAfterUsage: row.tokens_after_usage,
-    messagesSinceCompaction: row.messages_since_compaction,
   };
+}
+
+/**
+ * The context size from the stats: core's hybrid formula (report + its tool results + what came
+ * after − what was pruned since), or the stored sum with no report or in `exact` mode.
+ */
+export function estimateFromStats(stats: ContextTokenStats, mode: EstimateMode = 'hybrid'): number {
+  const report = stats.report;
+  if (!report || mode === 'exact') return stats.storedTokens;
+  return Math.max(
+    0,
+    reportedContextTokens(report.usage) + report.toolResultTokens + report.tokensAfter - report.prunedSince,
+  );
 }

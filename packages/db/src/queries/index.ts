@@ -4,3 +4,4 @@ export * from './parts';
 export * from './compactions';
 export * from './context-tokens';
 export * from './api-keys';
+export * from './health';

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/compactor';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** The API's whole configuration. Only this file reads process.env. */
+export const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.string().url().default(DEFAULT_DATABASE_URL),
+  REDIS_URL: z.string().url().default(DEFAULT_REDIS_URL),
+  /** `tenant:key,tenant:key`. Empty, with no key in the keys table either, runs the API open. */
+  API_KEYS: z.string().default(''),
+  /** Apply migrations at start (default), or refuse to start on an unmigrated database. */
+  MIGRATE_ON_START: booleanFlag.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest request body; tool outputs can be large. */
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
+  /** `auto` picks the encoding from the session's model id (o200k_base for unknown models). */
+  TOKENIZER_ENCODING: z.enum(['auto', 'o200k_base', 'cl100k_base']).default('auto'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export class EnvError extends Error {
+  override readonly name = 'EnvError';
+}
+
+/** Parses the environment or throws one readable error naming every bad variable. */
+export function parseEnv(source: Record<string, string | undefined> = process.env): Env {
+  const result = EnvSchema.safeParse(source);
+  if (!result.success) throw new EnvError(`invalid environment:\n${z.prettifyError(result.error)}`);
+  return result.data;
+}
+
+/** `tenant:key,tenant:key` → key → tenant. Throws on malformed entries rather than ignoring them. */
+export function parseApiKeys(value: string): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const entry of value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const colon = entry.indexOf(':');
+    const tenant = entry.slice(0, colon).trim();
+    const key = entry.slice(colon + 1).trim();
+    if (colon <= 0 || !tenant || !key)
+      throw new EnvError(`API_KEYS entry must be tenant:key, got "${entry.slice(0, 40)}"`);
+    keys.set(key, tenant);
+  }
+  return keys;
+}

@@ -1,0 +1,90 @@
+/**
+ * `npm run api`: parses the environment, prepares the database (creates it if missing, migrates
+ * or refuses to start unmigrated), then serves until SIGTERM/SIGINT, draining in-flight requests.
+ */
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { createDatabase, ensureDatabase, migrateDatabase, migrationState, redactUrl } from '@compactor/db';
+import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
+import { parseApiKeys, parseEnv } from './env';
+import { createAuthenticator } from './http/auth';
+import { buildServer } from './server';
+
+const env = parseEnv();
+const log = pino({ level: env.LOG_LEVEL, name: 'compactor-api' });
+
+async function prepareDatabase(): Promise<void> {
+  try {
+    if (await ensureDatabase(env.DATABASE_URL))
+      log.info({ db: redactUrl(env.DATABASE_URL) }, 'created database');
+  } catch (error) {
+    log.warn({ err: error }, 'could not check or create the database; assuming it exists');
+  }
+  if (env.MIGRATE_ON_START) {
+    const { applied } = await migrateDatabase(env.DATABASE_URL);
+    log.info({ applied }, applied ? 'applied migrations' : 'database schema is up to date');
+    return;
+  }
+  const state = await migrationState(env.DATABASE_URL);
+  if (state.pending > 0) {
+    throw new Error(
+      `database ${redactUrl(env.DATABASE_URL)} lacks ${state.pending} of ${state.known} migrations; ` +
+        'run `npm run db:migrate` or start with MIGRATE_ON_START=true',
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  await prepareDatabase();
+  const database = createDatabase(env.DATABASE_URL, { applicationName: 'compactor-api' });
+  const redis = new Redis(env.REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+  });
+  redis.on('error', (error) => log.warn({ err: error.message }, 'redis connection problem'));
+  await redis
+    .connect()
+    .catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
+
+  const envKeys = parseApiKeys(env.API_KEYS);
+  const auth = createAuthenticator(database.db, envKeys);
+  if (await auth.isOpen()) {
+    log.warn(
+      'no API keys configured (API_KEYS empty, keys table empty): the API is OPEN to anyone who can reach it',
+    );
+  }
+
+  // Load rank tables before listening, so the first request does not pay for it.
+  const tokenizerFor = (modelId: string) =>
+    getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
+  tokenizerFor('gpt-4o').countSync('warm up');
+
+  const app = await buildServer(
+    { db: database.db, redis, auth, tokenizerFor, clock: () => new Date() },
+    { logger: log, bodyLimit: env.BODY_LIMIT_BYTES },
+  );
+  await app.listen({ port: env.PORT, host: env.HOST });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: draining requests');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    await app.close();
+    await Promise.allSettled([database.close(), redis.quit()]);
+    log.info('stopped');
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: Error) => {
+  log.fatal({ err: error }, error.message);
+  process.exit(1);
+});

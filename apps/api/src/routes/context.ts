@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { assembleContext, toOpenAIMessages } from '@compactor/core';
+import { loadContextRows } from '@compactor/db';
+import type { ApiResources } from '../resources';
+import { commonErrors, SessionParams } from '../schemas/common';
+import { ContextOut, ContextQuery } from '../schemas/context';
+import { requireSession } from '../services/sessions';
+
+/**
+ * `GET /v1/sessions/:id/context`: what the model should see next. The filter (latest completed
+ * compaction, its boundary) runs in SQL; core renders the result.
+ */
+export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/v1/sessions/:id/context',
+      {
+        schema: {
+          tags: ['context'],
+          params: SessionParams,
+          querystring: ContextQuery,
+          response: { 200: ContextOut, ...commonErrors },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(resources.db, request.tenantId, request.params.id);
+        const rows = await loadContextRows(resources.db, session.pk);
+        const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+        return {
+          messages:
+            request.query.format === 'openai'
+              ? (toOpenAIMessages(context) as unknown as Record<string, unknown>[])
+              : context.messages,
+          compactionId: context.compactionId,
+          boundarySeq: context.boundarySeq,
+          tokens: context.tokens,
+        };
+      },
+    );
+  };
+}

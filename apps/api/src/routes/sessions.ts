@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { resolvePolicy, type PolicyInput } from '@compactor/core';
+import type { SessionRow } from '@compactor/db';
+import type { ApiResources } from '../resources';
+import { commonErrors, SessionParams } from '../schemas/common';
+import { CreateSessionBody, PatchSessionBody, SessionOut, type SessionView } from '../schemas/sessions';
+import { createSession, patchSession, removeSession, requireSession } from '../services/sessions';
+import { sessionStatus } from '../services/status';
+import { modelOf } from '../services/views';
+
+async function sessionView(resources: ApiResources, session: SessionRow): Promise<SessionView> {
+  return {
+    id: session.id,
+    model: modelOf(session),
+    policy: session.policy as Record<string, unknown>,
+    effectivePolicy: resolvePolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
+    metadata: session.metadata as Record<string, unknown>,
+    createdAt: session.createdAt.toISOString(),
+    updatedAt: session.updatedAt.toISOString(),
+    status: await sessionStatus(resources.db, session),
+  };
+}
+
+export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+  return async (app) => {
+    const tags = ['sessions'];
+    app.post(
+      '/v1/sessions',
+      {
+        schema: {
+          tags,
+          body: CreateSessionBody,
+          response: { 200: SessionOut, 201: SessionOut, ...commonErrors },
+        },
+      },
+      async (request, reply) => {
+        const { session, created } = await createSession(resources.db, request.tenantId, request.body);
+        return reply.code(created ? 201 : 200).send(await sessionView(resources, session));
+      },
+    );
+
+    app.get(
+      '/v1/sessions/:id',
+      { schema: { tags, params: SessionParams, response: { 200: SessionOut, ...commonErrors } } },
+      async (request) =>
+        sessionView(resources, await requireSession(resources.db, request.tenantId, request.params.id)),
+    );
+
+    app.patch(
+      '/v1/sessions/:id',
+      {
+        schema: {
+          tags,
+          params: SessionParams,
+          body: PatchSessionBody,
+          response: { 200: SessionOut, ...commonErrors },
+        },
+      },
+      async (request) => {
+        const session = await requireSession(resources.db, request.tenantId, request.params.id);
+        return sessionView(resources, await patchSession(resources.db, session, request.body));
+      },
+    );
+
+    app.delete(
+      '/v1/sessions/:id',
+      { schema: { tags, params: SessionParams, response: { 204: z.undefined(), ...commonErrors } } },
+      async (request, reply) => {
+        await removeSession(
+          resources.db,
+          await requireSession(resources.db, request.tenantId, request.params.id),
+        );
+        return reply.code(204).send();
+      },
+    );
+  };
+}

@@ -1,0 +1,41 @@
+import { detectUsageOverflow, resolvePolicy, usableTokens, type PolicyInput } from '@compactor/core';
+import {
+  contextTokenStats,
+  estimateFromStats,
+  findActiveCompaction,
+  findLastFinishedCompaction,
+  type DbOrTx,
+  type SessionRow,
+} from '@compactor/db';
+import type { StatusView } from '../schemas/sessions';
+import { compactionView, modelOf } from './views';
+
+/**
+ * A session's status from stored counts and the last reported usage (the hybrid estimate), in a
+ * few indexed queries: the history itself is never re-read.
+ */
+export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<StatusView> {
+  const policy = resolvePolicy(session.policy as PolicyInput);
+  const model = modelOf(session);
+  const [stats, active, last] = await Promise.all([
+    contextTokenStats(db, session.pk),
+    findActiveCompaction(db, session.pk),
+    findLastFinishedCompaction(db, session.pk),
+  ]);
+  const tokens = estimateFromStats(stats, policy.estimate);
+  const usable = usableTokens(model, policy);
+  const silentOverflow =
+    stats.report !== null && detectUsageOverflow(stats.report.usage, model, stats.report.finish);
+  return {
+    tokens,
+    usable,
+    percent: usable ? Math.round((tokens / usable) * 1000) / 10 : null,
+    overflow: (usable !== null && tokens > usable) || silentOverflow,
+    contextWindow: model.contextWindow,
+    estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
+    contextMessages: stats.contextMessages,
+    messagesSinceCompaction: stats.messagesSinceCompaction,
+    activeCompaction: active ? compactionView(active, session.id) : null,
+    lastCompaction: last ? compactionView(last, session.id) : null,
+  };
+}

@@ -1,0 +1,42 @@
+import type { ModelInfo } from '@compactor/core';
+import type { CompactionRow, SessionRow } from '@compactor/db';
+import type { CompactionView } from '../schemas/compactions';
+
+export function modelOf(session: SessionRow): ModelInfo {
+  return {
+    id: session.modelId,
+    provider: session.provider,
+    contextWindow: session.contextWindow,
+    maxOutputTokens: session.maxOutputTokens,
+    inputLimit: session.inputLimit,
+  };
+}
+
+/** A compaction row in the API's shape. */
+export function compactionView(row: CompactionRow, sessionId: string): CompactionView {
+  return {
+    id: row.id,
+    sessionId,
+    reason: row.reason,
+    strategy: row.strategy,
+    status: row.status,
+    step: row.step,
+    attempts: row.attempts,
+    tokensBefore: row.tokensBefore,
+    tokensAfter: row.tokensAfter,
+    prunedParts: row.prunedParts,
+    prunedTokens: row.prunedTokens,
+    messagesBefore: row.messagesBefore,
+    messagesAfter: row.messagesAfter,
+    boundarySeq: row.boundarySeq,
+    summaryMessageId: row.summaryMessageIds.at(-1) ?? null,
+    summaryMessageIds: row.summaryMessageIds,
+    model: row.model,
+    usage: row.usageInput === null ? null : { input: row.usageInput, output: row.usageOutput ?? 0 },
+    costUsd: row.costUsd,
+    error: row.errorCode === null ? null : { code: row.errorCode, message: row.errorMessage ?? '' },
+    requestedAt: row.requestedAt.toISOString(),
+    startedAt: row.startedAt?.toISOString() ?? null,
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}

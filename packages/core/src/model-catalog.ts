@@ -1,0 +1,88 @@
+import type { ModelInfo } from './model';
+
+/** Opal's fallback, and the API contract's: a model nobody knows gets a 128k window. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+/** OpenCode's output ceiling when a model's output limit is unknown (`min(out, 32000) || 32000`). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+
+interface KnownModel {
+  /** Matched against the model id: exact, or as a prefix followed by `-`, `.`, `:`, `@` or `/`. */
+  id: string;
+  contextWindow: number;
+  maxOutputTokens: number;
+  inputLimit?: number;
+}
+
+/**
+ * Limits of widely used models, as their providers publish them. Longest matching id wins, so a
+ * dated snapshot (`gpt-4o-2024-08-06`) or a routed name (`anthropic/claude-sonnet-4`) resolves to
+ * its family. Clients can always send exact limits instead.
+ */
+const KNOWN_MODELS: KnownModel[] = [
+  { id: 'gpt-4o', contextWindow: 128_000, maxOutputTokens: 16_384 },
+  { id: 'gpt-4o-mini', contextWindow: 128_000, maxOutputTokens: 16_384 },
+  { id: 'gpt-4.1', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+  { id: 'gpt-4.1-mini', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+  { id: 'gpt-4.1-nano', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+  { id: 'gpt-4-turbo', contextWindow: 128_000, maxOutputTokens: 4_096 },
+  { id: 'gpt-4', contextWindow: 8_192, maxOutputTokens: 8_192 },
+  { id: 'gpt-3.5-turbo', contextWindow: 16_385, maxOutputTokens: 4_096 },
+  { id: 'gpt-5', contextWindow: 400_000, maxOutputTokens: 128_000, inputLimit: 272_000 },
+  { id: 'gpt-5-mini', contextWindow: 400_000, maxOutputTokens: 128_000, inputLimit: 272_000 },
+  { id: 'gpt-5-nano', contextWindow: 400_000, maxOutputTokens: 128_000, inputLimit: 272_000 },
+  { id: 'o1', contextWindow: 200_000, maxOutputTokens: 100_000 },
+  { id: 'o3', contextWindow: 200_000, maxOutputTokens: 100_000 },
+  { id: 'o3-mini', contextWindow: 200_000, maxOutputTokens: 100_000 },
+  { id: 'o4-mini', contextWindow: 200_000, maxOutputTokens: 100_000 },
+  { id: 'claude-3-5-sonnet', contextWindow: 200_000, maxOutputTokens: 8_192 },
+  { id: 'claude-3-5-haiku', contextWindow: 200_000, maxOutputTokens: 8_192 },
+  { id: 'claude-3-7-sonnet', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-sonnet-4', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-sonnet-4-5', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-opus-4', contextWindow: 200_000, maxOutputTokens: 32_000 },
+  { id: 'claude-opus-4-1', contextWindow: 200_000, maxOutputTokens: 32_000 },
+  { id: 'claude-haiku-4-5', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'gemini-2.5-pro', contextWindow: 1_048_576, maxOutputTokens: 65_536 },
+  { id: 'gemini-2.5-flash', contextWindow: 1_048_576, maxOutputTokens: 65_536 },
+  { id: 'gemini-2.0-flash', contextWindow: 1_048_576, maxOutputTokens: 8_192 },
+  { id: 'deepseek-chat', contextWindow: 128_000, maxOutputTokens: 8_192 },
+  { id: 'deepseek-reasoner', contextWindow: 128_000, maxOutputTokens: 64_000 },
+  { id: 'mistral-large', contextWindow: 128_000, maxOutputTokens: 8_192 },
+  { id: 'llama-3.1', contextWindow: 128_000, maxOutputTokens: 4_096 },
+  { id: 'llama-3.3', contextWindow: 128_000, maxOutputTokens: 4_096 },
+  { id: 'qwen2.5-coder', contextWindow: 32_768, maxOutputTokens: 8_192 },
+];
+
+const SEPARATORS = new Set(['-', '.', ':', '@', '/']);
+
+/** The catalog entry for a model id (provider prefixes like `openai/` are ignored), or null. */
+export function lookupKnownModel(modelId: string): KnownModel | null {
+  const id = modelId.toLowerCase().replace(/^.*\//, '');
+  let best: KnownModel | null = null;
+  for (const model of KNOWN_MODELS) {
+    const matches = id === model.id || (id.startsWith(model.id) && SEPARATORS.has(id[model.id.length] ?? ''));
+    if (matches && (!best || model.id.length > best.id.length)) best = model;
+  }
+  return best;
+}
+
+/**
+ * Completes what a client said about its model: explicit values win, then the catalog, then
+ * the defaults (128k window, 32k output ceiling).
+ */
+export function resolveModelInfo(input: {
+  id: string;
+  provider?: string | null | undefined;
+  contextWindow?: number | null | undefined;
+  maxOutputTokens?: number | null | undefined;
+  inputLimit?: number | null | undefined;
+}): ModelInfo {
+  const known = lookupKnownModel(input.id);
+  return {
+    id: input.id,
+    provider: input.provider ?? 'unknown',
+    contextWindow: input.contextWindow ?? known?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+    maxOutputTokens: input.maxOutputTokens ?? known?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    inputLimit: input.inputLimit !== undefined ? input.inputLimit : (known?.inputLimit ?? null),
+  };
+}
