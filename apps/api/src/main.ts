@@ -6,11 +6,18 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createDatabase, ensureDatabase, migrateDatabase, migrationState, redactUrl } from '@compactor/db';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { parseApiKeys, parseEnv } from './env';
+import { parseApiKeys, parseEnv, type Env } from './env';
 import { createAuthenticator } from './http/auth';
 import { buildServer } from './server';
 
-const env = parseEnv();
+let env: Env;
+try {
+  env = parseEnv();
+} catch (error) {
+  // A configuration mistake deserves a readable message, not a stack trace.
+  console.error((error as Error).message);
+  process.exit(1);
+}
 const log = pino({ level: env.LOG_LEVEL, name: 'compactor-api' });
 
 async function prepareDatabase(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { getTokenizer } from '@compactor/tokenizer';
@@ -11,7 +11,7 @@ export interface TestApi {
   readonly app: FastifyInstance;
   readonly database: TestDatabase;
   /** `app.inject` with a JSON body and, by default, tenant A's key. */
-  request(options: InjectOptions & { key?: string | null }): ReturnType<FastifyInstance['inject']>;
+  request(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
 }
 
 export const TENANT_A_KEY = 'key-tenant-a';
@@ -22,7 +22,7 @@ export const TENANT_B_KEY = 'key-tenant-b';
  * the top level of a test file.
  */
 export function useTestApi(
-  options: { keys?: Map<string, string>; redis?: RedisPing; clock?: () => Date } = {},
+  options: { keys?: Map<string, string>; redis?: RedisPing; clock?: () => Date; bodyLimit?: number } = {},
 ): TestApi {
   const database = useTestDatabase();
   let app: FastifyInstance | undefined;
@@ -36,13 +36,16 @@ export function useTestApi(
         [TENANT_A_KEY, 'tenant-a'],
         [TENANT_B_KEY, 'tenant-b'],
       ]);
-    app = await buildServer({
-      db: database.db,
-      redis: options.redis ?? redis,
-      auth: createAuthenticator(database.db, keys),
-      tokenizerFor: () => getTokenizer('o200k_base'),
-      clock: options.clock ?? (() => new Date()),
-    });
+    app = await buildServer(
+      {
+        db: database.db,
+        redis: options.redis ?? redis,
+        auth: createAuthenticator(database.db, keys),
+        tokenizerFor: () => getTokenizer('o200k_base'),
+        clock: options.clock ?? (() => new Date()),
+      },
+      options.bodyLimit ? { bodyLimit: options.bodyLimit } : {},
+    );
   });
 
   afterAll(async () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '@compactor/testing';
-import { PRUNED_OUTPUT_PLACEHOLDER } from '@compactor/core';
+import fc from 'fast-check';
+import { assembleContext, estimateContextTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from '@compactor/core';
 import { insertCompaction, updateCompaction } from '../queries/compactions';
-import { contextTokenStats } from '../queries/context-tokens';
+import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { markPartsCompacted } from '../queries/parts';
 import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
@@ -11,7 +12,6 @@ import { loadContextRows } from './load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 
 const t = useTestDatabase();
-const PLACEHOLDER_TOKENS = 7;
 
 /** Six messages: u1 a1(tool) u2 a2 u3 a3, 10 tokens per text part. */
 async function sessionWithHistory() {
@@ -129,16 +129,22 @@ describe('loadContextRows (the context view filter)', () => {
 describe('contextTokenStats (hybrid estimate inputs)', () => {
   it('uses the newest usage report as the base and adds stored counts after it', async () => {
     const session = await sessionWithHistory();
-    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
+    const stats = await contextTokenStats(t.db, session.pk);
     // Parts: 6 texts × 10 + tool (5 + 100 output) = 165.
-    expect(stats.contextTokens).toBe(165);
+    expect(stats.storedTokens).toBe(165);
     expect(stats.contextMessages).toBe(6);
-    expect(stats.lastUsage).toEqual({
+    expect(stats.report).toEqual({
       seq: 4,
+      finish: null,
       usage: { input: 500, output: 20, reasoning: 0, cacheRead: 100, cacheWrite: 0 },
+      toolResultTokens: 0,
+      tokensAfter: 20, // u3 + a3
+      prunedSince: 0,
     });
-    expect(stats.tokensAfterUsage).toBe(20); // u3 + a3
+    expect(estimateFromStats(stats)).toBe(500 + 100 + 20 + 20);
+    expect(estimateFromStats(stats, 'exact')).toBe(165);
     expect(stats.messagesSinceCompaction).toBe(6);
+    expect(stats).toMatchObject({ newestSeq: 6, newestIsSummary: false });
   });
 
   it('counts a pruned output as the placeholder, and the output stays stored', async () => {
@@ -155,13 +161,14 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
         by: 'prune_2',
       }),
     ).toEqual({ parts: 0, tokens: 0 });
-    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
-    expect(stats.contextTokens).toBe(165 - 100 + PLACEHOLDER_TOKENS);
+    const stats = await contextTokenStats(t.db, session.pk);
+    expect(stats.storedTokens).toBe(165 - 100 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+    // Pruned after the report (seq 4, created long before): the report's count shrinks too.
+    expect(stats.report?.prunedSince).toBe(100 - PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
     const context = await loadContextRows(t.db, session.pk);
     const part = context.messages[1]?.parts[1];
     expect(part).toMatchObject({ type: 'tool', output: 'x'.repeat(400) });
     expect(part && 'compactedAt' in part && part.compactedAt).toBeTruthy();
-    expect(PRUNED_OUTPUT_PLACEHOLDER).toBe('[Old tool result content cleared]');
   });
 
   it('ignores usage reported before the latest compaction', async () => {
@@ -183,10 +190,10 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       messagesAfter: 0,
       finishedAt: new Date(),
     });
-    const stats = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
-    expect(stats.lastUsage).toBeNull();
-    expect(stats.contextTokens).toBe(30 + 10 + 10); // summary + u3 + a3
-    expect(stats.messagesSinceCompaction).toBe(0);
+    const stats = await contextTokenStats(t.db, session.pk);
+    expect(stats.report).toBeNull();
+    expect(stats.storedTokens).toBe(30 + 10 + 10); // summary + u3 + a3
+    expect(stats).toMatchObject({ messagesSinceCompaction: 0, newestSeq: 7, newestIsSummary: true });
 
     await appendMessages(t.db, session.pk, [
       newMessage('user', [text('u4', 10)], { id: 'u4' }),
@@ -196,10 +203,107 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       }),
       newMessage('user', [text('u5', 10)], { id: 'u5' }),
     ]);
-    const after = await contextTokenStats(t.db, session.pk, { placeholderTokens: PLACEHOLDER_TOKENS });
-    expect(after.lastUsage?.seq).toBe(9);
-    expect(after.tokensAfterUsage).toBe(10);
+    const after = await contextTokenStats(t.db, session.pk);
+    expect(after.report?.seq).toBe(9);
+    expect(after.report?.tokensAfter).toBe(10);
     expect(after.messagesSinceCompaction).toBe(3);
+    expect(estimateFromStats(after)).toBe(70 + 10 + 10);
+  });
+
+  it('matches core estimateContextTokens on random sessions', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            role: fc.constantFrom('user', 'assistant'),
+            tokens: fc.nat(50),
+            usage: fc.option(
+              fc.record({ input: fc.nat(5000), output: fc.nat(300), cacheRead: fc.nat(2000) }),
+            ),
+            failed: fc.boolean(),
+            tools: fc.array(
+              fc.record({ status: fc.constantFrom('completed', 'error', 'running'), size: fc.nat(800) }),
+              {
+                maxLength: 3,
+              },
+            ),
+            prune: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 10 },
+        ),
+        fc.option(fc.nat(12)),
+        async (shape, compactAt) => {
+          const session = await createTestSession(t.db);
+          await appendMessages(
+            t.db,
+            session.pk,
+            shape.map((m, i) =>
+              newMessage(
+                m.role,
+                [
+                  text(`m${i}`, m.tokens),
+                  ...(m.role === 'assistant'
+                    ? m.tools.map((tl, j) =>
+                        tl.status === 'completed'
+                          ? tool(`c${i}_${j}`, 'y'.repeat(tl.size))
+                          : tool(`c${i}_${j}`, null, {
+                              status: tl.status,
+                              error: tl.status === 'error' ? 'e'.repeat(tl.size) : null,
+                            }),
+                      )
+                    : []),
+                ],
+                {
+                  id: `m${i}`,
+                  createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+                  ...(m.role === 'assistant' && m.usage
+                    ? { usage: { ...m.usage, reasoning: 0, cacheWrite: 0 } }
+                    : {}),
+                  ...(m.failed && m.role === 'assistant' ? { error: { message: 'provider failed' } } : {}),
+                },
+              ),
+            ),
+          );
+          const prunable = shape.flatMap((m, i) =>
+            m.role === 'assistant' && m.prune
+              ? m.tools.flatMap((tl, j) =>
+                  tl.status === 'completed' ? [{ seq: i + 1, callId: `c${i}_${j}` }] : [],
+                )
+              : [],
+          );
+          await markPartsCompacted(t.db, session.pk, prunable, {
+            at: new Date(Date.UTC(2026, 0, 1, 0, 0, 5)),
+            by: 'p',
+          });
+          if (compactAt !== null) {
+            const row = await insertCompaction(t.db, {
+              id: `cmp_${randomUUID()}`,
+              sessionPk: session.pk,
+              reason: 'auto',
+              strategy: 'summarize',
+            });
+            await completeCompaction(t.db, {
+              compactionId: row!.id,
+              sessionPk: session.pk,
+              summaryMessages: [newMessage('assistant', [text('summary', 25)], { id: 'sum' })],
+              boundarySeq: compactAt,
+              tokensBefore: 0,
+              tokensAfter: 0,
+              messagesBefore: 0,
+              messagesAfter: 0,
+              finishedAt: new Date(),
+            });
+          }
+          const rows = await loadContextRows(t.db, session.pk);
+          const view = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []).messages;
+          const stats = await contextTokenStats(t.db, session.pk);
+          for (const mode of ['hybrid', 'exact'] as const) {
+            expect(estimateFromStats(stats, mode)).toBe(estimateContextTokens(view, { mode }).tokens);
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  INTERRUPTED_TOOL_RESULT_TOKENS,
   PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
   reportedContextTokens,
   type EstimateMode,
@@ -42,6 +43,7 @@ export interface ContextTokenStats {
  */
 export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<ContextTokenStats> {
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
+  const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   const result = await db.execute<Record<string, number | string | boolean | null>>(sql`
     with latest as (
       select boundary_seq, summary_message_ids, covers_through_seq from compactions
@@ -54,9 +56,11 @@ export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<
         and ((not m.summary and m.seq >= coalesce(l.boundary_seq, 0))
              or m.id = any(coalesce(l.summary_message_ids, '{}'::text[])))
     ),
+    -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
+    -- interrupted result, a pruned output the placeholder.
     view_parts as (
-      select p.*, case when p.compacted_at is not null
-                       then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
+      select p.*, case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
+                       when p.compacted_at is not null then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
                        else p.tokens end as effective
       from parts p join view v on v.pk = p.message_pk
     ),
@@ -81,8 +85,9 @@ export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<
       r.usage_cache_read, r.usage_cache_write,
       (select coalesce(sum(case when p.tool_status = 'completed'
                                 then case when p.compacted_at is not null then ${placeholder} else p.output_tokens end
-                                else round(length(coalesce(p.tool_error, '')) / 4.0) end), 0)::int
-         from view_parts p where p.message_pk = r.pk and p.type = 'tool' and p.tool_status in ('completed', 'error'))
+                                when p.tool_status = 'error' then round(length(coalesce(p.tool_error, '')) / 4.0)
+                                else ${interrupted} end), 0)::int
+         from view_parts p where p.message_pk = r.pk and p.type = 'tool')
         as report_tool_results,
       (select coalesce(sum(effective), 0)::int from view_parts p where p.seq > r.seq) as tokens_after,
       (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)::int

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { databaseUrlFor } from '@compactor/testing';
+import { ensureDatabase, quoteIdent } from '@compactor/db';
+
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const created: string[] = [];
+const children: ChildProcess[] = [];
+
+function freshDatabaseUrl(): string {
+  const name = `compactor_test_${inject('testRunId')}_main_${randomBytes(3).toString('hex')}`;
+  created.push(name);
+  return databaseUrlFor(inject('databaseUrl'), name);
+}
+
+/** Starts `main.ts` as `npm run api` would, collecting its output. */
+function startApi(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      REDIS_URL: inject('redisUrl'),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`API did not start:\n${output}`)), 20_000);
+    child.stdout.on('data', () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    void exited.then(() => (clearTimeout(timer), reject(new Error(`API exited:\n${output}`))));
+  });
+  listening.catch(() => undefined); // tests that expect an exit never await it
+  return { child, listening, exited, output: () => output };
+}
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+  for (const name of created) await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
+  await client.end();
+});
+
+describe('npm run api (main.ts)', () => {
+  it('creates and migrates a missing database, serves, and drains on SIGTERM', async () => {
+    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: '' });
+    const url = await api.listening;
+    expect(api.output()).toContain('the API is OPEN');
+    const created = await fetch(`${url}/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'main-1', model: { id: 'gpt-4o' } }),
+    });
+    expect(created.status).toBe(201);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+    expect(api.output()).toContain('stopped');
+  });
+
+  it('refuses to start on an unmigrated database when told not to migrate, saying what to do', async () => {
+    const url = freshDatabaseUrl();
+    await ensureDatabase(url);
+    const api = startApi({ DATABASE_URL: url, MIGRATE_ON_START: 'false' });
+    expect(await api.exited).toBe(1);
+    expect(api.output()).toMatch(/lacks \d+ of \d+ migrations; run `npm run db:migrate`/);
+  });
+
+  it('exits with a readable error on a bad environment', async () => {
+    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), PORT: 'eighty' });
+    expect(await api.exited).toBe(1);
+    expect(api.output()).toMatch(/invalid environment[\s\S]*PORT/);
+  });
+});

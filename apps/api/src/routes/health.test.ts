@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { useTestApi } from '../test-support/api';
+
+const healthy = useTestApi();
+const redisDown = useTestApi({
+  redis: { ping: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6390')) },
+  bodyLimit: 1024,
+});
+
+describe('probes', () => {
+  it('/readyz is 200 when Postgres and Redis answer', async () => {
+    const response = await healthy.request({ method: 'GET', url: '/readyz', key: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
+  });
+
+  it('/readyz is 503 naming the failing dependency, while /healthz stays 200', async () => {
+    const response = await redisDown.request({ method: 'GET', url: '/readyz', key: null });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual({
+      status: 'unavailable',
+      checks: { postgres: 'ok', redis: 'connect ECONNREFUSED 127.0.0.1:6390' },
+    });
+    expect((await redisDown.request({ method: 'GET', url: '/healthz', key: null })).statusCode).toBe(200);
+  });
+});
+
+describe('request limits and unknown routes', () => {
+  it('answers 413 payload_too_large above the body limit', async () => {
+    const response = await redisDown.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: { model: { id: 'gpt-4o' }, metadata: { padding: 'x'.repeat(4096) } },
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json().error.code).toBe('payload_too_large');
+  });
+
+  it('answers 404 not_found for an unknown route, in the error shape', async () => {
+    const response = await healthy.request({ method: 'GET', url: '/v2/nothing' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: { code: 'not_found', message: 'no route GET /v2/nothing' } });
+  });
+});
