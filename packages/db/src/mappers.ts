@@ -8,9 +8,9 @@ import type {
   Usage,
 } from '@compactor/core';
 import { assertNever } from '@compactor/core';
-import type { compactions, messages, parts } from './schema';
+import type { compactions, messages, parts, sessions } from './schema';
 
-export type SessionRow = typeof import('./schema').sessions.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type PartRow = typeof parts.$inferSelect;
 export type NewPartRow = typeof parts.$inferInsert;

@@ -79,6 +79,20 @@ describe('POST /v1/sessions/:id/messages', () => {
     });
   });
 
+  it('reports a silent overflow (reported input above the window) in status', async () => {
+    await newSession('m-silent', { id: 'small-model', contextWindow: 8_000, maxOutputTokens: 1_000 });
+    const response = await post('m-silent', [
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+      {
+        role: 'assistant',
+        parts: [{ type: 'text', text: 'ok' }],
+        finish: 'stop',
+        usage: { input: 9_000, output: 2 },
+      },
+    ]);
+    expect(response.json().status).toMatchObject({ overflow: true, usable: 7_000, estimate: 'hybrid' });
+  });
+
   it('is idempotent by client id: an identical re-post returns the same seq and writes nothing', async () => {
     await newSession('m-idem');
     const batch = [{ id: 'only', role: 'user', parts: [{ type: 'text', text: 'once' }] }];

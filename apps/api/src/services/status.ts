@@ -1,4 +1,4 @@
-import { detectUsageOverflow, resolvePolicy, usableTokens, type PolicyInput } from '@compactor/core';
+import { resolvePolicy, statusFromEstimate, type PolicyInput } from '@compactor/core';
 import {
   contextTokenStats,
   estimateFromStats,
@@ -22,15 +22,14 @@ export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<St
     findActiveCompaction(db, session.pk),
     findLastFinishedCompaction(db, session.pk),
   ]);
-  const tokens = estimateFromStats(stats, policy.estimate);
-  const usable = usableTokens(model, policy);
-  const silentOverflow =
-    stats.report !== null && detectUsageOverflow(stats.report.usage, model, stats.report.finish);
+  const status = statusFromEstimate({
+    tokens: estimateFromStats(stats, policy.estimate),
+    report: stats.report,
+    model,
+    policy,
+  });
   return {
-    tokens,
-    usable,
-    percent: usable ? Math.round((tokens / usable) * 1000) / 10 : null,
-    overflow: (usable !== null && tokens > usable) || silentOverflow,
+    ...status,
     contextWindow: model.contextWindow,
     estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
     contextMessages: stats.contextMessages,

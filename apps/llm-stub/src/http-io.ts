@@ -1,0 +1,82 @@
+import type http from 'node:http';
+import type { StubFaults } from './faults';
+import type { ChatRequest, CompletionOutput, WireUsage } from './openai-wire';
+import { completionBody, errorBody, streamEvents } from './openai-wire';
+
+/** Request bodies above this are refused: the stub is for tests, not for load of that kind. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export const INVALID_JSON = Symbol('invalid-json');
+
+/** The parsed JSON body, `undefined` when empty, {@link INVALID_JSON} when unreadable or too big. */
+export async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return INVALID_JSON;
+    chunks.push(chunk);
+  }
+  if (size === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    return INVALID_JSON;
+  }
+}
+
+export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+}
+
+export function sendError(
+  res: http.ServerResponse,
+  status: number,
+  shape: { message: string; type: string; code: string | null },
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(errorBody(shape));
+}
+
+export interface CompletionWrite {
+  id: string;
+  request: ChatRequest;
+  output: CompletionOutput;
+  usage: WireUsage;
+  stream: boolean;
+  faults: Pick<StubFaults, 'output' | 'drop'>;
+  /** Content characters per SSE chunk; 0 = one chunk. */
+  pieceChars: number;
+}
+
+/** A completion as JSON or SSE, broken on purpose when the faults say so. */
+export function writeCompletion(res: http.ServerResponse, write: CompletionWrite): void {
+  const { id, request, output, usage, faults } = write;
+  if (!write.stream) {
+    const json =
+      faults.output === 'malformed'
+        ? `{"id":"${id}","choices":[{"message":`
+        : JSON.stringify(completionBody(id, request.model, output, usage));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return faults.drop === 'mid-body' ? dropMidBody(res, json) : void res.end(json);
+  }
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  const events = streamEvents(id, request.model, output, usage, {
+    includeUsage: request.stream_options?.include_usage === true,
+    pieceChars: write.pieceChars || Number.POSITIVE_INFINITY,
+  });
+  // A malformed stream: the role chunk, then an event that is not JSON, and no [DONE].
+  if (faults.output === 'malformed')
+    events.splice(1, events.length - 1, `data: {"id":"${id}","choices":[{\n\n`);
+  if (faults.drop === 'mid-body') return dropMidBody(res, events.join(''));
+  res.end(events.join(''));
+}
+
+/** Writes the first half of an answer, then kills the socket: the "connection reset" providers produce. */
+function dropMidBody(res: http.ServerResponse, body: string): void {
+  res.write(body.slice(0, Math.max(1, body.length >> 1)), () => res.socket?.destroy());
+}

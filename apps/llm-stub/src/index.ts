@@ -1,0 +1,12 @@
+// Public surface of @compactor/llm-stub: start the server in-process (tests, demo, benchmarks).
+export { startLlmStub } from './server';
+export type { LlmStub, LlmStubEvents, LlmStubOptions, LlmStubStats, RecordedRequest } from './server';
+export { FAULT_HEADERS, NO_FAULTS, STUB_DROP_FAULTS, STUB_OUTPUT_FAULTS } from './faults';
+export type {
+  StubDropFault,
+  StubFaultConfig,
+  StubFaultConfigInput,
+  StubFaults,
+  StubOutputFault,
+} from './faults';
+export { estimateTokens as estimateStubTokens } from './completions';

@@ -1,0 +1,169 @@
+import {
+  buildSummaryPrompt,
+  validateSummaryOutput,
+  type Message,
+  type SummaryPromptInput,
+} from '@compactor/core';
+import { describe, expect, it } from 'vitest';
+import { parseSummary } from './summary-sections';
+import { readSummaryRequest, writeSummary } from './summary-writer';
+import { assistant, tool, user } from './test-support/messages';
+
+function summarise(messages: Message[], options: Omit<SummaryPromptInput, 'messages'> = {}): string {
+  const prompt = buildSummaryPrompt({ messages, ...options });
+  const view = readSummaryRequest(`${prompt.system}\n\n${prompt.user}`);
+  if (view === null) throw new Error('no <conversation> in the prompt');
+  return writeSummary(view);
+}
+
+const session: Message[] = [
+  user('Add retry logic to the HTTP client in src/http.ts. We must keep the public API unchanged.'),
+  assistant(
+    'I will read the client first.',
+    tool('read', { path: 'src/http.ts' }, 'export async function get(url) { ... }'),
+  ),
+  assistant(
+    'We decided to use exponential backoff instead of a fixed delay.',
+    tool('edit', { path: 'src/http.ts', old: 'a', new: 'b' }, 'ok'),
+  ),
+  assistant(
+    'Running the tests.',
+    tool('bash', { command: 'npm test -- --run' }, 'Error: ECONNREFUSED 127.0.0.1:5432', 'error'),
+  ),
+  user('Never touch the database config. Next, add a test for the retry count.'),
+  assistant('Adding the test now.'),
+];
+
+describe('writeSummary derives each section from the transcript', () => {
+  const summary = summarise(session);
+  const facts = parseSummary(summary);
+
+  it.each([
+    [
+      'goal is the first user request',
+      () => expect(facts.goal).toContain('Add retry logic to the HTTP client'),
+    ],
+    [
+      'constraints come from must/never sentences',
+      () =>
+        expect(facts.constraints).toEqual([
+          'We must keep the public API unchanged.',
+          'Never touch the database config.',
+        ]),
+    ],
+    [
+      'done work lists finished tool calls with their target',
+      () => expect(facts.done).toEqual(['read src/http.ts', 'edit src/http.ts']),
+    ],
+    [
+      'failed tool calls are blockers with their error',
+      () =>
+        expect(facts.blocked).toEqual(['bash npm test -- --run failed: Error: ECONNREFUSED 127.0.0.1:5432']),
+    ],
+    [
+      'decisions come from the assistant',
+      () =>
+        expect(facts.decisions).toEqual(['We decided to use exponential backoff instead of a fixed delay.']),
+    ],
+    [
+      'next steps are the latest user requests',
+      () =>
+        expect(facts.nextSteps).toEqual([
+          'Never touch the database config. Next, add a test for the retry count.',
+        ]),
+    ],
+    [
+      'in progress is what the assistant said last',
+      () => expect(facts.inProgress).toEqual(['Adding the test now.']),
+    ],
+    [
+      'an edited file is modified, not read',
+      () => {
+        expect(facts.modifiedFiles).toEqual(['src/http.ts']);
+        expect(facts.readFiles).toEqual([]);
+      },
+    ],
+    [
+      'exact error messages reach critical context',
+      () => expect(facts.criticalContext).toContain('Error from bash: Error: ECONNREFUSED 127.0.0.1:5432'),
+    ],
+  ])('%s', (_name, check) => check());
+
+  it('passes core validation and is deterministic', () => {
+    expect(validateSummaryOutput(summary)).toEqual({ ok: true, text: summary });
+    expect(summarise(session)).toBe(summary);
+  });
+});
+
+describe('writeSummary merges a previous summary (update prompt)', () => {
+  const previous = summarise([
+    user('Migrate the build from webpack to vite. Always keep source maps.'),
+    assistant('Reading the config.', tool('read', { file_path: 'webpack.config.js' }, 'module.exports = {}')),
+  ]);
+
+  it.each([
+    [
+      'the earlier goal survives',
+      (facts: ReturnType<typeof parseSummary>) =>
+        expect(facts.goal).toBe('Migrate the build from webpack to vite. Always keep source maps.'),
+    ],
+    [
+      'earlier constraints survive, new ones are added',
+      (facts: ReturnType<typeof parseSummary>) =>
+        expect(facts.constraints).toEqual(['Always keep source maps.', 'Do not upgrade React.']),
+    ],
+    [
+      'earlier files survive',
+      (facts: ReturnType<typeof parseSummary>) => {
+        expect(facts.readFiles).toEqual(['webpack.config.js']);
+        expect(facts.modifiedFiles).toEqual(['vite.config.ts']);
+      },
+    ],
+    [
+      'done work accumulates',
+      (facts: ReturnType<typeof parseSummary>) =>
+        expect(facts.done).toEqual(['read webpack.config.js', 'write vite.config.ts']),
+    ],
+    [
+      'next steps come from the new part',
+      (facts: ReturnType<typeof parseSummary>) =>
+        expect(facts.nextSteps).toEqual(['Do not upgrade React. Now remove webpack from package.json.']),
+    ],
+  ])('%s', (_name, check) => {
+    const merged = summarise(
+      [
+        user('Do not upgrade React. Now remove webpack from package.json.'),
+        assistant('Writing the vite config.', tool('write', { path: 'vite.config.ts' }, 'written')),
+      ],
+      { previousSummary: previous },
+    );
+    check(parseSummary(merged));
+  });
+});
+
+describe('readSummaryRequest', () => {
+  it.each([
+    ['no <conversation> is not a summary request', 'Hello there', null],
+    [
+      'the file-op blocks outside the transcript are read',
+      buildSummaryPrompt({
+        messages: [user('hi')],
+        fileOps: { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] },
+      }).user,
+      { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] },
+    ],
+  ])('%s', (_name, prompt, expectedFileOps) => {
+    const view = readSummaryRequest(prompt);
+    expect(view === null ? null : view.promptFileOps).toEqual(expectedFileOps);
+  });
+
+  it('recognises the turn-prefix prompt and answers in its format', () => {
+    const prompt = buildSummaryPrompt({ messages: session, kind: 'turn-prefix' });
+    const view = readSummaryRequest(prompt.user);
+    expect(view?.turnPrefix).toBe(true);
+    const summary = writeSummary(view!);
+    expect(summary).toMatch(/^## Original Request\nAdd retry logic/);
+    expect(summary).toContain('## Attempted So Far\n- read src/http.ts\n- edit src/http.ts');
+    expect(validateSummaryOutput(summary).ok).toBe(true);
+  });
+});

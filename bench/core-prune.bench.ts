@@ -1,0 +1,153 @@
+/**
+ * Prune selection over 100,000 tool parts (`npm run bench -- core-prune`).
+ *
+ * `selectPrunableParts` sums the stored `outputTokens`. Baselines, in the same process and on the
+ * same session: OpenCode's own loop, which re-estimates every output from its text
+ * (`length / 4`), and the same loop re-tokenizing every output with an exact tokenizer (what
+ * "never re-tokenize history" avoids). The worst case is a session never pruned (every part is
+ * walked and 93 % are selected); the steady state, after regular prunes, stops at the first
+ * output pruned before. Budget: well under 50 ms.
+ */
+import { countTokens } from 'gpt-tokenizer';
+import {
+  DEFAULT_POLICY,
+  estimateTokens,
+  selectPrunableParts,
+  type Message,
+  type Part,
+  type PruningPolicy,
+  type ToolPart,
+} from '@compactor/core';
+
+const PARTS = 100_000;
+const PARTS_PER_MESSAGE = 4;
+const BUDGET_MS = 50;
+
+/** Deterministic pseudo-random numbers (a benchmark must measure the same thing each run). */
+function lcg(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+}
+
+/**
+ * A message as the store's row mapper builds it: one object literal, fields in a fixed order.
+ * (Objects built by spreading a shared base are several times slower to walk in V8.)
+ */
+function message(seq: number, role: Message['role'], parts: Part[]): Message {
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    parts,
+    finish: role === 'assistant' ? 'tool-calls' : null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+  };
+}
+
+function buildSession(): Message[] {
+  const random = lcg(42);
+  const corpus = 'const value = compute(input); // refactor the parser and run the tests again\n'.repeat(40);
+  const messages: Message[] = [];
+  let seq = 0;
+  for (let made = 0; made < PARTS; made += PARTS_PER_MESSAGE) {
+    messages.push(message(++seq, 'user', [{ type: 'text', text: 'next step', tokens: 3 }]));
+    const parts: ToolPart[] = [];
+    for (let i = 0; i < PARTS_PER_MESSAGE; i++) {
+      const output = corpus.slice(0, 40 + Math.floor(random() * 400));
+      const outputTokens = countTokens(output);
+      parts.push({
+        type: 'tool',
+        callId: `call_${seq + 1}_${i}`,
+        tool: random() < 0.05 ? 'skill' : 'read',
+        status: 'completed',
+        input: { path: `src/file${i}.ts` },
+        output,
+        error: null,
+        compactedAt: null,
+        tokens: outputTokens + 12,
+        outputTokens,
+      });
+    }
+    messages.push(message(++seq, 'assistant', parts));
+  }
+  return messages;
+}
+
+/** OpenCode's `prune` loop as written, sizing each output with `size` instead of the stored count. */
+function reestimatingPrune(
+  messages: readonly Message[],
+  pruning: PruningPolicy,
+  size: (text: string) => number,
+): number {
+  let total = 0;
+  let pruned = 0;
+  let turns = 0;
+  loop: for (let m = messages.length - 1; m >= 0; m--) {
+    const message = messages[m]!;
+    if (message.role === 'user') turns++;
+    if (turns < pruning.protectUserTurns) continue;
+    if (message.summary) break;
+    for (let p = message.parts.length - 1; p >= 0; p--) {
+      const part = message.parts[p]!;
+      if (part.type !== 'tool' || part.status !== 'completed' || pruning.protectedTools.includes(part.tool))
+        continue;
+      if (part.compactedAt !== null) break loop;
+      const estimate = size(part.output ?? '');
+      total += estimate;
+      if (total > pruning.protectTokens) pruned += estimate;
+    }
+  }
+  return pruned > pruning.minimumTokens ? pruned : 0;
+}
+
+function measure(runs: number, work: () => unknown): { median: number; p95: number; runs: number } {
+  for (let i = 0; i < Math.min(3, runs); i++) work(); // warm up the JIT
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    work();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { median: at(0.5), p95: at(0.95), runs };
+}
+
+const session = buildSession();
+const pruning = DEFAULT_POLICY.pruning;
+// Steady state: earlier prunes already marked everything but the newest 2,000 outputs.
+const steady = session.map((m, index) =>
+  index >= session.length - 1000 || m.role !== 'assistant'
+    ? m
+    : message(
+        m.seq,
+        m.role,
+        m.parts.map((part) =>
+          part.type === 'tool' ? { ...part, compactedAt: '2025-01-01T00:00:00Z' } : part,
+        ),
+      ),
+);
+const selection = selectPrunableParts(session, pruning);
+console.log(
+  `session: ${session.length} messages, ${PARTS} tool parts; selected ${selection.parts.length} parts, ${selection.prunedTokens} tokens`,
+);
+
+const stored = measure(50, () => selectPrunableParts(session, pruning));
+const steadyState = measure(200, () => selectPrunableParts(steady, pruning));
+const estimated = measure(50, () => reestimatingPrune(session, pruning, estimateTokens));
+const tokenized = measure(3, () => reestimatingPrune(session, pruning, countTokens));
+
+const row = (name: string, r: typeof stored): string =>
+  `${name.padEnd(48)} median ${r.median.toFixed(2).padStart(9)} ms   p95 ${r.p95.toFixed(2).padStart(9)} ms   (${r.runs} runs)`;
+console.log(row('selectPrunableParts, never pruned (worst case)', stored));
+console.log(row('selectPrunableParts, steady state', steadyState));
+console.log(row('OpenCode loop, re-estimating length / 4', estimated));
+console.log(row('OpenCode loop, re-tokenizing (gpt-tokenizer)', tokenized));
+console.log(`re-tokenizing / stored counts: ${(tokenized.median / stored.median).toFixed(0)}x`);
+console.log(`budget ${BUDGET_MS} ms: ${stored.p95 < BUDGET_MS ? 'ok' : 'EXCEEDED'}`);
+if (stored.p95 >= BUDGET_MS) process.exit(1);

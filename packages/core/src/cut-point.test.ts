@@ -1,0 +1,223 @@
+import { countLeadingSummaryMessages } from './summary-messages';
+import { describe, expect, it } from 'vitest';
+import {
+  findCutPoint,
+  isForced,
+  isTurnStart,
+  keepRecentTokensFor,
+  splitsToolCallPairs,
+  type CutPointOptions,
+} from './cut-point';
+import type { CompactionReason, Message, ModelInfo } from './model';
+import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
+import { assistant, conversation, model, summary, toolPart, user } from './test-support/builders';
+
+/** Messages of the given roles and tokens: `u` user, `a` assistant, `s` summary. */
+function messages(spec: string, tokens: number | number[]): Message[] {
+  return conversation(
+    [...spec].map((role, index) => {
+      const count = Array.isArray(tokens) ? tokens[index]! : tokens;
+      if (role === 'u') return user(`u${index}`, count);
+      if (role === 's') return summary(`s${index}`, count);
+      return assistant(`a${index}`, { tokens: count });
+    }),
+  );
+}
+
+const cut = (view: Message[], options: CutPointOptions) => findCutPoint(view, options);
+
+describe('findCutPoint (Opal: nearest user message at or after the budget point)', () => {
+  it.each<[string, Message[], CutPointOptions, { index: number; kind: string; keptTokens: number } | null]>([
+    // From the end: 5000, 10,000, 15,000 ≥ 12,000 at index 3; the next user message is index 4.
+    [
+      'cuts at the user message after the point',
+      messages('uauaua', 5000),
+      { keepRecentTokens: 12_000 },
+      { index: 4, kind: 'turn-start', keptTokens: 10_000 },
+    ],
+    [
+      'a point on a user message cuts there',
+      messages('uauaua', 5000),
+      { keepRecentTokens: 10_000 },
+      { index: 4, kind: 'turn-start', keptTokens: 10_000 },
+    ],
+    ['everything fits: nothing to compact', messages('uauaua', 5000), { keepRecentTokens: 40_000 }, null],
+    [
+      'exactly the budget: the first message is the point, nothing before it',
+      messages('uauaua', 5000),
+      { keepRecentTokens: 30_000 },
+      null,
+    ],
+    // One long turn: 2000 per assistant message; 6000 ≥ 5000 three messages from the end.
+    [
+      'inside the last turn: cuts mid-turn',
+      messages('uaaaaaaaaaa', [1000, ...Array<number>(10).fill(2000)]),
+      { keepRecentTokens: 5000 },
+      { index: 8, kind: 'mid-turn', keptTokens: 6000 },
+    ],
+    [
+      "klaude-code's mode cuts at the point itself",
+      messages('uauaua', 5000),
+      { keepRecentTokens: 12_000, cutAt: 'message' },
+      { index: 3, kind: 'mid-turn', keptTokens: 15_000 },
+    ],
+    [
+      'a previous summary is never the only thing compacted',
+      messages('sua', [1000, 50_000, 100]),
+      { keepRecentTokens: 10_000 },
+      null,
+    ],
+    [
+      'after a previous summary',
+      messages('suauaa', [1000, 100, 100, 100, 100, 50_000]),
+      { keepRecentTokens: 10_000 },
+      { index: 5, kind: 'mid-turn', keptTokens: 50_000 },
+    ],
+  ])('%s', (_name, view, options, expected) => {
+    expect(cut(view, options)).toEqual(expected);
+  });
+
+  it.each<[string, Message[], number | null]>([
+    ['keeps the last 2 messages when nothing else would be compacted', messages('uauau', 100), 3],
+    ['after a summary too', messages('suaua', 100), 3],
+    ['not with only 2 messages after the summary', messages('sua', 100), null],
+    ['not with 2 messages at all', messages('ua', 100), null],
+  ])('force (Opal emergency): %s', (_name, view, expected) => {
+    const forced = cut(view, { keepRecentTokens: 20_000, force: true });
+    expect(forced?.index ?? null).toBe(expected);
+    if (forced) expect(forced.kind).toBe('forced');
+    expect(cut(view, { keepRecentTokens: 20_000 })).toBeNull();
+  });
+
+  it('force does not replace a natural cut', () => {
+    expect(cut(messages('uauaua', 5000), { keepRecentTokens: 12_000, force: true })).toMatchObject({
+      index: 4,
+      kind: 'turn-start',
+    });
+  });
+
+  describe('never separates a tool call from its result', () => {
+    // A client stored the call (pending) in one message and its result under the same callId in the next.
+    const split = conversation([
+      user('go', 10),
+      assistant([toolPart('bash', 0, { callId: 'X', status: 'pending', tokens: 10 })]),
+      assistant([toolPart('bash', 30_000, { callId: 'X' })]),
+      assistant('done', { tokens: 10 }),
+      user('next', 10),
+      assistant('ok', { tokens: 10 }),
+    ]);
+
+    it('detects the span', () => {
+      const splits = splitsToolCallPairs(split, 0);
+      expect([0, 1, 2, 3, 4, 5].map(splits)).toEqual([false, false, true, false, false, false]);
+      expect(splitsToolCallPairs(split, 2)(2)).toBe(true);
+      expect(splitsToolCallPairs(split, 3)(2)).toBe(false);
+    });
+
+    it('moves a message-mode cut off the result', () => {
+      // From the end: 10, 20, 30, 30,030 ≥ 20,000 at index 2 (the result): cut after it.
+      expect(cut(split, { keepRecentTokens: 20_000, cutAt: 'message' })).toMatchObject({
+        index: 3,
+        kind: 'mid-turn',
+      });
+    });
+
+    it('a forced cut keeps fewer messages rather than orphan a result', () => {
+      const view = conversation([
+        user('go', 10),
+        assistant('thinking', { tokens: 10 }),
+        assistant([toolPart('bash', 0, { callId: 'Y', status: 'pending', tokens: 10 })]),
+        assistant([toolPart('bash', 5, { callId: 'Y' })]),
+        assistant('done', { tokens: 10 }),
+      ]);
+      // The last 2 messages would start with Y's result: keep only the last one.
+      expect(cut(view, { keepRecentTokens: 1_000_000, force: true })).toMatchObject({
+        index: 4,
+        kind: 'forced',
+      });
+      const blocked = conversation([
+        user('go', 10),
+        assistant('a', { tokens: 10 }),
+        assistant([toolPart('bash', 0, { callId: 'Z', status: 'pending', tokens: 10 })]),
+        assistant([toolPart('bash', 5, { callId: 'Z' })]),
+        assistant([toolPart('bash', 5, { callId: 'Z' })]),
+      ]);
+      // Index 3 and 4 are inside Z's span: the nearest valid cut keeps more (index 2).
+      expect(cut(blocked, { keepRecentTokens: 1_000_000, force: true })).toMatchObject({
+        index: 2,
+        kind: 'forced',
+      });
+    });
+  });
+
+  describe("seed 002's minimum verbatim exchanges", () => {
+    const view = messages('uauaua', [10, 10, 10, 50_000, 10, 10]);
+
+    it('moves the cut back to keep 2 user turns', () => {
+      expect(cut(view, { keepRecentTokens: 15, minKeptUserTurns: 0 })).toMatchObject({ index: 4 });
+      expect(cut(view, { keepRecentTokens: 15, minKeptUserTurns: 2 })).toMatchObject({
+        index: 2,
+        kind: 'turn-start',
+      });
+    });
+
+    it('compacts nothing when fewer turns exist than must be kept', () => {
+      expect(cut(view, { keepRecentTokens: 15, minKeptUserTurns: 3 })).toBeNull();
+    });
+  });
+
+  it('helpers: real turn starts and the leading summary region', () => {
+    const view = [user('compact', 5, { summary: true }), summary('s', 10), user('q', 5), assistant('a')];
+    expect(view.map(isTurnStart)).toEqual([false, false, true, false]);
+    expect(countLeadingSummaryMessages(view)).toBe(2);
+    expect(countLeadingSummaryMessages([])).toBe(0);
+  });
+});
+
+describe('keepRecentTokensFor', () => {
+  const claude = model(200_000, 64_000);
+  const gpt4o = model(128_000, 16_384);
+  const small = model(32_000, 4096);
+
+  it.each<[string, CompactionReason, ModelInfo, Policy, number]>([
+    ['auto: window / 4', 'auto', claude, POLICY_PRESETS.opencode, 50_000],
+    ['emergency: window / 5', 'overflow', claude, POLICY_PRESETS.opencode, 40_000],
+    ['manual: 20,000', 'manual', claude, POLICY_PRESETS.opencode, 20_000],
+    ['auto on 128k', 'auto', gpt4o, POLICY_PRESETS.opencode, 32_000],
+    ['emergency on 128k', 'overflow', gpt4o, POLICY_PRESETS.opencode, 25_600],
+    ['manual never keeps more than auto would (32k window)', 'manual', small, POLICY_PRESETS.opencode, 8000],
+    ['klaude: min(20000, 35 %) on 200k', 'auto', claude, POLICY_PRESETS.klaude, 20_000],
+    ['klaude: the same for manual', 'manual', claude, POLICY_PRESETS.klaude, 20_000],
+    ['klaude: and for overflow', 'overflow', claude, POLICY_PRESETS.klaude, 20_000],
+    ['klaude: 35 % of 32k', 'auto', small, POLICY_PRESETS.klaude, 11_200],
+    ['klaude: floor of 4096 on 8k', 'auto', model(8000, 1000), POLICY_PRESETS.klaude, 4096],
+    ['topic: the verbatim window', 'auto', claude, POLICY_PRESETS.topic, 3000],
+    ['unlimited window: the manual budget', 'auto', model(0, 4096), POLICY_PRESETS.opencode, 20_000],
+    ['unlimited window, klaude: its ceiling', 'overflow', model(0, 4096), POLICY_PRESETS.klaude, 20_000],
+    ['never more than the usable input', 'auto', model(10_000, 8000), POLICY_PRESETS.opencode, 2000],
+    [
+      'a configured manual budget',
+      'manual',
+      claude,
+      resolvePolicy({ keepRecent: { manualTokens: 35_000 } }),
+      35_000,
+    ],
+  ])('%s', (_name, reason, info, policy, expected) => {
+    expect(keepRecentTokensFor(reason, info, policy)).toBe(expected);
+  });
+
+  it.each<CompactionReason>(['auto', 'manual', 'overflow'])(
+    'a per-request override wins for %s',
+    (reason) => {
+      expect(keepRecentTokensFor(reason, claude, POLICY_PRESETS.opencode, 5000)).toBe(5000);
+      expect(keepRecentTokensFor(reason, claude, POLICY_PRESETS.topic, 12_345.7)).toBe(12_345);
+      expect(keepRecentTokensFor(reason, claude, POLICY_PRESETS.opencode, null)).toBe(
+        keepRecentTokensFor(reason, claude, POLICY_PRESETS.opencode),
+      );
+    },
+  );
+
+  it('only overflow emergencies are forced', () => {
+    expect((['auto', 'manual', 'overflow'] as const).map(isForced)).toEqual([false, false, true]);
+  });
+});

@@ -1,0 +1,263 @@
+/**
+ * File-operation tracking across compaction cycles (Opal's cumulative file ops).
+ *
+ * A summary loses the detail of which files the agent touched; these lists survive instead: each
+ * compaction extracts read / written / edited paths from the tool calls it covers, merges them
+ * with the lists the previous summary carried in its `metadata`, and renders them as
+ * `<read-files>` / `<modified-files>` blocks after the summary text.
+ */
+import type { Message, ToolPart } from './model';
+
+/** Paths a compacted range read, and paths it created, wrote, edited or deleted. */
+export type FileOps = { readFiles: string[]; modifiedFiles: string[] };
+
+/** What one tool call did to one file. Writes and edits both count as modifications. */
+export type FileOpKind = 'read' | 'write' | 'edit';
+
+export interface FileOp {
+  kind: FileOpKind;
+  path: string;
+}
+
+/** Tool names per operation (the policy's `fileTools`). Matching ignores case, `_` and `-`. */
+export interface FileToolNames {
+  read: readonly string[];
+  write: readonly string[];
+  edit: readonly string[];
+}
+
+/**
+ * The common agents' file tools: Claude Code (`Read`, `Write`, `Edit`, `MultiEdit`,
+ * `NotebookEdit`), Gemini CLI (`read_file`, `read_many_files`, `write_file`, `replace`),
+ * OpenCode and pi (`read`, `write`, `edit`), Opal (`read_file`, `write_file`, `edit_file`,
+ * `edit_file_lines`), Cursor (`edit_file`, `search_replace`). SWE-agent's `str_replace_editor` and
+ * Codex's `apply_patch` are recognised by their own rules and need no entry here.
+ */
+export const DEFAULT_FILE_TOOLS: FileToolNames = {
+  read: ['read', 'read_file', 'read_many_files', 'NotebookRead'],
+  write: ['write', 'write_file', 'create_file'],
+  edit: ['edit', 'MultiEdit', 'NotebookEdit', 'replace', 'edit_file', 'edit_file_lines', 'search_replace'],
+};
+
+/** Editors whose `command` argument says what they did (SWE-agent, Anthropic's text editor tool). */
+export const COMMAND_EDITOR_TOOLS: readonly string[] = ['str_replace_editor', 'str_replace_based_edit_tool'];
+
+/** Tools whose argument is a Codex patch (`*** Begin Patch` … `*** End Patch`). */
+export const PATCH_TOOLS: readonly string[] = ['apply_patch'];
+
+const EDITOR_COMMAND_KINDS: Record<string, FileOpKind> = {
+  view: 'read',
+  create: 'write',
+  str_replace: 'edit',
+  insert: 'edit',
+  undo_edit: 'edit',
+};
+
+const SINGLE_PATH_ARGUMENTS = [
+  'path',
+  'file_path',
+  'filePath',
+  'filepath',
+  'notebook_path',
+  'notebookPath',
+  'absolute_path',
+  'absolutePath',
+  'target_file',
+  'targetFile',
+  'filename',
+  'file',
+] as const;
+
+const PATH_LIST_ARGUMENTS = ['paths', 'file_paths', 'filePaths', 'files'] as const;
+
+const PATCH_ARGUMENTS = ['input', 'patch', 'diff'] as const;
+
+function normaliseToolName(name: string): string {
+  return name.toLowerCase().replace(/[-_]/g, '');
+}
+
+function matchesAny(tool: string, names: readonly string[]): boolean {
+  const normalised = normaliseToolName(tool);
+  return names.some((name) => normaliseToolName(name) === normalised);
+}
+
+/** Tool inputs are usually objects; some agents store the JSON text instead. */
+function inputAsObject(input: unknown): Record<string, unknown> | null {
+  if (typeof input === 'string') {
+    try {
+      return inputAsObject(JSON.parse(input) as unknown);
+    } catch {
+      return null;
+    }
+  }
+  return input !== null && typeof input === 'object' && !Array.isArray(input)
+    ? (input as Record<string, unknown>)
+    : null;
+}
+
+function nonEmptyString(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/** The file paths a tool call names, from the usual argument spellings. */
+export function pathsInToolInput(input: unknown): string[] {
+  const args = inputAsObject(input);
+  if (args === null) return [];
+  for (const key of SINGLE_PATH_ARGUMENTS) {
+    const path = nonEmptyString(args[key]);
+    if (path !== null) return [path];
+  }
+  for (const key of PATH_LIST_ARGUMENTS) {
+    const list = args[key];
+    if (Array.isArray(list)) return list.map(nonEmptyString).filter((path) => path !== null);
+  }
+  return [];
+}
+
+/**
+ * What a Codex patch does: `*** Add File:` writes; `*** Update File:`, `*** Delete File:` and
+ * `*** Move to:` edit. All of them are modifications: the next context must know the file
+ * changed, whatever the change.
+ */
+export function fileOpsInPatch(patch: string): FileOp[] {
+  const ops: FileOp[] = [];
+  for (const line of patch.split(/\r?\n/)) {
+    const match = /^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$/.exec(line.trim());
+    const path = match?.[2]?.trim();
+    if (path) ops.push({ kind: match?.[1] === 'Add File' ? 'write' : 'edit', path });
+  }
+  return ops;
+}
+
+/** The patch text of an `apply_patch` call: a raw string, a `{ input | patch }` object, or Codex's shell form. */
+function patchText(input: unknown): string | null {
+  if (typeof input === 'string' && input.includes('*** ')) return input;
+  const args = inputAsObject(input);
+  if (args === null) return null;
+  for (const key of PATCH_ARGUMENTS) {
+    const text = nonEmptyString(args[key]);
+    if (text !== null) return text;
+  }
+  const command = args['command'];
+  if (Array.isArray(command) && command[0] === 'apply_patch') {
+    const last: unknown = command[command.length - 1];
+    return typeof last === 'string' ? last : null;
+  }
+  return null;
+}
+
+function isShellApplyPatch(input: unknown): boolean {
+  const command = inputAsObject(input)?.['command'];
+  return Array.isArray(command) && command[0] === 'apply_patch' && command.length > 1;
+}
+
+/**
+ * What one tool call did to files. A call that failed (`status: 'error'`) did nothing worth
+ * remembering; a pending or running call counts, because its effect may have landed.
+ */
+export function fileOpsOfToolPart(part: ToolPart, fileTools: FileToolNames = DEFAULT_FILE_TOOLS): FileOp[] {
+  if (part.status === 'error') return [];
+  if (matchesAny(part.tool, PATCH_TOOLS) || isShellApplyPatch(part.input)) {
+    const patch = patchText(part.input);
+    return patch === null ? [] : fileOpsInPatch(patch);
+  }
+  if (matchesAny(part.tool, COMMAND_EDITOR_TOOLS)) {
+    const command = inputAsObject(part.input)?.['command'];
+    const kind = typeof command === 'string' ? EDITOR_COMMAND_KINDS[command] : undefined;
+    return kind === undefined ? [] : pathsInToolInput(part.input).map((path) => ({ kind, path }));
+  }
+  const kind: FileOpKind | null = matchesAny(part.tool, fileTools.read)
+    ? 'read'
+    : matchesAny(part.tool, fileTools.write)
+      ? 'write'
+      : matchesAny(part.tool, fileTools.edit)
+        ? 'edit'
+        : null;
+  return kind === null ? [] : pathsInToolInput(part.input).map((path) => ({ kind, path }));
+}
+
+/** Empty file-op lists. */
+export function emptyFileOps(): FileOps {
+  return { readFiles: [], modifiedFiles: [] };
+}
+
+/**
+ * Union of file-op lists, sorted and de-duplicated. A file modified anywhere is listed as
+ * modified only: "read, then edited" is an edit (Opal's promotion).
+ */
+export function mergeFileOps(...sets: readonly (FileOps | null | undefined)[]): FileOps {
+  const modified = new Set<string>();
+  const read = new Set<string>();
+  for (const set of sets) {
+    for (const path of set?.modifiedFiles ?? []) modified.add(path);
+    for (const path of set?.readFiles ?? []) read.add(path);
+  }
+  return {
+    readFiles: [...read].filter((path) => !modified.has(path)).sort(),
+    modifiedFiles: [...modified].sort(),
+  };
+}
+
+/** File ops of every tool part in `messages`, whatever the message role. */
+export function extractFileOps(messages: readonly Message[], fileTools?: FileToolNames): FileOps {
+  const readFiles: string[] = [];
+  const modifiedFiles: string[] = [];
+  for (const message of messages) {
+    for (const part of message.parts) {
+      if (part.type !== 'tool') continue;
+      for (const op of fileOpsOfToolPart(part, fileTools)) {
+        (op.kind === 'read' ? readFiles : modifiedFiles).push(op.path);
+      }
+    }
+  }
+  return mergeFileOps({ readFiles, modifiedFiles });
+}
+
+function stringList(value: unknown): string[] | null {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : null;
+}
+
+/**
+ * The file ops a summary message carries in its `metadata` (`{ readFiles, modifiedFiles }`;
+ * Opal's snake_case `read_files` / `modified_files` are read too). `null` when it carries none.
+ */
+export function fileOpsFromMetadata(
+  metadata: Readonly<Record<string, unknown>> | null | undefined,
+): FileOps | null {
+  if (!metadata) return null;
+  const readFiles = stringList(metadata['readFiles'] ?? metadata['read_files']);
+  const modifiedFiles = stringList(metadata['modifiedFiles'] ?? metadata['modified_files']);
+  if (readFiles === null && modifiedFiles === null) return null;
+  return { readFiles: readFiles ?? [], modifiedFiles: modifiedFiles ?? [] };
+}
+
+/** `<read-files>` and `<modified-files>` blocks, one path a line; empty lists render nothing. */
+export function renderFileOps(ops: FileOps): string {
+  const blocks: string[] = [];
+  if (ops.readFiles.length > 0) blocks.push(`<read-files>\n${ops.readFiles.join('\n')}\n</read-files>`);
+  if (ops.modifiedFiles.length > 0) {
+    blocks.push(`<modified-files>\n${ops.modifiedFiles.join('\n')}\n</modified-files>`);
+  }
+  return blocks.join('\n\n');
+}
+
+const FILE_OPS_BLOCK = /<(read-files|modified-files)>[\s\S]*?<\/\1>/g;
+
+/** `text` without any `<read-files>` / `<modified-files>` blocks (e.g. echoed by the summarizer). */
+export function stripFileOpsBlocks(text: string): string {
+  return text
+    .replace(FILE_OPS_BLOCK, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/**
+ * `text` followed by the rendered file ops, replacing any blocks it already had, so rendering
+ * twice (truncate text, then the summary message) never lists the files twice.
+ */
+export function withFileOps(text: string, ops: FileOps | null | undefined): string {
+  const body = stripFileOpsBlocks(text);
+  const rendered = ops ? renderFileOps(ops) : '';
+  if (rendered === '') return body;
+  return body === '' ? rendered : `${body}\n\n${rendered}`;
+}

@@ -1,0 +1,212 @@
+/**
+ * The context rendered as an OpenAI Chat Completions `messages` array, ready to send as is.
+ *
+ * Our assistant messages hold a whole agent turn: text and tool parts interleaved over several
+ * steps, each tool part carrying its call and its result. Chat Completions wants one assistant
+ * message per step (`content` + `tool_calls`) followed by one `tool` message per call, so each
+ * assistant message is split at every text that follows a tool call.
+ */
+import { renderMessage, type AssembledContext } from './context';
+import { assertNever, type FilePart, type Message, type Part, type ToolPart } from './model';
+import { COMPACTION_MARKER_TEXT } from './summary-messages';
+
+export type OpenAIContentPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface OpenAIToolCall {
+  id: string;
+  type: 'function';
+  /** `arguments` is JSON text, as the API requires. */
+  function: { name: string; arguments: string };
+}
+
+export type OpenAIChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | OpenAIContentPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: OpenAIToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/**
+ * A tool call's arguments as JSON text of an object. Inputs stored as JSON text are passed
+ * through when they hold an object; anything else that is not an object (a raw patch string, a
+ * number) is wrapped as `{ "input": … }` so the provider can parse it.
+ */
+export function toolCallArguments(input: unknown): string {
+  if (input === undefined || input === null) return '{}';
+  if (typeof input === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(input);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return input;
+    } catch {
+      // not JSON: wrapped below
+    }
+    return JSON.stringify({ input });
+  }
+  if (typeof input === 'object' && !Array.isArray(input)) return JSON.stringify(input);
+  return JSON.stringify({ input });
+}
+
+/** OpenAI's rule for function names: `^[a-zA-Z0-9_-]{1,64}$`. */
+const TOOL_NAME_LIMIT = 64;
+/** OpenAI rejects tool-call ids longer than 40 characters. */
+const TOOL_CALL_ID_LIMIT = 40;
+
+/**
+ * A stored tool name as OpenAI accepts it: other characters (`.`, `/`, `:`, spaces from MCP
+ * servers) become `_`, and the name is cut to 64 characters.
+ */
+export function openAIToolName(name: string): string {
+  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, TOOL_NAME_LIMIT);
+  return cleaned === '' ? 'tool' : cleaned;
+}
+
+/** 32-bit FNV-1a, as 8 hex digits: a short, stable stand-in for a long id. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * A tool-call id as OpenAI accepts it. Valid ids pass unchanged; a longer or oddly spelled one
+ * is replaced by a readable prefix plus a hash of the whole id, the same for the call and its
+ * result, so pairs stay matched.
+ */
+export function openAIToolCallId(id: string): string {
+  if (id.length > 0 && id.length <= TOOL_CALL_ID_LIMIT && /^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  const prefix = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, TOOL_CALL_ID_LIMIT - 10);
+  return `${prefix}_${fnv1a(id)}`.replace(/^_/, 'call_');
+}
+
+/** What the model reads as a tool call's result (after {@link renderMessage}). */
+export function toolResultContent(part: ToolPart): string {
+  switch (part.status) {
+    case 'completed':
+      return part.output === null || part.output === '' ? '(no output)' : part.output;
+    case 'error':
+      return part.error ?? 'Tool error';
+    case 'pending':
+    case 'running':
+      // renderMessage has turned these into interrupted errors; kept for exhaustiveness.
+      return part.error ?? '';
+    default:
+      return assertNever(part.status, 'tool status');
+  }
+}
+
+function fileNote(part: FilePart): string {
+  return `[Attached file: ${part.filename ?? 'unnamed'} (${part.mime})]`;
+}
+
+/** Parts that cannot be expressed where they are (a tool part on a user message) become notes. */
+function textOfPart(part: Exclude<Part, { type: 'reasoning' }>): string {
+  switch (part.type) {
+    case 'text':
+      return part.text;
+    case 'file':
+      return fileNote(part);
+    case 'compaction':
+      return COMPACTION_MARKER_TEXT;
+    case 'tool':
+      return `[Tool call ${part.tool}(${toolCallArguments(part.input)}) returned: ${toolResultContent(part)}]`;
+    default:
+      return assertNever(part, 'part');
+  }
+}
+
+function renderUser(message: Message): OpenAIChatMessage[] {
+  const content: OpenAIContentPart[] = [];
+  for (const part of message.parts) {
+    if (part.type === 'reasoning') continue;
+    if (part.type === 'file' && part.mime.startsWith('image/')) {
+      content.push({ type: 'image_url', image_url: { url: part.url } });
+      continue;
+    }
+    const text = textOfPart(part);
+    if (text.trim() !== '') content.push({ type: 'text', text });
+  }
+  if (content.length === 0) return [];
+  if (content.every((part) => part.type === 'text')) {
+    return [{ role: 'user', content: content.map((part) => part.text).join('\n\n') }];
+  }
+  return [{ role: 'user', content }];
+}
+
+function renderSystem(message: Message): OpenAIChatMessage[] {
+  const text = message.parts
+    .flatMap((part) => (part.type === 'reasoning' ? [] : [textOfPart(part)]))
+    .filter((piece) => piece.trim() !== '')
+    .join('\n\n');
+  return text === '' ? [] : [{ role: 'system', content: text }];
+}
+
+function renderAssistant(message: Message): OpenAIChatMessage[] {
+  const out: OpenAIChatMessage[] = [];
+  let texts: string[] = [];
+  let calls: ToolPart[] = [];
+  const flushStep = (): void => {
+    if (texts.length === 0 && calls.length === 0) return;
+    const content = texts.length === 0 ? null : texts.join('\n\n');
+    if (calls.length === 0) {
+      out.push({ role: 'assistant', content });
+    } else {
+      const toolCalls = calls.map((call) => ({
+        id: openAIToolCallId(call.callId),
+        type: 'function' as const,
+        function: { name: openAIToolName(call.tool), arguments: toolCallArguments(call.input) },
+      }));
+      out.push({ role: 'assistant', content, tool_calls: toolCalls });
+      for (const call of calls)
+        out.push({
+          role: 'tool',
+          tool_call_id: openAIToolCallId(call.callId),
+          content: toolResultContent(call),
+        });
+    }
+    texts = [];
+    calls = [];
+  };
+  for (const part of message.parts) {
+    if (part.type === 'reasoning') continue;
+    if (part.type === 'tool') {
+      calls.push(part);
+      continue;
+    }
+    const text = textOfPart(part);
+    if (text.trim() === '') continue;
+    // A text after tool calls belongs to the next step: the calls' results come first.
+    if (calls.length > 0) flushStep();
+    texts.push(text);
+  }
+  flushStep();
+  return out;
+}
+
+/**
+ * The Chat Completions `messages` for a context (an {@link AssembledContext} or its messages):
+ * system messages stay system; user messages become text, or content parts when they carry
+ * images (other files become a text note); assistant messages are split into
+ * `assistant(content, tool_calls) → tool(tool_call_id) … → assistant …` in part order, with
+ * `arguments` as JSON text; reasoning is dropped; the compaction marker reads as a system note,
+ * not as a user question. Pruning and interrupted calls are rendered here too, so raw messages
+ * are safe to pass. Messages with nothing to say are left out (providers reject empty content).
+ */
+export function toOpenAIMessages(context: AssembledContext | readonly Message[]): OpenAIChatMessage[] {
+  const messages: readonly Message[] = 'messages' in context ? context.messages : context;
+  return messages.flatMap((stored) => {
+    const message = renderMessage(stored);
+    switch (message.role) {
+      case 'system':
+        return renderSystem(message);
+      case 'user':
+        return renderUser(message);
+      case 'assistant':
+        return renderAssistant(message);
+      default:
+        return assertNever(message.role, 'role');
+    }
+  });
+}

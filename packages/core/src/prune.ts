@@ -1,0 +1,86 @@
+/**
+ * Which old tool outputs to prune (OpenCode's `prune`, exactly).
+ *
+ * Walk the context view backwards. Skip everything until the `protectUserTurns`-th user message
+ * from the end has been passed (the active conversation). Stop at a summary message (nothing
+ * before the previous compaction is in the view anyway) or at an output that is already pruned
+ * (everything older was handled by an earlier prune). Among completed tool parts of unprotected
+ * tools, the newest `protectTokens` output tokens stay; every older output is a candidate. Prune
+ * only when the candidates save strictly more than `minimumTokens`: pruning breaks the provider's
+ * prompt cache, so it must happen rarely and in large steps.
+ *
+ * Sizes are the stored `outputTokens` of each part, never a re-estimate. This is the reference
+ * the set-based SQL implementation in packages/db is checked against.
+ */
+import type { Message } from './model';
+import type { PruningPolicy } from './policy';
+
+/** One tool output to prune, addressed the way the store addresses it. */
+export interface PrunablePart {
+  messageId: string;
+  seq: number;
+  callId: string;
+  tool: string;
+  /** What pruning it saves (the stored output tokens). */
+  outputTokens: number;
+}
+
+export interface PruneSelection {
+  /** Parts to mark as pruned, oldest first; empty when the saving is not worth it. */
+  parts: PrunablePart[];
+  /** Output tokens the selection saves: the candidates' sum when above the minimum, else 0. */
+  prunedTokens: number;
+  /** Output tokens of every candidate, pruned or not (for reporting why nothing was pruned). */
+  candidateTokens: number;
+  /** Output tokens walked through, protected ones included (OpenCode's `total`). */
+  scannedTokens: number;
+}
+
+/**
+ * Select the tool outputs to prune in a context view (the latest summary first, then the kept
+ * and newer messages, in order). Pure: the caller marks the parts (`compactedAt`) and gates on
+ * the policy's `prune` switch.
+ */
+export function selectPrunableParts(messages: readonly Message[], pruning: PruningPolicy): PruneSelection {
+  const protectedTools = new Set(pruning.protectedTools);
+  const candidates: PrunablePart[] = [];
+  let scanned = 0;
+  let candidateTokens = 0;
+  let userTurns = 0;
+
+  walk: for (let messageIndex = messages.length - 1; messageIndex >= 0; messageIndex--) {
+    const message = messages[messageIndex]!;
+    if (message.role === 'user') userTurns++;
+    if (userTurns < pruning.protectUserTurns) continue;
+    // OpenCode stops at the assistant summary; in this model every message a compaction wrote
+    // (its request marker, or a user/system-style summary) carries `summary: true`.
+    if (message.summary) break;
+    const parts = message.parts;
+    for (let partIndex = parts.length - 1; partIndex >= 0; partIndex--) {
+      const part = parts[partIndex]!;
+      if (part.type !== 'tool' || part.status !== 'completed') continue;
+      if (protectedTools.has(part.tool)) continue;
+      if (part.compactedAt !== null) break walk;
+      scanned += part.outputTokens;
+      if (scanned > pruning.protectTokens) {
+        candidateTokens += part.outputTokens;
+        // Built while the part is in cache: cheaper than revisiting it (measured, bench/core-prune).
+        candidates.push({
+          messageId: message.id,
+          seq: message.seq,
+          callId: part.callId,
+          tool: part.tool,
+          outputTokens: part.outputTokens,
+        });
+      }
+    }
+  }
+
+  const worthIt = candidateTokens > pruning.minimumTokens;
+  return {
+    parts: worthIt ? candidates.reverse() : [],
+    prunedTokens: worthIt ? candidateTokens : 0,
+    candidateTokens,
+    scannedTokens: scanned,
+  };
+}

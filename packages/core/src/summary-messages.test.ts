@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import type { Message, Part } from './model';
+import {
+  buildSummaryMessages,
+  COMPACTION_MARKER_TEXT,
+  countLeadingSummaryMessages,
+  extractPreviousFileOps,
+  extractPreviousSummary,
+  USER_SUMMARY_PREFIX,
+  type NewMessage,
+  type SummaryMessageStyle,
+} from './summary-messages';
+import { estimateTokens } from './tokens';
+
+function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    parts,
+    finish: null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+    ...extra,
+  };
+}
+const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
+
+/** Stored form of what buildSummaryMessages returns, as the store would give it back. */
+function stored(messages: NewMessage[], firstSeq: number): Message[] {
+  return messages.map((m, i) => ({ ...m, seq: firstSeq + i }));
+}
+
+const base = {
+  summaryText: '## Goal\nShip the parser.',
+  compactionId: 'cmp1',
+  auto: true,
+  messagesCompacted: 12,
+  fileOps: { readFiles: ['a.ts', 'b.ts'], modifiedFiles: ['b.ts'] },
+  createdAt: '2025-02-03T04:05:06Z',
+};
+
+describe('buildSummaryMessages', () => {
+  it('opencode: a user request marker with a compaction part, then the assistant summary', () => {
+    const [marker, summary, ...rest] = buildSummaryMessages({ ...base, style: 'opencode' });
+    expect(rest).toEqual([]);
+    expect(marker).toMatchObject({
+      id: 'cmp1-request',
+      role: 'user',
+      summary: true,
+      compactionId: 'cmp1',
+      parts: [{ type: 'compaction', auto: true }],
+      metadata: { type: 'compaction_request', compactionId: 'cmp1' },
+      createdAt: base.createdAt,
+    });
+    expect(marker?.parts[0]?.tokens).toBe(estimateTokens(COMPACTION_MARKER_TEXT));
+    expect(summary).toMatchObject({
+      id: 'cmp1-summary',
+      role: 'assistant',
+      summary: true,
+      finish: 'stop',
+      error: null,
+      usage: null,
+      metadata: {
+        type: 'compaction_summary',
+        compactionId: 'cmp1',
+        messagesCompacted: 12,
+        readFiles: ['a.ts'],
+        modifiedFiles: ['b.ts'],
+      },
+    });
+    expect(summary?.parts).toEqual([
+      {
+        type: 'text',
+        text: '## Goal\nShip the parser.\n\n<read-files>\na.ts\n</read-files>\n\n<modified-files>\nb.ts\n</modified-files>',
+        tokens: expect.any(Number),
+      },
+    ]);
+  });
+
+  it('user (Opal / klaude-code): one user message opening with the compaction sentence', () => {
+    const messages = buildSummaryMessages({
+      ...base,
+      style: 'user',
+      fileOps: null,
+      ids: { summary: 'custom' },
+    });
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ id: 'custom', role: 'user', summary: true, finish: null });
+    expect(messages[0]?.parts[0]).toMatchObject({
+      text: `${USER_SUMMARY_PREFIX}\n\n<summary>\n## Goal\nShip the parser.\n</summary>`,
+    });
+  });
+
+  it('system (seed 002): "[History Summary - N earlier messages]"', () => {
+    const messages = buildSummaryMessages({ ...base, style: 'system', fileOps: null, countTokens: () => 7 });
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ role: 'system', parts: [{ type: 'text', tokens: 7 }] });
+    expect(messages[0]?.parts[0]).toMatchObject({
+      text: '[History Summary - 12 earlier messages]\n\n## Goal\nShip the parser.',
+    });
+  });
+
+  it('rejects an unknown style', () => {
+    expect(() => buildSummaryMessages({ ...base, style: 'fancy' as SummaryMessageStyle })).toThrow(
+      'unexpected summary message style',
+    );
+  });
+});
+
+describe('reading a previous compaction back (next cycle)', () => {
+  const styles: SummaryMessageStyle[] = ['opencode', 'user', 'system'];
+  it.each(styles)('%s: extracts the summary body and the file ops from metadata', (style) => {
+    const written = stored(buildSummaryMessages({ ...base, style }), 20);
+    const range = [...written, message(30, 'user', [text('next question')])];
+    expect(countLeadingSummaryMessages(range)).toBe(written.length);
+    expect(extractPreviousSummary(range)).toBe('## Goal\nShip the parser.');
+    expect(extractPreviousFileOps(range)).toEqual({ readFiles: ['a.ts'], modifiedFiles: ['b.ts'] });
+  });
+
+  it('returns null when the range starts with ordinary messages', () => {
+    const range = [message(1, 'user', [text('hello')]), message(2, 'assistant', [text('hi')])];
+    expect(countLeadingSummaryMessages(range)).toBe(0);
+    expect(extractPreviousSummary(range)).toBeNull();
+    expect(extractPreviousFileOps(range)).toBeNull();
+    expect(extractPreviousSummary([])).toBeNull();
+  });
+
+  it('recognises unflagged summaries imported from Opal or klaude-code by their opening', () => {
+    const opal = message(
+      1,
+      'user',
+      [text('[Conversation summary — older messages were compacted]\n\n## Goal\nX')],
+      {
+        metadata: { type: 'compaction_summary', read_files: ['r'], modified_files: [] },
+      },
+    );
+    expect(countLeadingSummaryMessages([opal])).toBe(1);
+    expect(extractPreviousSummary([opal])).toBe('## Goal\nX');
+    expect(extractPreviousFileOps([opal])).toEqual({ readFiles: ['r'], modifiedFiles: [] });
+    const klaude = message(1, 'user', [text(`${USER_SUMMARY_PREFIX}\n\nDid things.`)]);
+    expect(extractPreviousSummary([klaude])).toBe('Did things.');
+  });
+
+  it('a summary message with no text yields no previous summary', () => {
+    const marker = message(1, 'user', [{ type: 'compaction', auto: false, tokens: 1 }], { summary: true });
+    expect(countLeadingSummaryMessages([marker])).toBe(1);
+    expect(extractPreviousSummary([marker])).toBeNull();
+  });
+});

@@ -1,0 +1,184 @@
+/**
+ * The messages a compaction writes, in the three styles the seeds use, and how the next cycle
+ * reads them back (previous summary text and file ops).
+ *
+ * - `opencode` (default): a user message carrying a `compaction` part (the request marker), then
+ *   an assistant message with `summary: true` and finish `stop` holding the summary.
+ * - `user` (Opal, klaude-code): one user message opening {@link USER_SUMMARY_PREFIX}.
+ * - `system` (seed 002): one system message `[History Summary - N earlier messages]`.
+ *
+ * All of them are stored with `summary: true` and the compaction's id; the context view shows
+ * only the latest completed compaction's ones.
+ */
+import { fileOpsFromMetadata, mergeFileOps, stripFileOpsBlocks, withFileOps, type FileOps } from './file-ops';
+import { assertNever, type Message } from './model';
+import type { Policy } from './policy';
+import { estimateTokens, type CountTokens } from './tokens';
+
+/** The policy's `summaryMessage`: `opencode`, `user` or `system`. */
+export type SummaryMessageStyle = Policy['summaryMessage'];
+
+/** A message as a compaction hands it to the store, which assigns `seq`. */
+export type NewMessage = Omit<Message, 'seq'>;
+
+/** Opening of the `user`-style summary message (klaude-code and pi's wording). */
+export const USER_SUMMARY_PREFIX =
+  'The conversation history before this point was compacted into the following summary:';
+
+/**
+ * How the model sees the OpenCode-style request marker. OpenCode renders it as "What did we do so
+ * far?", which models answer again after the summary; this reads as a note from the system that
+ * needs no reply.
+ */
+export const COMPACTION_MARKER_TEXT =
+  '[Context compacted] Earlier messages of this conversation were replaced by the summary in the next message. ' +
+  'This note was inserted by the system: it is not a request from the user and needs no reply.';
+
+/** `metadata.type` of the message that carries a compaction's summary text and file ops. */
+export const SUMMARY_METADATA_TYPE = 'compaction_summary';
+
+/** `metadata.type` of the OpenCode-style request marker. */
+export const REQUEST_METADATA_TYPE = 'compaction_request';
+
+/** Heading of the `system`-style summary message (seed 002). */
+export function historySummaryHeading(messagesCompacted: number): string {
+  return `[History Summary - ${messagesCompacted} earlier messages]`;
+}
+
+export interface SummaryMessagesInput {
+  style: SummaryMessageStyle;
+  /** The summary body (LLM output, truncate text or topic summary), without file-op blocks. */
+  summaryText: string;
+  compactionId: string;
+  /** Whether the compaction was triggered automatically (the `compaction` part's flag). */
+  auto: boolean;
+  /** How many messages the summary replaces (shown by the `system` style, kept in metadata). */
+  messagesCompacted: number;
+  /** Cumulative file ops: rendered after the summary and kept in metadata for the next cycle. */
+  fileOps?: FileOps | null;
+  /** ISO time for `createdAt` (core takes no clock). */
+  createdAt: string;
+  /**
+   * Message ids. Default `${compactionId}-request` / `${compactionId}-summary`: deterministic, so
+   * a retried finalize step writes the same messages (appends are idempotent by id).
+   */
+  ids?: { request?: string; summary?: string };
+  /** Token count of a text part (an exact tokenizer); defaults to {@link estimateTokens}. */
+  countTokens?: CountTokens;
+}
+
+/**
+ * The message(s) a compaction writes, in order. The summary message's `metadata` carries
+ * `{ type: 'compaction_summary', compactionId, messagesCompacted, readFiles, modifiedFiles }`.
+ * None carries `usage`: the summarizer's usage belongs to the compaction row, and a huge prompt
+ * count on a message would read as the session's current size to the token estimate.
+ */
+export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] {
+  const countTokens = input.countTokens ?? estimateTokens;
+  const fileOps = mergeFileOps(input.fileOps);
+  const body = withFileOps(input.summaryText, fileOps);
+  const summaryId = input.ids?.summary ?? `${input.compactionId}-summary`;
+  const base = {
+    finish: null,
+    error: null,
+    usage: null,
+    createdAt: input.createdAt,
+    summary: true,
+    compactionId: input.compactionId,
+  } satisfies Partial<NewMessage>;
+  const summaryMetadata = {
+    type: SUMMARY_METADATA_TYPE,
+    compactionId: input.compactionId,
+    messagesCompacted: input.messagesCompacted,
+    readFiles: fileOps.readFiles,
+    modifiedFiles: fileOps.modifiedFiles,
+  };
+  const textMessage = (role: Message['role'], text: string): NewMessage => ({
+    ...base,
+    id: summaryId,
+    role,
+    parts: [{ type: 'text', text, tokens: countTokens(text) }],
+    metadata: summaryMetadata,
+  });
+
+  switch (input.style) {
+    case 'opencode':
+      return [
+        {
+          ...base,
+          id: input.ids?.request ?? `${input.compactionId}-request`,
+          role: 'user',
+          parts: [{ type: 'compaction', auto: input.auto, tokens: countTokens(COMPACTION_MARKER_TEXT) }],
+          metadata: { type: REQUEST_METADATA_TYPE, compactionId: input.compactionId },
+        },
+        { ...textMessage('assistant', body), finish: 'stop' },
+      ];
+    case 'user':
+      return [textMessage('user', `${USER_SUMMARY_PREFIX}\n\n<summary>\n${body}\n</summary>`)];
+    case 'system':
+      return [textMessage('system', `${historySummaryHeading(input.messagesCompacted)}\n\n${body}`)];
+    default:
+      return assertNever(input.style, 'summary message style');
+  }
+}
+
+/** Openings that mark a message as a summary when it lacks the `summary` flag (imported histories). */
+const SUMMARY_OPENINGS: readonly RegExp[] = [
+  new RegExp(`^${USER_SUMMARY_PREFIX.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*`),
+  /^\[History Summary - \d+ earlier messages?\]\s*/,
+  /^\[Conversation summary[^\]\n]*\]\s*/,
+];
+
+function textOf(message: Pick<Message, 'parts'>): string {
+  return message.parts
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('\n')
+    .trim();
+}
+
+function startsWithSummaryOpening(message: Message): boolean {
+  const text = textOf(message);
+  return SUMMARY_OPENINGS.some((opening) => opening.test(text));
+}
+
+/**
+ * How many messages at the start of `messages` belong to a previous compaction: those flagged
+ * `summary`, or a first message that opens like a summary (histories imported from Opal or
+ * klaude-code). These are what a new compaction folds in as its "previous summary".
+ */
+export function countLeadingSummaryMessages(messages: readonly Message[]): number {
+  let count = 0;
+  while (count < messages.length && messages[count]?.summary === true) count += 1;
+  if (count === 0 && messages[0] !== undefined && startsWithSummaryOpening(messages[0])) return 1;
+  return count;
+}
+
+/** The summary body of one summary message: opening, `<summary>` wrapper and file-op blocks removed. */
+function summaryBody(message: Message): string {
+  let text = textOf(message);
+  for (const opening of SUMMARY_OPENINGS) text = text.replace(opening, '');
+  const wrapped = /^<summary>\s*([\s\S]*?)\s*<\/summary>$/.exec(text.trim());
+  return stripFileOpsBlocks(wrapped?.[1] ?? text);
+}
+
+/**
+ * The summary text when the compacted range starts with a previous compaction's summary (Opal's
+ * iterative update), without its heading or file-op blocks (those are re-rendered from
+ * metadata). `null` when the range starts with ordinary messages.
+ */
+export function extractPreviousSummary(messages: readonly Message[]): string | null {
+  const bodies = messages
+    .slice(0, countLeadingSummaryMessages(messages))
+    .map(summaryBody)
+    .filter((body) => body !== '');
+  return bodies.length === 0 ? null : bodies.join('\n\n');
+}
+
+/** The file ops the previous compaction's summary kept in its metadata, or `null`. */
+export function extractPreviousFileOps(messages: readonly Message[]): FileOps | null {
+  const found = messages
+    .slice(0, countLeadingSummaryMessages(messages))
+    .map((message) => fileOpsFromMetadata(message.metadata))
+    .filter((ops) => ops !== null);
+  return found.length === 0 ? null : mergeFileOps(...found);
+}

@@ -1,0 +1,200 @@
+/**
+ * Token counts: the cheap estimate, the stored per-part counts, and the hybrid context estimate.
+ *
+ * Every part's tokens are counted once, when it is written, and stored (model.ts). Hot paths sum
+ * those stored counts and never re-tokenize history. The best single measure of the context is
+ * the provider's own usage report; the hybrid estimate (Opal) calibrates on the latest one and
+ * adds the stored counts of what came after it.
+ */
+import {
+  assertNever,
+  PRUNED_OUTPUT_PLACEHOLDER,
+  type Message,
+  type Part,
+  type ToolPart,
+  type Usage,
+} from './model';
+
+/** OpenCode's heuristic: about four characters per token for English text and code. */
+export const CHARS_PER_TOKEN = 4;
+
+/** OpenCode's estimate: `max(0, round(length / 4))`; empty or missing text is 0. */
+export function estimateTokens(text: string | null | undefined): number {
+  return Math.max(0, Math.round((text ?? '').length / CHARS_PER_TOKEN));
+}
+
+/** An exact counter (a real tokenizer, implemented outside core): text in, tokens out. */
+export type CountTokens = (text: string) => number;
+
+/**
+ * Tokens of the placeholder a pruned tool output is replaced with. The text is fixed, short and
+ * never stored, so it is estimated. The context view renders a pruned part with these as its
+ * output tokens, so {@link partTokens} counts a rendered part the same as the stored one.
+ */
+export const PRUNED_OUTPUT_PLACEHOLDER_TOKENS = estimateTokens(PRUNED_OUTPUT_PLACEHOLDER);
+
+/** Whether a tool part's output was pruned (it shows the placeholder instead). */
+export function isPruned(part: ToolPart): boolean {
+  return part.compactedAt !== null;
+}
+
+/**
+ * Tokens a part costs in the context as the model sees it: its stored count, except that a
+ * pruned tool part counts the placeholder instead of its output.
+ */
+export function partTokens(part: Part): number {
+  switch (part.type) {
+    case 'tool':
+      return isPruned(part)
+        ? Math.max(0, part.tokens - part.outputTokens) + PRUNED_OUTPUT_PLACEHOLDER_TOKENS
+        : part.tokens;
+    case 'text':
+    case 'reasoning':
+    case 'file':
+    case 'compaction':
+      return part.tokens;
+    default:
+      return assertNever(part, 'part');
+  }
+}
+
+/** Sum of a message's part tokens (see {@link partTokens}). */
+export function messageTokens(message: Message): number {
+  let total = 0;
+  for (const part of message.parts) total += partTokens(part);
+  return total;
+}
+
+/** Sum of the stored counts of `messages` (see {@link partTokens}). */
+export function storedTokens(messages: readonly Message[]): number {
+  let total = 0;
+  for (const message of messages) total += messageTokens(message);
+  return total;
+}
+
+/** Length of the prompt a turn was answered from: `input + cacheRead + cacheWrite` (model.ts). */
+export function promptTokens(usage: Usage): number {
+  return usage.input + usage.cacheRead + usage.cacheWrite;
+}
+
+/**
+ * The context a usage report measures, as of the end of that turn: its prompt plus its `output`,
+ * which becomes context for the next turn. Reasoning is not added: `output` already includes it
+ * where the provider replays it, and most providers drop it from later prompts.
+ */
+export function reportedContextTokens(usage: Usage): number {
+  return promptTokens(usage) + usage.output;
+}
+
+/**
+ * Tokens of what was added to an assistant message after its usage was reported: its tool
+ * results. Usage counts the tool calls (they are output); results arrive later in the same part.
+ * A pending or running call has no result yet.
+ */
+export function toolResultTokens(message: Message): number {
+  let total = 0;
+  for (const part of message.parts) {
+    if (part.type !== 'tool') continue;
+    if (part.status === 'completed')
+      total += isPruned(part) ? PRUNED_OUTPUT_PLACEHOLDER_TOKENS : part.outputTokens;
+    else if (part.status === 'error') total += estimateTokens(part.error);
+  }
+  return total;
+}
+
+/** The latest usage report a context estimate can be calibrated on. */
+export interface UsageReport {
+  /** Index of the reporting message in the view. */
+  index: number;
+  message: Message;
+  usage: Usage;
+}
+
+/**
+ * The seq before or at which usage reports are stale: the latest compaction's summary seq (the
+ * highest seq among summary messages in the view), or `null` when the view has none.
+ */
+export function latestSummarySeq(view: readonly Message[]): number | null {
+  let latest: number | null = null;
+  for (const message of view)
+    if (message.summary && (latest === null || message.seq > latest)) latest = message.seq;
+  return latest;
+}
+
+/**
+ * The newest usable usage report in a context view: an assistant message that is not a summary,
+ * did not fail, reported a non-empty prompt, and came after the latest compaction (a report from
+ * before it measured a prompt that no longer exists). `lastCompactionSeq` defaults to
+ * {@link latestSummarySeq}; pass it for a compaction that wrote no summary (topic truncate).
+ */
+export function latestUsageReport(
+  view: readonly Message[],
+  lastCompactionSeq?: number | null,
+): UsageReport | null {
+  const staleUpTo = lastCompactionSeq === undefined ? latestSummarySeq(view) : lastCompactionSeq;
+  for (let index = view.length - 1; index >= 0; index--) {
+    const message = view[index]!;
+    if (staleUpTo !== null && message.seq <= staleUpTo) continue;
+    if (message.role !== 'assistant' || message.summary || message.error !== null) continue;
+    if (message.usage !== null && promptTokens(message.usage) > 0)
+      return { index, message, usage: message.usage };
+  }
+  return null;
+}
+
+/**
+ * Tokens the report counted that pruning has since replaced: outputs (before the report) pruned
+ * after the reporting turn started. Times that do not parse are left alone.
+ */
+function prunedSinceReport(view: readonly Message[], report: UsageReport): number {
+  const reportedAt = Date.parse(report.message.createdAt);
+  if (Number.isNaN(reportedAt)) return 0;
+  let total = 0;
+  for (let index = 0; index < report.index; index++) {
+    for (const part of view[index]!.parts) {
+      if (part.type !== 'tool' || part.compactedAt === null || part.status !== 'completed') continue;
+      const prunedAt = Date.parse(part.compactedAt);
+      if (!Number.isNaN(prunedAt) && prunedAt > reportedAt) {
+        total += Math.max(0, part.outputTokens - PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+      }
+    }
+  }
+  return total;
+}
+
+export type EstimateMode = 'hybrid' | 'exact';
+
+/** How big a context view is, and where the number comes from. */
+export interface ContextEstimate {
+  tokens: number;
+  /** `usage`: calibrated on a provider report; `stored`: the sum of stored counts. */
+  source: 'usage' | 'stored';
+  /** Seq of the message whose usage was the base, when `source` is `usage`. */
+  reportSeq: number | null;
+}
+
+export interface EstimateOptions {
+  /** `hybrid` (default) calibrates on usage; `exact` sums stored counts only. */
+  mode?: EstimateMode;
+  /** See {@link latestUsageReport}. */
+  lastCompactionSeq?: number | null;
+}
+
+/**
+ * The size of a context view (the latest summary first, then the kept and newer messages).
+ *
+ * Hybrid (Opal): the latest usable report's {@link reportedContextTokens}, plus that message's
+ * tool results, plus the stored counts of every later message, minus what pruning removed since
+ * the report. With no usable report, or in `exact` mode, the sum of stored counts.
+ */
+export function estimateContextTokens(
+  view: readonly Message[],
+  options: EstimateOptions = {},
+): ContextEstimate {
+  const report = options.mode === 'exact' ? null : latestUsageReport(view, options.lastCompactionSeq);
+  if (report === null) return { tokens: storedTokens(view), source: 'stored', reportSeq: null };
+  let tokens = reportedContextTokens(report.usage) + toolResultTokens(report.message);
+  for (let index = report.index + 1; index < view.length; index++) tokens += messageTokens(view[index]!);
+  tokens -= prunedSinceReport(view, report);
+  return { tokens: Math.max(0, tokens), source: 'usage', reportSeq: report.message.seq };
+}

@@ -1,0 +1,266 @@
+import { describe, expect, it } from 'vitest';
+import type { Message, Part } from './model';
+import {
+  buildTopicDetectionRequest,
+  formatTopicMessage,
+  mapBoundaryToSession,
+  NO_TOPIC_BOUNDARY,
+  parseTopicBoundary,
+  TOPIC_DETECTION_DEFAULTS,
+  topicDetectionSystemPrompt,
+} from './topic-detection';
+
+function message(seq: number, role: Message['role'], parts: Part[]): Message {
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    parts,
+    finish: null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+  };
+}
+const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
+
+/** The seed's example conversation. */
+const seedExample = [
+  message(0, 'user', [text('Can you fix the bug in parser.py...')]),
+  message(1, 'assistant', [text('I see the issue, the regex...')]),
+  message(2, 'user', [text("Now let's work on the API endpoint...")]),
+  message(3, 'assistant', [text('Sure, looking at routes.py...')]),
+];
+
+describe('buildTopicDetectionRequest', () => {
+  it("formats the seed's example as indexed blocks", () => {
+    const request = buildTopicDetectionRequest(seedExample);
+    expect(request.window).toEqual({ start: 0, size: 4 });
+    expect(request.user).toContain(
+      [
+        '[0] USER: Can you fix the bug in parser.py...',
+        '[1] ASSISTANT: I see the issue, the regex...',
+        "[2] USER: Now let's work on the API endpoint...",
+        '[3] ASSISTANT: Sure, looking at routes.py...',
+      ].join('\n\n'),
+    );
+  });
+
+  it('sends at most the newest 50 messages, indexed from 0, and remembers where the window starts', () => {
+    const messages = Array.from({ length: 60 }, (_, i) =>
+      message(i, i % 2 === 0 ? 'user' : 'assistant', [text(`message ${i}`)]),
+    );
+    const request = buildTopicDetectionRequest(messages);
+    expect(request.window).toEqual({ start: 10, size: 50 });
+    expect(request.user).toContain('[0] USER: message 10');
+    expect(request.user).toContain('[49] ASSISTANT: message 59');
+    expect(request.user).not.toContain('message 9\n');
+    expect(buildTopicDetectionRequest(messages, { maxMessages: 5 }).window).toEqual({ start: 55, size: 5 });
+  });
+
+  it('cuts messages longer than 1,000 characters', () => {
+    const line = formatTopicMessage(
+      message(1, 'user', [text('a'.repeat(1500))]),
+      7,
+      TOPIC_DETECTION_DEFAULTS.maxCharsPerMessage,
+    );
+    expect(line).toBe(`[7] USER: ${'a'.repeat(1000)}...`);
+    expect(formatTopicMessage(message(1, 'user', [text('a'.repeat(1000))]), 0, 1000)).toBe(
+      `[0] USER: ${'a'.repeat(1000)}`,
+    );
+  });
+
+  it('flattens structured content to text and drops reasoning', () => {
+    const line = formatTopicMessage(
+      message(1, 'assistant', [
+        { type: 'reasoning', text: 'hidden', tokens: 1 },
+        text('Here is the chart'),
+        { type: 'file', mime: 'image/png', filename: 'chart.png', url: 'https://x/chart.png', tokens: 1 },
+        { type: 'file', mime: 'application/pdf', filename: null, url: 'https://x/doc', tokens: 1 },
+        {
+          type: 'tool',
+          callId: 'c',
+          tool: 'read',
+          status: 'completed',
+          input: { path: 'a.ts' },
+          output: 'x',
+          error: null,
+          compactedAt: null,
+          tokens: 1,
+          outputTokens: 1,
+        },
+        { type: 'compaction', auto: true, tokens: 1 },
+      ]),
+      3,
+      1000,
+    );
+    expect(line).toBe(
+      '[3] ASSISTANT: Here is the chart\n[image: chart.png]\n[file: application/pdf]\n[tool read({"path":"a.ts"})]\n[compaction requested]',
+    );
+  });
+
+  it("the skill prompt asks for the seed's JSON with its cues", () => {
+    const prompt = buildTopicDetectionRequest(seedExample, { summaryBudgetTokens: 300 }).system;
+    for (const expected of [
+      'boundary_index',
+      'boundary_reason',
+      'confidence',
+      'summary',
+      "now let's work on",
+      'moving on to',
+      'different file or component',
+      'debugging -> feature development',
+      'forget that',
+      "let's try something else",
+      'MIDDLE',
+      'null',
+      'about 300 tokens',
+    ]) {
+      expect(prompt).toContain(expected);
+    }
+    expect(topicDetectionSystemPrompt()).toContain('about 500 tokens');
+  });
+});
+
+describe('parseTopicBoundary', () => {
+  const seedAnswer = {
+    boundary_index: 2,
+    boundary_reason: 'User shifted from parser bug fix to API endpoint work',
+    confidence: 0.85,
+    summary: 'Fixed a regex bug in parser.py that was causing...',
+  };
+  const parsedSeedAnswer = {
+    boundaryIndex: 2,
+    boundaryReason: 'User shifted from parser bug fix to API endpoint work',
+    confidence: 0.85,
+    summary: 'Fixed a regex bug in parser.py that was causing...',
+  };
+  it.each([
+    ["the seed's answer", JSON.stringify(seedAnswer), parsedSeedAnswer],
+    ['fenced ```json', `\`\`\`json\n${JSON.stringify(seedAnswer, null, 2)}\n\`\`\``, parsedSeedAnswer],
+    ['a bare fence', `\`\`\`\n${JSON.stringify(seedAnswer)}\n\`\`\``, parsedSeedAnswer],
+    [
+      'prose around it',
+      `Here is my analysis: ${JSON.stringify(seedAnswer)} Hope this helps {really}.`,
+      parsedSeedAnswer,
+    ],
+    [
+      'braces inside strings',
+      'Result: {"boundary_index": 1, "boundary_reason": "switch {to} \\"API\\"", "confidence": 0.7, "summary": ""}',
+      { boundaryIndex: 1, boundaryReason: 'switch {to} "API"', confidence: 0.7, summary: '' },
+    ],
+    ['a non-JSON brace before the answer', `{not json} then ${JSON.stringify(seedAnswer)}`, parsedSeedAnswer],
+    [
+      'camelCase keys',
+      '{"boundaryIndex": 4, "boundaryReason": "r", "confidence": 1, "summary": "s"}',
+      { boundaryIndex: 4, boundaryReason: 'r', confidence: 1, summary: 's' },
+    ],
+    [
+      'numbers as strings',
+      '{"boundary_index": "3", "confidence": "0.6", "summary": "s"}',
+      { boundaryIndex: 3, boundaryReason: '', confidence: 0.6, summary: 's' },
+    ],
+    [
+      'an integral float index, a percentage',
+      '{"boundary_index": 3.0, "confidence": "85%"}',
+      { boundaryIndex: 3, boundaryReason: '', confidence: 0.85, summary: '' },
+    ],
+    [
+      'confidence on a 0-100 scale',
+      '{"boundary_index": 1, "confidence": 70}',
+      { boundaryIndex: 1, boundaryReason: '', confidence: 0.7, summary: '' },
+    ],
+    [
+      'null boundary',
+      '{"boundary_index": null, "boundary_reason": "one topic", "confidence": 0.9, "summary": ""}',
+      { boundaryIndex: null, boundaryReason: 'one topic', confidence: 0.9, summary: '' },
+    ],
+    [
+      'a fractional index is rejected',
+      '{"boundary_index": 2.5, "confidence": 0.9}',
+      { boundaryIndex: null, boundaryReason: '', confidence: 0.9, summary: '' },
+    ],
+    [
+      'a negative index is rejected',
+      '{"boundary_index": -1, "confidence": 0.9}',
+      { boundaryIndex: null, boundaryReason: '', confidence: 0.9, summary: '' },
+    ],
+    [
+      'a boolean index is rejected',
+      '{"boundary_index": true, "confidence": 0.9}',
+      { boundaryIndex: null, boundaryReason: '', confidence: 0.9, summary: '' },
+    ],
+    [
+      '"null" as a string',
+      '{"boundary_index": "null", "confidence": 0.2}',
+      { boundaryIndex: null, boundaryReason: '', confidence: 0.2, summary: '' },
+    ],
+    [
+      'bad confidences become 0',
+      '{"boundary_index": 1, "confidence": "high"}',
+      { boundaryIndex: 1, boundaryReason: '', confidence: 0, summary: '' },
+    ],
+    [
+      'a negative confidence',
+      '{"boundary_index": 1, "confidence": -0.5}',
+      { boundaryIndex: 1, boundaryReason: '', confidence: 0, summary: '' },
+    ],
+    [
+      'an absurd confidence',
+      '{"boundary_index": 1, "confidence": 5000}',
+      { boundaryIndex: 1, boundaryReason: '', confidence: 0, summary: '' },
+    ],
+    [
+      'a non-string summary is dropped',
+      '{"boundary_index": 1, "confidence": 0.9, "summary": ["a", "b"], "boundary_reason": 7}',
+      { boundaryIndex: 1, boundaryReason: '', confidence: 0.9, summary: '' },
+    ],
+    [
+      'a stray closing brace after the answer',
+      'x {"boundary_index": 2, "confidence": 0.8, "summary": "s"} }',
+      { boundaryIndex: 2, boundaryReason: '', confidence: 0.8, summary: 's' },
+    ],
+  ])('%s', (_name, raw, expected) => {
+    expect(parseTopicBoundary(raw)).toEqual(expected);
+  });
+
+  it.each([
+    ['empty output', ''],
+    ['prose only', 'I could not find a boundary.'],
+    ['a JSON array', '[1, 2]'],
+    ['broken JSON', '{"boundary_index": 2, "confidence": '],
+    ['a JSON string', '"boundary 2"'],
+  ])('falls back to the safe default on %s', (_name, raw) => {
+    expect(parseTopicBoundary(raw)).toEqual(NO_TOPIC_BOUNDARY);
+    expect(parseTopicBoundary(raw)).toEqual({
+      boundaryIndex: null,
+      boundaryReason: '',
+      confidence: 0,
+      summary: '',
+    });
+  });
+});
+
+describe('mapBoundaryToSession', () => {
+  it.each([
+    [2, { start: 0, size: 4 }, 2],
+    [0, { start: 10, size: 50 }, 10],
+    [49, { start: 10, size: 50 }, 59],
+    [50, { start: 10, size: 50 }, null],
+    [-1, { start: 10, size: 50 }, null],
+    [null, { start: 10, size: 50 }, null],
+  ])('%j in %j → %j', (index, window, expected) => {
+    expect(mapBoundaryToSession(index, window)).toBe(expected);
+  });
+});
+
+describe('data the types rule out', () => {
+  it('throws on an unknown part type', () => {
+    expect(() =>
+      formatTopicMessage(message(1, 'user', [{ type: 'weird', tokens: 1 } as unknown as Part]), 0, 10),
+    ).toThrow('unexpected part');
+  });
+});

@@ -1,0 +1,234 @@
+/**
+ * When to compact automatically, and the session status the API shows.
+ *
+ * Four threshold kinds (policy `trigger`): OpenCode's overflow against the usable input, Opal's
+ * 80 % of the window, klaude-code's reserve, seed 002's fixed token count. Besides the threshold,
+ * a provider that silently accepted an oversized prompt (Opal's `usage_overflow?`) triggers an
+ * emergency compaction. Loop guards keep compaction from re-firing right after itself.
+ */
+import type { CompactionReason, Finish, Message, ModelInfo, Usage } from './model';
+import { assertNever } from './model';
+import type { Policy, Trigger, TriggerKind } from './policy';
+import { estimateContextTokens, latestSummarySeq, latestUsageReport, promptTokens } from './tokens';
+
+/** OpenCode's `OUTPUT_TOKEN_MAX`: the output reserve is capped at this. */
+export const DEFAULT_OUTPUT_RESERVE_CAP = 32_000;
+
+/**
+ * Tokens kept free for the answer: `min(maxOutput, cap) || cap` (OpenCode; a model that declares
+ * no output limit, 0, still reserves the cap).
+ */
+export function outputReserve(model: ModelInfo, cap = DEFAULT_OUTPUT_RESERVE_CAP): number {
+  return Math.min(model.maxOutputTokens, cap) || cap;
+}
+
+/**
+ * How many prompt tokens the model accepts (OpenCode): its input limit when it has one, else the
+ * window minus the output reserve. `null` for an unlimited window (0), which never overflows.
+ */
+export function usableTokens(model: ModelInfo, policy: Pick<Policy, 'trigger'>): number | null {
+  if (model.contextWindow <= 0) return null;
+  if (model.inputLimit) return model.inputLimit;
+  const cap =
+    policy.trigger.kind === 'overflow' ? policy.trigger.outputReserveCap : DEFAULT_OUTPUT_RESERVE_CAP;
+  return Math.max(0, model.contextWindow - outputReserve(model, cap));
+}
+
+/** klaude-code's reserve: `min(reserveTokens, max(minReserveTokens, floor(reserveRatio × window)))`. */
+export function reserveTokens(trigger: Extract<Trigger, { kind: 'reserve' }>, contextWindow: number): number {
+  const proportional = Math.max(trigger.minReserveTokens, Math.floor(contextWindow * trigger.reserveRatio));
+  return Math.min(trigger.reserveTokens, proportional);
+}
+
+/** The point at which a trigger fires: above `tokens`, or at it too when `inclusive`. */
+export interface Threshold {
+  tokens: number;
+  inclusive: boolean;
+}
+
+/**
+ * The trigger's threshold for this model, or `null` when it can never fire (unlimited window;
+ * the fixed `tokens` trigger needs no window and still fires).
+ */
+export function compactionThreshold(model: ModelInfo, policy: Pick<Policy, 'trigger'>): Threshold | null {
+  const trigger = policy.trigger;
+  if (trigger.kind === 'tokens') return { tokens: trigger.tokens, inclusive: false };
+  if (model.contextWindow <= 0) return null;
+  switch (trigger.kind) {
+    case 'overflow':
+      return { tokens: usableTokens(model, policy) ?? 0, inclusive: false };
+    case 'ratio':
+      return { tokens: trigger.ratio * model.contextWindow, inclusive: true };
+    case 'reserve':
+      return { tokens: model.contextWindow - reserveTokens(trigger, model.contextWindow), inclusive: false };
+    default:
+      return assertNever(trigger, 'trigger');
+  }
+}
+
+/** Whether `tokens` crosses `threshold`. */
+export function crossesThreshold(tokens: number, threshold: Threshold): boolean {
+  return threshold.inclusive ? tokens >= threshold.tokens : tokens > threshold.tokens;
+}
+
+/**
+ * OpenCode's `isOverflow` on one usage report: `input + cache.read + output > usable`, never when
+ * `auto` is off or the window is unlimited. (The hybrid estimate also counts cache writes.)
+ */
+export function isOverflow(
+  usage: Usage,
+  model: ModelInfo,
+  policy: Pick<Policy, 'auto' | 'trigger'>,
+): boolean {
+  if (!policy.auto) return false;
+  const usable = usableTokens(model, policy);
+  if (usable === null) return false;
+  return usage.input + usage.cacheRead + usage.output > usable;
+}
+
+/**
+ * A silent overflow: the provider answered but the prompt it reports is larger than the window
+ * (Opal `usage_overflow?`: reported input > window), or it stopped for length with no output and
+ * a full window (pi: a server that truncated the prompt to fit). Unlimited windows never overflow.
+ */
+export function detectUsageOverflow(usage: Usage, model: ModelInfo, finish: Finish | null = null): boolean {
+  if (model.contextWindow <= 0) return false;
+  const prompt = promptTokens(usage);
+  if (prompt > model.contextWindow) return true;
+  return finish === 'length' && usage.output === 0 && prompt >= model.contextWindow * 0.99;
+}
+
+/** The session status the API shows: `tokens`, `usable`, `percent` of usable, `overflow`. */
+export interface SessionStatus {
+  /** Estimated size of the context view (see `estimateContextTokens`). */
+  tokens: number;
+  /** Prompt tokens the model accepts; `null` for an unlimited window. */
+  usable: number | null;
+  /** `tokens / usable` in percent, one decimal; `null` for an unlimited window (or no usable room). */
+  percent: number | null;
+  /** The context no longer fits: tokens above usable, or the latest report was a silent overflow. */
+  overflow: boolean;
+}
+
+export interface TriggerInput {
+  /** The session's context view: the latest summary first, then the kept and newer messages. */
+  messages: readonly Message[];
+  model: ModelInfo;
+  policy: Pick<Policy, 'auto' | 'trigger' | 'estimate'>;
+  /**
+   * The highest seq the latest completed compaction covered or wrote. Defaults to the newest
+   * summary message's seq; pass it when the compaction wrote none (topic truncate-only).
+   */
+  lastCompactionSeq?: number | null;
+}
+
+function percentOf(tokens: number, usable: number | null): number | null {
+  if (usable === null || usable <= 0) return null;
+  return Math.round((tokens / usable) * 1000) / 10;
+}
+
+/** The newest usable report was a silent overflow (see {@link detectUsageOverflow}). */
+function reportedUsageOverflow(input: TriggerInput, lastCompactionSeq: number | null): boolean {
+  const report = latestUsageReport(input.messages, lastCompactionSeq);
+  return report !== null && detectUsageOverflow(report.usage, input.model, report.message.finish);
+}
+
+/**
+ * Status from an estimate already made (e.g. summed in SQL): `overflow` when the tokens exceed
+ * the usable input or the newest usable report was a silent overflow.
+ */
+export function statusFromEstimate(input: {
+  tokens: number;
+  /** The newest usable usage report, with the finish of its turn. */
+  report: { usage: Usage; finish: Finish | null } | null;
+  model: ModelInfo;
+  policy: Pick<Policy, 'trigger'>;
+}): SessionStatus {
+  const usable = usableTokens(input.model, input.policy);
+  const silent =
+    input.report !== null && detectUsageOverflow(input.report.usage, input.model, input.report.finish);
+  return {
+    tokens: input.tokens,
+    usable,
+    percent: percentOf(input.tokens, usable),
+    overflow: (usable !== null && input.tokens > usable) || silent,
+  };
+}
+
+/** Status of a session's context: what `GET /sessions/:id` reports. */
+export function sessionStatus(input: TriggerInput): SessionStatus {
+  const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
+  const { tokens } = estimateContextTokens(input.messages, {
+    mode: input.policy.estimate,
+    lastCompactionSeq,
+  });
+  const report = latestUsageReport(input.messages, lastCompactionSeq);
+  return statusFromEstimate({
+    tokens,
+    report: report && { usage: report.usage, finish: report.message.finish },
+    model: input.model,
+    policy: input.policy,
+  });
+}
+
+/**
+ * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow` (emergency).
+ * Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a compaction's
+ * summary), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
+ * `below-threshold`.
+ */
+export type TriggerReason =
+  | 'threshold'
+  | 'usage-overflow'
+  | 'auto-disabled'
+  | 'empty'
+  | 'just-compacted'
+  | 'nothing-new'
+  | 'unlimited-window'
+  | 'below-threshold';
+
+/** Whether to start an automatic compaction now, with the numbers behind the decision. */
+export interface TriggerVerdict extends SessionStatus {
+  compact: boolean;
+  reason: TriggerReason;
+  /** The compaction to create when `compact`: `auto` for a threshold, `overflow` (emergency, force) otherwise. */
+  compactionReason: Extract<CompactionReason, 'auto' | 'overflow'> | null;
+  trigger: TriggerKind;
+  /** Where the trigger fires; `null` when it cannot (unlimited window). */
+  threshold: number | null;
+}
+
+/** The newest message by seq (the view lists the summary before older kept messages). */
+function newestMessage(messages: readonly Message[]): Message | null {
+  let newest: Message | null = null;
+  for (const message of messages) if (newest === null || message.seq > newest.seq) newest = message;
+  return newest;
+}
+
+/**
+ * Should an automatic compaction start now? Checked on every append. Holds when `auto` is off,
+ * right after a compaction (its summary is the newest message) and when nothing was appended
+ * since the last compaction: stale usage cannot re-trigger it (users' endless-loop complaint).
+ */
+export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
+  const status = sessionStatus(input);
+  const thresholdPoint = compactionThreshold(input.model, input.policy);
+  const verdict = (reason: TriggerReason): TriggerVerdict => ({
+    ...status,
+    compact: reason === 'threshold' || reason === 'usage-overflow',
+    reason,
+    compactionReason: reason === 'threshold' ? 'auto' : reason === 'usage-overflow' ? 'overflow' : null,
+    trigger: input.policy.trigger.kind,
+    threshold: thresholdPoint?.tokens ?? null,
+  });
+
+  if (!input.policy.auto) return verdict('auto-disabled');
+  const newest = newestMessage(input.messages);
+  if (newest === null) return verdict('empty');
+  if (newest.summary) return verdict('just-compacted');
+  const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
+  if (lastCompactionSeq !== null && newest.seq <= lastCompactionSeq) return verdict('nothing-new');
+  if (reportedUsageOverflow(input, lastCompactionSeq)) return verdict('usage-overflow');
+  if (thresholdPoint === null) return verdict('unlimited-window');
+  return verdict(crossesThreshold(status.tokens, thresholdPoint) ? 'threshold' : 'below-threshold');
+}

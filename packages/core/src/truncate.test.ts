@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { Message, Part } from './model';
+import { buildSummaryMessages } from './summary-messages';
+import { buildTruncateSummary } from './truncate';
+
+function message(seq: number, role: Message['role'], parts: Part[]): Message {
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    parts,
+    finish: null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+  };
+}
+const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
+const tool = (name: string, input: unknown): Part => ({
+  type: 'tool',
+  callId: `c-${name}-${JSON.stringify(input)}`,
+  tool: name,
+  status: 'completed',
+  input,
+  output: 'ok',
+  error: null,
+  compactedAt: null,
+  tokens: 5,
+  outputTokens: 1,
+});
+
+describe('buildTruncateSummary (Opal :truncate)', () => {
+  it('counts roles and tool calls and lists file ops, without an LLM', () => {
+    const messages = [
+      message(1, 'system', [text('You are helpful.')]),
+      message(2, 'user', [text('fix parser.py')]),
+      message(3, 'assistant', [
+        tool('read_file', { path: 'parser.py' }),
+        tool('edit_file', { path: 'parser.py' }),
+      ]),
+      message(4, 'assistant', [tool('Read', { file_path: 'tests/test_parser.py' }), text('Fixed.')]),
+      message(5, 'user', [text('thanks')]),
+    ];
+    expect(buildTruncateSummary(messages)).toBe(
+      '[Compacted 5 messages: 2 user, 2 assistant, 1 system; 3 tool calls]\n\n' +
+        '<read-files>\ntests/test_parser.py\n</read-files>\n\n<modified-files>\nparser.py\n</modified-files>',
+    );
+  });
+
+  it.each([
+    [[], '[Compacted 0 messages]'],
+    [[message(1, 'user', [text('hi')])], '[Compacted 1 message: 1 user]'],
+    [
+      [message(1, 'assistant', [tool('bash', { command: 'ls' })])],
+      '[Compacted 1 message: 1 assistant; 1 tool call]',
+    ],
+  ])('singular and plural forms', (messages, expected) => {
+    expect(buildTruncateSummary(messages)).toBe(expected);
+  });
+
+  it('keeps a previous summary above the line and carries its file ops forward', () => {
+    const previous = buildSummaryMessages({
+      style: 'opencode',
+      summaryText: '## Goal\nEarlier work.',
+      compactionId: 'c0',
+      auto: true,
+      messagesCompacted: 40,
+      fileOps: { readFiles: ['old.ts'], modifiedFiles: [] },
+      createdAt: '2025-01-01T00:00:00Z',
+    }).map((m, i) => ({ ...m, seq: 10 + i }));
+    const messages = [
+      ...previous,
+      message(20, 'user', [text('go on')]),
+      message(21, 'assistant', [tool('Edit', { file_path: 'old.ts' })]),
+    ];
+    expect(buildTruncateSummary(messages)).toBe(
+      '## Goal\nEarlier work.\n\n[Compacted 2 messages: 1 user, 1 assistant; 1 tool call]\n\n<modified-files>\nold.ts\n</modified-files>',
+    );
+  });
+
+  it('uses the file ops it is given', () => {
+    expect(
+      buildTruncateSummary([message(1, 'user', [text('x')])], {
+        fileOps: { readFiles: ['given'], modifiedFiles: [] },
+      }),
+    ).toBe('[Compacted 1 message: 1 user]\n\n<read-files>\ngiven\n</read-files>');
+  });
+});

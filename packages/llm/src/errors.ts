@@ -1,0 +1,96 @@
+import type { LlmUsage } from './usage';
+
+/**
+ * The errors callers act on. Each class is a decision, not a description: the job queue retries
+ * `LlmRetryableError` (after `retryAfterMs` when the provider said so), runs an emergency
+ * compaction or shrinks the request on `LlmOverflowError`, fails fast on `LlmFatalError`, falls
+ * back to truncation on `InvalidSummaryError`, and stops quietly on `LlmAbortedError`.
+ */
+
+export type LlmErrorKind = 'retryable' | 'overflow' | 'fatal' | 'invalid-output' | 'aborted';
+
+/** Why a retryable error is retryable; useful in metrics and compaction step records. */
+export type RetryableReason = 'rate-limit' | 'server' | 'timeout' | 'connection' | 'malformed-response';
+
+export interface LlmErrorDetails {
+  /** HTTP status of the provider's answer, when there was one. */
+  status?: number | null;
+  cause?: unknown;
+}
+
+export abstract class LlmError extends Error {
+  abstract readonly kind: LlmErrorKind;
+  readonly status: number | null;
+
+  constructor(message: string, details: LlmErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.status = details.status ?? null;
+  }
+}
+
+/** 429, 5xx, 408/409, timeouts, connection resets, garbled responses: worth trying again. */
+export class LlmRetryableError extends LlmError {
+  readonly kind = 'retryable' as const;
+  readonly reason: RetryableReason;
+  /** How long the provider asked us to wait (`retry-after-ms` / `retry-after`), if it did. */
+  readonly retryAfterMs: number | null;
+
+  constructor(
+    message: string,
+    reason: RetryableReason,
+    details: LlmErrorDetails & { retryAfterMs?: number | null } = {},
+  ) {
+    super(message, details);
+    this.reason = reason;
+    this.retryAfterMs = details.retryAfterMs ?? null;
+  }
+}
+
+/** The request did not fit the model's context window: retrying the same request cannot help. */
+export class LlmOverflowError extends LlmError {
+  readonly kind = 'overflow' as const;
+  /** The pattern of core's overflow classifier that recognised the error. */
+  readonly matched: string | null;
+
+  constructor(message: string, matched: string | null, details: LlmErrorDetails = {}) {
+    super(message, details);
+    this.matched = matched;
+  }
+}
+
+/** Authentication, permission, unknown model, bad request: a person has to fix something. */
+export class LlmFatalError extends LlmError {
+  readonly kind = 'fatal' as const;
+}
+
+/** The caller's AbortSignal fired (worker shutdown, compaction cancelled). Not a failure of the provider. */
+export class LlmAbortedError extends LlmError {
+  readonly kind = 'aborted' as const;
+}
+
+/**
+ * The model answered, but not with a usable summary (empty, echoing the instructions, calling a
+ * tool) on every attempt. The workflow falls back to the truncate strategy.
+ */
+export class InvalidSummaryError extends LlmError {
+  readonly kind = 'invalid-output' as const;
+  /** Core's rejection reason of the last attempt (`empty`, `echoes-instructions`, `calls-tool` …). */
+  readonly reason: string;
+  readonly attempts: number;
+  /** What the failed attempts cost: the compaction row records it even when it falls back. */
+  readonly usage: LlmUsage;
+  readonly costUsd: number | null;
+
+  constructor(reason: string, attempts: number, spent: { usage: LlmUsage; costUsd: number | null }) {
+    super(`summarizer output was invalid after ${attempts} attempt(s): ${reason}`);
+    this.reason = reason;
+    this.attempts = attempts;
+    this.usage = spent.usage;
+    this.costUsd = spent.costUsd;
+  }
+}
+
+export function isLlmError(error: unknown): error is LlmError {
+  return error instanceof LlmError;
+}

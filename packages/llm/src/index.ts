@@ -1,0 +1,38 @@
+// Public surface of @compactor/llm: the OpenAI-compatible client Compactor's workers summarise with.
+export { createLlm, tokenizerCounter } from './llm';
+export type { Llm, LlmConfig } from './llm';
+export { createChatCompleter } from './client';
+export type { ChatCompleter, CompletionRequest, CompletionResult, LlmClientConfig } from './client';
+export { summarizePrompt, assertPromptFits, countPromptTokens } from './summarize';
+export type { SummarizeDeps, SummarizeRequest, SummaryResult } from './summarize';
+export { summarizeMessages } from './chunked-summary';
+export type { SummarizeMessagesInput, SummarizerSettings } from './chunked-summary';
+export { summarizeSplitTurn } from './split-turn';
+export type { SplitTurnInput, SplitTurnSummaryResult } from './split-turn';
+export { detectTopicBoundary } from './topic-boundary';
+export type { DetectTopicBoundaryRequest, TopicBoundaryResult } from './topic-boundary';
+export { resolveSummarizerSettings } from './settings';
+export type { ResolveSummarizerInput } from './settings';
+export { planSummaryChunks, promptTokenBudget, CHAT_FRAMING_TOKENS } from './chunking';
+export type { ChunkPlanInput, PlannedChunk, RequestBudgetInput } from './chunking';
+export { shrinkMessage, cutMiddle } from './shrink-message';
+export { classifyLlmError, retryAfterMs } from './classify';
+export type { ClassifyContext } from './classify';
+export {
+  InvalidSummaryError,
+  isLlmError,
+  LlmAbortedError,
+  LlmError,
+  LlmFatalError,
+  LlmOverflowError,
+  LlmRetryableError,
+} from './errors';
+export type { LlmErrorKind, RetryableReason } from './errors';
+export { DEFAULT_PRICES, estimateCostUsd, findModelPrice } from './pricing';
+export type { ModelPrice, PriceTable } from './pricing';
+export { addCost, addUsage, toMessageUsage, usageFromWire, ZERO_USAGE } from './usage';
+export type { LlmUsage } from './usage';
+export { estimateTokenCount } from './count-tokens';
+export type { CountTokens } from './count-tokens';
+export { llmConfigFromEnv, llmEnvSchema } from './config';
+export type { LlmDeploymentDefaults, LlmEnv } from './config';

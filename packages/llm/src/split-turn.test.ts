@@ -1,0 +1,127 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { SummarizerSettings } from './chunked-summary';
+import { estimateTokenCount } from './count-tokens';
+import { LlmAbortedError, LlmOverflowError } from './errors';
+import { createLlm } from './llm';
+import { assistant, tool, user } from './test-support/messages';
+import { stubConfig, useLlmStub } from './test-support/stub';
+
+const stub = useLlmStub();
+
+const settings: SummarizerSettings = {
+  model: 'stub-summarizer',
+  maxOutputTokens: 1000,
+  // Short enough that a sequential implementation would fail at the barrier, not hang the run.
+  timeoutMs: 5_000,
+  contextWindow: null,
+  toolResultMaxChars: 2000,
+  toolArgsMaxChars: 1000,
+};
+
+const history = [
+  user('Set up CI for the monorepo. Only use GitHub Actions.'),
+  assistant('Creating the workflow.', tool('write', { path: '.github/workflows/ci.yml' }, 'written')),
+];
+const turnPrefix = [
+  user('Now make the tests run in parallel shards.'),
+  assistant('Reading the vitest config.', tool('read', { path: 'vitest.config.ts' }, 'export default {}')),
+  assistant(
+    'Trying four shards.',
+    tool('bash', { command: 'npx vitest --shard=1/4' }, 'Error: unknown option', 'error'),
+  ),
+  assistant('Checking the version.', tool('bash', { command: 'npx vitest --version' }, 'vitest/1.0.0')),
+  assistant('Version 1 has no sharding; upgrading.', tool('edit', { path: 'package.json' }, 'ok')),
+];
+
+const llm = () => createLlm(stubConfig(stub(), { countTokens: estimateTokenCount }));
+
+describe('summarizeSplitTurn', () => {
+  it('requests both summaries concurrently and joins them', async () => {
+    // The stub holds each request until two are waiting together: only concurrent calls pass.
+    stub().setFaults({ barrier: 2 });
+    const from = stub().requests.length;
+
+    const result = await llm().summarizeSplitTurn({
+      history: { messages: history },
+      turnPrefix: { messages: turnPrefix },
+      settings,
+    });
+
+    expect(
+      stub()
+        .requests.slice(from)
+        .map((r) => r.status),
+    ).toEqual([200, 200]);
+    expect(stub().stats.maxInFlight).toBeGreaterThanOrEqual(2);
+    expect(result.historySummary).toMatch(/^## Goal\nSet up CI for the monorepo/);
+    expect(result.turnPrefixSummary).toMatch(
+      /^## Original Request\nNow make the tests run in parallel shards\./,
+    );
+    expect(result.text).toBe(
+      `${result.historySummary}\n\n---\n\n## Turn Context (split turn)\n\n${result.turnPrefixSummary}`,
+    );
+    expect(result).toMatchObject({ calls: 2, chunks: 2 });
+    expect(result.usage.promptTokens).toBe(
+      stub()
+        .requests.slice(from)
+        .reduce((sum, r) => sum + r.promptTokens, 0),
+    );
+  });
+
+  it('uses the previous summary as the history when no history messages are left', async () => {
+    const from = stub().requests.length;
+    const result = await llm().summarizeSplitTurn({
+      history: { messages: [], previousSummary: '## Goal\nEarlier work.' },
+      turnPrefix: { messages: turnPrefix },
+      settings,
+    });
+    expect(stub().requests.length - from).toBe(1);
+    expect(result.text).toMatch(
+      /^## Goal\nEarlier work\.\n\n---\n\n## Turn Context \(split turn\)\n\n## Original Request/,
+    );
+  });
+
+  it('cancels both requests through the signal', async () => {
+    stub().setFaults({ barrier: 3 });
+    const from = stub().requests.length;
+    const controller = new AbortController();
+    const pending = llm()
+      .summarizeSplitTurn({
+        history: { messages: history },
+        turnPrefix: { messages: turnPrefix },
+        settings,
+        signal: controller.signal,
+      })
+      .catch((e: unknown) => e);
+    await stub().waitForRequests(from + 2);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(LlmAbortedError);
+    await vi.waitFor(() =>
+      expect(
+        stub()
+          .requests.slice(from)
+          .map((r) => r.clientClosed),
+      ).toEqual([true, true]),
+    );
+  });
+
+  it('cancels the other request when one fails', async () => {
+    // The stub rejects a prompt over its window at once, and holds every other request.
+    stub().setFaults({ contextWindow: 6000, latencyMs: 60_000 });
+    const from = stub().requests.length;
+    const error = await llm()
+      .summarizeSplitTurn({
+        // A previous summary far larger than the window makes the history half overflow.
+        history: { messages: history, previousSummary: `## Goal\n${'an enormous summary '.repeat(3000)}` },
+        turnPrefix: { messages: turnPrefix },
+        settings,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmOverflowError);
+    // The turn-prefix request, held by the stub, was cancelled rather than left running.
+    await vi.waitFor(() => expect(stub().stats.inFlight).toBe(0));
+    const sent = stub().requests.slice(from);
+    expect(sent.some((r) => r.status === 400)).toBe(true);
+    expect(sent.filter((r) => r.status !== 400).every((r) => r.clientClosed)).toBe(true);
+  });
+});

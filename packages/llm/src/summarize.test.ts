@@ -1,0 +1,87 @@
+import { buildSummaryPrompt } from '@compactor/core';
+import { describe, expect, it } from 'vitest';
+import { estimateTokenCount } from './count-tokens';
+import { InvalidSummaryError, LlmOverflowError, LlmRetryableError } from './errors';
+import { createLlm } from './llm';
+import { assistant, tool, user } from './test-support/messages';
+import { stubConfig, useLlmStub } from './test-support/stub';
+
+const stub = useLlmStub();
+
+const prompt = buildSummaryPrompt({
+  messages: [
+    user('Rename the `fetchUser` helper to `loadUser` everywhere. Keep the old name as a deprecated alias.'),
+    assistant('Searching for uses.', tool('grep', { pattern: 'fetchUser' }, 'src/a.ts:3\nsrc/b.ts:9')),
+  ],
+});
+const request = { prompt, model: 'gpt-4o-mini', maxOutputTokens: 1000, timeoutMs: 10_000 };
+
+function llm(headers: Record<string, string> = {}, invalidOutputRetries?: number) {
+  return createLlm(
+    stubConfig(stub(), {
+      defaultHeaders: headers,
+      countTokens: estimateTokenCount,
+      ...(invalidOutputRetries !== undefined ? { invalidOutputRetries } : {}),
+    }),
+  );
+}
+
+describe('summarize', () => {
+  it('returns the validated summary with usage and cost', async () => {
+    const result = await llm().summarize(request);
+    expect(result.text).toMatch(/^## Goal\nRename the `fetchUser` helper/);
+    expect(result.text).toContain('Keep the old name as a deprecated alias.');
+    expect(result).toMatchObject({ calls: 1, chunks: 1, truncated: false, model: 'gpt-4o-mini' });
+    expect(result.usage.promptTokens).toBe(stub().requests.at(-1)?.promptTokens);
+    expect(result.costUsd).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['empty', 'empty'],
+    ['echo', 'echoes-instructions'],
+    ['tool-call', 'calls-tool'],
+  ])('retries %s output, then reports it as InvalidSummaryError', async (output, reason) => {
+    const before = stub().stats.requests;
+    const error = await llm({ 'x-stub-output': output }, 2)
+      .summarize(request)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidSummaryError);
+    expect(error).toMatchObject({ reason, attempts: 3, kind: 'invalid-output' });
+    expect(stub().stats.requests - before).toBe(3);
+    // The failed attempts were paid for, and the error says how much.
+    expect((error as InvalidSummaryError).usage.promptTokens).toBe(
+      3 * (stub().requests.at(-1)?.promptTokens ?? 0),
+    );
+  });
+
+  it('succeeds when a retry after an invalid output is valid', async () => {
+    stub().setFaults({ output: 'empty', times: 1 });
+    const result = await llm().summarize(request);
+    expect(result.calls).toBe(2);
+    expect(result.text).toMatch(/^## Goal/);
+    expect(result.usage.completionTokens).toBe(Math.ceil(result.text.length / 4));
+  });
+
+  it('flags a summary cut at maxOutputTokens', async () => {
+    const result = await llm().summarize({ ...request, maxOutputTokens: 60 });
+    expect(result.truncated).toBe(true);
+  });
+
+  it('does not retry provider errors itself: the queue decides', async () => {
+    const before = stub().stats.requests;
+    await expect(llm({ 'x-stub-status': '503' }).summarize(request)).rejects.toBeInstanceOf(
+      LlmRetryableError,
+    );
+    expect(stub().stats.requests - before).toBe(1);
+  });
+
+  it('refuses a prompt known not to fit the window, without sending it', async () => {
+    const before = stub().stats.requests;
+    const error = await llm()
+      .summarize({ ...request, contextWindow: 1200 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmOverflowError);
+    expect((error as Error).message).toMatch(/not sent/);
+    expect(stub().stats.requests).toBe(before);
+  });
+});

@@ -1,0 +1,58 @@
+import { buildTopicDetectionRequest, mapBoundaryToSession } from '@compactor/core';
+import { describe, expect, it } from 'vitest';
+import { estimateTokenCount } from './count-tokens';
+import { LlmOverflowError, LlmRetryableError } from './errors';
+import { createLlm } from './llm';
+import { assistant, user } from './test-support/messages';
+import { stubConfig, useLlmStub } from './test-support/stub';
+
+const stub = useLlmStub();
+
+const messages = [
+  user('Fix the regex bug in parser.py.'),
+  assistant('Fixed: the group was greedy.'),
+  user("Thanks. Now let's work on the API endpoint in routes.py."),
+  assistant('Looking at routes.py.'),
+];
+const detection = buildTopicDetectionRequest(messages);
+
+function detect(headers: Record<string, string> = {}, contextWindow: number | null = null) {
+  return createLlm(
+    stubConfig(stub(), { defaultHeaders: headers, countTokens: estimateTokenCount }),
+  ).detectTopicBoundary({
+    prompt: detection,
+    model: 'gpt-4o-mini',
+    maxOutputTokens: 600,
+    timeoutMs: 10_000,
+    contextWindow,
+  });
+}
+
+describe('detectTopicBoundary', () => {
+  it('finds the boundary and parses the answer with core', async () => {
+    const result = await detect();
+    expect(result.boundary).toMatchObject({ boundaryIndex: 2, confidence: 0.9 });
+    expect(result.boundary.summary).toContain('Fix the regex bug in parser.py.');
+    expect(mapBoundaryToSession(result.boundary.boundaryIndex, detection.window)).toBe(2);
+    expect(result.usage.promptTokens).toBeGreaterThan(0);
+    expect(result.costUsd).toBeGreaterThan(0);
+  });
+
+  it.each(['empty', 'echo', 'tool-call', 'malformed'])(
+    'an unusable answer (%s) means no boundary, or a retryable error',
+    async (output) => {
+      const outcome = await detect({ 'x-stub-output': output }).catch((e: unknown) => e);
+      if (output === 'malformed') {
+        expect(outcome).toBeInstanceOf(LlmRetryableError);
+      } else {
+        expect(outcome).toMatchObject({ boundary: { boundaryIndex: null, confidence: 0, summary: '' } });
+      }
+    },
+  );
+
+  it('refuses a prompt larger than a known window without sending it', async () => {
+    const before = stub().stats.requests;
+    await expect(detect({}, 700)).rejects.toBeInstanceOf(LlmOverflowError);
+    expect(stub().stats.requests).toBe(before);
+  });
+});

@@ -1,0 +1,49 @@
+import type { TopicBoundary } from '@compactor/core';
+import { NO_TOPIC_BOUNDARY, parseTopicBoundary } from '@compactor/core';
+import type { ChatCompleter } from './client';
+import type { CountTokens } from './count-tokens';
+import { assertPromptFits } from './summarize';
+import type { LlmUsage } from './usage';
+
+export interface DetectTopicBoundaryRequest {
+  /** Built by core's `buildTopicDetectionRequest` (its `window` stays with the caller). */
+  prompt: { system: string; user: string };
+  model: string;
+  maxOutputTokens: number;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** The detector model's window when known: a prompt that cannot fit is refused unsent. */
+  contextWindow?: number | null;
+}
+
+export interface TopicBoundaryResult {
+  /** Parsed leniently by core; the safe default (no boundary, confidence 0) when unparseable. */
+  boundary: TopicBoundary;
+  /** The raw answer, for the compaction's step record. */
+  text: string;
+  usage: LlmUsage;
+  costUsd: number | null;
+  model: string;
+}
+
+/**
+ * Asks where the current topic started (seed 002). An unusable answer (empty, prose, a tool call)
+ * is not an error: it parses to "no boundary", and topic mode falls through to summarising.
+ * A failed call is thrown classified, so the queue can retry it like any other LLM call.
+ */
+export async function detectTopicBoundary(
+  deps: { completer: ChatCompleter; countTokens: CountTokens },
+  request: DetectTopicBoundaryRequest,
+): Promise<TopicBoundaryResult> {
+  await assertPromptFits(request.prompt, request, deps.countTokens);
+  const answer = await deps.completer.complete({
+    model: request.model,
+    system: request.prompt.system,
+    user: request.prompt.user,
+    maxOutputTokens: request.maxOutputTokens,
+    signal: request.signal,
+    timeoutMs: request.timeoutMs,
+  });
+  const boundary = answer.toolCallCount > 0 ? { ...NO_TOPIC_BOUNDARY } : parseTopicBoundary(answer.text);
+  return { boundary, text: answer.text, usage: answer.usage, costUsd: answer.costUsd, model: answer.model };
+}

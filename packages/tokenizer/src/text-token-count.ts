@@ -1,0 +1,132 @@
+import { asciiSplitterFor, type AsciiSplitter } from './ascii-splitter';
+import { countShortPieceTokens, LongPieceMerge } from './byte-pair-merge';
+import { SPLIT_PATTERN_FLAGS, type LoadedEncoding } from './encodings';
+import { NO_RANK, type RankTable } from './rank-table';
+
+/**
+ * Pieces of at least this many bytes are merged with the heap, which can also pause. The rescan
+ * and the heap break even at about 100–128 bytes.
+ */
+const LONG_PIECE_BYTES = 128;
+/** Pieces between two looks at the clock: short pieces take well under a microsecond each. */
+const PIECES_BETWEEN_CLOCK_CHECKS = 64;
+
+const NON_ASCII = /[^\0-\x7f]/;
+
+/** Entries in a {@link MergedPieceCache} before it starts over. ~64 bytes per piece: ~2 MB. */
+const MERGED_PIECE_CACHE_ENTRIES = 32_768;
+
+/**
+ * Token counts of short pieces that needed merging (identifiers, rare words, numbers with
+ * separators), keyed by their bytes. Code repeats them a lot: this took a third off counting
+ * 1 MB of code. Bounded by starting over when full, which costs nothing per lookup, unlike an LRU.
+ */
+export class MergedPieceCache {
+  private readonly counts = new Map<string, number>();
+
+  get(bytes: string): number | undefined {
+    return this.counts.get(bytes);
+  }
+
+  set(bytes: string, tokens: number): void {
+    if (this.counts.size >= MERGED_PIECE_CACHE_ENTRIES) this.counts.clear();
+    this.counts.set(bytes, tokens);
+  }
+}
+
+/**
+ * The UTF-8 bytes of `piece` as a binary string (one char per byte). ASCII comes back as is. A
+ * lone surrogate becomes U+FFFD's bytes, as in tiktoken (which replaces it before encoding).
+ */
+export function utf8BinaryString(piece: string): string {
+  return NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8').toString('latin1') : piece;
+}
+
+/**
+ * One count of one text, resumable: split the text into pieces (the ASCII splitter where it can
+ * decide, the encoding's regex elsewhere), look each piece up whole, merge the rest. `run` can
+ * stop at a deadline between pieces or inside a long piece's merge, so the async count can yield
+ * without holding the event loop.
+ */
+export class TextTokenCount {
+  private readonly ranks: RankTable;
+  private readonly splitAscii: AsciiSplitter;
+  /** Sticky: matches exactly at lastIndex, where the ASCII splitter gave up. */
+  private readonly splitPattern: RegExp;
+  private position = 0;
+  private counted = 0;
+  private pendingMerge: LongPieceMerge | undefined;
+
+  constructor(
+    encoding: LoadedEncoding,
+    private readonly text: string,
+    private readonly mergedPieces: MergedPieceCache,
+  ) {
+    this.ranks = encoding.ranks;
+    this.splitAscii = asciiSplitterFor(encoding.name);
+    this.splitPattern = new RegExp(encoding.splitPattern, SPLIT_PATTERN_FLAGS);
+  }
+
+  /** Tokens counted so far; the text's token count once `run` has returned true. */
+  get tokens(): number {
+    return this.counted;
+  }
+
+  /**
+   * Counts until the end of the text (returns true) or until `performance.now()` passes
+   * `deadline` (returns false; call again to go on). `Infinity` counts to the end unchecked.
+   */
+  run(deadline: number): boolean {
+    if (this.pendingMerge) {
+      if (!this.pendingMerge.run(deadline)) return false;
+      this.counted += this.pendingMerge.tokenCount;
+      this.pendingMerge = undefined;
+    }
+
+    const { text, splitAscii, splitPattern } = this;
+    const checkClock = deadline !== Infinity;
+    let piecesSinceClockCheck = 0;
+    while (this.position < text.length) {
+      const start = this.position;
+      let end = splitAscii(text, start);
+      if (end >= 0) {
+        this.countPiece(text, start, end, deadline);
+      } else {
+        splitPattern.lastIndex = start;
+        const piece = splitPattern.exec(text)?.[0];
+        // Unreachable with tiktoken's patterns, which match one or more chars anywhere.
+        if (!piece) throw new Error(`split pattern matched nothing at offset ${start}`);
+        end = start + piece.length;
+        const bytes = utf8BinaryString(piece);
+        this.countPiece(bytes, 0, bytes.length, deadline);
+      }
+      this.position = end;
+      if (this.pendingMerge) return false;
+      if (checkClock && ++piecesSinceClockCheck === PIECES_BETWEEN_CLOCK_CHECKS) {
+        piecesSinceClockCheck = 0;
+        if (performance.now() >= deadline) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Adds the tokens of `bytes[start..end)`, or leaves a long merge pending at the deadline. */
+  private countPiece(bytes: string, start: number, end: number, deadline: number): void {
+    const length = end - start;
+    if (length === 1 || this.ranks.rankOf(bytes, start, end) !== NO_RANK) {
+      this.counted++;
+    } else if (length < LONG_PIECE_BYTES) {
+      const piece = bytes.slice(start, end);
+      let tokens = this.mergedPieces.get(piece);
+      if (tokens === undefined) {
+        tokens = countShortPieceTokens(this.ranks, bytes, start, end);
+        this.mergedPieces.set(piece, tokens);
+      }
+      this.counted += tokens;
+    } else {
+      const merge = new LongPieceMerge(this.ranks, bytes, start, end);
+      if (merge.run(deadline)) this.counted += merge.tokenCount;
+      else this.pendingMerge = merge;
+    }
+  }
+}
