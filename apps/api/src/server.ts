@@ -14,7 +14,7 @@ import { contextRoutes } from './routes/context';
 import { healthRoutes } from './routes/health';
 import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
-import { newId } from './services/ids';
+import { newId } from '@compactor/db';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +42,7 @@ export async function buildServer(
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
-    genReqId: () => newId('msg').replace('msg_', 'req_'),
+    genReqId: () => newId('req'),
     ajv: { customOptions: { coerceTypes: false } },
   }).withTypeProvider<ZodTypeProvider>();
 

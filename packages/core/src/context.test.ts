@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assembleContext,
-  INTERRUPTED_TOOL_RESULT_TOKENS,
-  latestCompletedCompaction,
-  renderToolPart,
-} from './context';
+import { assembleContext, latestCompletedCompaction, renderToolPart } from './context';
+import { INTERRUPTED_TOOL_RESULT_TOKENS } from './tokens';
 import {
   INTERRUPTED_TOOL_RESULT,
   PRUNED_OUTPUT_PLACEHOLDER,

@@ -16,7 +16,7 @@ import {
   type Message,
   type ToolPart,
 } from './model';
-import { estimateTokens, messageTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
+import { INTERRUPTED_TOOL_RESULT_TOKENS, messageTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
 
 /** The context view's answer (`GET /v1/sessions/:id/context?format=native`). */
 export interface AssembledContext {
@@ -27,12 +27,6 @@ export interface AssembledContext {
   /** Tokens of the rendered messages ({@link messageTokens}: stored counts, placeholders for pruned outputs). */
   tokens: number;
 }
-
-/**
- * Tokens of the interrupted-call result. Stored counts are exact; this text is fixed, short and
- * never stored, so it is estimated like the pruned placeholder (tokens.ts).
- */
-export const INTERRUPTED_TOOL_RESULT_TOKENS = estimateTokens(INTERRUPTED_TOOL_RESULT);
 
 /**
  * The compaction that defines the context: completed, with the latest `finishedAt` (compared as

@@ -10,6 +10,7 @@ import {
   messageTokens,
   partTokens,
   promptTokens,
+  INTERRUPTED_TOOL_RESULT_TOKENS,
   PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
   reportedContextTokens,
   storedTokens,
@@ -91,7 +92,10 @@ describe('usage: what a report measures', () => {
       toolPart('bash', 0, { status: 'running' }),
       text('done', 2),
     ]);
-    expect(toolResultTokens(message)).toBe(3000 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS + 10);
+    // The running call will be shown with the interrupted result.
+    expect(toolResultTokens(message)).toBe(
+      3000 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS + 10 + INTERRUPTED_TOOL_RESULT_TOKENS,
+    );
   });
 });
 

@@ -7,6 +7,7 @@
  * adds the stored counts of what came after it.
  */
 import {
+  INTERRUPTED_TOOL_RESULT,
   assertNever,
   PRUNED_OUTPUT_PLACEHOLDER,
   type Message,
@@ -33,18 +34,28 @@ export type CountTokens = (text: string) => number;
  */
 export const PRUNED_OUTPUT_PLACEHOLDER_TOKENS = estimateTokens(PRUNED_OUTPUT_PLACEHOLDER);
 
+/** Tokens of the result the model is shown for a call that never finished (estimated likewise). */
+export const INTERRUPTED_TOOL_RESULT_TOKENS = estimateTokens(INTERRUPTED_TOOL_RESULT);
+
+/** A call still pending or running: the context view shows it with the interrupted result. */
+function isUnfinished(part: ToolPart): boolean {
+  return part.status === 'pending' || part.status === 'running';
+}
+
 /** Whether a tool part's output was pruned (it shows the placeholder instead). */
 export function isPruned(part: ToolPart): boolean {
   return part.compactedAt !== null;
 }
 
 /**
- * Tokens a part costs in the context as the model sees it: its stored count, except that a
- * pruned tool part counts the placeholder instead of its output.
+ * Tokens a part costs in the context as the model sees it (see `renderToolPart`): its stored
+ * count, except that an unfinished call adds the interrupted result and a pruned tool part counts
+ * the placeholder instead of its output. Works on stored parts and on rendered ones alike.
  */
 export function partTokens(part: Part): number {
   switch (part.type) {
     case 'tool':
+      if (isUnfinished(part)) return part.tokens + INTERRUPTED_TOOL_RESULT_TOKENS;
       return isPruned(part)
         ? Math.max(0, part.tokens - part.outputTokens) + PRUNED_OUTPUT_PLACEHOLDER_TOKENS
         : part.tokens;
@@ -89,7 +100,7 @@ export function reportedContextTokens(usage: Usage): number {
 /**
  * Tokens of what was added to an assistant message after its usage was reported: its tool
  * results. Usage counts the tool calls (they are output); results arrive later in the same part.
- * A pending or running call has no result yet.
+ * A call still pending or running will be shown with the interrupted result.
  */
 export function toolResultTokens(message: Message): number {
   let total = 0;
@@ -98,6 +109,7 @@ export function toolResultTokens(message: Message): number {
     if (part.status === 'completed')
       total += isPruned(part) ? PRUNED_OUTPUT_PLACEHOLDER_TOKENS : part.outputTokens;
     else if (part.status === 'error') total += estimateTokens(part.error);
+    else total += INTERRUPTED_TOOL_RESULT_TOKENS;
   }
   return total;
 }
@@ -181,7 +193,9 @@ export interface EstimateOptions {
 }
 
 /**
- * The size of a context view (the latest summary first, then the kept and newer messages).
+ * The size of a context view (the latest summary first, then the kept and newer messages), as
+ * stored: pass stored parts, not rendered ones (rendering replaces a pruned part's output count,
+ * which "pruned since the report" needs).
  *
  * Hybrid (Opal): the latest usable report's {@link reportedContextTokens}, plus that message's
  * tool results, plus the stored counts of every later message, minus what pruning removed since

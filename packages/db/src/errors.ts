@@ -13,3 +13,20 @@ export class ConflictError extends Error {
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
 }
+
+/**
+ * A worker's attempt was superseded (another attempt took the compaction over, or it finished):
+ * its writes are refused. The worker drops the job quietly.
+ */
+export class StaleAttemptError extends Error {
+  override readonly name = 'StaleAttemptError';
+  constructor(
+    readonly compactionId: string,
+    readonly fence: number,
+    readonly currentFence: number | null,
+  ) {
+    super(
+      `attempt with fence ${fence} of compaction ${compactionId} is stale (current fence: ${currentFence})`,
+    );
+  }
+}

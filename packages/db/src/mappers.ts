@@ -3,6 +3,7 @@ import type {
   Finish,
   Message,
   MessageError,
+  ModelInfo,
   Part,
   ToolStatus,
   Usage,
@@ -15,6 +16,17 @@ export type MessageRow = typeof messages.$inferSelect;
 export type PartRow = typeof parts.$inferSelect;
 export type NewPartRow = typeof parts.$inferInsert;
 export type CompactionRow = typeof compactions.$inferSelect;
+
+/** The model a session talks to, from its row. */
+export function sessionModel(session: SessionRow): ModelInfo {
+  return {
+    id: session.modelId,
+    provider: session.provider,
+    contextWindow: session.contextWindow,
+    maxOutputTokens: session.maxOutputTokens,
+    inputLimit: session.inputLimit,
+  };
+}
 
 /** A stored part row as the shared model's part. */
 export function partFromRow(row: PartRow): Part {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createDatabase, insertApiKey, listApiKeys, revokeApiKey } from '@compactor/db';
 import { parseEnv } from '../env';
 import { hashApiKey } from '../http/auth';
-import { newId } from '../services/ids';
+import { newId } from '@compactor/db';
 
 export async function runKeysCommand(
   args: string[],

@@ -74,9 +74,7 @@ async function finishCompaction(sessionPk: number, boundarySeq: number, summary:
       },
     ],
     tokensBefore: 0,
-    tokensAfter: 0,
     messagesBefore: 0,
-    messagesAfter: 0,
     finishedAt: now,
   });
 }

@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolvePolicy, type PolicyInput } from '@compactor/core';
-import type { SessionRow } from '@compactor/db';
+import { sessionModel, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { commonErrors, SessionParams } from '../schemas/common';
 import { CreateSessionBody, PatchSessionBody, SessionOut, type SessionView } from '../schemas/sessions';
 import { createSession, patchSession, removeSession, requireSession } from '../services/sessions';
 import { sessionStatus } from '../services/status';
-import { modelOf } from '../services/views';
 
 async function sessionView(resources: ApiResources, session: SessionRow): Promise<SessionView> {
   return {
     id: session.id,
-    model: modelOf(session),
+    model: sessionModel(session),
     policy: session.policy as Record<string, unknown>,
     effectivePolicy: resolvePolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
     metadata: session.metadata as Record<string, unknown>,

@@ -3,7 +3,7 @@ import { assertNever } from '@compactor/core';
 import type { NewMessage } from '@compactor/db';
 import type { MessageInput, PartInput } from '../schemas/messages';
 import { canonicalJson, contentHash } from './hashing';
-import { newId } from './ids';
+import { newId } from '@compactor/db';
 
 /** Exact token counting, cooperative with the event loop (see @compactor/tokenizer). */
 export interface TokenCounter {

@@ -19,7 +19,7 @@ import type { CreateSessionInput } from '../schemas/sessions';
 import type { z } from 'zod';
 import type { PatchSessionBody } from '../schemas/sessions';
 import { contentHash } from './hashing';
-import { newId } from './ids';
+import { newId } from '@compactor/db';
 
 /** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */
 function checkedPolicy(input: PolicyInput): PolicyInput {

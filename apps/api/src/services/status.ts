@@ -6,9 +6,10 @@ import {
   findLastFinishedCompaction,
   type DbOrTx,
   type SessionRow,
+  sessionModel,
 } from '@compactor/db';
 import type { StatusView } from '../schemas/sessions';
-import { compactionView, modelOf } from './views';
+import { compactionView } from './views';
 
 /**
  * A session's status from stored counts and the last reported usage (the hybrid estimate), in a
@@ -16,7 +17,7 @@ import { compactionView, modelOf } from './views';
  */
 export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<StatusView> {
   const policy = resolvePolicy(session.policy as PolicyInput);
-  const model = modelOf(session);
+  const model = sessionModel(session);
   const [stats, active, last] = await Promise.all([
     contextTokenStats(db, session.pk),
     findActiveCompaction(db, session.pk),

@@ -1,16 +1,5 @@
-import type { ModelInfo } from '@compactor/core';
-import type { CompactionRow, SessionRow } from '@compactor/db';
+import type { CompactionRow } from '@compactor/db';
 import type { CompactionView } from '../schemas/compactions';
-
-export function modelOf(session: SessionRow): ModelInfo {
-  return {
-    id: session.modelId,
-    provider: session.provider,
-    contextWindow: session.contextWindow,
-    maxOutputTokens: session.maxOutputTokens,
-    inputLimit: session.inputLimit,
-  };
-}
 
 /** A compaction row in the API's shape. */
 export function compactionView(row: CompactionRow, sessionId: string): CompactionView {

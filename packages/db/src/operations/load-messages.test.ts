@@ -67,7 +67,7 @@ describe('loadContextRows (the context view filter)', () => {
     });
     // Appended while the compaction runs: must land after the boundary, never lost.
     await appendMessages(t.db, session.pk, [newMessage('user', [text('u4', 10)], { id: 'u4' })]);
-    await completeCompaction(t.db, {
+    const completed = await completeCompaction(t.db, {
       compactionId: compaction!.id,
       sessionPk: session.pk,
       summaryMessages: [
@@ -76,12 +76,17 @@ describe('loadContextRows (the context view filter)', () => {
       ],
       boundarySeq: 5,
       tokensBefore: 1000,
-      tokensAfter: 100,
       messagesBefore: 6,
-      messagesAfter: 4,
       finishedAt: new Date(),
     });
 
+    // The after-size is the new view's: marker 5 + summary 30 + u3, a3, u4 at 10 each.
+    expect(completed).toMatchObject({
+      tokensAfter: 65,
+      messagesAfter: 5,
+      tokensBefore: 1000,
+      messagesBefore: 6,
+    });
     const context = await loadContextRows(t.db, session.pk);
     expect(context.compaction).toMatchObject({
       id: compaction!.id,
@@ -115,9 +120,7 @@ describe('loadContextRows (the context view filter)', () => {
         summaryMessages: [newMessage('assistant', [text(`summary ${n}`, 30)], { id: `s${n}` })],
         boundarySeq,
         tokensBefore: 0,
-        tokensAfter: 0,
         messagesBefore: 0,
-        messagesAfter: 0,
         finishedAt: new Date(Date.now() + n),
       });
     }
@@ -185,9 +188,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       summaryMessages: [newMessage('assistant', [text('summary', 30)], { id: 'sum' })],
       boundarySeq: 5,
       tokensBefore: 0,
-      tokensAfter: 0,
       messagesBefore: 0,
-      messagesAfter: 0,
       finishedAt: new Date(),
     });
     const stats = await contextTokenStats(t.db, session.pk);
@@ -288,18 +289,23 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
               summaryMessages: [newMessage('assistant', [text('summary', 25)], { id: 'sum' })],
               boundarySeq: compactAt,
               tokensBefore: 0,
-              tokensAfter: 0,
               messagesBefore: 0,
-              messagesAfter: 0,
               finishedAt: new Date(),
             });
           }
           const rows = await loadContextRows(t.db, session.pk);
-          const view = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []).messages;
+          // The stored view (summary first), which core's estimate is defined on.
+          const view = [
+            ...rows.messages.filter((m) => m.summary),
+            ...rows.messages.filter((m) => !m.summary),
+          ];
           const stats = await contextTokenStats(t.db, session.pk);
           for (const mode of ['hybrid', 'exact'] as const) {
             expect(estimateFromStats(stats, mode)).toBe(estimateContextTokens(view, { mode }).tokens);
           }
+          // What the context endpoint reports as tokens is the stored sum.
+          const rendered = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+          expect(rendered.tokens).toBe(stats.storedTokens);
         },
       ),
       { numRuns: 40 },

@@ -5,3 +5,4 @@ export * from './compactions';
 export * from './context-tokens';
 export * from './api-keys';
 export * from './health';
+export * from './compaction-lifecycle';

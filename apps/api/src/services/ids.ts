@@ -1,6 +1,0 @@
-import { randomUUID } from 'node:crypto';
-
-/** Server-chosen ids: a readable prefix and 128 random bits (`ses_…`, `msg_…`). */
-export function newId(prefix: 'ses' | 'msg' | 'cmp' | 'key'): string {
-  return `${prefix}_${randomUUID().replace(/-/g, '')}`;
-}
