@@ -1,6 +1,5 @@
-import type { Db } from '@compactor/db';
 import type { Authenticator } from './http/auth';
-import type { TokenCounter } from './services/ingest';
+import type { Db, TokenCounter } from '@compactor/db';
 
 /** Something that answers PING: the readiness probe's view of Redis. */
 export interface RedisPing {

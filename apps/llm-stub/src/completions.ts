@@ -2,8 +2,8 @@ import type { StubOutputFault } from './faults';
 import type { ChatRequest, CompletionOutput } from './openai-wire';
 import { messageTexts } from './openai-wire';
 import { readSummaryRequest, writeSummary } from './summary-writer';
-import { detectTopicBoundary } from './topic-detector';
-import { parseIndexedMessages } from './transcript';
+import { detectTopicBoundary, readTopicSummaryRequest } from './topic-detector';
+import { parseIndexedMessages, taggedSection, withoutSection } from './transcript';
 
 /** The stub's tokenizer: four characters a token, as every reference system estimates. */
 export function estimateTokens(text: string): number {
@@ -24,7 +24,14 @@ function derivedContent(request: ChatRequest): string {
   const prompt = texts.map((message) => message.text).join('\n\n');
   const lastUser = texts.filter((message) => message.role === 'user').at(-1)?.text ?? '';
   if (prompt.includes('boundary_index')) {
-    return JSON.stringify(detectTopicBoundary(parseIndexedMessages(lastUser)), null, 2);
+    // The previous summary is prose, not indexed messages: read it apart.
+    const previousSummary = taggedSection(lastUser, 'previous-summary');
+    const indexed = parseIndexedMessages(withoutSection(lastUser, 'previous-summary'));
+    return JSON.stringify(
+      detectTopicBoundary(indexed, readTopicSummaryRequest(lastUser, previousSummary)),
+      null,
+      2,
+    );
   }
   const summaryRequest = readSummaryRequest(prompt);
   if (summaryRequest) return writeSummary(summaryRequest);

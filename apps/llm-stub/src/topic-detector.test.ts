@@ -1,14 +1,34 @@
-import { buildTopicDetectionRequest, parseTopicBoundary } from '@compactor/core';
+import { buildSummaryMessages, buildTopicDetectionRequest, parseTopicBoundary } from '@compactor/core';
 import { describe, expect, it } from 'vitest';
-import { detectTopicBoundary } from './topic-detector';
+import { answerChatRequest } from './completions';
+import { detectTopicBoundary, readTopicSummaryRequest } from './topic-detector';
 import { assistant, user } from './test-support/messages';
 import { parseIndexedMessages } from './transcript';
 
-/** The stub's answer to core's detection request for a conversation of alternating turns. */
+/**
+ * The stub's answer to core's detection request for a conversation of alternating turns; a
+ * verbatim window of 10 tokens keeps the last reply, so every earlier message is to be summarised.
+ */
 function answerFor(userTexts: string[]) {
   const messages = userTexts.flatMap((text, i) => [user(text), assistant(`Reply ${i}.`)]);
-  const request = buildTopicDetectionRequest(messages);
-  return detectTopicBoundary(parseIndexedMessages(request.user));
+  const request = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 10 });
+  return detectTopicBoundary(parseIndexedMessages(request.user), readTopicSummaryRequest(request.user, null));
+}
+
+/** The answer the stub sends over the wire for a core detection request. */
+function wireAnswer(request: { system: string; user: string }) {
+  const answer = answerChatRequest(
+    {
+      model: 'stub',
+      messages: [
+        { role: 'system', content: request.system },
+        { role: 'user', content: request.user },
+      ],
+    } as Parameters<typeof answerChatRequest>[0],
+    null,
+    4096,
+  );
+  return parseTopicBoundary(answer.output.content ?? '');
 }
 
 describe('detectTopicBoundary answers from cues', () => {
@@ -34,5 +54,39 @@ describe('detectTopicBoundary answers from cues', () => {
       confidence: 0.9,
       summary: answer.summary,
     });
+  });
+
+  it('summarises what the request names even without a boundary, and nothing when it names nothing', () => {
+    const noCue = answerFor(['Fix the parser bug in parser.py.', 'It still fails on empty input.']);
+    expect(noCue.boundary_index).toBeNull();
+    expect(noCue.summary).toContain('Fix the parser bug in parser.py.');
+    const messages = [user('Fix the parser.'), assistant('Done.')];
+    expect(wireAnswer(buildTopicDetectionRequest(messages)).summary).toBe('');
+    expect(
+      wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 1, summaryFrom: 'summarizer' }))
+        .summary,
+    ).toBe('');
+  });
+
+  it('carries the previous summary over, and does not read it as indexed messages', () => {
+    const previous = buildSummaryMessages({
+      style: 'system',
+      summaryText: 'Goal: ship the exporter.\n[3] USER: not a message',
+      compactionId: 'c1',
+      auto: true,
+      messagesCompacted: 8,
+      createdAt: '2025-01-01T00:00:00Z',
+    }).map((m) => ({ ...m, seq: 0 }));
+    const messages = [
+      ...previous,
+      user('Fix the parser.'),
+      assistant('Done.'),
+      user('Add tests.'),
+      assistant('Added.'),
+    ];
+    const answer = wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 3 }));
+    expect(answer.summary).toContain('Earlier: Goal: ship the exporter.');
+    expect(answer.summary).toContain('The user asked: Fix the parser.');
+    expect(answer.summary).toContain('(3 earlier messages summarised.)');
   });
 });

@@ -3,7 +3,9 @@ import type { IndexedMessage } from './transcript';
 /**
  * Topic-boundary answers from the cues seed 002's prompt names: explicit switches ("now let's",
  * "moving on") are confident, context resets ("actually", "forget that") less so. The most recent
- * cue wins, as the prompt asks for the most recent shift.
+ * cue wins, as the prompt asks for the most recent shift. The summary covers what the request
+ * names (`Summarize messages [0] to [K]`, core's request), boundary or not, and carries the
+ * request's `<previous-summary>` over; a request that names nothing gets an empty summary.
  */
 
 interface Cue {
@@ -34,7 +36,19 @@ const clip = (text: string, max: number): string => {
   return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
 };
 
-export function detectTopicBoundary(messages: readonly IndexedMessage[]): TopicBoundaryAnswer {
+/** What the request asks to summarise: messages `[0]` to `[through]`, and a previous summary to carry over. */
+export interface TopicSummaryRequest {
+  /** Last index to summarise; `null` when the request names no messages (then no summary). */
+  through: number | null;
+  previousSummary: string | null;
+}
+
+export function detectTopicBoundary(
+  messages: readonly IndexedMessage[],
+  request: TopicSummaryRequest = { through: null, previousSummary: null },
+): TopicBoundaryAnswer {
+  const summary =
+    request.through === null ? '' : summarise(messages, request.through, request.previousSummary);
   // The first message cannot start a *new* topic: there is nothing before it.
   for (const message of [...messages].reverse()) {
     if (message.role !== 'user' || message.index === messages[0]?.index) continue;
@@ -45,18 +59,32 @@ export function detectTopicBoundary(messages: readonly IndexedMessage[]): TopicB
       boundary_index: message.index,
       boundary_reason: `User switched topic ("${phrase.toLowerCase()}"): ${clip(message.text, 120)}`,
       confidence: cue.confidence,
-      summary: summariseBefore(messages.filter((m) => m.index < message.index)),
+      summary,
     };
   }
-  return { boundary_index: null, boundary_reason: 'No topic shift found.', confidence: 0, summary: '' };
+  return { boundary_index: null, boundary_reason: 'No topic shift found.', confidence: 0, summary };
 }
 
-function summariseBefore(messages: readonly IndexedMessage[]): string {
-  const firstUser = messages.find((m) => m.role === 'user');
-  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
+function summarise(
+  messages: readonly IndexedMessage[],
+  through: number,
+  previousSummary: string | null,
+): string {
+  const covered = messages.filter((m) => m.index <= through);
+  const firstUser = covered.find((m) => m.role === 'user');
+  const lastAssistant = [...covered].reverse().find((m) => m.role === 'assistant');
   const parts = [];
+  if (previousSummary) parts.push(`Earlier: ${clip(previousSummary, 400)}`);
   if (firstUser) parts.push(`The user asked: ${clip(firstUser.text, 240)}`);
   if (lastAssistant) parts.push(`The assistant last said: ${clip(lastAssistant.text, 240)}`);
-  parts.push(`(${messages.length} earlier messages on this topic.)`);
+  parts.push(`(${covered.length} earlier messages summarised.)`);
   return parts.join(' ');
+}
+
+const SUMMARY_RANGE = /Summari[sz]e messages \[0\] to \[(\d+)\]/;
+
+/** The summary a detection prompt asks for (core's `buildTopicDetectionRequest` wording). */
+export function readTopicSummaryRequest(prompt: string, previousSummary: string | null): TopicSummaryRequest {
+  const through = SUMMARY_RANGE.exec(prompt)?.[1];
+  return { through: through === undefined ? null : Number(through), previousSummary };
 }

@@ -73,6 +73,11 @@ describe('validateNativeContext', () => {
       [message(1, 'user', [text('q')]), message(2, 'assistant', [text('s')], true)],
       [{ kind: 'summary-not-first', index: 1 }],
     ],
+    [
+      'pinned system instructions before the summary',
+      [message(1, 'system', [text('Be terse.')]), message(2, 'assistant', [text('s')], true)],
+      [],
+    ],
   ])('%s', (_name, messages, expected) => {
     expect(validateNativeContext(messages)).toEqual(expected);
     expect(validateContext(messages)).toEqual(expected);

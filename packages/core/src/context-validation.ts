@@ -15,7 +15,10 @@ export type ContextIssueKind =
   | 'duplicate-call-id'
   /** The first non-system message is a tool result. */
   | 'starts-with-tool-result'
-  /** A compaction's summary message after a non-summary message (the summary must come first). */
+  /**
+   * A compaction's summary message after a non-summary message (the summary must come first;
+   * only system messages, e.g. pinned instructions, may precede it).
+   */
   | 'summary-not-first'
   /** `function.arguments` that is not the JSON text of an object. */
   | 'invalid-tool-arguments'
@@ -32,7 +35,10 @@ export interface ContextIssue {
 /**
  * Issues of a native context. Tool results live on their call's part here, so orphaned results
  * and a leading tool result cannot occur; what can go wrong is a call without result, a reused
- * call id, and a summary placed after the messages it precedes.
+ * call id (some providers number calls per turn; `toOpenAIMessages` renders such ids
+ * unique, a client rendering the native format itself must too), and a summary placed after the
+ * messages it precedes. System messages before the summary are fine: the context view puts
+ * pinned instructions there.
  */
 export function validateNativeContext(messages: readonly Message[]): ContextIssue[] {
   const issues: ContextIssue[] = [];
@@ -40,7 +46,7 @@ export function validateNativeContext(messages: readonly Message[]): ContextIssu
   let sawOrdinary = false;
   messages.forEach((message, index) => {
     if (message.summary && sawOrdinary) issues.push({ kind: 'summary-not-first', index });
-    if (!message.summary) sawOrdinary = true;
+    if (!message.summary && message.role !== 'system') sawOrdinary = true;
     for (const part of message.parts) {
       if (part.type !== 'tool') continue;
       if (seen.has(part.callId)) issues.push({ kind: 'duplicate-call-id', index, callId: part.callId });

@@ -1,7 +1,8 @@
 /**
  * Property tests for context assembly: random sessions (roles, interleaved text and tool parts,
- * every tool status, random pruning, summaries of completed and failed compactions in any style)
- * always give a context that validates, natively and as Chat Completions messages.
+ * every tool status, random pruning, call ids numbered per message as some providers do,
+ * summaries of completed and failed compactions in any style) always give a context that
+ * validates as Chat Completions messages, and natively except for the reused ids themselves.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ type PartSpec =
   | {
       kind: 'tool';
       tool: string;
+      perMessageId: boolean;
       status: ToolStatus;
       pruned: boolean;
       input: unknown;
@@ -48,6 +50,8 @@ const partSpec: fc.Arbitrary<PartSpec> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('tool' as const),
       tool: fc.constantFrom('read', 'bash', 'Edit', 'apply_patch'),
+      /** Numbered per message (`call_0` in every turn, as some providers do) instead of unique. */
+      perMessageId: fc.boolean(),
       status: fc.constantFrom<ToolStatus>('pending', 'running', 'completed', 'error'),
       pruned: fc.boolean(),
       input: fc.oneof(
@@ -99,18 +103,20 @@ const sessionSpec = fc.record({
   compactions: fc.array(compactionSpec, { maxLength: 3 }),
   seqGaps: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 40, maxLength: 40 }),
   reverseInput: fc.boolean(),
+  pinSystemMessages: fc.boolean(),
 });
 
 interface Session {
   messages: Message[];
   compactions: CompactionBoundary[];
+  pinSystemMessages: boolean;
 }
 
 type SessionSpec = typeof sessionSpec extends fc.Arbitrary<infer T> ? T : never;
 
 function buildSession(spec: SessionSpec): Session {
   let nextCall = 0;
-  const toPart = (part: PartSpec): Part => {
+  const toPart = (part: PartSpec, index: number): Part => {
     switch (part.kind) {
       case 'text':
       case 'reasoning':
@@ -118,7 +124,7 @@ function buildSession(spec: SessionSpec): Session {
       case 'tool':
         return {
           type: 'tool',
-          callId: `call_${nextCall++}`,
+          callId: part.perMessageId ? `call_${index}` : `unique_${nextCall++}`,
           tool: part.tool,
           status: part.status,
           input: part.input,
@@ -137,7 +143,7 @@ function buildSession(spec: SessionSpec): Session {
   const ordered: Omit<Message, 'seq'>[] = spec.messages.map((m, i) => ({
     id: `m${i}`,
     role: m.role,
-    parts: m.parts.map(toPart),
+    parts: m.parts.map((part, index) => toPart(part, index)),
     finish: null,
     error: null,
     usage: null,
@@ -174,7 +180,11 @@ function buildSession(spec: SessionSpec): Session {
       finishedAt: c.finishedAt === null ? null : new Date(c.finishedAt * 1000).toISOString(),
     };
   });
-  return { messages: spec.reverseInput ? [...messages].reverse() : messages, compactions };
+  return {
+    messages: spec.reverseInput ? [...messages].reverse() : messages,
+    compactions,
+    pinSystemMessages: spec.pinSystemMessages,
+  };
 }
 
 const sessions = sessionSpec.map(buildSession);
@@ -182,9 +192,15 @@ const sessions = sessionSpec.map(buildSession);
 describe('assembleContext properties', () => {
   it('the context always validates, natively and as OpenAI messages, never starting with a tool result', () => {
     fc.assert(
-      fc.property(sessions, ({ messages, compactions }) => {
-        const context = assembleContext(messages, compactions);
-        expect(validateContext(context.messages)).toEqual([]);
+      fc.property(sessions, ({ messages, compactions, pinSystemMessages }) => {
+        const context = assembleContext(messages, compactions, { pinSystemMessages });
+        // Natively a reused id is the only possible issue; the OpenAI rendering resolves it.
+        const callIds = context.messages.flatMap((m) =>
+          m.parts.flatMap((p) => (p.type === 'tool' ? [p.callId] : [])),
+        );
+        const native = validateContext(context.messages);
+        expect(native.every((issue) => issue.kind === 'duplicate-call-id')).toBe(true);
+        expect(native.length).toBe(callIds.length - new Set(callIds).size);
         const openai = toOpenAIMessages(context);
         expect(validateContext(openai)).toEqual([]);
         expect(openai.find((m) => m.role !== 'system')?.role).not.toBe('tool');
@@ -195,10 +211,10 @@ describe('assembleContext properties', () => {
     );
   });
 
-  it('summary first, then exactly the non-summary messages from the boundary on, in seq order', () => {
+  it('hidden pinned system messages, the summary, then exactly the non-summary messages from the boundary on', () => {
     fc.assert(
-      fc.property(sessions, ({ messages, compactions }) => {
-        const context = assembleContext(messages, compactions);
+      fc.property(sessions, ({ messages, compactions, pinSystemMessages }) => {
+        const context = assembleContext(messages, compactions, { pinSystemMessages });
         const chosen = latestCompletedCompaction(compactions);
         const bySeq = [...messages].sort((a, b) => a.seq - b.seq);
         const summaries = (chosen?.summaryMessageIds ?? []).filter((id) => messages.some((m) => m.id === id));
@@ -208,8 +224,11 @@ describe('assembleContext properties', () => {
             ? -Infinity
             : (chosen.boundarySeq ?? (summarySeqs.length === 0 ? Infinity : Math.max(...summarySeqs) + 1));
         const expectedTail = bySeq.filter((m) => !m.summary && m.seq >= firstKept).map((m) => m.id);
+        const pinned = bySeq
+          .filter((m) => pinSystemMessages && m.role === 'system' && !m.summary && m.seq < firstKept)
+          .map((m) => m.id);
 
-        expect(context.messages.map((m) => m.id)).toEqual([...summaries, ...expectedTail]);
+        expect(context.messages.map((m) => m.id)).toEqual([...pinned, ...summaries, ...expectedTail]);
         expect(context.compactionId).toBe(chosen?.id ?? null);
         expect(context.messages.every((m) => !m.summary || m.compactionId === chosen?.id)).toBe(true);
         const rendered = context.messages.flatMap((m) => m.parts);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleContext, latestCompletedCompaction, renderToolPart } from './context';
+import { assembleContext, isPinnedMessage, latestCompletedCompaction, renderToolPart } from './context';
 import { INTERRUPTED_TOOL_RESULT_TOKENS } from './tokens';
 import {
   INTERRUPTED_TOOL_RESULT,
@@ -200,6 +200,80 @@ describe('assembleContext', () => {
     );
     // The stored history is untouched (lazy deletion).
     expect(messages[1]?.parts[0]).toMatchObject({ output: 'file contents' });
+  });
+});
+
+describe('assembleContext: pinned system messages (REFERENCE: instructions missing after compaction)', () => {
+  // seq 1 the system prompt, 2–5 a conversation, 6 a system note the client added later, 7–8
+  // more; c1 summarised 1–6 (summary at 9, boundary 7).
+  const pinnedHistory = [
+    message(1, 'system', [text('You are a careful engineer. Follow AGENTS.md.', 30)]),
+    message(2, 'user'),
+    message(3, 'assistant'),
+    message(4, 'user'),
+    message(5, 'assistant'),
+    message(6, 'system', [text('The user switched to plan mode.', 8)]),
+    message(7, 'user'),
+    message(8, 'assistant'),
+    summaryOf(9, 'c1'),
+  ];
+
+  it.each<[string, CompactionBoundary[], { pinSystemMessages?: boolean }, string[]]>([
+    [
+      'the system messages the boundary hid come first, in seq order, then the summary',
+      [compaction('c1', 'completed', 7, '2025-01-01T01:00:00Z')],
+      {},
+      ['m1', 'm6', 's-c1', 'm7', 'm8'],
+    ],
+    [
+      'a system message from the boundary on stays where it is',
+      [compaction('c1', 'completed', 5, '2025-01-01T01:00:00Z')],
+      {},
+      ['m1', 's-c1', 'm5', 'm6', 'm7', 'm8'],
+    ],
+    ['without a compaction nothing moves', [], {}, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8']],
+    [
+      'boundary null: pinned before the summary still shown',
+      [compaction('c1', 'completed', null, '2025-01-01T01:00:00Z')],
+      {},
+      ['m1', 'm6', 's-c1'],
+    ],
+    [
+      'truncate-only (no summary): pinned, then the kept messages',
+      [compaction('c1', 'completed', 7, '2025-01-01T01:00:00Z', [])],
+      {},
+      ['m1', 'm6', 'm7', 'm8'],
+    ],
+    [
+      'pinSystemMessages: false hides them like any message',
+      [compaction('c1', 'completed', 7, '2025-01-01T01:00:00Z')],
+      { pinSystemMessages: false },
+      ['s-c1', 'm7', 'm8'],
+    ],
+  ])('%s', (_name, compactions, options, expected) => {
+    const context = assembleContext([...pinnedHistory].reverse(), compactions, options);
+    expect(ids(context.messages)).toEqual(expected);
+  });
+
+  it("a compaction's system-style summary is not pinned: an older one stays hidden", () => {
+    const systemSummary = message(9, 'system', [text('[History Summary - 4 earlier messages]')], {
+      id: 's-c1',
+      summary: true,
+      compactionId: 'c1',
+    });
+    const history = [...pinnedHistory.slice(0, 8), systemSummary, summaryOf(10, 'c2')];
+    const context = assembleContext(history, [
+      compaction('c1', 'completed', 7, '2025-01-01T01:00:00Z'),
+      compaction('c2', 'completed', 8, '2025-01-01T02:00:00Z'),
+    ]);
+    expect(ids(context.messages)).toEqual(['m1', 'm6', 's-c2', 'm8']);
+    expect(context.tokens).toBe(30 + 8 + 10 + 10);
+  });
+
+  it('isPinnedMessage: client system messages only', () => {
+    expect(isPinnedMessage(message(1, 'system'))).toBe(true);
+    expect(isPinnedMessage(message(1, 'system', undefined, { summary: true }))).toBe(false);
+    expect(isPinnedMessage(message(1, 'user'))).toBe(false);
   });
 });
 

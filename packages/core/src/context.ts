@@ -2,12 +2,12 @@
  * The LLM-facing context of a session: the reference the SQL context view is checked against.
  *
  * Rule (DESIGN.md, "The boundary"): take the latest **completed** compaction by `finishedAt`.
- * Its summary messages come first, in `summaryMessageIds` order; then every non-summary message
- * with `seq >= boundarySeq`, in seq order. Summary messages of any other compaction are hidden.
- * Pending, running, failed and skipped compactions change nothing. With no completed compaction,
- * every non-summary message is shown. Then each message is rendered for the model: a pruned tool
- * output reads {@link PRUNED_OUTPUT_PLACEHOLDER}, an unfinished tool call gets the error result
- * {@link INTERRUPTED_TOOL_RESULT}.
+ * Pinned system messages it hid come first, then its summary messages in `summaryMessageIds`
+ * order, then every non-summary message with `seq >= boundarySeq`, in seq order. Summary
+ * messages of any other compaction are hidden. Pending, running, failed and skipped compactions
+ * change nothing. With no completed compaction, every non-summary message is shown. Then each
+ * message is rendered for the model: a pruned tool output reads {@link PRUNED_OUTPUT_PLACEHOLDER},
+ * an unfinished tool call gets the error result {@link INTERRUPTED_TOOL_RESULT}.
  */
 import {
   INTERRUPTED_TOOL_RESULT,
@@ -17,6 +17,16 @@ import {
   type ToolPart,
 } from './model';
 import { INTERRUPTED_TOOL_RESULT_TOKENS, messageTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
+
+/**
+ * A pinned message (policy `pinSystemMessages`): a system message the client stored (role
+ * `system`, `summary = false`). A compaction's own system-style summary is not pinned: it is
+ * replaced by the next one. An imported summary that is an unflagged system message would be
+ * pinned too, so import such summaries with `summary: true`.
+ */
+export function isPinnedMessage(message: Message): boolean {
+  return message.role === 'system' && !message.summary;
+}
 
 /** The context view's answer (`GET /v1/sessions/:id/context?format=native`). */
 export interface AssembledContext {
@@ -86,9 +96,19 @@ export function renderMessage(message: Message): Message {
   };
 }
 
+export interface AssembleOptions {
+  /** The session policy's `pinSystemMessages` (default `true`). */
+  pinSystemMessages?: boolean;
+}
+
 /**
  * The context the model should see next. `messages` is the session's whole stored history in any
  * order (it is sorted by seq here); `compactions` its compactions in any status.
+ *
+ * With pinning (the default), the system messages the boundary would hide ({@link isPinnedMessage},
+ * `seq < boundarySeq`) come first, in seq order, so the session's instructions survive every
+ * compaction; pinned messages from the boundary on stay where they are among the kept messages,
+ * so nothing that was already visible moves.
  *
  * A completed compaction with `boundarySeq: null` kept nothing of the range it covered: only
  * messages with a seq above its summary messages are shown (none if it wrote no summary). Messages
@@ -98,6 +118,7 @@ export function renderMessage(message: Message): Message {
 export function assembleContext(
   messages: readonly Message[],
   compactions: readonly CompactionBoundary[],
+  options: AssembleOptions = {},
 ): AssembledContext {
   const bySeq = [...messages].sort((a, b) => a.seq - b.seq);
   const compaction = latestCompletedCompaction(compactions);
@@ -112,7 +133,15 @@ export function assembleContext(
       .filter((message) => message !== undefined);
     const afterSummaries = summaries.length === 0 ? Infinity : Math.max(...summaries.map((m) => m.seq)) + 1;
     const firstKept = compaction.boundarySeq ?? afterSummaries;
-    visible = [...summaries, ...bySeq.filter((message) => !message.summary && message.seq >= firstKept)];
+    const pinned =
+      (options.pinSystemMessages ?? true)
+        ? bySeq.filter((message) => isPinnedMessage(message) && message.seq < firstKept)
+        : [];
+    visible = [
+      ...pinned,
+      ...summaries,
+      ...bySeq.filter((message) => !message.summary && message.seq >= firstKept),
+    ];
   }
 
   const rendered = visible.map(renderMessage);

@@ -1,27 +1,30 @@
 import fc from 'fast-check';
 import { countLeadingSummaryMessages } from './summary-messages';
 import { describe, expect, it } from 'vitest';
+import { isPinnedMessage } from './context';
 import { findCutPoint, isTurnStart } from './cut-point';
 import type { Message, Part } from './model';
 import { resolvePolicy } from './policy';
-import { planCompaction } from './split-turn';
-import { assistant, conversation, summary, text, toolPart, user } from './test-support/builders';
+import { MOVE_BACK_MAX_KEPT_FACTOR, planCompaction } from './split-turn';
+import { assistant, conversation, summary, system, text, toolPart, user } from './test-support/builders';
+import { storedTokens } from './tokens';
 
 // Random views: optional previous summaries, a turn that began before them, then user turns of
-// assistant messages with tool calls. Sometimes a client left a call pending and stored its
-// result in a later message under the call's id: cutting between the two would orphan the result.
+// assistant messages with tool calls (each tool part carries its call and its result: model.ts
+// ToolPart), sometimes with a system message the client stored (pinned by default).
 const assistantArb = fc.record({
   tokens: fc.integer({ min: 0, max: 8000 }),
   tools: fc.integer({ min: 0, max: 2 }),
-  deferFirstResult: fc.integer({ min: 0, max: 2 }).map((n) => n === 0),
-  resultsLater: fc.integer({ min: 1, max: 3 }),
+  outputTokens: fc.constantFrom(10, 1000, 30_000),
 });
 const turnArb = fc.record({
   userTokens: fc.integer({ min: 0, max: 4000 }),
+  system: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
   assistants: fc.array(assistantArb, { maxLength: 7 }),
 });
 const viewArb = fc.record({
   summaries: fc.integer({ min: 0, max: 2 }),
+  pinnedFirst: fc.boolean(),
   headAssistants: fc.array(assistantArb, { maxLength: 3 }),
   turns: fc.array(turnArb, { maxLength: 10 }),
 });
@@ -33,6 +36,7 @@ const optionsArb = fc.record({
   splitTurnShortPrefix: fc.constantFrom('keep', 'summarize'),
   minVerbatimExchanges: fc.integer({ min: 0, max: 3 }),
   topic: fc.boolean(),
+  pinSystemMessages: fc.boolean(),
 });
 
 type ViewInput = typeof viewArb extends fc.Arbitrary<infer T> ? T : never;
@@ -40,40 +44,22 @@ type AssistantInput = ViewInput['headAssistants'][number];
 
 function buildView(input: ViewInput): Message[] {
   const messages: Message[] = [];
+  // A pinned system message hidden by the previous boundary comes first (context.ts).
+  if (input.pinnedFirst) messages.push(system('You are a careful engineer.', 700));
   for (let i = 0; i < input.summaries; i++)
     messages.push(summary(`summary ${i}`, 300, { seq: 1000 + i, id: `s${i}` }));
-  let callCounter = 0;
-  // Results still to store: call id → how many assistant messages later.
-  let deferred: { callId: string; after: number }[] = [];
   const addAssistant = (spec: AssistantInput): void => {
     const parts: Part[] = [text('thinking', spec.tokens)];
-    for (const pending of deferred)
-      if (--pending.after === 0) parts.push(toolPart('bash', 500, { callId: pending.callId }));
-    deferred = deferred.filter((pending) => pending.after > 0);
-    for (let call = 0; call < spec.tools; call++) {
-      const callId = `c${callCounter++}`;
-      const defer = call === 0 && spec.deferFirstResult;
-      parts.push(toolPart('read', 1000, { callId, ...(defer ? { status: 'pending' as const } : {}) }));
-      if (defer) deferred.push({ callId, after: spec.resultsLater });
-    }
+    for (let call = 0; call < spec.tools; call++) parts.push(toolPart('read', spec.outputTokens));
     messages.push(assistant(parts));
   };
   input.headAssistants.forEach(addAssistant);
   for (const turn of input.turns) {
+    if (turn.system) messages.push(system('Plan mode is on.', 900));
     messages.push(user('ask', turn.userTokens));
     turn.assistants.forEach(addAssistant);
   }
   return conversation(messages);
-}
-
-/** Brute force: does cutting at `index` leave a callId on both sides? */
-function separatesCallFromResult(messages: Message[], index: number): boolean {
-  const before = new Set<string>();
-  for (const message of messages.slice(0, index))
-    for (const part of message.parts) if (part.type === 'tool') before.add(part.callId);
-  return messages
-    .slice(index)
-    .some((message) => message.parts.some((part) => part.type === 'tool' && before.has(part.callId)));
 }
 
 const policyOf = (options: typeof optionsArb extends fc.Arbitrary<infer T> ? T : never) =>
@@ -83,13 +69,14 @@ const policyOf = (options: typeof optionsArb extends fc.Arbitrary<infer T> ? T :
     splitTurnShortPrefix: options.splitTurnShortPrefix,
     strategy: options.topic ? 'topic' : 'summarize',
     topic: { minVerbatimExchanges: options.minVerbatimExchanges },
+    pinSystemMessages: options.pinSystemMessages,
   });
 
 describe('findCutPoint properties', () => {
-  it('never cuts on a tool result nor between a call and its result; always compacts something new', () => {
+  it('always compacts something new and keeps something; kinds say what they mean', () => {
     fc.assert(
       fc.property(viewArb, optionsArb, (input, options) => {
-        const messages = buildView(input);
+        const messages = buildView({ ...input, pinnedFirst: false });
         const point = findCutPoint(messages, {
           ...options,
           minKeptUserTurns: options.topic ? options.minVerbatimExchanges : 0,
@@ -97,7 +84,7 @@ describe('findCutPoint properties', () => {
         if (point === null) return;
         expect(point.index).toBeGreaterThan(countLeadingSummaryMessages(messages));
         expect(point.index).toBeLessThan(messages.length);
-        expect(separatesCallFromResult(messages, point.index)).toBe(false);
+        expect(point.keptTokens).toBe(storedTokens(messages.slice(point.index)));
         if (point.kind === 'turn-start') expect(isTurnStart(messages[point.index]!)).toBe(true);
         if (point.kind === 'forced') expect(options.force).toBe(true);
       }),
@@ -105,16 +92,13 @@ describe('findCutPoint properties', () => {
     );
   });
 
-  it('force always frees room when more than 2 messages follow the summary and a valid cut exists', () => {
+  it('force always frees room when more than 2 messages follow the summary', () => {
     fc.assert(
       fc.property(viewArb, fc.integer({ min: 0, max: 40_000 }), (input, keepRecentTokens) => {
-        const messages = buildView(input);
+        const messages = buildView({ ...input, pinnedFirst: false });
         const start = countLeadingSummaryMessages(messages);
-        const anyValid = messages.some(
-          (_, index) => index > start && !separatesCallFromResult(messages, index),
-        );
         const forced = findCutPoint(messages, { keepRecentTokens, force: true });
-        if (messages.length - start > 2 && anyValid) expect(forced).not.toBeNull();
+        if (messages.length - start > 2) expect(forced).not.toBeNull();
         if (findCutPoint(messages, { keepRecentTokens }) === null && forced !== null) {
           expect(forced.kind).toBe('forced');
         }
@@ -125,7 +109,7 @@ describe('findCutPoint properties', () => {
 });
 
 describe('planCompaction properties', () => {
-  it('history, turn prefix and kept part are consecutive slices; the kept part never starts with an orphan', () => {
+  it('history, turn prefix and kept part are consecutive slices of the unpinned view; pinned messages are in none', () => {
     fc.assert(
       fc.property(viewArb, optionsArb, (input, options) => {
         const messages = buildView(input);
@@ -136,10 +120,15 @@ describe('planCompaction properties', () => {
           policy,
         });
         if (plan === null) return;
-        expect([...plan.history, ...(plan.turnPrefix ?? []), ...plan.kept]).toEqual(messages);
+        const pinned = messages.filter((m) => options.pinSystemMessages && isPinnedMessage(m));
+        expect(plan.pinned).toEqual(pinned);
+        expect([...plan.history, ...(plan.turnPrefix ?? []), ...plan.kept]).toEqual(
+          messages.filter((m) => !pinned.includes(m)),
+        );
         expect(plan.kept.length).toBeGreaterThan(0);
         expect(plan.boundarySeq).toBe(plan.kept[0]!.seq);
-        expect(separatesCallFromResult(messages, plan.cutIndex)).toBe(false);
+        expect(messages[plan.cutIndex]).toBe(plan.kept[0]);
+        expect(plan.keptTokens).toBe(storedTokens(plan.kept));
         const startsWithTurn = isTurnStart(plan.kept[0]!);
         expect(startsWithTurn).toBe(plan.split === 'clean' || plan.split === 'moved-to-turn-start');
         if (plan.turnPrefix !== null) {
@@ -150,6 +139,47 @@ describe('planCompaction properties', () => {
         // Something new is compacted: not just the previous summary.
         const compactsNew = plan.history.some((message) => !message.summary) || plan.turnPrefix !== null;
         expect(compactsNew).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('moving a short prefix back never happens in an emergency nor keeps more than 2 × the budget', () => {
+    fc.assert(
+      fc.property(viewArb, optionsArb, (input, options) => {
+        const plan = planCompaction(buildView(input), {
+          keepRecentTokens: options.keepRecentTokens,
+          force: options.force,
+          policy: policyOf(options),
+        });
+        if (plan?.split !== 'moved-to-turn-start') return;
+        expect(options.force).toBe(false);
+        expect(plan.keptTokens).toBeLessThanOrEqual(MOVE_BACK_MAX_KEPT_FACTOR * options.keepRecentTokens);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('an emergency plan either fits the keep budget, clamps the kept part into it, or says it cannot fit', () => {
+    fc.assert(
+      fc.property(viewArb, optionsArb, (input, options) => {
+        const keepRecentTokens = options.keepRecentTokens;
+        const plan = planCompaction(buildView(input), {
+          keepRecentTokens,
+          force: true,
+          policy: policyOf(options),
+        });
+        if (plan === null) return;
+        const prune = plan.emergencyPrune;
+        if (plan.keptTokens <= keepRecentTokens) {
+          expect(prune).toBeNull();
+          return;
+        }
+        expect(prune).not.toBeNull();
+        expect(prune!.tokensBefore).toBe(plan.keptTokens);
+        expect(prune!.fits).toBe(prune!.tokensAfter <= keepRecentTokens);
+        const keptIds = new Set(plan.kept.map((m) => m.id));
+        expect(prune!.parts.every((part) => keptIds.has(part.messageId))).toBe(true);
       }),
       { numRuns: 500 },
     );

@@ -1,13 +1,6 @@
 import { countLeadingSummaryMessages } from './summary-messages';
 import { describe, expect, it } from 'vitest';
-import {
-  findCutPoint,
-  isForced,
-  isTurnStart,
-  keepRecentTokensFor,
-  splitsToolCallPairs,
-  type CutPointOptions,
-} from './cut-point';
+import { findCutPoint, isForced, isTurnStart, keepRecentTokensFor, type CutPointOptions } from './cut-point';
 import type { CompactionReason, Message, ModelInfo } from './model';
 import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
 import { assistant, conversation, model, summary, toolPart, user } from './test-support/builders';
@@ -96,57 +89,18 @@ describe('findCutPoint (Opal: nearest user message at or after the budget point)
     });
   });
 
-  describe('never separates a tool call from its result', () => {
-    // A client stored the call (pending) in one message and its result under the same callId in the next.
-    const split = conversation([
+  it('a forced cut keeps the last 2 messages whatever tool parts they hold (a part carries call and result)', () => {
+    const view = conversation([
       user('go', 10),
-      assistant([toolPart('bash', 0, { callId: 'X', status: 'pending', tokens: 10 })]),
-      assistant([toolPart('bash', 30_000, { callId: 'X' })]),
+      assistant('thinking', { tokens: 10 }),
+      assistant([toolPart('bash', 5, { tokens: 10 })]),
+      assistant([toolPart('bash', 5, { tokens: 10 })]),
       assistant('done', { tokens: 10 }),
-      user('next', 10),
-      assistant('ok', { tokens: 10 }),
     ]);
-
-    it('detects the span', () => {
-      const splits = splitsToolCallPairs(split, 0);
-      expect([0, 1, 2, 3, 4, 5].map(splits)).toEqual([false, false, true, false, false, false]);
-      expect(splitsToolCallPairs(split, 2)(2)).toBe(true);
-      expect(splitsToolCallPairs(split, 3)(2)).toBe(false);
-    });
-
-    it('moves a message-mode cut off the result', () => {
-      // From the end: 10, 20, 30, 30,030 ≥ 20,000 at index 2 (the result): cut after it.
-      expect(cut(split, { keepRecentTokens: 20_000, cutAt: 'message' })).toMatchObject({
-        index: 3,
-        kind: 'mid-turn',
-      });
-    });
-
-    it('a forced cut keeps fewer messages rather than orphan a result', () => {
-      const view = conversation([
-        user('go', 10),
-        assistant('thinking', { tokens: 10 }),
-        assistant([toolPart('bash', 0, { callId: 'Y', status: 'pending', tokens: 10 })]),
-        assistant([toolPart('bash', 5, { callId: 'Y' })]),
-        assistant('done', { tokens: 10 }),
-      ]);
-      // The last 2 messages would start with Y's result: keep only the last one.
-      expect(cut(view, { keepRecentTokens: 1_000_000, force: true })).toMatchObject({
-        index: 4,
-        kind: 'forced',
-      });
-      const blocked = conversation([
-        user('go', 10),
-        assistant('a', { tokens: 10 }),
-        assistant([toolPart('bash', 0, { callId: 'Z', status: 'pending', tokens: 10 })]),
-        assistant([toolPart('bash', 5, { callId: 'Z' })]),
-        assistant([toolPart('bash', 5, { callId: 'Z' })]),
-      ]);
-      // Index 3 and 4 are inside Z's span: the nearest valid cut keeps more (index 2).
-      expect(cut(blocked, { keepRecentTokens: 1_000_000, force: true })).toMatchObject({
-        index: 2,
-        kind: 'forced',
-      });
+    expect(cut(view, { keepRecentTokens: 1_000_000, force: true })).toEqual({
+      index: 3,
+      kind: 'forced',
+      keptTokens: 20,
     });
   });
 
@@ -194,7 +148,24 @@ describe('keepRecentTokensFor', () => {
     ['topic: the verbatim window', 'auto', claude, POLICY_PRESETS.topic, 3000],
     ['unlimited window: the manual budget', 'auto', model(0, 4096), POLICY_PRESETS.opencode, 20_000],
     ['unlimited window, klaude: its ceiling', 'overflow', model(0, 4096), POLICY_PRESETS.klaude, 20_000],
-    ['never more than the usable input', 'auto', model(10_000, 8000), POLICY_PRESETS.opencode, 2000],
+    [
+      'never more than the usable input',
+      'auto',
+      model(10_000, 8000),
+      resolvePolicy({ keepRecent: { autoRatio: 1 } }),
+      7500,
+    ],
+    // Before: usable 0 on gpt-4 (8192 / 8192) made every budget 0.
+    ['gpt-4: auto keeps window / 4', 'auto', model(8192, 8192), POLICY_PRESETS.opencode, 2048],
+    ['gpt-4: emergency keeps window / 5', 'overflow', model(8192, 8192), POLICY_PRESETS.opencode, 1638],
+    ['gpt-4: manual never more than auto', 'manual', model(8192, 8192), POLICY_PRESETS.opencode, 2048],
+    [
+      'a bad input limit does not zero the budget',
+      'auto',
+      { ...model(8192, 1024), inputLimit: -5 },
+      POLICY_PRESETS.opencode,
+      2048,
+    ],
     [
       'a configured manual budget',
       'manual',

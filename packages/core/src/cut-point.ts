@@ -7,13 +7,12 @@
  * coherent. klaude-code cuts at the point itself (`cutAt: 'message'`). With `force` and no valid
  * cut, everything but the last 2 messages is compacted (Opal's emergency).
  *
- * A cut never separates a tool call from its result. Here a tool part holds both, so a message
- * boundary is safe unless a client left a call unfinished in one message and stored its result in
- * a later one under the same `callId`: cuts inside such a span are invalid, and no kept message
- * starts with an orphaned result.
+ * A cut never separates a tool call from its result: a tool part always holds both (model.ts
+ * `ToolPart`; the API rejects a result stored apart from its call), so every message boundary
+ * is safe and no kept message can start with an orphaned result.
  */
 import { assertNever, type CompactionReason, type Message, type ModelInfo } from './model';
-import type { Policy } from './policy';
+import { DEFAULT_KEEP_RECENT_TOKENS, type Policy } from './policy';
 import { countLeadingSummaryMessages } from './summary-messages';
 import { messageTokens } from './tokens';
 import { usableTokens } from './triggers';
@@ -46,43 +45,6 @@ export interface CutPoint {
 /** A real user turn: a user message not written by a compaction. */
 export function isTurnStart(message: Message): boolean {
   return message.role === 'user' && !message.summary;
-}
-
-/**
- * For cut candidates in `[from, messages.length)`: whether cutting there would separate a tool
- * call from its result. In this model a part carries both, so that only happens when a client
- * left a call unfinished (pending or running) in one message and stored its result in a later
- * one under the same `callId`: cutting between the two would leave the result without its call.
- * (Two finished parts with one id are two complete pairs, a duplicate the context validator
- * reports; no cut orphans either.) One pass reading each tool part's status; ids are only looked
- * up once an unfinished call was seen, which is rare.
- */
-export function splitsToolCallPairs(messages: readonly Message[], from: number): (index: number) => boolean {
-  const n = messages.length;
-  let unfinishedCalls: Map<string, number> | null = null;
-  const delta = new Int32Array(Math.max(0, n - from) + 1);
-  for (let index = 0; index < n; index++) {
-    for (const part of messages[index]!.parts) {
-      if (part.type !== 'tool') continue;
-      const callAt = unfinishedCalls?.get(part.callId);
-      if (callAt !== undefined && callAt < index && index >= from) {
-        // Cutting anywhere in (callAt, index] orphans this result.
-        delta[Math.max(callAt + 1, from) - from]! += 1;
-        delta[index + 1 - from]! -= 1;
-      }
-      if ((part.status === 'pending' || part.status === 'running') && callAt === undefined) {
-        (unfinishedCalls ??= new Map()).set(part.callId, index);
-      }
-    }
-  }
-  if (unfinishedCalls === null) return () => false;
-  const inside = new Uint8Array(Math.max(0, n - from));
-  let open = 0;
-  for (let offset = 0; offset < n - from; offset++) {
-    open += delta[offset]!;
-    inside[offset] = open > 0 ? 1 : 0;
-  }
-  return (index) => index >= from && index < n && inside[index - from] === 1;
 }
 
 function keptTokensFrom(messages: readonly Message[], index: number): number {
@@ -135,27 +97,24 @@ function naturalCut(messages: readonly Message[], start: number, options: CutPoi
   // Seed 002's minimum exchanges: the cut may not pass the N-th user turn from the end.
   const latest = nthLastTurnStart(messages, options.minKeptUserTurns ?? 0);
   if (latest <= start) return null;
-  const splits = splitsToolCallPairs(messages, point);
 
-  // The nearest valid cut at or after the point; when it compacts nothing new (Opal: a cut at
-  // index 0), there is no cut: moving further would keep less than the budget asks.
-  const firstFromPoint = (accept: (i: number) => boolean): number => {
-    for (let i = point; i < messages.length; i++) if (accept(i)) return i;
-    return -1;
-  };
-  let index =
-    (options.cutAt ?? 'turn-start') === 'turn-start'
-      ? firstFromPoint((i) => isTurnStart(messages[i]!) && !splits(i))
-      : -1;
-  // In the last turn (no user message after the point), or klaude-code's mode: the first valid message.
-  if (index === -1) index = firstFromPoint((i) => !splits(i));
-  if (index === -1 || index > latest) {
-    // Nothing valid after the point, or the cut would drop required turns: the latest valid turn
-    // start before them.
-    const wideSplits = splitsToolCallPairs(messages, start + 1);
+  // The nearest user message at or after the point (Opal); in the last turn (no user message
+  // after the point), or in klaude-code's mode, the point itself. When that compacts nothing new
+  // (Opal: a cut at index 0), there is no cut: moving further would keep less than the budget asks.
+  let index = point;
+  if ((options.cutAt ?? 'turn-start') === 'turn-start') {
+    for (let i = point; i < messages.length; i++) {
+      if (isTurnStart(messages[i]!)) {
+        index = i;
+        break;
+      }
+    }
+  }
+  if (index > latest) {
+    // The cut would drop required turns: the latest turn start before them.
     index = -1;
     for (let i = Math.min(latest, messages.length - 1); i > start && index === -1; i--) {
-      if (isTurnStart(messages[i]!) && !wideSplits(i)) index = i;
+      if (isTurnStart(messages[i]!)) index = i;
     }
   }
   if (index <= start) return null;
@@ -163,16 +122,10 @@ function naturalCut(messages: readonly Message[], start: number, options: CutPoi
   return { index, kind, keptTokens: keptTokensAt(messages, index, point, budget.keptTokens) };
 }
 
-/** Opal's force: keep the last 2 messages (or the nearest valid cut, preferring to keep fewer). */
+/** Opal's force: keep the last 2 messages. */
 function forcedCut(messages: readonly Message[], start: number): CutPoint | null {
-  const target = messages.length - FORCED_KEEP_MESSAGES;
-  if (target <= start) return null;
-  const splits = splitsToolCallPairs(messages, start + 1);
-  const candidates: number[] = [];
-  for (let i = target; i < messages.length; i++) candidates.push(i);
-  for (let i = target - 1; i > start; i--) candidates.push(i);
-  const index = candidates.find((i) => !splits(i));
-  if (index === undefined) return null;
+  const index = messages.length - FORCED_KEEP_MESSAGES;
+  if (index <= start) return null;
   return { index, kind: 'forced', keptTokens: keptTokensFrom(messages, index) };
 }
 
@@ -195,8 +148,9 @@ export function findCutPoint(messages: readonly Message[], options: CutPointOpti
  * an overflow emergency `emergencyRatio` × window (window / 5), and a manual request
  * `manualTokens` (20,000), or the auto budget when that is smaller or `manualTokens` is null
  * (klaude-code uses one budget). Ratio budgets are clamped to the policy's `minTokens` /
- * `maxTokens` (klaude-code: min(20000, max(4096, 35 %))) and never exceed the usable input.
- * An unlimited window (0) falls back to the manual budget.
+ * `maxTokens` (klaude-code: min(20000, max(4096, 35 %))) and never exceed the usable input
+ * (when there is any). An unlimited window (0) falls back to the manual budget, else the
+ * ceiling, else {@link DEFAULT_KEEP_RECENT_TOKENS}.
  */
 export function keepRecentTokensFor(
   reason: CompactionReason,
@@ -207,13 +161,13 @@ export function keepRecentTokensFor(
   if (override !== undefined && override !== null) return Math.max(0, Math.floor(override));
   if (policy.strategy === 'topic') return policy.topic.verbatimWindowTokens;
   const { keepRecent } = policy;
-  const fallback = keepRecent.manualTokens ?? keepRecent.maxTokens ?? 20_000;
+  const fallback = keepRecent.manualTokens ?? keepRecent.maxTokens ?? DEFAULT_KEEP_RECENT_TOKENS;
   const usable = usableTokens(model, policy);
   const ratioBudget = (ratio: number): number => {
     if (model.contextWindow <= 0) return fallback;
     const clamped = Math.max(keepRecent.minTokens, Math.floor(model.contextWindow * ratio));
     const capped = keepRecent.maxTokens === null ? clamped : Math.min(clamped, keepRecent.maxTokens);
-    return usable === null ? capped : Math.min(capped, usable);
+    return usable === null || usable <= 0 ? capped : Math.min(capped, usable);
   };
   switch (reason) {
     case 'auto':

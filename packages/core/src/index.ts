@@ -6,6 +6,7 @@ export * from './tokens';
 export * from './triggers';
 export * from './overflow-errors';
 export * from './prune';
+export * from './emergency-prune';
 export * from './cut-point';
 export * from './split-turn';
 export * from './file-ops';

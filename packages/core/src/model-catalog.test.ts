@@ -11,6 +11,17 @@ describe('lookupKnownModel', () => {
     ['claude-sonnet-4-5@20250929', 'claude-sonnet-4-5'],
     ['GPT-5', 'gpt-5'],
     ['gpt-4', 'gpt-4'],
+    ['gpt-4-0613', 'gpt-4'],
+    // `.` is not a separator: these are not an 8k gpt-4.
+    ['gpt-4.5-preview', 'gpt-4.5'],
+    ['openai/gpt-4.5-preview', 'gpt-4.5'],
+    ['gpt-4.5-preview-2025-02-27', 'gpt-4.5'],
+    ['gpt-4-32k', 'gpt-4-32k'],
+    ['gpt-4-32k-0613', 'gpt-4-32k'],
+    ['gpt-4.1-2025-04-14', 'gpt-4.1'],
+    ['gpt-4.7', null],
+    ['anthropic/claude-sonnet-4.5', 'claude-sonnet-4.5'],
+    ['anthropic/claude-3.7-sonnet', 'claude-3.7-sonnet'],
     ['gpt-40', null],
     ['my-local-model', null],
   ])('%s → %s', (id, expected) => {
@@ -28,6 +39,15 @@ describe('resolveModelInfo', () => {
       inputLimit: null,
     });
     expect(resolveModelInfo({ id: 'gpt-5' }).inputLimit).toBe(272_000);
+  });
+
+  it.each([
+    ['gpt-4', 8192, 8192],
+    ['gpt-4-32k', 32_768, 8192],
+    ['gpt-4.5-preview', 128_000, 16_384],
+    ['openai/gpt-4.5-preview', 128_000, 16_384],
+  ])('%s: %i window, %i output', (id, contextWindow, maxOutputTokens) => {
+    expect(resolveModelInfo({ id })).toMatchObject({ contextWindow, maxOutputTokens, inputLimit: null });
   });
 
   it('gives an unknown model 128k and the 32k output ceiling', () => {

@@ -1,12 +1,14 @@
 import type { ModelInfo } from './model';
+import { TRIGGER_DEFAULTS } from './policy';
 
 /** Opal's fallback, and the API contract's: a model nobody knows gets a 128k window. */
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
-/** OpenCode's output ceiling when a model's output limit is unknown (`min(out, 32000) || 32000`). */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 
 interface KnownModel {
-  /** Matched against the model id: exact, or as a prefix followed by `-`, `.`, `:`, `@` or `/`. */
+  /**
+   * Matched against the model id: exact, or as a prefix followed by `-`, `:`, `@` or `/`. Not
+   * `.`: it is part of version numbers, and `gpt-4.5` is not a `gpt-4`.
+   */
   id: string;
   contextWindow: number;
   maxOutputTokens: number;
@@ -24,7 +26,9 @@ const KNOWN_MODELS: KnownModel[] = [
   { id: 'gpt-4.1', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-mini', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
   { id: 'gpt-4.1-nano', contextWindow: 1_047_576, maxOutputTokens: 32_768 },
+  { id: 'gpt-4.5', contextWindow: 128_000, maxOutputTokens: 16_384 },
   { id: 'gpt-4-turbo', contextWindow: 128_000, maxOutputTokens: 4_096 },
+  { id: 'gpt-4-32k', contextWindow: 32_768, maxOutputTokens: 8_192 },
   { id: 'gpt-4', contextWindow: 8_192, maxOutputTokens: 8_192 },
   { id: 'gpt-3.5-turbo', contextWindow: 16_385, maxOutputTokens: 4_096 },
   { id: 'gpt-5', contextWindow: 400_000, maxOutputTokens: 128_000, inputLimit: 272_000 },
@@ -42,6 +46,13 @@ const KNOWN_MODELS: KnownModel[] = [
   { id: 'claude-opus-4', contextWindow: 200_000, maxOutputTokens: 32_000 },
   { id: 'claude-opus-4-1', contextWindow: 200_000, maxOutputTokens: 32_000 },
   { id: 'claude-haiku-4-5', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  // OpenRouter spells Claude versions with a dot (`anthropic/claude-sonnet-4.5`).
+  { id: 'claude-3.5-sonnet', contextWindow: 200_000, maxOutputTokens: 8_192 },
+  { id: 'claude-3.5-haiku', contextWindow: 200_000, maxOutputTokens: 8_192 },
+  { id: 'claude-3.7-sonnet', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-sonnet-4.5', contextWindow: 200_000, maxOutputTokens: 64_000 },
+  { id: 'claude-opus-4.1', contextWindow: 200_000, maxOutputTokens: 32_000 },
+  { id: 'claude-haiku-4.5', contextWindow: 200_000, maxOutputTokens: 64_000 },
   { id: 'gemini-2.5-pro', contextWindow: 1_048_576, maxOutputTokens: 65_536 },
   { id: 'gemini-2.5-flash', contextWindow: 1_048_576, maxOutputTokens: 65_536 },
   { id: 'gemini-2.0-flash', contextWindow: 1_048_576, maxOutputTokens: 8_192 },
@@ -53,7 +64,7 @@ const KNOWN_MODELS: KnownModel[] = [
   { id: 'qwen2.5-coder', contextWindow: 32_768, maxOutputTokens: 8_192 },
 ];
 
-const SEPARATORS = new Set(['-', '.', ':', '@', '/']);
+const SEPARATORS = new Set(['-', ':', '@', '/']);
 
 /** The catalog entry for a model id (provider prefixes like `openai/` are ignored), or null. */
 export function lookupKnownModel(modelId: string): KnownModel | null {
@@ -68,7 +79,7 @@ export function lookupKnownModel(modelId: string): KnownModel | null {
 
 /**
  * Completes what a client said about its model: explicit values win, then the catalog, then
- * the defaults (128k window, 32k output ceiling).
+ * the defaults (128k window; OpenCode's 32k output ceiling, the policy's `outputReserveCap`).
  */
 export function resolveModelInfo(input: {
   id: string;
@@ -82,7 +93,8 @@ export function resolveModelInfo(input: {
     id: input.id,
     provider: input.provider ?? 'unknown',
     contextWindow: input.contextWindow ?? known?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
-    maxOutputTokens: input.maxOutputTokens ?? known?.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    maxOutputTokens:
+      input.maxOutputTokens ?? known?.maxOutputTokens ?? TRIGGER_DEFAULTS.overflow.outputReserveCap,
     inputLimit: input.inputLimit !== undefined ? input.inputLimit : (known?.inputLimit ?? null),
   };
 }

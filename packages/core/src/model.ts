@@ -16,9 +16,15 @@ export type ToolStatus = 'pending' | 'running' | 'completed' | 'error';
 export type Finish = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
 
 /**
- * Provider usage of one assistant turn, normalised. `input` excludes cache reads and writes
- * (Anthropic's convention; OpenAI's `prompt_tokens` must be split by the client or the adapter).
- * The prompt that produced this turn was `input + cacheRead + cacheWrite` tokens long.
+ * Provider usage of one assistant message, normalised: the report of its **last step** (the last
+ * provider call; a message holds several steps when a text follows its tool calls, see
+ * openai-format.ts), not a sum over steps. `input` excludes cache reads and writes (Anthropic's
+ * convention; OpenAI's `prompt_tokens` must be split by the client or the adapter): the prompt
+ * of that call was `input + cacheRead + cacheWrite` tokens long. `output` counts every generated
+ * token, reasoning included (OpenAI's `completion_tokens`, Anthropic's `output_tokens`; add
+ * Gemini's `thoughtsTokenCount` to its `candidatesTokenCount`); `reasoning` is the part of
+ * `output` that was reasoning (0 when unknown). Later prompts drop reasoning, so the context
+ * this call leaves is `prompt + max(0, output − reasoning)` (tokens.ts `reportedContextTokens`).
  */
 export interface Usage {
   input: number;
@@ -41,9 +47,16 @@ export interface ReasoningPart {
   tokens: number;
 }
 
+/**
+ * One tool call **with its result**: a tool part always carries its own call (`input`) and, once
+ * finished, its result (`output` / `error`) — never a result for a call stored elsewhere. The
+ * API rejects at ingest a tool part whose `callId` matches a pending or running tool part of an
+ * earlier message; a client that learns a result later PATCHes the original message instead.
+ * So a cut at any message boundary keeps every call with its result.
+ */
 export interface ToolPart {
   type: 'tool';
-  /** Provider tool-call id; unique within a session. Results are matched to calls by it. */
+  /** Provider tool-call id, as the client sent it; the result is in this part, not matched by id. */
   callId: string;
   tool: string;
   status: ToolStatus;

@@ -203,6 +203,26 @@ describe('toolCallArguments', () => {
   ])('%j → %s', (input, expected) => {
     expect(toolCallArguments(input)).toBe(expected);
   });
+
+  it('still gives an object for what JSON cannot hold', () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic['self'] = cyclic;
+    expect(toolCallArguments(cyclic)).toBe('{"input":"[object Object]"}');
+    expect(toolCallArguments(10n)).toBe('{"input":"10"}');
+    expect(toolCallArguments(10n, { format: 'display' })).toBe('10');
+  });
+
+  // The display format is the one transcripts, detector prompts and shrinking share.
+  it.each([
+    [{ path: 'a' }, '{"path":"a"}'],
+    [undefined, ''],
+    [null, ''],
+    ['*** Begin Patch', '*** Begin Patch'],
+    [42, '42'],
+    [['a'], '["a"]'],
+  ])('display: %j → %s', (input, expected) => {
+    expect(toolCallArguments(input, { format: 'display' })).toBe(expected);
+  });
 });
 
 describe('toolResultContent', () => {
@@ -253,6 +273,54 @@ describe('names and ids OpenAI accepts', () => {
       expect(openAIToolCallId(id)).toBe(mapped);
     },
   );
+
+  it('makes ids reused across turns unique, on each call and its result (Anthropic rejects duplicates)', () => {
+    const turn = (seq: number, callId: string, path: string): Message =>
+      message(seq, 'assistant', [tool(callId, { input: { path } })], { finish: 'tool-calls' });
+    const messages = [
+      message(1, 'user', [text('read three files')]),
+      turn(2, 'call_0', 'a.ts'),
+      turn(3, 'call_0', 'b.ts'),
+      turn(4, 'call_0', 'c.ts'),
+      turn(5, 'functions.read:0', 'd.ts'),
+      turn(6, 'functions.read:0', 'e.ts'),
+    ];
+    const rendered = toOpenAIMessages(messages);
+    expect(validateContext(rendered)).toEqual([]);
+    const pairs = rendered.flatMap((m, i) =>
+      m.role === 'assistant' && m.tool_calls
+        ? [[m.tool_calls[0]?.id, (rendered[i + 1] as { tool_call_id: string }).tool_call_id]]
+        : [],
+    );
+    const ids = pairs.map(([call]) => call);
+    expect(pairs.every(([call, result]) => call === result)).toBe(true);
+    expect(new Set(ids).size).toBe(5);
+    // The first keeps its id; the others are derived from it, valid and stable.
+    expect(ids[0]).toBe('call_0');
+    expect(ids[1]).toMatch(/^call_0_2_[0-9a-f]{8}$/);
+    expect(ids[2]).toMatch(/^call_0_3_[0-9a-f]{8}$/);
+    expect(ids[3]).toBe(openAIToolCallId('functions.read:0'));
+    expect(ids.every((id) => /^[a-zA-Z0-9_-]{1,40}$/.test(id ?? ''))).toBe(true);
+    expect(toOpenAIMessages(messages)).toEqual(rendered);
+    // Within one message too.
+    const twice = toOpenAIMessages([
+      message(1, 'user', [text('go')]),
+      message(2, 'assistant', [tool('call_1'), tool('call_1')]),
+    ]);
+    expect(validateContext(twice)).toEqual([]);
+  });
+
+  it('a generated id that a later call really uses is not handed out twice', () => {
+    const derived = toOpenAIMessages([
+      message(1, 'user', [text('go')]),
+      message(2, 'assistant', [tool('call_0'), tool('call_0')]),
+    ]).flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []))[1] as string;
+    const rendered = toOpenAIMessages([
+      message(1, 'user', [text('go')]),
+      message(2, 'assistant', [tool('call_0'), tool('call_0'), tool(derived)]),
+    ]);
+    expect(validateContext(rendered)).toEqual([]);
+  });
 
   it('keeps long-id calls paired with their results', () => {
     const longId = `functions.read:${'9'.repeat(50)}`;

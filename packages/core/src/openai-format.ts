@@ -26,12 +26,32 @@ export type OpenAIChatMessage =
   | { role: 'assistant'; content: string | null; tool_calls?: OpenAIToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
+export interface ToolArgumentsOptions {
+  /**
+   * `object` (default): JSON text of an object, as Chat Completions requires. `display`: how a
+   * reader sees it (transcripts, detector prompts): a string as is, nothing for no input,
+   * anything else as compact JSON.
+   */
+  format?: 'object' | 'display';
+}
+
 /**
- * A tool call's arguments as JSON text of an object. Inputs stored as JSON text are passed
- * through when they hold an object; anything else that is not an object (a raw patch string, a
- * number) is wrapped as `{ "input": … }` so the provider can parse it.
+ * A tool call's arguments as text: the one serialiser every renderer uses. In the default
+ * `object` format it is the JSON text of an object: inputs stored as JSON text are passed through
+ * when they hold an object; anything else that is not an object (a raw patch string, a number)
+ * is wrapped as `{ "input": … }` so the provider can parse it. The `display` format shows what
+ * the model wrote, unwrapped.
  */
-export function toolCallArguments(input: unknown): string {
+export function toolCallArguments(input: unknown, options: ToolArgumentsOptions = {}): string {
+  if (options.format === 'display') {
+    if (typeof input === 'string') return input;
+    if (input === undefined || input === null) return '';
+    try {
+      return JSON.stringify(input) ?? String(input);
+    } catch {
+      return String(input);
+    }
+  }
   if (input === undefined || input === null) return '{}';
   if (typeof input === 'string') {
     try {
@@ -42,8 +62,13 @@ export function toolCallArguments(input: unknown): string {
     }
     return JSON.stringify({ input });
   }
-  if (typeof input === 'object' && !Array.isArray(input)) return JSON.stringify(input);
-  return JSON.stringify({ input });
+  const wrapped = typeof input === 'object' && !Array.isArray(input) ? input : { input };
+  try {
+    return JSON.stringify(wrapped);
+  } catch {
+    // Cycles or BigInt: still an object the provider can parse.
+    return JSON.stringify({ input: String(input) });
+  }
 }
 
 /** OpenAI's rule for function names: `^[a-zA-Z0-9_-]{1,64}$`. */
@@ -79,6 +104,29 @@ export function openAIToolCallId(id: string): string {
   if (id.length > 0 && id.length <= TOOL_CALL_ID_LIMIT && /^[a-zA-Z0-9_-]+$/.test(id)) return id;
   const prefix = id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, TOOL_CALL_ID_LIMIT - 10);
   return `${prefix}_${fnv1a(id)}`.replace(/^_/, 'call_');
+}
+
+/**
+ * Hands out the tool-call ids of one rendered context. Some providers number calls per turn
+ * (`call_0` in every turn) and Anthropic rejects a `tool_use` id seen twice, so a repeated id
+ * gets a distinct one derived from it and its occurrence (`call_0_2_<hash>`): the same context
+ * always renders the same ids, and the call and its result share theirs.
+ */
+function toolCallIdAllocator(): (callId: string) => string {
+  const used = new Set<string>();
+  const occurrences = new Map<string, number>();
+  return (callId) => {
+    const base = openAIToolCallId(callId);
+    let id = base;
+    let occurrence = occurrences.get(base) ?? 1;
+    while (used.has(id)) {
+      occurrence += 1;
+      id = openAIToolCallId(`${base}#${occurrence}`);
+    }
+    occurrences.set(base, occurrence);
+    used.add(id);
+    return id;
+  };
 }
 
 /** What the model reads as a tool call's result (after {@link renderMessage}). */
@@ -143,7 +191,7 @@ function renderSystem(message: Message): OpenAIChatMessage[] {
   return text === '' ? [] : [{ role: 'system', content: text }];
 }
 
-function renderAssistant(message: Message): OpenAIChatMessage[] {
+function renderAssistant(message: Message, allocateId: (callId: string) => string): OpenAIChatMessage[] {
   const out: OpenAIChatMessage[] = [];
   let texts: string[] = [];
   let calls: ToolPart[] = [];
@@ -153,18 +201,16 @@ function renderAssistant(message: Message): OpenAIChatMessage[] {
     if (calls.length === 0) {
       out.push({ role: 'assistant', content });
     } else {
-      const toolCalls = calls.map((call) => ({
-        id: openAIToolCallId(call.callId),
+      const ids = calls.map((call) => allocateId(call.callId));
+      const toolCalls = calls.map((call, i) => ({
+        id: ids[i] as string,
         type: 'function' as const,
         function: { name: openAIToolName(call.tool), arguments: toolCallArguments(call.input) },
       }));
       out.push({ role: 'assistant', content, tool_calls: toolCalls });
-      for (const call of calls)
-        out.push({
-          role: 'tool',
-          tool_call_id: openAIToolCallId(call.callId),
-          content: toolResultContent(call),
-        });
+      calls.forEach((call, i) => {
+        out.push({ role: 'tool', tool_call_id: ids[i] as string, content: toolResultContent(call) });
+      });
     }
     texts = [];
     calls = [];
@@ -193,9 +239,12 @@ function renderAssistant(message: Message): OpenAIChatMessage[] {
  * `arguments` as JSON text; reasoning is dropped; the compaction marker reads as a system note,
  * not as a user question. Pruning and interrupted calls are rendered here too, so raw messages
  * are safe to pass. Messages with nothing to say are left out (providers reject empty content).
+ * Tool-call ids are made valid ({@link openAIToolCallId}) and unique across the whole array: a
+ * repeated id gets a stable distinct one, on its call and its result alike.
  */
 export function toOpenAIMessages(context: AssembledContext | readonly Message[]): OpenAIChatMessage[] {
   const messages: readonly Message[] = 'messages' in context ? context.messages : context;
+  const allocateId = toolCallIdAllocator();
   return messages.flatMap((stored) => {
     const message = renderMessage(stored);
     switch (message.role) {
@@ -204,7 +253,7 @@ export function toOpenAIMessages(context: AssembledContext | readonly Message[])
       case 'user':
         return renderUser(message);
       case 'assistant':
-        return renderAssistant(message);
+        return renderAssistant(message, allocateId);
       default:
         return assertNever(message.role, 'role');
     }

@@ -40,10 +40,12 @@ describe('DEFAULT_POLICY: DESIGN.md policy table', () => {
     ['topic.minConfidence', DEFAULT_POLICY.topic.minConfidence, 0.5],
     ['topic.maxMessages', DEFAULT_POLICY.topic.maxMessages, 50],
     ['topic.maxCharsPerMessage', DEFAULT_POLICY.topic.maxCharsPerMessage, 1000],
+    ['topic.summaryFrom (the normal summarizer)', DEFAULT_POLICY.topic.summaryFrom, 'summarizer'],
     ['summaryMessage', DEFAULT_POLICY.summaryMessage, 'opencode'],
     ['summarizer.model (session model)', DEFAULT_POLICY.summarizer.model, null],
     ['summarizer.toolResultMaxChars', DEFAULT_POLICY.summarizer.toolResultMaxChars, 2000],
     ['instructions', DEFAULT_POLICY.instructions, null],
+    ['pinSystemMessages', DEFAULT_POLICY.pinSystemMessages, true],
   ])('%s', (_name, actual, expected) => {
     expect(actual).toEqual(expected);
   });
@@ -118,8 +120,10 @@ describe('POLICY_PRESETS reproduce each reference system', () => {
         verbatimWindowTokens: 3000,
         maxMessages: 50,
         maxCharsPerMessage: 1000,
+        summaryFrom: 'detector',
       },
     ],
+    ...POLICY_PRESET_NAMES.map((name) => [name, 'pinSystemMessages', true] as const),
   ] as const)('%s: %s', (preset, field, expected) => {
     expect(POLICY_PRESETS[preset][field]).toEqual(expected);
     expect(resolvePolicy({ preset })[field]).toEqual(expected);
@@ -145,6 +149,22 @@ describe('resolvePolicy: preset plus deep-partial overrides', () => {
     expect(policy.pruning).toEqual({ ...POLICY_PRESETS.opal.pruning, protectTokens: 10_000 });
     expect(policy.summarizer).toEqual({ ...POLICY_PRESETS.opal.summarizer, model: 'gpt-4o-mini' });
     expect(policy.trigger).toEqual(POLICY_PRESETS.opal.trigger);
+  });
+
+  it.each<[string, PolicyInput, boolean, 'detector' | 'summarizer']>([
+    ['default', {}, true, 'summarizer'],
+    ['unpinned system messages', { pinSystemMessages: false }, false, 'summarizer'],
+    ['topic preset: the detector writes the summary (seed 002)', { preset: 'topic' }, true, 'detector'],
+    [
+      'topic preset with the normal summarizer (merges the previous summary)',
+      { preset: 'topic', topic: { summaryFrom: 'summarizer' } },
+      true,
+      'summarizer',
+    ],
+  ])('pinning and topic.summaryFrom: %s', (_name, input, pin, summaryFrom) => {
+    const policy = resolvePolicy(input);
+    expect(policy.pinSystemMessages).toBe(pin);
+    expect(policy.topic.summaryFrom).toBe(summaryFrom);
   });
 
   it('replaces arrays instead of concatenating them', () => {
@@ -195,6 +215,12 @@ describe('resolvePolicy: preset plus deep-partial overrides', () => {
     ['ratio above 1', { trigger: { kind: 'ratio', ratio: 1.5 } }, /at trigger\.ratio/],
     ['ratio of 0', { keepRecent: { autoRatio: 0 } }, /at keepRecent\.autoRatio/],
     ['confidence above 1', { topic: { minConfidence: 2 } }, /at topic\.minConfidence/],
+    [
+      'unknown summary source',
+      { topic: { summaryFrom: 'llm' } } as unknown as PolicyInput,
+      /at topic\.summaryFrom/,
+    ],
+    ['pinning as a string', { pinSystemMessages: 'yes' } as unknown as PolicyInput, /at pinSystemMessages/],
     ['wrong type', { auto: 'yes' } as unknown as PolicyInput, /expected boolean[\s\S]*at auto/],
     ['empty instructions', { instructions: '' }, /at instructions/],
     [

@@ -93,6 +93,11 @@ const TopicSchema = z.strictObject({
   maxMessages: z.number().int().positive(),
   /** Each message shown to the detector is cut to this many characters. */
   maxCharsPerMessage: z.number().int().positive(),
+  /**
+   * A `summarize` case's summary: the detector's own `summary` (seed 002, no second LLM call), or
+   * the normal summarizer, which merges the previous summary and writes the structured sections.
+   */
+  summaryFrom: z.enum(['detector', 'summarizer']),
 });
 
 const SummarizerSchema = z.strictObject({
@@ -139,6 +144,11 @@ export const PolicySchema = z.strictObject({
   fileTools: FileToolsSchema,
   /** Default custom summary instructions, appended to the summary prompt. */
   instructions: z.string().min(1).nullable(),
+  /**
+   * Pin system messages (role `system`, not written by a compaction): never compacted, not counted
+   * by the keep-recent cut, shown before the summary (REFERENCE: "instructions missing after compaction").
+   */
+  pinSystemMessages: z.boolean(),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 export type PruningPolicy = Policy['pruning'];
@@ -174,6 +184,7 @@ export const PolicyInputSchema = z.strictObject({
   summarizer: SummarizerSchema.partial().optional(),
   fileTools: FileToolsSchema.partial().optional(),
   instructions: PolicySchema.shape.instructions.optional(),
+  pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
 });
 export type PolicyInput = z.input<typeof PolicyInputSchema>;
 type PolicyOverrides = Omit<PolicyInput, 'preset'>;
@@ -190,7 +201,13 @@ export class PolicyError extends Error {
   }
 }
 
-/** Defaults of each trigger kind, used when an override switches `trigger.kind`. */
+/** The default manual keep-recent budget (Opal, klaude-code), also an unlimited window's last resort. */
+export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+
+/**
+ * Defaults of each trigger kind, used when an override switches `trigger.kind`. `outputReserveCap`
+ * (OpenCode's 32,000) is also an unknown model's output limit and the other triggers' reserve cap.
+ */
 export const TRIGGER_DEFAULTS = {
   overflow: { kind: 'overflow', outputReserveCap: 32_000 },
   ratio: { kind: 'ratio', ratio: 0.8 },
@@ -205,7 +222,13 @@ const DEFAULT_POLICY_VALUES: Policy = {
   trigger: TRIGGER_DEFAULTS.overflow,
   estimate: 'hybrid',
   pruning: { protectTokens: 40_000, minimumTokens: 20_000, protectedTools: ['skill'], protectUserTurns: 2 },
-  keepRecent: { autoRatio: 0.25, emergencyRatio: 0.2, manualTokens: 20_000, minTokens: 0, maxTokens: null },
+  keepRecent: {
+    autoRatio: 0.25,
+    emergencyRatio: 0.2,
+    manualTokens: DEFAULT_KEEP_RECENT_TOKENS,
+    minTokens: 0,
+    maxTokens: null,
+  },
   cutAt: 'turn-start',
   splitTurnMinPrefix: 5,
   splitTurnShortPrefix: 'keep',
@@ -217,6 +240,7 @@ const DEFAULT_POLICY_VALUES: Policy = {
     verbatimWindowTokens: 3000,
     maxMessages: 50,
     maxCharsPerMessage: 1000,
+    summaryFrom: 'summarizer',
   },
   summaryMessage: 'opencode',
   summarizer: {
@@ -234,6 +258,9 @@ const DEFAULT_POLICY_VALUES: Policy = {
     edit: [...DEFAULT_FILE_TOOLS.edit],
   },
   instructions: null,
+  // No reference compacts its system prompt (rebuilt each turn, or assembled apart in seed 002):
+  // pinning reproduces them all, so every preset keeps it.
+  pinSystemMessages: true,
 };
 
 /** What each preset changes relative to the default (`opencode`) policy. */
@@ -266,13 +293,14 @@ const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
     summaryMessage: 'user',
     summarizer: { maxOutputTokens: 13_107, toolResultMaxChars: 4000, toolArgsMaxChars: 2000 },
   },
-  // Seed 002: a token trigger (default 6000), exact counts, topic detection, a system summary of
-  // at most 500 tokens, and a 3000-token verbatim window.
+  // Seed 002: a token trigger (default 6000), exact counts, topic detection whose own summary is
+  // the summary, a system summary of at most 500 tokens, and a 3000-token verbatim window.
   topic: {
     prune: false,
     trigger: TRIGGER_DEFAULTS.tokens,
     estimate: 'exact',
     strategy: 'topic',
+    topic: { summaryFrom: 'detector' },
     summaryMessage: 'system',
     summarizer: { maxOutputTokens: 500 },
   },

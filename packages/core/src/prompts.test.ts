@@ -6,6 +6,7 @@ import {
   joinSplitTurnSummaries,
   SUMMARIZER_SYSTEM_PROMPT,
   SUMMARY_FORMAT,
+  summaryCutOffNote,
   TURN_PREFIX_FORMAT,
   validateSummaryOutput,
 } from './prompts';
@@ -136,6 +137,14 @@ describe('buildSummaryPrompt', () => {
         instructions: ' ',
       }).user,
     ).not.toMatch(/Files touched|<instructions>/);
+  });
+});
+
+describe('summaryCutOffNote', () => {
+  it('asks for the complete summary again within the limit it was cut at', () => {
+    const note = summaryCutOffNote(500);
+    expect(note).toContain('cut off at the output limit of 500 tokens');
+    expect(note).toContain('fits well within 500 tokens');
   });
 });
 

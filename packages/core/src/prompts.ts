@@ -168,6 +168,19 @@ export function joinSplitTurnSummaries(historySummary: string | null, turnPrefix
   return history ? `${history}\n\n---\n\n${turn}` : turn;
 }
 
+/**
+ * Appended to a summary prompt whose previous answer stopped at the output limit (`finish_reason:
+ * length`): a cut-off summary loses its last sections (Next Steps, Critical Context), so it is
+ * rejected and asked for again, complete and shorter.
+ */
+export function summaryCutOffNote(maxOutputTokens: number): string {
+  return [
+    `IMPORTANT: your previous answer to this request was cut off at the output limit of ${maxOutputTokens} tokens.`,
+    `Write the complete summary again so that it fits well within ${maxOutputTokens} tokens: every section present, shorter items,`,
+    'exact values, constraints and preferences kept, other detail dropped.',
+  ].join('\n');
+}
+
 /** Why a summarizer output was rejected. */
 export type SummaryRejection = 'empty' | 'echoes-instructions' | 'continues-conversation' | 'calls-tool';
 

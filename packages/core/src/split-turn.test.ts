@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { keepRecentTokensFor } from './cut-point';
 import type { Message } from './model';
 import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
 import { planCompaction, type CompactionPlan } from './split-turn';
-import { assistant, conversation, summary, user } from './test-support/builders';
+import {
+  assistant,
+  conversation,
+  model,
+  summary,
+  system,
+  text,
+  toolPart,
+  user,
+} from './test-support/builders';
+import { PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
 
 /** Messages of the given roles and tokens: `u` user, `a` assistant, `s` summary. */
 function messages(spec: string, tokens: number | number[]): Message[] {
@@ -32,14 +43,18 @@ function shape(plan: CompactionPlan | null) {
   );
 }
 
-/** Two small turns, then a turn of `prefixLength + 3` assistant messages of 1000 tokens. */
-function longTurn(prefixLength: number): Message[] {
+/**
+ * An old turn, then a turn whose prefix (its user message and `prefixLength − 1` assistant
+ * messages of `prefixTokens`) is followed by 3 assistant messages of 1000 tokens.
+ */
+function longTurn(prefixLength: number, prefixTokens = 1000): Message[] {
   // seq 1–2: an old turn; seq 3: the long turn's user message; then its assistant messages.
   return messages(`uau${'a'.repeat(prefixLength - 1 + 3)}`, [
     100,
     100,
     100,
-    ...Array<number>(prefixLength - 1 + 3).fill(1000),
+    ...Array<number>(prefixLength - 1).fill(prefixTokens),
+    ...Array<number>(3).fill(1000),
   ]);
 }
 // Keeping 3000 tokens cuts before the last 3 assistant messages: the prefix is
@@ -83,7 +98,8 @@ describe('planCompaction', () => {
   });
 
   it('a prefix of 4 moves the cut back to the turn start (prefix kept verbatim)', () => {
-    const view = longTurn(4);
+    // Kept after moving back: 100 + 3 × 500 + 3000 = 4600 ≤ 2 × 3000.
+    const view = longTurn(4, 500);
     expect(plan(view)).toEqual({
       cutIndex: 2,
       boundarySeq: 3,
@@ -92,6 +108,16 @@ describe('planCompaction', () => {
       kept: seqs(view.slice(2)),
       cut: 'turn-start',
       split: 'moved-to-turn-start',
+    });
+  });
+
+  it('a short prefix that would keep more than 2 × the budget is summarised with the history', () => {
+    // Moving back would keep 100 + 3 × 1000 + 3000 = 6100 > 6000.
+    expect(plan(longTurn(4))).toMatchObject({
+      cutIndex: 6,
+      history: [1, 2, 3, 4, 5, 6],
+      turnPrefix: null,
+      split: 'prefix-in-history',
     });
   });
 
@@ -108,7 +134,9 @@ describe('planCompaction', () => {
 
   it('the split threshold follows the policy', () => {
     expect(plan(longTurn(4), resolvePolicy({ splitTurnMinPrefix: 4 }))?.split).toBe('split');
-    expect(plan(longTurn(7), resolvePolicy({ splitTurnMinPrefix: 8 }))?.split).toBe('moved-to-turn-start');
+    expect(plan(longTurn(7, 100), resolvePolicy({ splitTurnMinPrefix: 8 }))?.split).toBe(
+      'moved-to-turn-start',
+    );
   });
 
   it('klaude-code: cut at the message, split whatever the prefix', () => {
@@ -203,7 +231,170 @@ describe('planCompaction', () => {
   });
 
   it('null when there is nothing to compact', () => {
+    expect(plan(messages('sua', 100), POLICY_PRESETS.opencode, 20_000, true)).toBeNull();
     expect(plan(messages('uaua', 100), POLICY_PRESETS.opencode, 20_000)).toBeNull();
     expect(plan([], POLICY_PRESETS.opencode, 0)).toBeNull();
+  });
+});
+
+describe('compactions that would leave the context as full as they found it (REFERENCE: re-fires)', () => {
+  const gpt4o = model(128_000, 16_384); // usable 111,616
+  const emergencyKeep = keepRecentTokensFor('overflow', gpt4o, POLICY_PRESETS.opencode); // 25,600
+  const autoKeep = keepRecentTokensFor('auto', gpt4o, POLICY_PRESETS.opencode); // 32,000
+  const plan126k = (force: boolean) =>
+    planCompaction(messages('uauaaaa', [950, 5000, 50, 90_000, 10_000, 10_000, 10_000]), {
+      keepRecentTokens: emergencyKeep,
+      force,
+      policy: POLICY_PRESETS.opencode,
+      model: gpt4o,
+    });
+
+  it('an overflow emergency of 126k never moves back (it kept 120,050 of 126,000 before)', () => {
+    const result = plan126k(true);
+    expect(shape(result)).toMatchObject({ cutIndex: 4, kept: [5, 6, 7], split: 'prefix-in-history' });
+    expect(result?.keptTokens).toBe(30_000);
+    // 30,000 fits the room (111,616 − 8192 for the summary) though not the keep budget; the only
+    // outputs it could clear are none: nothing is pruned, and it fits.
+    expect(result?.emergencyPrune).toEqual({
+      parts: [],
+      savedTokens: 0,
+      tokensBefore: 30_000,
+      tokensAfter: 30_000,
+      fits: true,
+    });
+    // The same cut without force may not move back either: 120,050 > 2 × 25,600.
+    expect(plan126k(false)?.split).toBe('prefix-in-history');
+  });
+
+  it('an auto compaction of 118k keeps 51k, not 112k', () => {
+    const view = messages('uauaaaaaa', [1000, 5000, 1000, 30_000, 30_000, 20_000, 11_000, 10_000, 10_000]);
+    const result = planCompaction(view, { keepRecentTokens: autoKeep, policy: POLICY_PRESETS.opencode });
+    expect(shape(result)).toMatchObject({
+      cutIndex: 5,
+      history: [1, 2, 3, 4, 5],
+      split: 'prefix-in-history',
+    });
+    expect(result?.keptTokens).toBe(51_000);
+  });
+
+  it('a giant message at the budget point is summarised rather than kept', () => {
+    // From the end 10k, 20k, 31k, then the 80k output: 111k ≥ 32k at it. Keeping it would keep 111k.
+    const view = messages('uauaaaa', [1000, 5000, 1000, 80_000, 11_000, 10_000, 10_000]);
+    const result = planCompaction(view, { keepRecentTokens: autoKeep, policy: POLICY_PRESETS.opencode });
+    expect(shape(result)).toMatchObject({ cutIndex: 4, kept: [5, 6, 7], split: 'prefix-in-history' });
+    expect(result?.keptTokens).toBe(31_000);
+  });
+
+  describe('emergency clamping: a 150k tool output in the current turn on a 128k window', () => {
+    const giant = () =>
+      conversation([
+        user('fix the build', 500),
+        assistant('looking', { tokens: 2000 }),
+        user('now read the log', 300),
+        assistant([text('reading', 100), toolPart('read', 150_000, { tokens: 150_020 })]),
+      ]);
+
+    it('the kept message keeps the call and clears its output', () => {
+      const result = planCompaction(giant(), {
+        keepRecentTokens: emergencyKeep,
+        force: true,
+        policy: POLICY_PRESETS.opencode,
+        model: gpt4o,
+      });
+      expect(shape(result)).toMatchObject({ kept: [4], split: 'prefix-in-history' });
+      expect(result?.emergencyPrune).toMatchObject({
+        parts: [{ messageId: 'm4', seq: 4, tool: 'read', outputTokens: 150_000 }],
+        tokensBefore: 150_120,
+        tokensAfter: 120 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+        fits: true,
+      });
+    });
+
+    it('no emergency, no clamping', () => {
+      const result = planCompaction(giant(), {
+        keepRecentTokens: emergencyKeep,
+        policy: POLICY_PRESETS.opencode,
+      });
+      expect(result?.emergencyPrune).toBeNull();
+    });
+
+    it('a huge user text cannot be cleared: the plan says it cannot fit', () => {
+      const view = conversation([
+        user('q', 500),
+        assistant('a', { tokens: 2000 }),
+        user('a pasted log', 150_000),
+      ]);
+      const result = planCompaction(view, {
+        keepRecentTokens: emergencyKeep,
+        force: true,
+        policy: POLICY_PRESETS.opencode,
+        model: gpt4o,
+      });
+      expect(result?.emergencyPrune).toMatchObject({ parts: [], tokensAfter: 150_000, fits: false });
+    });
+
+    it('without a model, the kept part must fit the keep budget itself', () => {
+      const result = plan126k(true);
+      const strict = planCompaction(messages('uauaaaa', [950, 5000, 50, 90_000, 10_000, 10_000, 10_000]), {
+        keepRecentTokens: emergencyKeep,
+        force: true,
+        policy: POLICY_PRESETS.opencode,
+      });
+      expect(result?.emergencyPrune?.fits).toBe(true);
+      expect(strict?.emergencyPrune?.fits).toBe(false);
+    });
+  });
+});
+
+describe('pinned system messages (REFERENCE: instructions missing after compaction)', () => {
+  const prompt = (tokens: number, extras: Partial<Message> = {}): Message =>
+    system('You are a careful engineer. Follow AGENTS.md.', tokens, extras);
+  // seq 1: the system prompt; then three turns of 5000 + 5000.
+  const view = conversation([
+    prompt(3000),
+    ...messages('uauaua', 5000).map((m) => ({ ...m, seq: 0, id: '' })),
+  ]);
+
+  it('are never compacted nor counted by the keep budget', () => {
+    const result = planCompaction(view, { keepRecentTokens: 12_000, policy: POLICY_PRESETS.opencode });
+    expect(shape(result)).toMatchObject({ history: [2, 3, 4, 5], kept: [6, 7], boundarySeq: 6, cutIndex: 5 });
+    expect(seqs(result?.pinned ?? null)).toEqual([1]);
+    expect(result?.keptTokens).toBe(10_000);
+  });
+
+  it('wherever they are in the view', () => {
+    const middle = conversation(
+      [...messages('uaua', 5000), prompt(3000), ...messages('ua', 5000)].map((m) => ({
+        ...m,
+        seq: 0,
+        id: '',
+      })),
+    );
+    const result = planCompaction(middle, { keepRecentTokens: 9000, policy: POLICY_PRESETS.opencode });
+    expect(shape(result)).toMatchObject({ history: [1, 2, 3, 4], kept: [6, 7], cutIndex: 5 });
+    expect(seqs(result?.pinned ?? null)).toEqual([5]);
+  });
+
+  it('pinSystemMessages: false compacts them like any message', () => {
+    const result = planCompaction(view, {
+      keepRecentTokens: 12_000,
+      policy: resolvePolicy({ pinSystemMessages: false }),
+    });
+    expect(shape(result)).toMatchObject({ history: [1, 2, 3, 4, 5], kept: [6, 7] });
+    expect(result?.pinned).toEqual([]);
+  });
+
+  it("a compaction's own system-style summary is not pinned: it is merged into the next one", () => {
+    const previous = [
+      prompt(3000, { seq: 1, id: 'sys' }),
+      prompt(400, { seq: 50, id: 'sum', summary: true }),
+    ];
+    const turns = messages('uaua', 5000).map((m) => ({ ...m, seq: m.seq + 9, id: `k${m.seq}` }));
+    const result = planCompaction([...previous, ...turns], {
+      keepRecentTokens: 9000,
+      policy: resolvePolicy({ summaryMessage: 'system' }),
+    });
+    expect(seqs(result?.history ?? null)).toEqual([50, 10, 11]);
+    expect(seqs(result?.pinned ?? null)).toEqual([1]);
   });
 });

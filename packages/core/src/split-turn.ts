@@ -6,13 +6,30 @@
  * nonsense. A prefix of at least `splitTurnMinPrefix` messages (Opal: 5) gets its own summary
  * job: one for the history before the turn, one for the turn's prefix. A shorter prefix is not
  * worth a summary: by default (`splitTurnShortPrefix: 'keep'`) the cut moves back to the turn's
- * user message and the prefix is kept verbatim; Opal's code (`'summarize'`) summarises it with
- * the history instead. A forced (emergency) cut never moves back: it must free room.
+ * user message and the prefix is kept verbatim — but only when that keeps at most
+ * {@link MOVE_BACK_MAX_KEPT_FACTOR} × the keep budget, and never for an emergency (`force`):
+ * a short prefix can be huge (one 100k tool output), and keeping it would leave the context
+ * over the threshold and re-fire the compaction. Otherwise, and with Opal's code
+ * (`'summarize'`), the prefix is summarised with the history. For the same reason a mid-turn
+ * cut whose first kept message alone breaks that bound (the message that crossed the budget is
+ * a giant tool output) moves one message forward: the giant is summarised, not kept.
+ *
+ * Pinned system messages (policy `pinSystemMessages`) are taken out of the view first: they are
+ * never compacted and do not count toward the keep budget.
  */
-import { countLeadingSummaryMessages } from './summary-messages';
-import { findCutPoint, isTurnStart, splitsToolCallPairs, type CutKind } from './cut-point';
-import type { Message } from './model';
+import { isPinnedMessage } from './context';
+import { findCutPoint, isTurnStart, type CutKind } from './cut-point';
+import { selectEmergencyPrune, emergencyRoomTokens, type EmergencyPruneSelection } from './emergency-prune';
+import type { Message, ModelInfo } from './model';
 import type { Policy } from './policy';
+import { countLeadingSummaryMessages } from './summary-messages';
+import { messageTokens, storedTokens } from './tokens';
+
+/**
+ * A short split-turn prefix is kept verbatim (the cut moved back to the turn start) only while
+ * the kept part stays within this many keep budgets.
+ */
+export const MOVE_BACK_MAX_KEPT_FACTOR = 2;
 
 /**
  * How the kept part begins: at a turn start (`clean`), mid-turn with a separately summarised
@@ -22,7 +39,7 @@ import type { Policy } from './policy';
 export type SplitKind = 'clean' | 'split' | 'moved-to-turn-start' | 'prefix-in-history';
 
 export interface CompactionPlan {
-  /** Index of the first kept message in the view. */
+  /** Index of the first kept message in the view (`messages`, pinned messages included). */
   cutIndex: number;
   /** Seq of the first kept message (the compaction's boundary); `null` when nothing is kept. */
   boundarySeq: number | null;
@@ -30,8 +47,21 @@ export interface CompactionPlan {
   history: Message[];
   /** The split turn's compacted prefix, summarised on its own; `null` when the cut is not split. */
   turnPrefix: Message[] | null;
-  /** Messages kept verbatim after the summary. */
+  /** Messages kept verbatim after the summary (pinned ones excluded). */
   kept: Message[];
+  /**
+   * The view's pinned system messages, in view order: in none of the slices above, never
+   * compacted; the context view shows those before the boundary first.
+   */
+  pinned: Message[];
+  /** Stored tokens of `kept` (`storedTokens`). */
+  keptTokens: number;
+  /**
+   * Only with `force`, when `kept` takes more than the keep budget or the emergency room: the
+   * outputs in `kept` to prune as well ({@link selectEmergencyPrune}). If its `fits` is false the
+   * session cannot fit even so: fail the compaction ("cannot fit") instead of looping.
+   */
+  emergencyPrune: EmergencyPruneSelection | null;
   cut: CutKind;
   split: SplitKind;
 }
@@ -39,7 +69,18 @@ export interface CompactionPlan {
 export interface PlanOptions {
   keepRecentTokens: number;
   force?: boolean;
-  policy: Pick<Policy, 'cutAt' | 'splitTurnMinPrefix' | 'splitTurnShortPrefix' | 'strategy' | 'topic'>;
+  /**
+   * `pinSystemMessages` defaults to `true`; `pruning.protectedTools` are cleared last by an
+   * emergency prune; `trigger` and `summarizer` size the emergency room when `model` is given.
+   */
+  policy: Pick<Policy, 'cutAt' | 'splitTurnMinPrefix' | 'splitTurnShortPrefix' | 'strategy' | 'topic'> &
+    Partial<Pick<Policy, 'pinSystemMessages' | 'pruning' | 'trigger' | 'summarizer'>>;
+  /**
+   * The session's model. With `force`, the kept part must fit {@link emergencyRoomTokens} (usable
+   * − pinned − the largest summary); without a model (or a `trigger` and `summarizer` in the
+   * policy) it must fit the keep budget itself.
+   */
+  model?: ModelInfo;
 }
 
 /** Index of the user message that opened the turn containing `cut`, not before `start`; -1 if none. */
@@ -48,17 +89,25 @@ function turnStartBefore(messages: readonly Message[], cut: number, start: numbe
   return -1;
 }
 
-function plan(
+interface Slices {
+  cutIndex: number;
+  history: Message[];
+  turnPrefix: Message[] | null;
+  kept: Message[];
+  cut: CutKind;
+  split: SplitKind;
+}
+
+function slices(
   messages: readonly Message[],
   cutIndex: number,
   cut: CutKind,
   split: SplitKind,
   turnStart = -1,
-): CompactionPlan {
+): Slices {
   const isSplit = split === 'split';
   return {
     cutIndex,
-    boundarySeq: messages[cutIndex]?.seq ?? null,
     history: messages.slice(0, isSplit ? turnStart : cutIndex),
     turnPrefix: isSplit ? messages.slice(turnStart, cutIndex) : null,
     kept: messages.slice(cutIndex),
@@ -67,38 +116,90 @@ function plan(
   };
 }
 
-/**
- * Plan a compaction of a context view (the previous summary first, then kept and newer
- * messages): where to cut, what each summary job covers, what is kept. `null` when there is
- * nothing to compact (see `findCutPoint`). `history`, `turnPrefix` and `kept` are consecutive
- * slices of `messages`.
- */
-export function planCompaction(messages: readonly Message[], options: PlanOptions): CompactionPlan | null {
+/** Where the cut lands in the unpinned view, and how the split turn is handled. */
+function planSlices(messages: readonly Message[], options: PlanOptions): Slices | null {
   const { policy } = options;
+  const force = options.force ?? false;
   const point = findCutPoint(messages, {
     keepRecentTokens: options.keepRecentTokens,
-    force: options.force ?? false,
+    force,
     cutAt: policy.cutAt,
     minKeptUserTurns: policy.strategy === 'topic' ? policy.topic.minVerbatimExchanges : 0,
   });
   if (point === null) return null;
-  const cutIndex = point.index;
-  if (isTurnStart(messages[cutIndex]!)) return plan(messages, cutIndex, point.kind, 'clean');
+  let { index: cutIndex, kind, keptTokens } = point;
+  const bound = MOVE_BACK_MAX_KEPT_FACTOR * options.keepRecentTokens;
+  if (kind === 'mid-turn' && keptTokens > bound && cutIndex + 1 < messages.length) {
+    // The message at the budget point alone breaks the budget (one giant tool output): keeping
+    // it would leave the context as full as it was. It is summarised; what follows it is kept.
+    keptTokens -= messageTokens(messages[cutIndex]!);
+    cutIndex += 1;
+    kind = isTurnStart(messages[cutIndex]!) ? 'turn-start' : 'mid-turn';
+  }
+  if (isTurnStart(messages[cutIndex]!)) return slices(messages, cutIndex, kind, 'clean');
 
   const start = countLeadingSummaryMessages(messages);
   const turnStart = turnStartBefore(messages, cutIndex, start);
   // The turn began before the previous compaction's cut: nothing of it is left to split off.
-  if (turnStart === -1) return plan(messages, cutIndex, point.kind, 'prefix-in-history');
+  if (turnStart === -1) return slices(messages, cutIndex, kind, 'prefix-in-history');
   if (cutIndex - turnStart >= policy.splitTurnMinPrefix) {
-    return plan(messages, cutIndex, point.kind, 'split', turnStart);
+    return slices(messages, cutIndex, kind, 'split', turnStart);
   }
-  // Moving back must still compact something new, keep every call with its result, and not
-  // undo an emergency.
-  const canMoveBack =
-    policy.splitTurnShortPrefix === 'keep' &&
-    point.kind !== 'forced' &&
-    turnStart > start &&
-    !splitsToolCallPairs(messages, turnStart)(turnStart);
-  if (canMoveBack) return plan(messages, turnStart, 'turn-start', 'moved-to-turn-start');
-  return plan(messages, cutIndex, point.kind, 'prefix-in-history');
+  // Moving back must still compact something new, never undo an emergency, and keep the kept
+  // part near the budget (else the compaction would leave the context as full as it found it).
+  if (policy.splitTurnShortPrefix === 'keep' && !force && turnStart > start) {
+    const keptIfMoved = keptTokens + storedTokens(messages.slice(turnStart, cutIndex));
+    if (keptIfMoved <= bound) {
+      return slices(messages, turnStart, 'turn-start', 'moved-to-turn-start');
+    }
+  }
+  return slices(messages, cutIndex, kind, 'prefix-in-history');
+}
+
+/**
+ * Plan a compaction of a context view (pinned system messages and the previous summary first,
+ * then kept and newer messages): where to cut, what each summary job covers, what is kept.
+ * `null` when there is nothing to compact (see `findCutPoint`). `history`, `turnPrefix` and
+ * `kept` are consecutive slices of the view without its pinned messages.
+ *
+ * With `force`, a `null` plan means at most 2 messages follow the previous summary: when they
+ * are too big, clamp them with `selectEmergencyPrune(view.filter((m) => !m.summary &&
+ * !isPinnedMessage(m)), …)`.
+ */
+export function planCompaction(messages: readonly Message[], options: PlanOptions): CompactionPlan | null {
+  const { policy } = options;
+  const pinOn = policy.pinSystemMessages ?? true;
+  const pinned = pinOn ? messages.filter(isPinnedMessage) : [];
+  const unpinned = pinned.length === 0 ? messages : messages.filter((message) => !isPinnedMessage(message));
+  const planned = planSlices(unpinned, options);
+  if (planned === null) return null;
+
+  const keptTokens = storedTokens(planned.kept);
+  let emergencyPrune: EmergencyPruneSelection | null = null;
+  if (options.force) {
+    const room =
+      options.model !== undefined && policy.trigger !== undefined && policy.summarizer !== undefined
+        ? emergencyRoomTokens(
+            options.model,
+            { trigger: policy.trigger, summarizer: policy.summarizer },
+            storedTokens(pinned),
+          )
+        : options.keepRecentTokens;
+    if (keptTokens > options.keepRecentTokens || (room !== null && keptTokens > room)) {
+      emergencyPrune = selectEmergencyPrune(planned.kept, {
+        targetTokens: options.keepRecentTokens,
+        limitTokens: room ?? Infinity,
+        protectedTools: policy.pruning?.protectedTools ?? [],
+      });
+    }
+  }
+  const first = planned.kept[0];
+  return {
+    ...planned,
+    cutIndex: pinned.length === 0 || first === undefined ? planned.cutIndex : messages.indexOf(first),
+    boundarySeq: first?.seq ?? null,
+    pinned,
+    keptTokens,
+    emergencyPrune,
+  };
 }

@@ -10,7 +10,6 @@ import {
   type NewMessage,
   type SummaryMessageStyle,
 } from './summary-messages';
-import { estimateTokens } from './tokens';
 
 function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
   return {
@@ -57,7 +56,13 @@ describe('buildSummaryMessages', () => {
       metadata: { type: 'compaction_request', compactionId: 'cmp1' },
       createdAt: base.createdAt,
     });
-    expect(marker?.parts[0]?.tokens).toBe(estimateTokens(COMPACTION_MARKER_TEXT));
+    // The marker part costs what the model is shown for it: the marker note, by the given counter.
+    const counted = buildSummaryMessages({
+      ...base,
+      style: 'opencode',
+      countTokens: (value) => value.length,
+    });
+    expect(counted[0]?.parts[0]?.tokens).toBe(COMPACTION_MARKER_TEXT.length);
     expect(summary).toMatchObject({
       id: 'cmp1-summary',
       role: 'assistant',

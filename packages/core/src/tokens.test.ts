@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderToolPart } from './context';
+import { toOpenAIMessages } from './openai-format';
 import type { Part } from './model';
 import { assistant, conversation, summary, text, toolPart, usage, user } from './test-support/builders';
 import {
@@ -11,8 +13,10 @@ import {
   partTokens,
   promptTokens,
   INTERRUPTED_TOOL_RESULT_TOKENS,
+  lastStepStart,
   PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
   reportedContextTokens,
+  startsStep,
   storedTokens,
   toolResultTokens,
 } from './tokens';
@@ -29,10 +33,6 @@ describe('estimateTokens: OpenCode max(0, round(length / 4))', () => {
     ['4000 chars', 'x'.repeat(4000), 1000],
   ])('%s', (_name, input, expected) => {
     expect(estimateTokens(input)).toBe(expected);
-  });
-
-  it('the placeholder costs its estimate', () => {
-    expect(PRUNED_OUTPUT_PLACEHOLDER_TOKENS).toBe(estimateTokens('[Old tool result content cleared]'));
   });
 });
 
@@ -78,24 +78,114 @@ describe('usage: what a report measures', () => {
       100_000,
       100_500,
     ],
-    ['reasoning is not added again', usage(1000, 300, { reasoning: 200 }), 1000, 1300],
+    // `output` includes reasoning (model.ts Usage); later prompts drop it.
+    ['reasoning is part of output and not context', usage(1000, 300, { reasoning: 200 }), 1000, 1100],
+    [
+      'an o-series turn: 6000 output, 5800 of it reasoning',
+      usage(40_000, 6000, { reasoning: 5800 }),
+      40_000,
+      40_200,
+    ],
+    [
+      'reasoning reported above output never subtracts prompt',
+      usage(1000, 100, { reasoning: 300 }),
+      1000,
+      1000,
+    ],
   ])('%s', (_name, report, prompt, context) => {
     expect(promptTokens(report)).toBe(prompt);
     expect(reportedContextTokens(report)).toBe(context);
   });
 
-  it('tool results arrive after the report: completed, pruned, errored, still running', () => {
+  it('tool results of the last step arrive after the report: completed, pruned, errored, still running', () => {
     const message = assistant([
       toolPart('read', 3000),
       toolPart('read', 5000, { compactedAt: '2025-01-02T00:00:00Z' }),
       toolPart('bash', 0, { status: 'error', error: 'x'.repeat(40) }),
       toolPart('bash', 0, { status: 'running' }),
-      text('done', 2),
     ]);
     // The running call will be shown with the interrupted result.
     expect(toolResultTokens(message)).toBe(
       3000 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS + 10 + INTERRUPTED_TOOL_RESULT_TOKENS,
     );
+  });
+});
+
+describe('steps: only the last step’s tool results came after the report', () => {
+  const reasoning = (tokens: number): Part => ({ type: 'reasoning', text: 'hmm', tokens });
+  const file: Part = { type: 'file', mime: 'image/png', filename: null, url: 'u', tokens: 5 };
+  const marker: Part = { type: 'compaction', auto: true, tokens: 5 };
+  it.each<[string, Part[], number, number]>([
+    ['one step: every result', [text('look', 1), toolPart('read', 100), toolPart('read', 200)], 0, 300],
+    // Step 1 read 100 and 200; the text starts step 2, whose prompt already held them.
+    [
+      'a text after the calls starts a new step',
+      [toolPart('read', 100), text('now', 1), toolPart('grep', 7)],
+      1,
+      7,
+    ],
+    [
+      'the last step has no calls: nothing',
+      [toolPart('read', 100), toolPart('read', 200), text('done', 2)],
+      2,
+      0,
+    ],
+    ['three steps', [toolPart('a', 1), text('x', 1), toolPart('b', 2), text('y', 1), toolPart('c', 4)], 3, 4],
+    ['reasoning never splits', [toolPart('read', 100), reasoning(50), toolPart('grep', 7)], 0, 107],
+    ['a blank text never splits', [toolPart('read', 100), text('  \n', 0), toolPart('grep', 7)], 0, 107],
+    ['a file splits', [toolPart('read', 100), file, toolPart('grep', 7)], 1, 7],
+    ['a compaction note splits', [toolPart('read', 100), marker, toolPart('grep', 7)], 1, 7],
+    ['texts before any call do not split', [text('a', 1), text('b', 1), toolPart('read', 9)], 0, 9],
+  ])('%s', (_name, parts, start, results) => {
+    expect(lastStepStart(parts)).toBe(start);
+    expect(toolResultTokens(assistant(parts))).toBe(results);
+  });
+
+  it('the SQL rule: a tool part counts exactly when no later part starts a step', () => {
+    const partArb = fc.oneof(
+      fc.constant<Part>(toolPart('read', 10)),
+      fc.constantFrom('', ' ', 'text').map((value): Part => text(value, 1)),
+      fc.constant<Part>({ type: 'reasoning', text: 'r', tokens: 1 }),
+      fc.constant<Part>(file),
+      fc.constant<Part>(marker),
+    );
+    fc.assert(
+      fc.property(fc.array(partArb, { maxLength: 10 }), (parts) => {
+        const counted = parts.filter(
+          (part, index) => part.type === 'tool' && !parts.slice(index + 1).some(startsStep),
+        ).length;
+        expect(toolResultTokens(assistant(parts))).toBe(counted * 10);
+      }),
+    );
+  });
+
+  it('steps are exactly the Chat Completions renderer’s: the results after its last assistant message', () => {
+    const partArb = fc.oneof(
+      fc.constant<Part>(toolPart('read', 10)),
+      fc.constantFrom('', ' ', 'text').map((value): Part => text(value, 1)),
+      fc.constant<Part>({ type: 'reasoning', text: 'r', tokens: 1 }),
+      fc.constant<Part>(file),
+    );
+    fc.assert(
+      fc.property(fc.array(partArb, { maxLength: 10 }), (parts) => {
+        const [message] = conversation([assistant(parts)]);
+        const rendered = toOpenAIMessages([message!]);
+        const lastAssistant = rendered.map((m) => m.role).lastIndexOf('assistant');
+        const results = rendered.slice(lastAssistant + 1).filter((m) => m.role === 'tool').length;
+        expect(toolResultTokens(message!)).toBe(results * 10);
+      }),
+    );
+  });
+
+  it('the estimate does not count an earlier step’s results twice', () => {
+    // Step 1 called read (30,000); step 2's prompt (50,000) already held that result.
+    const view = conversation([
+      user('q', 100),
+      assistant([toolPart('read', 30_000), text('found it', 5), toolPart('edit', 40)], {
+        usage: usage(50_000, 60),
+      }),
+    ]);
+    expect(estimateContextTokens(view).tokens).toBe(50_060 + 40);
   });
 });
 

@@ -89,22 +89,66 @@ export function promptTokens(usage: Usage): number {
 }
 
 /**
- * The context a usage report measures, as of the end of that turn: its prompt plus its `output`,
- * which becomes context for the next turn. Reasoning is not added: `output` already includes it
- * where the provider replays it, and most providers drop it from later prompts.
+ * The context a usage report measures, as of the end of that turn: its prompt plus what it
+ * generated except reasoning, `prompt + max(0, output − reasoning)`. `output` includes reasoning
+ * (model.ts `Usage`), and later prompts drop it: the context view never sends reasoning.
  */
 export function reportedContextTokens(usage: Usage): number {
-  return promptTokens(usage) + usage.output;
+  return promptTokens(usage) + Math.max(0, usage.output - usage.reasoning);
 }
 
 /**
- * Tokens of what was added to an assistant message after its usage was reported: its tool
- * results. Usage counts the tool calls (they are output); results arrive later in the same part.
- * A call still pending or running will be shown with the interrupted result.
+ * Whether a part of an assistant message opens a new step when it follows a tool part: a text
+ * that is not blank (`text.trim() !== ''`), a file, or a compaction note. Reasoning and blank
+ * text never do. This is exactly where the Chat Completions renderer (openai-format.ts) splits
+ * a message into `assistant → tool … → assistant` steps.
+ */
+export function startsStep(part: Part): boolean {
+  switch (part.type) {
+    case 'text':
+      return part.text.trim() !== '';
+    case 'file':
+    case 'compaction':
+      return true;
+    case 'reasoning':
+    case 'tool':
+      return false;
+    default:
+      return assertNever(part, 'part');
+  }
+}
+
+/**
+ * Index of the first part of the message's last step: the last part that {@link startsStep}
+ * after a tool part, or 0 for a single-step message. Equivalently (the rule SQL mirrors): a tool
+ * part belongs to the last step exactly when no later part of the same message starts a step.
+ */
+export function lastStepStart(parts: readonly Part[]): number {
+  let start = 0;
+  let sawTool = false;
+  parts.forEach((part, index) => {
+    if (part.type === 'tool') sawTool = true;
+    else if (sawTool && startsStep(part)) {
+      start = index;
+      sawTool = false;
+    }
+  });
+  return start;
+}
+
+/**
+ * Tokens of what was added to an assistant message after its usage was reported: the results of
+ * its **last step's** tool calls. One message can hold several steps (openai-format.ts), and
+ * its usage is the last step's (model.ts `Usage`), whose prompt already held the earlier steps'
+ * results; usage counts the calls themselves (they are output). A completed result counts its
+ * stored `outputTokens` (the placeholder when pruned), an error its estimated text, a call still
+ * pending or running the interrupted result it will be shown with.
  */
 export function toolResultTokens(message: Message): number {
   let total = 0;
-  for (const part of message.parts) {
+  const parts = message.parts;
+  for (let index = lastStepStart(parts); index < parts.length; index++) {
+    const part = parts[index]!;
     if (part.type !== 'tool') continue;
     if (part.status === 'completed')
       total += isPruned(part) ? PRUNED_OUTPUT_PLACEHOLDER_TOKENS : part.outputTokens;

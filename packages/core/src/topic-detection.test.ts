@@ -6,9 +6,10 @@ import {
   mapBoundaryToSession,
   NO_TOPIC_BOUNDARY,
   parseTopicBoundary,
-  TOPIC_DETECTION_DEFAULTS,
   topicDetectionSystemPrompt,
 } from './topic-detection';
+import { DEFAULT_POLICY } from './policy';
+import { buildSummaryMessages } from './summary-messages';
 
 function message(seq: number, role: Message['role'], parts: Part[]): Message {
   return {
@@ -38,7 +39,7 @@ const seedExample = [
 describe('buildTopicDetectionRequest', () => {
   it("formats the seed's example as indexed blocks", () => {
     const request = buildTopicDetectionRequest(seedExample);
-    expect(request.window).toEqual({ start: 0, size: 4 });
+    expect(request.window).toEqual({ start: 0, size: 4, summaryEnd: null });
     expect(request.user).toContain(
       [
         '[0] USER: Can you fix the bug in parser.py...',
@@ -54,18 +55,21 @@ describe('buildTopicDetectionRequest', () => {
       message(i, i % 2 === 0 ? 'user' : 'assistant', [text(`message ${i}`)]),
     );
     const request = buildTopicDetectionRequest(messages);
-    expect(request.window).toEqual({ start: 10, size: 50 });
+    expect(request.window).toEqual({ start: 10, size: 50, summaryEnd: null });
     expect(request.user).toContain('[0] USER: message 10');
     expect(request.user).toContain('[49] ASSISTANT: message 59');
     expect(request.user).not.toContain('message 9\n');
-    expect(buildTopicDetectionRequest(messages, { maxMessages: 5 }).window).toEqual({ start: 55, size: 5 });
+    expect(buildTopicDetectionRequest(messages, { maxMessages: 5 }).window).toMatchObject({
+      start: 55,
+      size: 5,
+    });
   });
 
   it('cuts messages longer than 1,000 characters', () => {
     const line = formatTopicMessage(
       message(1, 'user', [text('a'.repeat(1500))]),
       7,
-      TOPIC_DETECTION_DEFAULTS.maxCharsPerMessage,
+      DEFAULT_POLICY.topic.maxCharsPerMessage,
     );
     expect(line).toBe(`[7] USER: ${'a'.repeat(1000)}...`);
     expect(formatTopicMessage(message(1, 'user', [text('a'.repeat(1000))]), 0, 1000)).toBe(
@@ -122,6 +126,54 @@ describe('buildTopicDetectionRequest', () => {
       expect(prompt).toContain(expected);
     }
     expect(topicDetectionSystemPrompt()).toContain('about 500 tokens');
+  });
+
+  it('asks for a summary of what summarize drops, boundary or not (never "empty if no boundary")', () => {
+    const messages = Array.from({ length: 10 }, (_, i) =>
+      message(i, i % 2 === 0 ? 'user' : 'assistant', [{ type: 'text', text: `message ${i}`, tokens: 500 }]),
+    );
+    const request = buildTopicDetectionRequest(messages);
+    // The verbatim window (3,000 tokens) holds the newest 6 messages: summarise [0] to [3].
+    expect(request.window).toEqual({ start: 0, size: 10, summaryEnd: 4 });
+    expect(request.user).toContain(
+      'Summarize messages [0] to [3] in "summary"; messages from [4] on are kept verbatim.',
+    );
+    expect(request.system).toContain('whether or not you found a boundary');
+    expect(request.system).not.toMatch(/empty string if there is no boundary/i);
+  });
+
+  it('asks for no summary when the summarizer writes it, or the detector cannot see what is dropped', () => {
+    const messages = Array.from({ length: 10 }, (_, i) =>
+      message(i, i % 2 === 0 ? 'user' : 'assistant', [{ type: 'text', text: `message ${i}`, tokens: 500 }]),
+    );
+    const bySummarizer = buildTopicDetectionRequest(messages, { summaryFrom: 'summarizer' });
+    expect(bySummarizer.window.summaryEnd).toBeNull();
+    expect(bySummarizer.system).toContain('"summary": always an empty string');
+    expect(bySummarizer.user).toContain('Leave "summary" empty.');
+    const clipped = buildTopicDetectionRequest(messages, { maxMessages: 4 });
+    expect(clipped.window).toEqual({ start: 6, size: 4, summaryEnd: null });
+    expect(clipped.user).toContain('use an empty string for "summary"');
+    // Everything fits the verbatim window: nothing to summarise.
+    expect(buildTopicDetectionRequest(seedExample).window.summaryEnd).toBeNull();
+  });
+
+  it('gives the previous summary whole instead of cutting it to 1,000 characters', () => {
+    const longSummary = `## Goal\nShip the exporter.\n\n## Critical Context\n${'- keep `--frozen-lockfile` on CI\n'.repeat(60)}- LAST FACT`;
+    const previous = buildSummaryMessages({
+      style: 'opencode',
+      summaryText: longSummary,
+      compactionId: 'c1',
+      auto: true,
+      messagesCompacted: 30,
+      createdAt: '2025-01-01T00:00:00Z',
+    }).map((m, i) => ({ ...m, seq: i }));
+    const request = buildTopicDetectionRequest([...previous, ...seedExample]);
+    expect(longSummary.length).toBeGreaterThan(1000);
+    expect(request.user).toContain(`<previous-summary>\n${longSummary}\n</previous-summary>`);
+    expect(request.user).toContain('LAST FACT');
+    // The summary messages are not indexed: [0] is the first ordinary message.
+    expect(request.window).toMatchObject({ start: 2, size: 4 });
+    expect(request.user).toContain('[0] USER: Can you fix the bug in parser.py...');
   });
 });
 

@@ -1,28 +1,49 @@
 /**
  * Topic-boundary detection (seed 002): the request that asks an LLM where the current topic
- * started, and the lenient parsing of its JSON answer with a safe default.
+ * started (and, in the seed's mode, for the summary of what compaction will drop), and the
+ * lenient parsing of its JSON answer with a safe default.
  */
 import { assertNever, type Message, type Part } from './model';
 import { toolCallArguments } from './openai-format';
+import { DEFAULT_POLICY, POLICY_PRESETS } from './policy';
+import { countLeadingSummaryMessages, extractPreviousSummary } from './summary-messages';
+import { messageTokens } from './tokens';
 
-/** The seed's numbers: the newest 50 messages, each cut to 1,000 characters; a 500-token summary. */
-export const TOPIC_DETECTION_DEFAULTS = {
-  maxMessages: 50,
-  maxCharsPerMessage: 1000,
-  summaryBudgetTokens: 500,
-} as const;
+/** Who writes the summary of a topic-mode `summarize` case (policy `topic.summaryFrom`). */
+export type TopicSummaryFrom = 'detector' | 'summarizer';
 
 export interface TopicDetectionOptions {
+  /** Default: the policy's `topic.maxMessages` (seed: the newest 50). */
   maxMessages?: number;
+  /** Default: the policy's `topic.maxCharsPerMessage` (seed: 1,000). */
   maxCharsPerMessage?: number;
-  /** Length the detector's summary should stay under (seed: `summary_budget_tokens`). */
+  /**
+   * Length the detector's summary should stay under (seed: `summary_budget_tokens`). Default: the
+   * `topic` preset's summarizer output budget (500).
+   */
   summaryBudgetTokens?: number;
+  /**
+   * The verbatim window (policy `topic.verbatimWindowTokens`): the summary asked for covers the
+   * messages before it, which is exactly what the `summarize` case drops.
+   */
+  verbatimWindowTokens?: number;
+  /**
+   * `summarizer`: the summary will be written by the normal summarizer, so the detector is not
+   * asked for one (saves its output). Default `detector` (the seed's request).
+   */
+  summaryFrom?: TopicSummaryFrom;
 }
 
 /** Which messages of the session the request showed: request index `i` is session index `start + i`. */
 export interface DetectionWindow {
   start: number;
   size: number;
+  /**
+   * Session index before which the detector was asked to summarise (the verbatim window's
+   * start); `null` or absent when it was asked for no summary. Its summary also covers the
+   * previous summary, which the request gave in full.
+   */
+  summaryEnd?: number | null;
 }
 
 export interface TopicDetectionRequest {
@@ -38,7 +59,7 @@ export interface TopicBoundary {
   boundaryReason: string;
   /** 0–1. */
   confidence: number;
-  /** Summary of the messages before the boundary; may be empty. */
+  /** Summary of the messages the request named (see {@link DetectionWindow.summaryEnd}); may be empty. */
   summary: string;
 }
 
@@ -50,12 +71,18 @@ export const NO_TOPIC_BOUNDARY: Readonly<TopicBoundary> = Object.freeze({
   summary: '',
 });
 
+const SUMMARY_INSTRUCTIONS = (summaryBudgetTokens: number): string =>
+  `"summary": ALWAYS write it when the request names messages to summarise, whether or not you found a boundary: those messages are removed from the conversation and your summary replaces them. When a <previous-summary> is given, your summary replaces it too: keep everything it says that still matters. The summary must let the conversation continue without those messages: what was asked and done, decisions, every constraint or preference the user stated, and exact file names, commands, values and error messages that still matter. Keep it under about ${summaryBudgetTokens} tokens. Use an empty string only when the request names no messages to summarise.`;
+
+const NO_SUMMARY_INSTRUCTIONS = '"summary": always an empty string; the summary is written separately.';
+
 /** The skill prompt: what a boundary looks like (the seed's cues) and the JSON to answer with. */
 export function topicDetectionSystemPrompt(
-  summaryBudgetTokens: number = TOPIC_DETECTION_DEFAULTS.summaryBudgetTokens,
+  summaryBudgetTokens: number = POLICY_PRESETS.topic.summarizer.maxOutputTokens,
+  summaryFrom: TopicSummaryFrom = 'detector',
 ): string {
   return `You find topic boundaries in conversations between a user and an AI assistant.
-The messages are given as "[index] ROLE: content"; long messages are cut.
+The messages are given as "[index] ROLE: content"; long messages are cut. A <previous-summary>, when given, covers the conversation before message [0].
 
 Find the most recent point where the conversation moved to a new topic, and give the index of the FIRST message of that new topic. Messages 0 to boundary_index - 1 are the old topic.
 
@@ -68,9 +95,9 @@ Signs of a topic boundary:
 Look for a boundary in the MIDDLE of the conversation, not at the very end: the last exchange alone is not a new topic. If the whole conversation is one continuous topic, boundary_index is null.
 
 Answer with one JSON object and nothing else:
-{"boundary_index": <integer or null>, "boundary_reason": "<why this message starts a new topic>", "confidence": <number from 0.0 to 1.0>, "summary": "<summary of the messages before the boundary>"}
+{"boundary_index": <integer or null>, "boundary_reason": "<why this message starts a new topic>", "confidence": <number from 0.0 to 1.0>, "summary": "<see below>"}
 
-The summary must let the conversation continue without those messages: what was asked and done, decisions, and exact file names, commands, values and error messages that still matter. Keep it under about ${summaryBudgetTokens} tokens. Use an empty string if there is no boundary.`;
+${summaryFrom === 'summarizer' ? NO_SUMMARY_INSTRUCTIONS : SUMMARY_INSTRUCTIONS(summaryBudgetTokens)}`;
 }
 
 function flattenPart(part: Part): string | null {
@@ -100,20 +127,64 @@ export function formatTopicMessage(message: Message, index: number, maxChars: nu
   return `[${index}] ${message.role.toUpperCase()}: ${cut}`;
 }
 
-/** The detection request over the newest `maxMessages` of `messages`. */
+/**
+ * Index of the first message of the verbatim window (seed 002): scanning back from the newest
+ * message, the messages that fit in `verbatimWindowTokens` together. The message that overflows
+ * the budget is not in the window (so the window is empty when the newest message alone
+ * overflows it).
+ */
+export function findVerbatimStart(messages: readonly Message[], verbatimWindowTokens: number): number {
+  let total = 0;
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    total += messageTokens(messages[index] as Message);
+    if (total > verbatimWindowTokens) return index + 1;
+  }
+  return 0;
+}
+
+/**
+ * The detection request over the newest `maxMessages` of `messages` (the seed's format). A
+ * previous summary at the start is not one of them: it is given whole in `<previous-summary>`
+ * (cut to `maxCharsPerMessage` it would lose what earlier cycles kept). Unless `summaryFrom` is
+ * `summarizer`, the request names the messages to summarise: those before the verbatim window,
+ * the ones the `summarize` case drops. It asks for none when the detector cannot see all of
+ * them (more than `maxMessages` after the previous summary); the plan then uses the summarizer.
+ */
 export function buildTopicDetectionRequest(
   messages: readonly Message[],
   options: TopicDetectionOptions = {},
 ): TopicDetectionRequest {
-  const maxMessages = options.maxMessages ?? TOPIC_DETECTION_DEFAULTS.maxMessages;
-  const maxChars = options.maxCharsPerMessage ?? TOPIC_DETECTION_DEFAULTS.maxCharsPerMessage;
-  const start = Math.max(0, messages.length - maxMessages);
+  const maxMessages = options.maxMessages ?? DEFAULT_POLICY.topic.maxMessages;
+  const maxChars = options.maxCharsPerMessage ?? DEFAULT_POLICY.topic.maxCharsPerMessage;
+  const summaryFrom = options.summaryFrom ?? 'detector';
+  const leading = countLeadingSummaryMessages(messages);
+  const start = Math.max(leading, messages.length - maxMessages);
   const shown = messages.slice(start);
   const lines = shown.map((message, index) => formatTopicMessage(message, index, maxChars));
+
+  // What the `summarize` case drops: everything before the verbatim window.
+  const summaryEnd = findVerbatimStart(
+    messages,
+    options.verbatimWindowTokens ?? DEFAULT_POLICY.topic.verbatimWindowTokens,
+  );
+  const askForSummary = summaryFrom === 'detector' && start === leading && summaryEnd > start;
+  let summaryRequest: string;
+  if (summaryFrom === 'summarizer') summaryRequest = 'Leave "summary" empty.';
+  else if (askForSummary) {
+    const last = summaryEnd - start - 1;
+    summaryRequest = `Summarize messages [0] to [${last}]${leading > 0 ? ' together with the previous summary' : ''} in "summary"; messages from [${last + 1}] on are kept verbatim.`;
+  } else summaryRequest = 'No messages need a summary here: use an empty string for "summary".';
+
+  const previousSummary = leading > 0 ? extractPreviousSummary(messages) : null;
+  const sections = [
+    previousSummary === null ? null : `<previous-summary>\n${previousSummary}\n</previous-summary>`,
+    `Conversation (${shown.length} messages):\n\n${lines.join('\n\n')}`,
+    `${summaryRequest}\nAnswer with the JSON object only.`,
+  ].filter((section) => section !== null);
   return {
-    system: topicDetectionSystemPrompt(options.summaryBudgetTokens),
-    user: `Conversation (${shown.length} messages):\n\n${lines.join('\n\n')}\n\nAnswer with the JSON object only.`,
-    window: { start, size: shown.length },
+    system: topicDetectionSystemPrompt(options.summaryBudgetTokens, summaryFrom),
+    user: sections.join('\n\n'),
+    window: { start, size: shown.length, summaryEnd: askForSummary ? summaryEnd : null },
   };
 }
 

@@ -1,21 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from './model';
-import { POLICY_PRESETS } from './policy';
+import { DEFAULT_POLICY, POLICY_PRESETS, TRIGGER_DEFAULTS } from './policy';
+import { buildSummaryMessages } from './summary-messages';
 import { storedTokens } from './tokens';
-import {
-  applyMinVerbatimExchanges,
-  findVerbatimStart,
-  planTopicCompaction,
-  TOPIC_DEFAULTS,
-  topicTriggerReached,
-  type TopicPlan,
-} from './topic';
+import { applyMinVerbatimExchanges, planTopicCompaction, topicTriggerReached, type TopicPlan } from './topic';
 import {
   buildTopicDetectionRequest,
+  findVerbatimStart,
   NO_TOPIC_BOUNDARY,
   parseTopicBoundary,
   type TopicBoundary,
 } from './topic-detection';
+
+/** The seed's table: trigger 6,000, verbatim window 3,000 (the policy's defaults). */
+const SEED = {
+  triggerTokens: TRIGGER_DEFAULTS.tokens.tokens,
+  verbatimWindowTokens: DEFAULT_POLICY.topic.verbatimWindowTokens,
+};
 
 function message(seq: number, role: Message['role'], tokens: number, summary = false): Message {
   return {
@@ -93,25 +94,29 @@ describe('applyMinVerbatimExchanges', () => {
 describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,000)', () => {
   // 20 messages × 500 tokens = 10,000 > 6,000; verbatim window starts at index 14 (users 14, 16, 18).
   const messages = session(20, 500);
-  const window = { start: 0, size: 20 };
+  const request = buildTopicDetectionRequest(messages);
   const plan = (
     b: TopicBoundary,
     extra: Partial<Parameters<typeof planTopicCompaction>[0]> = {},
-  ): TopicPlan =>
-    planTopicCompaction({
-      messages,
-      boundary: b,
-      window,
-      triggerTokens: TOPIC_DEFAULTS.triggerTokens,
-      verbatimWindowTokens: TOPIC_DEFAULTS.verbatimWindowTokens,
-      ...extra,
-    });
+  ): TopicPlan => planTopicCompaction({ messages, boundary: b, window: request.window, ...SEED, ...extra });
+
+  it('the detection request asks for a summary of exactly what summarize drops', () => {
+    expect(request.window).toEqual({ start: 0, size: 20, summaryEnd: 14 });
+  });
 
   it.each<[string, TopicBoundary, Partial<TopicPlan>]>([
     [
-      'boundary inside the window, confident → truncate-only',
+      'boundary inside the window, confident → truncate-only, no summary',
       boundary(16, 0.85),
-      { case: 'truncate-only', keepFrom: 16, boundarySeq: 116, droppedMessages: 16, summaryText: null },
+      {
+        case: 'truncate-only',
+        keepFrom: 16,
+        boundarySeq: 116,
+        droppedMessages: 16,
+        summaryText: null,
+        needsSummarizer: false,
+        summarySource: null,
+      },
     ],
     [
       'boundary exactly at the window start, confidence exactly 0.5 → truncate-only',
@@ -119,24 +124,36 @@ describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,0
       { case: 'truncate-only', keepFrom: 14 },
     ],
     [
-      'boundary inside the window, low confidence → summarize',
+      'boundary inside the window, low confidence → summarize, by the summarizer',
       boundary(16, 0.49),
-      { case: 'summarize', keepFrom: 14, summaryText: 'Old topic: fixed parser.py' },
+      {
+        case: 'summarize',
+        keepFrom: 14,
+        summaryText: null,
+        needsSummarizer: true,
+        summarySource: 'summarizer',
+      },
     ],
     [
       'boundary before the window → summarize at the window',
       boundary(10, 0.9),
-      { case: 'summarize', keepFrom: 14, boundaryIndex: 10, verbatimStart: 14 },
+      { case: 'summarize', keepFrom: 14, boundaryIndex: 10, verbatimStart: 14, needsSummarizer: true },
     ],
     [
       'no boundary → summarize at the window',
       boundary(null, 0.9),
-      { case: 'summarize', keepFrom: 14, boundaryIndex: null },
+      { case: 'summarize', keepFrom: 14, boundaryIndex: null, needsSummarizer: true },
     ],
     [
-      'safe default → old messages dropped without a summary',
+      'safe default → summarize, the summarizer writes the summary (nothing is dropped unsummarised)',
       { ...NO_TOPIC_BOUNDARY },
-      { case: 'summarize', keepFrom: 14, summaryText: null },
+      {
+        case: 'summarize',
+        keepFrom: 14,
+        summaryText: null,
+        needsSummarizer: true,
+        summarySource: 'summarizer',
+      },
     ],
     [
       'late boundary → extended to keep 2 user messages',
@@ -148,8 +165,71 @@ describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,0
       boundary(25, 0.9),
       { case: 'summarize', keepFrom: 14, boundaryIndex: null },
     ],
+    [
+      'a boundary on an assistant message keeps its whole turn',
+      boundary(17, 0.9),
+      { case: 'truncate-only', keepFrom: 16, movedToTurnStart: true, extendedForMinExchanges: false },
+    ],
   ])('%s', (_name, detected, expected) => {
     expect(plan(detected)).toMatchObject(expected);
+  });
+
+  describe("summaryFrom: 'detector' (the seed)", () => {
+    it.each<[string, TopicBoundary, Partial<TopicPlan>]>([
+      [
+        "the detector's summary, when it covers what is dropped",
+        boundary(10, 0.9),
+        {
+          case: 'summarize',
+          keepFrom: 14,
+          summaryText: 'Old topic: fixed parser.py',
+          summarySource: 'detector',
+        },
+      ],
+      [
+        'also with no boundary: the request asked for a summary anyway',
+        boundary(null, 0, 'Fixed parser.py; next: routes.py'),
+        { case: 'summarize', summaryText: 'Fixed parser.py; next: routes.py', needsSummarizer: false },
+      ],
+      [
+        'an empty detector summary (the safe default) → the summarizer, never a silent drop',
+        { ...NO_TOPIC_BOUNDARY },
+        {
+          case: 'summarize',
+          keepFrom: 14,
+          summaryText: null,
+          needsSummarizer: true,
+          summarySource: 'summarizer',
+        },
+      ],
+      [
+        'truncate-only still writes no summary',
+        boundary(16, 0.9),
+        { case: 'truncate-only', summaryText: null, needsSummarizer: false },
+      ],
+    ])('%s', (_name, detected, expected) => {
+      expect(plan(detected, { summaryFrom: 'detector' })).toMatchObject(expected);
+    });
+
+    it('uses the summarizer when the detector was not asked to summarise what is dropped', () => {
+      const detected = boundary(null, 0, 'partial');
+      // A window without `summaryEnd` (the detector was asked for no summary).
+      expect(plan(detected, { summaryFrom: 'detector', window: { start: 0, size: 20 } })).toMatchObject({
+        needsSummarizer: true,
+      });
+      // A summary of fewer messages than are dropped (e.g. requested with a larger verbatim window).
+      const narrow = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 6000 }).window;
+      expect(narrow.summaryEnd).toBe(8);
+      expect(plan(detected, { summaryFrom: 'detector', window: narrow })).toMatchObject({
+        needsSummarizer: true,
+      });
+      // The detector saw only the newest 10 messages: older ones would be dropped unseen.
+      const clipped = buildTopicDetectionRequest(messages, { maxMessages: 10 }).window;
+      expect(clipped).toEqual({ start: 10, size: 10, summaryEnd: null });
+      expect(plan(detected, { summaryFrom: 'detector', window: clipped })).toMatchObject({
+        needsSummarizer: true,
+      });
+    });
   });
 
   it('none: below the trigger (not exceeding it), empty history, or nothing before what is kept', () => {
@@ -190,11 +270,138 @@ describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,0
   });
 });
 
+describe('planTopicCompaction keeps the current turn and cuts at turn starts', () => {
+  const plan = (messages: Message[], b: TopicBoundary = { ...NO_TOPIC_BOUNDARY }): TopicPlan =>
+    planTopicCompaction({
+      messages,
+      boundary: b,
+      window: buildTopicDetectionRequest(messages).window,
+      ...SEED,
+      minVerbatimExchanges: 0,
+    });
+
+  it.each<[string, Message[], Partial<TopicPlan>]>([
+    [
+      'a newest assistant message larger than the window: its user message stays',
+      [
+        message(1, 'user', 2000),
+        message(2, 'assistant', 2000),
+        message(3, 'user', 100),
+        message(4, 'assistant', 5000),
+      ],
+      { case: 'summarize', keepFrom: 2, boundarySeq: 3, verbatimStart: 4, movedToTurnStart: true },
+    ],
+    [
+      'a newest user message larger than the window stays',
+      [message(1, 'user', 2000), message(2, 'assistant', 2000), message(3, 'user', 5000)],
+      { case: 'summarize', keepFrom: 2, boundarySeq: 3, verbatimStart: 3 },
+    ],
+    [
+      'a window starting mid-turn moves back to the turn start',
+      [
+        message(1, 'user', 3000),
+        message(2, 'assistant', 3000),
+        message(3, 'user', 500),
+        message(4, 'assistant', 1000),
+        message(5, 'assistant', 1000),
+        message(6, 'assistant', 1000),
+      ],
+      { case: 'summarize', keepFrom: 2, verbatimStart: 3, movedToTurnStart: true },
+    ],
+  ])('%s', (_name, messages, expected) => {
+    expect(plan(messages)).toMatchObject(expected);
+  });
+
+  it('one turn that fills the history leaves nothing to drop', () => {
+    const messages = [message(1, 'user', 100), message(2, 'assistant', 4000), message(3, 'assistant', 4000)];
+    expect(plan(messages)).toEqual({ case: 'none', reason: 'nothing-to-drop' });
+    const noUser = [message(1, 'assistant', 4000), message(2, 'assistant', 4000)];
+    expect(plan(noUser)).toEqual({ case: 'none', reason: 'nothing-to-drop' });
+  });
+});
+
+describe('planTopicCompaction never drops a previous summary unmerged', () => {
+  // A previous topic compaction's system summary, then 20 × 500 tokens.
+  const previous = buildSummaryMessages({
+    style: 'system',
+    summaryText: '## Goal\nShip the parser. Never use regex lookbehind.',
+    compactionId: 'c1',
+    auto: true,
+    messagesCompacted: 12,
+    createdAt: '2025-01-01T00:00:00Z',
+  }).map((m, i) => ({ ...m, seq: 50 + i }));
+  const messages = [...previous, ...session(20, 500)];
+  const request = buildTopicDetectionRequest(messages);
+  const plan = (b: TopicBoundary, summaryFrom?: 'detector' | 'summarizer'): TopicPlan =>
+    planTopicCompaction({
+      messages,
+      boundary: b,
+      window: request.window,
+      ...SEED,
+      ...(summaryFrom ? { summaryFrom } : {}),
+    });
+
+  it('shows the previous summary whole, outside the indexed messages', () => {
+    expect(request.window).toEqual({ start: 1, size: 20, summaryEnd: 15 });
+    expect(request.user).toContain(
+      '<previous-summary>\n## Goal\nShip the parser. Never use regex lookbehind.\n</previous-summary>',
+    );
+    expect(request.user).toContain('[0] USER: message 100');
+  });
+
+  it.each<[string, TopicBoundary, 'detector' | 'summarizer' | undefined, Partial<TopicPlan>]>([
+    [
+      'no boundary, no summary (seed: "dropped"): the summarizer merges it',
+      { ...NO_TOPIC_BOUNDARY },
+      'detector',
+      { case: 'summarize', keepFrom: 15, droppedMessages: 15, summaryText: null, needsSummarizer: true },
+    ],
+    [
+      "the detector's summary (asked to merge the previous one)",
+      boundary(null, 0, 'Merged summary'),
+      'detector',
+      { case: 'summarize', summaryText: 'Merged summary', summarySource: 'detector' },
+    ],
+    [
+      'summarizer mode ignores the detector summary',
+      boundary(null, 0, 'Merged summary'),
+      undefined,
+      { case: 'summarize', summaryText: null, needsSummarizer: true },
+    ],
+    [
+      'truncate-only carries the previous summary over unchanged',
+      boundary(16, 0.9),
+      'detector',
+      {
+        case: 'truncate-only',
+        keepFrom: 17,
+        summaryText: '## Goal\nShip the parser. Never use regex lookbehind.',
+        summarySource: 'previous-summary',
+        needsSummarizer: false,
+      },
+    ],
+  ])('%s', (_name, detected, summaryFrom, expected) => {
+    expect(plan(detected, summaryFrom)).toMatchObject(expected);
+  });
+
+  it('dropping only the previous summary is not a compaction', () => {
+    expect(
+      planTopicCompaction({
+        messages,
+        boundary: boundary(1, 0.9),
+        window: request.window,
+        ...SEED,
+        minVerbatimExchanges: 10,
+      }),
+    ).toEqual({ case: 'none', reason: 'nothing-to-drop' });
+  });
+});
+
 describe("planTopicCompaction with the seed's example config (trigger 24,000, verbatim window 4,000)", () => {
   // 60 × 500 = 30,000 tokens > 24,000; the newest 8 messages (4,000 tokens) form the verbatim
   // window (index 52); the detector sees the newest 50 (indices 10–59).
   const messages = session(60, 500);
-  const request = buildTopicDetectionRequest(messages);
+  const request = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 4000 });
   const plan = (raw: string): TopicPlan =>
     planTopicCompaction({
       messages,
@@ -202,10 +409,11 @@ describe("planTopicCompaction with the seed's example config (trigger 24,000, ve
       window: request.window,
       triggerTokens: 24_000,
       verbatimWindowTokens: 4000,
+      summaryFrom: 'detector',
     });
 
   it('maps the detector index back to the session', () => {
-    expect(request.window).toEqual({ start: 10, size: 50 });
+    expect(request.window).toEqual({ start: 10, size: 50, summaryEnd: null });
     expect(
       plan('{"boundary_index": 44, "boundary_reason": "API work", "confidence": 0.85, "summary": "s"}'),
     ).toMatchObject({
@@ -215,6 +423,7 @@ describe("planTopicCompaction with the seed's example config (trigger 24,000, ve
       boundarySeq: 154,
       verbatimStart: 52,
     });
+    // The detector saw 50 of the 52 dropped messages: its summary cannot stand for them.
     expect(
       plan(
         '```json\n{"boundary_index": 40, "confidence": 0.85, "summary": "Fixed a regex bug in parser.py"}\n```',
@@ -223,9 +432,14 @@ describe("planTopicCompaction with the seed's example config (trigger 24,000, ve
       case: 'summarize',
       keepFrom: 52,
       boundaryIndex: 50,
-      summaryText: 'Fixed a regex bug in parser.py',
+      summaryText: null,
+      needsSummarizer: true,
     });
-    expect(plan('the model rambled')).toMatchObject({ case: 'summarize', keepFrom: 52, summaryText: null });
+    expect(plan('the model rambled')).toMatchObject({
+      case: 'summarize',
+      keepFrom: 52,
+      needsSummarizer: true,
+    });
   });
 
   it('checks the trigger before the detector call', () => {
@@ -240,7 +454,7 @@ describe("wired to the policy's topic preset", () => {
   it('uses its trigger, thresholds and detector bounds', () => {
     const policy = POLICY_PRESETS.topic;
     const triggerTokens = policy.trigger.kind === 'tokens' ? policy.trigger.tokens : 0;
-    expect(triggerTokens).toBe(TOPIC_DEFAULTS.triggerTokens);
+    expect(triggerTokens).toBe(6000);
     const messages = session(20, 500);
     const request = buildTopicDetectionRequest(messages, policy.topic);
     const plan = planTopicCompaction({
@@ -251,5 +465,23 @@ describe("wired to the policy's topic preset", () => {
       ...policy.topic,
     });
     expect(plan).toMatchObject({ case: 'truncate-only', keepFrom: 16 });
+  });
+
+  it("writes the summary as each preset says: the seed's detector, or the summarizer by default", () => {
+    const messages = session(20, 500);
+    const detected = parseTopicBoundary('{"boundary_index": null, "confidence": 0, "summary": "s"}');
+    const planFor = (topic: typeof DEFAULT_POLICY.topic) =>
+      planTopicCompaction({
+        messages,
+        boundary: detected,
+        window: buildTopicDetectionRequest(messages, topic).window,
+        triggerTokens: 6000,
+        ...topic,
+      });
+    expect(planFor(POLICY_PRESETS.topic.topic)).toMatchObject({
+      summaryText: 's',
+      summarySource: 'detector',
+    });
+    expect(planFor(DEFAULT_POLICY.topic)).toMatchObject({ summaryText: null, needsSummarizer: true });
   });
 });

@@ -9,35 +9,25 @@
  * ```
  * Truncate-only when the boundary lies inside the verbatim window with enough confidence: the
  * current topic is recent, everything before it goes. Otherwise summarize: everything before the
- * verbatim window is replaced by the detector's summary (or just dropped when it gave none).
- * Either way at least `minVerbatimExchanges` user messages stay.
+ * verbatim window is replaced by a summary. Either way at least `minVerbatimExchanges` user
+ * messages and the whole current turn stay, and the kept part starts at a user message.
+ *
+ * Where the seed loses history, this does not: its "no summary → just drop" becomes "the normal
+ * summarizer writes it" (the seed's own error path says to skip rather than drop), and a previous
+ * summary at the start is never dropped unmerged (DESIGN: merge with the previous summary).
  */
+import { isTurnStart } from './cut-point';
 import type { Message } from './model';
-import { messageTokens, storedTokens } from './tokens';
-import { mapBoundaryToSession, type DetectionWindow, type TopicBoundary } from './topic-detection';
-
-/** The seed's defaults (`config/app.json` → `history_compaction`). */
-export const TOPIC_DEFAULTS = {
-  minConfidence: 0.5,
-  minVerbatimExchanges: 2,
-  /** The seed's table says 3000 and 6000; its example config uses 4000 and 24000. */
-  verbatimWindowTokens: 3000,
-  triggerTokens: 6000,
-} as const;
-
-/**
- * Index of the first message of the verbatim window: scanning back from the newest message, the
- * messages that fit in `verbatimWindowTokens` together. The message that overflows the budget is
- * not in the window (so the window is empty when the newest message alone overflows it).
- */
-export function findVerbatimStart(messages: readonly Message[], verbatimWindowTokens: number): number {
-  let total = 0;
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    total += messageTokens(messages[index] as Message);
-    if (total > verbatimWindowTokens) return index + 1;
-  }
-  return 0;
-}
+import { countLeadingSummaryMessages, extractPreviousSummary } from './summary-messages';
+import { storedTokens } from './tokens';
+import {
+  findVerbatimStart,
+  mapBoundaryToSession,
+  type DetectionWindow,
+  type TopicBoundary,
+  type TopicSummaryFrom,
+} from './topic-detection';
+import { DEFAULT_POLICY } from './policy';
 
 /** A message the user wrote (not a compaction's summary or request marker). */
 function isUserExchange(message: Message): boolean {
@@ -62,28 +52,61 @@ export function applyMinVerbatimExchanges(
   return start;
 }
 
+/**
+ * The user message that opens the turn containing `index` (at or before it; `index` past the end
+ * means the last turn), or -1 when there is none. Topic mode has no split-turn summary, so its
+ * cut must fall on a turn start, as the normal planner's does.
+ */
+function turnStartAtOrBefore(messages: readonly Message[], index: number): number {
+  for (let i = Math.min(index, messages.length - 1); i >= 0; i -= 1) {
+    if (isTurnStart(messages[i] as Message)) return i;
+  }
+  return -1;
+}
+
 export type TopicCase = 'truncate-only' | 'summarize' | 'none';
+
+/**
+ * Where a topic compaction's summary comes from: the detector's answer (`summaryFrom:
+ * 'detector'`, when it covers every dropped message), the normal summarizer (merging the
+ * previous summary), or, for truncate-only, the previous summary carried over unchanged.
+ */
+export type TopicSummarySource = 'detector' | 'summarizer' | 'previous-summary';
 
 export type TopicPlan =
   | { case: 'none'; reason: 'empty' | 'below-trigger' | 'nothing-to-drop' }
   | {
       case: 'truncate-only' | 'summarize';
-      /** Index of the first kept message. */
+      /** Index of the first kept message: always a user message, never past the last turn's start. */
       keepFrom: number;
-      /** Its seq: the compaction's boundary (`null` if nothing is kept). */
-      boundarySeq: number | null;
+      /** Its seq: the compaction's boundary. */
+      boundarySeq: number;
+      /** Messages before `keepFrom`, previous summary messages included. */
       droppedMessages: number;
-      /** The detector's summary for `summarize`; `null` for truncate-only or when it gave none. */
+      /**
+       * The summary to write as is: the detector's (`summarySource: 'detector'`) or the previous
+       * summary carried over (`'previous-summary'`); `null` when the summarizer must write it or
+       * there is none.
+       */
       summaryText: string | null;
+      /**
+       * The summary must come from the normal summarizer, over `messages.slice(0, keepFrom)` with
+       * `extractPreviousSummary` of them as the previous summary (merge, don't drop).
+       */
+      needsSummarizer: boolean;
+      /** `null`: truncate-only with no previous summary, so no summary message at all. */
+      summarySource: TopicSummarySource | null;
       /** The boundary in session indices, `null` if none or rejected. */
       boundaryIndex: number | null;
       verbatimStart: number;
+      /** The cut landed inside a turn (or past the last turn's start) and moved back to its user message. */
+      movedToTurnStart: boolean;
       /** Whether the minimum exchange guarantee moved `keepFrom` back. */
       extendedForMinExchanges: boolean;
     };
 
 export interface TopicPlanInput {
-  /** The context being compacted, in order. */
+  /** The context being compacted, in order (a previous summary first). */
   messages: readonly Message[];
   /** The parsed detector answer ({@link parseTopicBoundary}; {@link NO_TOPIC_BOUNDARY} on failure). */
   boundary: TopicBoundary;
@@ -91,8 +114,16 @@ export interface TopicPlanInput {
   window: DetectionWindow;
   triggerTokens: number;
   verbatimWindowTokens: number;
+  /** Default: the policy's `topic.minConfidence` (0.5). */
   minConfidence?: number;
+  /** Default: the policy's `topic.minVerbatimExchanges` (2). */
   minVerbatimExchanges?: number;
+  /**
+   * Who writes the `summarize` case's summary (policy `topic.summaryFrom`). `summarizer`
+   * (default): always the normal summarizer. `detector` (the seed): the detector's summary when
+   * it covers every dropped message, else the summarizer.
+   */
+  summaryFrom?: TopicSummaryFrom;
   /** History size; defaults to the messages' stored counts ({@link storedTokens}). */
   historyTokens?: number;
 }
@@ -106,6 +137,15 @@ export function topicTriggerReached(
   return messages.length > 0 && (tokens ?? storedTokens(messages)) > triggerTokens;
 }
 
+/**
+ * Whether the detector summarised every message a cut at `keepFrom` drops: it was shown all of
+ * them (only the previous summary, given whole, comes before its window) and asked to summarise
+ * up to at least `keepFrom`.
+ */
+function detectorSummaryCovers(window: DetectionWindow, leading: number, keepFrom: number): boolean {
+  return typeof window.summaryEnd === 'number' && window.start === leading && keepFrom <= window.summaryEnd;
+}
+
 /** The topic-mode case and what it keeps (seed 002, "Compaction Cases"). */
 export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
   const { messages, boundary } = input;
@@ -114,28 +154,54 @@ export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
     return { case: 'none', reason: 'below-trigger' };
   }
 
-  const minConfidence = input.minConfidence ?? TOPIC_DEFAULTS.minConfidence;
+  const minConfidence = input.minConfidence ?? DEFAULT_POLICY.topic.minConfidence;
   const verbatimStart = findVerbatimStart(messages, input.verbatimWindowTokens);
   const boundaryIndex = mapBoundaryToSession(boundary.boundaryIndex, input.window);
   const truncateOnly =
     boundaryIndex !== null && boundaryIndex >= verbatimStart && boundary.confidence >= minConfidence;
 
   const planned = truncateOnly ? boundaryIndex : verbatimStart;
+  // Past the last turn's start (an empty verbatim window) this is the last turn's user message:
+  // the current turn always stays.
+  const turnStart = turnStartAtOrBefore(messages, planned);
   const keepFrom = applyMinVerbatimExchanges(
     messages,
-    planned,
-    input.minVerbatimExchanges ?? TOPIC_DEFAULTS.minVerbatimExchanges,
+    turnStart,
+    input.minVerbatimExchanges ?? DEFAULT_POLICY.topic.minVerbatimExchanges,
   );
-  if (keepFrom === 0) return { case: 'none', reason: 'nothing-to-drop' };
+  // Dropping nothing, or only the previous summary, is not a compaction.
+  const leading = countLeadingSummaryMessages(messages);
+  if (turnStart === -1 || keepFrom <= leading) return { case: 'none', reason: 'nothing-to-drop' };
+
+  let summaryText: string | null;
+  let summarySource: TopicSummarySource | null;
+  if (truncateOnly) {
+    // The finished topic goes, but what earlier cycles summarised (constraints, preferences) stays.
+    summaryText = leading > 0 ? extractPreviousSummary(messages) : null;
+    summarySource = summaryText === null ? null : 'previous-summary';
+  } else if (
+    input.summaryFrom === 'detector' &&
+    boundary.summary.trim() !== '' &&
+    detectorSummaryCovers(input.window, leading, keepFrom)
+  ) {
+    summaryText = boundary.summary.trim();
+    summarySource = 'detector';
+  } else {
+    summaryText = null;
+    summarySource = 'summarizer';
+  }
 
   return {
     case: truncateOnly ? 'truncate-only' : 'summarize',
     keepFrom,
-    boundarySeq: messages[keepFrom]?.seq ?? null,
+    boundarySeq: (messages[keepFrom] as Message).seq,
     droppedMessages: keepFrom,
-    summaryText: truncateOnly || boundary.summary.trim() === '' ? null : boundary.summary.trim(),
+    summaryText,
+    needsSummarizer: summarySource === 'summarizer',
+    summarySource,
     boundaryIndex,
     verbatimStart,
-    extendedForMinExchanges: keepFrom < planned,
+    movedToTurnStart: turnStart < planned,
+    extendedForMinExchanges: keepFrom < turnStart,
   };
 }

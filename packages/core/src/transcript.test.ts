@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Message, Part, ToolPart } from './model';
-import { serializeTranscript, TRANSCRIPT_DEFAULTS, truncateForTranscript } from './transcript';
+import { toOpenAIMessages } from './openai-format';
+import { DEFAULT_POLICY } from './policy';
+import { serializeTranscript, truncateForTranscript } from './transcript';
 
 function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
   return {
@@ -82,8 +84,32 @@ describe('serializeTranscript', () => {
     ['pending', tool({ status: 'pending', output: null }), '[Tool result]: [Tool execution was interrupted]'],
     ['running', tool({ status: 'running', output: null }), '[Tool result]: [Tool execution was interrupted]'],
     ['completed without output', tool({ output: null }), '[Tool result]: '],
+    [
+      // Pruning only clears completed outputs: a marked error still shows, as in the OpenAI rendering.
+      'error marked as pruned',
+      tool({ status: 'error', output: null, error: 'EACCES', compactedAt: '2025-01-01T00:00:00Z' }),
+      '[Tool error]: EACCES',
+    ],
+    [
+      'unfinished call marked as pruned',
+      tool({ status: 'running', output: null, compactedAt: '2025-01-01T00:00:00Z' }),
+      '[Tool result]: [Tool execution was interrupted]',
+    ],
   ])('tool result: %s', (_name, part, expectedLine) => {
     expect(serializeTranscript([message(1, 'assistant', [part])]).split('\n\n')[1]).toBe(expectedLine);
+  });
+
+  it('shows a tool result the way the OpenAI rendering sends it', () => {
+    const marked = '2025-01-01T00:00:00Z';
+    for (const part of [
+      tool({ compactedAt: marked }),
+      tool({ status: 'error', output: null, error: 'EACCES', compactedAt: marked }),
+      tool({ status: 'pending', output: null, compactedAt: marked }),
+    ]) {
+      const line = serializeTranscript([message(1, 'assistant', [part])]).split('\n\n')[1] ?? '';
+      const sent = toOpenAIMessages([message(1, 'assistant', [part])]).find((m) => m.role === 'tool');
+      expect(line.replace(/^\[Tool (result|error)\]: /, '')).toBe(sent?.content);
+    }
   });
 
   it('cuts tool results to 2,000 characters and arguments to their bound, saying how much was dropped', () => {
@@ -93,7 +119,7 @@ describe('serializeTranscript', () => {
     ]);
     const [call, result] = transcript.split('\n\n');
     expect(result).toBe(`[Tool result]: ${'x'.repeat(2000)}\n[... 500 more characters truncated]`);
-    expect(call?.length).toBeLessThan(TRANSCRIPT_DEFAULTS.toolArgsMaxChars + 100);
+    expect(call?.length).toBeLessThan(DEFAULT_POLICY.summarizer.toolArgsMaxChars + 100);
     const bounded = serializeTranscript(
       [message(1, 'assistant', [tool({ output: long, input: 'raw input' })])],
       {

@@ -14,17 +14,13 @@ import {
   type Role,
   type ToolPart,
 } from './model';
-
-/** Bounds used when the caller gives none (the policy's `summarizer` section overrides them). */
-export const TRANSCRIPT_DEFAULTS = {
-  /** klaude-code and pi cut tool results to 2,000 characters. */
-  toolResultMaxChars: 2000,
-  /** Arguments matter less than results but an `Edit`'s old/new strings say what changed. */
-  toolArgsMaxChars: 1000,
-} as const;
+import { toolCallArguments } from './openai-format';
+import { DEFAULT_POLICY } from './policy';
 
 export interface TranscriptOptions {
+  /** Default: the default policy's `summarizer.toolResultMaxChars` (2,000, as klaude-code and pi). */
   toolResultMaxChars?: number;
+  /** Default: the default policy's `summarizer.toolArgsMaxChars` (1,000: an `Edit`'s old/new strings say what changed). */
   toolArgsMaxChars?: number;
   /** Include reasoning parts as `[Assistant thinking]:` blocks (off: they are long and rarely needed). */
   includeReasoning?: boolean;
@@ -39,26 +35,17 @@ export function truncateForTranscript(text: string, maxChars: number): string {
   return `${text.slice(0, Math.max(0, maxChars))}\n[... ${dropped} more character${dropped === 1 ? '' : 's'} truncated]`;
 }
 
-/** Tool arguments as compact JSON (a string input is shown as is). */
-function formatToolArguments(input: unknown): string {
-  if (typeof input === 'string') return input;
-  if (input === undefined || input === null) return '';
-  try {
-    return JSON.stringify(input);
-  } catch {
-    return String(input);
-  }
-}
-
 /** A transcript must not be able to close the `<conversation>` tag it is wrapped in. */
 function neutraliseTags(text: string): string {
   return text.replace(/<(\/?)(conversation|previous-summary)>/gi, '[$1$2]');
 }
 
 function toolResultLine(part: ToolPart, maxChars: number): string {
-  if (part.compactedAt !== null) return `[Tool result]: ${PRUNED_OUTPUT_PLACEHOLDER}`;
   switch (part.status) {
     case 'completed':
+      // Pruning only ever clears completed outputs; an error stays visible whatever its mark says
+      // (as in the OpenAI rendering).
+      if (part.compactedAt !== null) return `[Tool result]: ${PRUNED_OUTPUT_PLACEHOLDER}`;
       return `[Tool result]: ${truncateForTranscript(part.output ?? '', maxChars)}`;
     case 'error':
       return `[Tool error]: ${truncateForTranscript(part.error ?? 'unknown error', maxChars)}`;
@@ -80,7 +67,10 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
         ? [`[Assistant thinking]: ${part.text}`]
         : [];
     case 'tool': {
-      const args = truncateForTranscript(formatToolArguments(part.input), options.toolArgsMaxChars);
+      const args = truncateForTranscript(
+        toolCallArguments(part.input, { format: 'display' }),
+        options.toolArgsMaxChars,
+      );
       return [
         `[Assistant tool call]: ${part.tool}(${args})`,
         toolResultLine(part, options.toolResultMaxChars),
@@ -107,8 +97,8 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
  */
 export function serializeTranscript(messages: readonly Message[], options: TranscriptOptions = {}): string {
   const resolved: Required<TranscriptOptions> = {
-    toolResultMaxChars: options.toolResultMaxChars ?? TRANSCRIPT_DEFAULTS.toolResultMaxChars,
-    toolArgsMaxChars: options.toolArgsMaxChars ?? TRANSCRIPT_DEFAULTS.toolArgsMaxChars,
+    toolResultMaxChars: options.toolResultMaxChars ?? DEFAULT_POLICY.summarizer.toolResultMaxChars,
+    toolArgsMaxChars: options.toolArgsMaxChars ?? DEFAULT_POLICY.summarizer.toolArgsMaxChars,
     includeReasoning: options.includeReasoning ?? false,
   };
   const blocks: string[] = [];

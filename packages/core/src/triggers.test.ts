@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, ModelInfo } from './model';
 import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
@@ -32,18 +33,42 @@ describe('usableTokens and outputReserve (OpenCode)', () => {
     ['unlimited window (0)', model(0, 4096), opencode, null],
     ['a smaller reserve cap', gpt4o, resolvePolicy({ trigger: { outputReserveCap: 8000 } }), 120_000],
     ['other triggers use the default cap', claude, POLICY_PRESETS.opal, 168_000],
-    ['a window smaller than the reserve', model(16_000, 32_000), opencode, 0],
+    // The reserve never takes more than a quarter of the window: before, usable was 0 here.
+    ['max output above the window: reserve window / 4', model(16_000, 32_000), opencode, 12_000],
+    ['gpt-4 (8192 / 8192): reserve 2048, not the whole window', model(8192, 8192), opencode, 6144],
+    ['gpt-4-32k (32768 / 8192): OpenCode’s numbers', model(32_768, 8192), opencode, 24_576],
+    ['gpt-3.5-turbo (16385 / 4096): OpenCode’s numbers', model(16_385, 4096), opencode, 12_289],
   ])('%s', (_name, info, policy, expected) => {
     expect(usableTokens(info, policy)).toBe(expected);
   });
 
   it.each([
-    [16_384, 32_000, 16_384],
-    [64_000, 32_000, 32_000],
-    [0, 32_000, 32_000],
-    [0, 8000, 8000],
-  ])('outputReserve(max %i, cap %i) = %i', (maxOutput, cap, expected) => {
-    expect(outputReserve(model(100_000, maxOutput), cap)).toBe(expected);
+    [100_000, 16_384, 32_000, 16_384],
+    [200_000, 64_000, 32_000, 32_000],
+    [200_000, 0, 32_000, 32_000],
+    [200_000, 0, 8000, 8000],
+    [100_000, 64_000, 32_000, 25_000],
+    [8192, 8192, 32_000, 2048],
+    [8192, 0, 32_000, 2048],
+    [3, 4096, 32_000, 0],
+  ])('outputReserve(window %i, max %i, cap %i) = %i', (window, maxOutput, cap, expected) => {
+    expect(outputReserve(model(window, maxOutput), cap)).toBe(expected);
+  });
+
+  it('the prompt always keeps at least three quarters of the window', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2_000_000 }),
+        fc.integer({ min: 0, max: 2_000_000 }),
+        fc.integer({ min: 1, max: 200_000 }),
+        (window, maxOutput, cap) => {
+          const policy = resolvePolicy({ trigger: { outputReserveCap: cap } });
+          const usable = usableTokens(model(window, maxOutput), policy)!;
+          expect(usable).toBeGreaterThanOrEqual(window * 0.75);
+          expect(usable).toBeGreaterThan(0);
+        },
+      ),
+    );
   });
 });
 
@@ -60,6 +85,14 @@ describe('isOverflow: input + cache.read + output > usable (OpenCode)', () => {
     ],
     ['auto = false disables it', usage(200_000, 0), gpt4o, resolvePolicy({ auto: false }), false],
     ['unlimited window never overflows', usage(10_000_000, 0), model(0, 4096), opencode, false],
+    [
+      'reasoning is not context: output 5000 of which 4000 reasoning',
+      usage(110_000, 5000, { reasoning: 4000 }),
+      gpt4o,
+      opencode,
+      false,
+    ],
+    ['gpt-4: a small report is no overflow', usage(1000, 100), model(8192, 8192), opencode, false],
   ])('%s', (_name, report, info, policy, expected) => {
     expect(isOverflow(report, info, policy)).toBe(expected);
   });
@@ -90,6 +123,14 @@ describe('compactionThreshold per trigger kind', () => {
       expect(compactionThreshold(model(0, 4096), POLICY_PRESETS[preset])).toBeNull();
     },
   );
+
+  it.each<[string, ModelInfo, Policy]>([
+    ['reserve floor 2048 on a 2000 window', model(2000, 500), POLICY_PRESETS.klaude],
+    ['reserve floor on exactly 2048', model(2048, 500), POLICY_PRESETS.klaude],
+    ['an input limit of 0 or less', { ...model(8192, 1024), inputLimit: -1 }, opencode],
+  ])('a threshold of 0 or less can never fire: %s', (_name, info, policy) => {
+    expect(compactionThreshold(info, policy)).toBeNull();
+  });
 
   it.each([
     [160_000, { tokens: 160_000, inclusive: true }, true],
@@ -192,6 +233,24 @@ describe('evaluateTrigger', () => {
     ],
     ['empty session', [], gpt4o, opencode, 'empty', false],
     ['unlimited window', viewOf(5_000_000), model(0, 4096), opencode, 'unlimited-window', false],
+    // Before: usable 0 on gpt-4 (8192 / 8192), so every append compacted.
+    [
+      'gpt-4: a small session does not compact',
+      viewOf(100),
+      model(8192, 8192),
+      opencode,
+      'below-threshold',
+      false,
+    ],
+    ['gpt-4: above 6144 does', viewOf(6145), model(8192, 8192), opencode, 'threshold', true],
+    [
+      'klaude on a 2000 window: no room, never fires',
+      viewOf(100),
+      model(2000, 500),
+      POLICY_PRESETS.klaude,
+      'no-room',
+      false,
+    ],
   ])('%s', (_name, messages, info, policy, reason, compact) => {
     const verdict = check(messages, info, policy);
     expect(verdict.reason).toBe(reason);
@@ -251,6 +310,39 @@ describe('evaluateTrigger', () => {
         user('more', 20),
       ]);
       expect(check(uncompacted, claude, POLICY_PRESETS.opal).reason).toBe('threshold');
+    });
+
+    describe('ineffective compaction: it left the view above the threshold', () => {
+      // Usable 111,616 on gpt-4o; a quarter of it (27,904) must be appended before firing again.
+      const after = (tokens: number, appended: number) => [
+        user('compact', 5, { seq: 40, id: 'm40', summary: true }),
+        summary('summary', 2000, { seq: 41, id: 'm41' }),
+        user('kept', tokens - 2005, { seq: 30, id: 'm30' }),
+        user('new', appended, { seq: 42, id: 'm42' }),
+      ];
+      const guarded = (messages: Message[], tokensAfter: number | null) =>
+        evaluateTrigger({ messages, model: gpt4o, policy: opencode, lastCompactionTokensAfter: tokensAfter });
+
+      it.each<[string, number, number, number | null, TriggerReason]>([
+        ['112k left, 200 appended: holds', 112_000, 200, 112_000, 'ineffective-compaction'],
+        ['112k left, 27,903 appended: still holds', 112_000, 27_903, 112_000, 'ineffective-compaction'],
+        ['112k left, 27,904 appended: fires', 112_000, 27_904, 112_000, 'threshold'],
+        ['exactly usable left (not above): fires', 111_616, 1, 111_616, 'threshold'],
+        ['no tokensAfter given: fires', 112_000, 200, null, 'threshold'],
+        ['below the threshold now: below-threshold', 60_000, 200, 112_000, 'below-threshold'],
+      ])('%s', (_name, left, appended, tokensAfter, reason) => {
+        const verdict = guarded(after(left, appended), tokensAfter);
+        expect(verdict.reason).toBe(reason);
+        expect(verdict.compact).toBe(reason === 'threshold');
+      });
+
+      it('never holds an emergency (a silent usage overflow)', () => {
+        const messages = [
+          ...after(112_000, 10),
+          assistant('a', { seq: 43, id: 'm43', tokens: 10, usage: usage(130_000, 10) }),
+        ];
+        expect(guarded(messages, 112_000)).toMatchObject({ compact: true, reason: 'usage-overflow' });
+      });
     });
 
     it('nothing appended since a compaction that wrote no summary (topic truncate)', () => {

@@ -8,29 +8,52 @@
  */
 import type { CompactionReason, Finish, Message, ModelInfo, Usage } from './model';
 import { assertNever } from './model';
-import type { Policy, Trigger, TriggerKind } from './policy';
-import { estimateContextTokens, latestSummarySeq, latestUsageReport, promptTokens } from './tokens';
-
-/** OpenCode's `OUTPUT_TOKEN_MAX`: the output reserve is capped at this. */
-export const DEFAULT_OUTPUT_RESERVE_CAP = 32_000;
+import { TRIGGER_DEFAULTS, type Policy, type Trigger, type TriggerKind } from './policy';
+import {
+  estimateContextTokens,
+  latestSummarySeq,
+  latestUsageReport,
+  promptTokens,
+  reportedContextTokens,
+} from './tokens';
 
 /**
- * Tokens kept free for the answer: `min(maxOutput, cap) || cap` (OpenCode; a model that declares
- * no output limit, 0, still reserves the cap).
+ * The output reserve never takes more than this share of the window. OpenCode reserves
+ * `min(maxOutput, 32000)`, which is the whole window for a model whose output limit equals its
+ * window (gpt-4: 8192 / 8192): usable 0, and every append would compact.
  */
-export function outputReserve(model: ModelInfo, cap = DEFAULT_OUTPUT_RESERVE_CAP): number {
-  return Math.min(model.maxOutputTokens, cap) || cap;
+export const OUTPUT_RESERVE_MAX_SHARE = 0.25;
+
+/**
+ * Tokens kept free for the answer: `min(maxOutput || cap, cap, floor(window / 4))`. OpenCode's
+ * `min(maxOutput, cap) || cap` (a model that declares no output limit, 0, still reserves the
+ * cap), bounded by {@link OUTPUT_RESERVE_MAX_SHARE} of the window so the prompt always keeps
+ * three quarters of it. Sane models keep OpenCode's numbers (gpt-4o: 16,384; Claude: 32,000).
+ */
+export function outputReserve(
+  model: ModelInfo,
+  cap: number = TRIGGER_DEFAULTS.overflow.outputReserveCap,
+): number {
+  const declared = model.maxOutputTokens || cap;
+  return Math.max(
+    0,
+    Math.min(declared, cap, Math.floor(Math.max(0, model.contextWindow) * OUTPUT_RESERVE_MAX_SHARE)),
+  );
 }
 
 /**
  * How many prompt tokens the model accepts (OpenCode): its input limit when it has one, else the
- * window minus the output reserve. `null` for an unlimited window (0), which never overflows.
+ * window minus the {@link outputReserve}. `null` for an unlimited window (0), which never
+ * overflows. Callers treat a result `<= 0` (only possible from a bad input limit) as "no room":
+ * nothing fires on it.
  */
 export function usableTokens(model: ModelInfo, policy: Pick<Policy, 'trigger'>): number | null {
   if (model.contextWindow <= 0) return null;
   if (model.inputLimit) return model.inputLimit;
   const cap =
-    policy.trigger.kind === 'overflow' ? policy.trigger.outputReserveCap : DEFAULT_OUTPUT_RESERVE_CAP;
+    policy.trigger.kind === 'overflow'
+      ? policy.trigger.outputReserveCap
+      : TRIGGER_DEFAULTS.overflow.outputReserveCap;
   return Math.max(0, model.contextWindow - outputReserve(model, cap));
 }
 
@@ -47,23 +70,33 @@ export interface Threshold {
 }
 
 /**
- * The trigger's threshold for this model, or `null` when it can never fire (unlimited window;
- * the fixed `tokens` trigger needs no window and still fires).
+ * The trigger's threshold for this model, or `null` when it can never fire: an unlimited window,
+ * or a window-based threshold of 0 or less (a window smaller than klaude-code's 2048 reserve
+ * floor, a bad input limit), which would otherwise fire on every append. The fixed `tokens`
+ * trigger needs no window and always fires.
  */
 export function compactionThreshold(model: ModelInfo, policy: Pick<Policy, 'trigger'>): Threshold | null {
   const trigger = policy.trigger;
   if (trigger.kind === 'tokens') return { tokens: trigger.tokens, inclusive: false };
   if (model.contextWindow <= 0) return null;
+  let threshold: Threshold;
   switch (trigger.kind) {
     case 'overflow':
-      return { tokens: usableTokens(model, policy) ?? 0, inclusive: false };
+      threshold = { tokens: usableTokens(model, policy) ?? 0, inclusive: false };
+      break;
     case 'ratio':
-      return { tokens: trigger.ratio * model.contextWindow, inclusive: true };
+      threshold = { tokens: trigger.ratio * model.contextWindow, inclusive: true };
+      break;
     case 'reserve':
-      return { tokens: model.contextWindow - reserveTokens(trigger, model.contextWindow), inclusive: false };
+      threshold = {
+        tokens: model.contextWindow - reserveTokens(trigger, model.contextWindow),
+        inclusive: false,
+      };
+      break;
     default:
       return assertNever(trigger, 'trigger');
   }
+  return threshold.tokens > 0 ? threshold : null;
 }
 
 /** Whether `tokens` crosses `threshold`. */
@@ -73,7 +106,9 @@ export function crossesThreshold(tokens: number, threshold: Threshold): boolean 
 
 /**
  * OpenCode's `isOverflow` on one usage report: `input + cache.read + output > usable`, never when
- * `auto` is off or the window is unlimited. (The hybrid estimate also counts cache writes.)
+ * `auto` is off, the window is unlimited or there is no usable room. `output` is taken without
+ * its reasoning (model.ts `Usage`; OpenCode stores reasoning apart from output). The hybrid
+ * estimate also counts cache writes.
  */
 export function isOverflow(
   usage: Usage,
@@ -82,8 +117,8 @@ export function isOverflow(
 ): boolean {
   if (!policy.auto) return false;
   const usable = usableTokens(model, policy);
-  if (usable === null) return false;
-  return usage.input + usage.cacheRead + usage.output > usable;
+  if (usable === null || usable <= 0) return false;
+  return reportedContextTokens(usage) - usage.cacheWrite > usable;
 }
 
 /**
@@ -120,6 +155,11 @@ export interface TriggerInput {
    * summary message's seq; pass it when the compaction wrote none (topic truncate-only).
    */
   lastCompactionSeq?: number | null;
+  /**
+   * The size of the context view the latest completed compaction left (the compaction row's
+   * `tokensAfter`), for the `ineffective-compaction` guard. Omit it (or `null`) to skip the guard.
+   */
+  lastCompactionTokensAfter?: number | null;
 }
 
 function percentOf(tokens: number, usable: number | null): number | null {
@@ -151,7 +191,7 @@ export function statusFromEstimate(input: {
     tokens: input.tokens,
     usable,
     percent: percentOf(input.tokens, usable),
-    overflow: (usable !== null && input.tokens > usable) || silent,
+    overflow: (usable !== null && usable > 0 && input.tokens > usable) || silent,
   };
 }
 
@@ -175,6 +215,8 @@ export function sessionStatus(input: TriggerInput): SessionStatus {
  * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow` (emergency).
  * Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a compaction's
  * summary), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
+ * `no-room` (a window-based threshold of 0 or less), `ineffective-compaction` (the last
+ * compaction left the view above the threshold and little was appended since),
  * `below-threshold`.
  */
 export type TriggerReason =
@@ -185,7 +227,19 @@ export type TriggerReason =
   | 'just-compacted'
   | 'nothing-new'
   | 'unlimited-window'
+  | 'no-room'
+  | 'ineffective-compaction'
   | 'below-threshold';
+
+/**
+ * After a compaction that left the view above the threshold, the threshold trigger waits until
+ * this share of the threshold was appended since. A compaction keeps about a quarter of the
+ * window (Opal: window / 4); once that much is new, the next one can cut inside the new messages
+ * and compact the tail the last one could not. Before that it would keep the same tail, so it
+ * would fire on every append and fail the same way ("compaction re-fires right after a
+ * compaction"). Emergencies (`usage-overflow`, provider errors) are not held.
+ */
+export const INEFFECTIVE_COMPACTION_REFIRE_SHARE = 0.25;
 
 /** Whether to start an automatic compaction now, with the numbers behind the decision. */
 export interface TriggerVerdict extends SessionStatus {
@@ -207,8 +261,11 @@ function newestMessage(messages: readonly Message[]): Message | null {
 
 /**
  * Should an automatic compaction start now? Checked on every append. Holds when `auto` is off,
- * right after a compaction (its summary is the newest message) and when nothing was appended
- * since the last compaction: stale usage cannot re-trigger it (users' endless-loop complaint).
+ * right after a compaction (its summary is the newest message), when nothing was appended since
+ * the last compaction (stale usage cannot re-trigger it: users' endless-loop complaint), and
+ * when the last compaction was ineffective: it left `lastCompactionTokensAfter` at or above the
+ * threshold and less than {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the threshold was
+ * appended since (`tokens − lastCompactionTokensAfter`).
  */
 export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
   const status = sessionStatus(input);
@@ -229,6 +286,15 @@ export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
   const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
   if (lastCompactionSeq !== null && newest.seq <= lastCompactionSeq) return verdict('nothing-new');
   if (reportedUsageOverflow(input, lastCompactionSeq)) return verdict('usage-overflow');
-  if (thresholdPoint === null) return verdict('unlimited-window');
-  return verdict(crossesThreshold(status.tokens, thresholdPoint) ? 'threshold' : 'below-threshold');
+  if (thresholdPoint === null)
+    return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
+  if (!crossesThreshold(status.tokens, thresholdPoint)) return verdict('below-threshold');
+  const after = input.lastCompactionTokensAfter;
+  if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint)) {
+    const appended = status.tokens - after;
+    if (appended < thresholdPoint.tokens * INEFFECTIVE_COMPACTION_REFIRE_SHARE) {
+      return verdict('ineffective-compaction');
+    }
+  }
+  return verdict('threshold');
 }

@@ -88,4 +88,15 @@ describe('buildTruncateSummary (Opal :truncate)', () => {
       }),
     ).toBe('[Compacted 1 message: 1 user]\n\n<read-files>\ngiven\n</read-files>');
   });
+
+  it('starts from a partial summary paid for before a later chunk failed', () => {
+    const remaining = [message(30, 'user', [text('last part')]), message(31, 'assistant', [text('done')])];
+    expect(buildTruncateSummary(remaining, { previousSummary: '## Goal\nChunks 1-2 summarised.' })).toBe(
+      '## Goal\nChunks 1-2 summarised.\n\n[Compacted 2 messages: 1 user, 1 assistant]',
+    );
+    // A blank one changes nothing.
+    expect(buildTruncateSummary(remaining, { previousSummary: '  ' })).toBe(
+      '[Compacted 2 messages: 1 user, 1 assistant]',
+    );
+  });
 });

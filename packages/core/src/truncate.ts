@@ -17,6 +17,12 @@ export interface TruncateSummaryOptions {
   fileOps?: FileOps | null;
   /** Tool names recognised as file tools when `fileOps` is not given. */
   fileTools?: FileToolNames;
+  /**
+   * The summary to keep above the line instead of the range's own previous summary: e.g. the
+   * running summary a chunked summarizer had paid for when a later chunk failed
+   * (`InvalidSummaryError.partialSummary`), with `messages` then being the part it did not cover.
+   */
+  previousSummary?: string | null;
 }
 
 /**
@@ -29,7 +35,7 @@ export function buildTruncateSummary(
   messages: readonly Message[],
   options: TruncateSummaryOptions = {},
 ): string {
-  const previousSummary = extractPreviousSummary(messages);
+  const previousSummary = options.previousSummary?.trim() || extractPreviousSummary(messages);
   const compacted = messages.slice(countLeadingSummaryMessages(messages));
   const fileOps =
     options.fileOps ??

@@ -2,6 +2,8 @@ export * from './client';
 export * from './migrate';
 export * from './errors';
 export * from './ids';
+export * from './hashing';
+export * from './ingest';
 export * from './mappers';
 export * from './queries';
 export * from './operations';

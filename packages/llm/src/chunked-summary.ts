@@ -3,11 +3,13 @@ import {
   buildSummaryPrompt,
   countLeadingSummaryMessages,
   extractFileOps,
+  extractPreviousSummary,
+  isTurnStart,
   mergeFileOps,
   serializeTranscript,
 } from '@compactor/core';
-import { planSummaryChunks, promptTokenBudget } from './chunking';
-import { InvalidSummaryError, LlmAbortedError, LlmError, LlmOverflowError } from './errors';
+import { MIN_CHUNK_TOKENS, planSummaryChunks, promptTokenBudget } from './chunking';
+import { InvalidSummaryError, LlmAbortedError, LlmError, LlmFatalError, LlmOverflowError } from './errors';
 import { shrinkMessage } from './shrink-message';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { countPromptTokens, summarizePrompt } from './summarize';
@@ -25,7 +27,13 @@ export interface SummarizerSettings {
 }
 
 export interface SummarizeMessagesInput {
+  /** The range to summarise, a previous compaction's summary messages first (as the planner gives it). */
   messages: Message[];
+  /**
+   * The previous summary to merge into (core's update prompt). Absent: read from the leading
+   * summary messages (`extractPreviousSummary`). `null`: none, leading summary messages are then
+   * summarised as transcript.
+   */
   previousSummary?: string | null;
   instructions?: string | null;
   fileOps?: FileOps | null;
@@ -36,8 +44,6 @@ export interface SummarizeMessagesInput {
 
 /** How often a provider's overflow error makes us re-plan with a smaller budget before giving up. */
 const MAX_OVERFLOW_REPLANS = 4;
-/** Below this many transcript tokens per chunk, chunking would not converge: the window is too small. */
-const MIN_CHUNK_TOKENS = 200;
 const SHRINK_ATTEMPTS = 5;
 
 interface Range {
@@ -52,6 +58,12 @@ interface Range {
  * with core's update prompt. No request known to be too large is ever sent: a chunk that does
  * not fit is split again, a single message that does not fit is cut in the middle. When the
  * window is unknown, a provider overflow error sets the budget and the rest is re-planned.
+ *
+ * A range that holds nothing but the previous summary comes back as that summary, unchanged and
+ * without a call (an "update" over an empty transcript would only paraphrase it). A window too
+ * small for the instructions, a summary and some transcript is an `LlmFatalError` (configuration),
+ * not an overflow. When a later chunk's output is invalid, the `InvalidSummaryError` carries the
+ * running summary paid for so far (`partialSummary`).
  */
 export async function summarizeMessages(
   deps: SummarizeDeps,
@@ -78,12 +90,25 @@ async function summarizeWithinWindow(
     toolResultMaxChars: settings.toolResultMaxChars,
     toolArgsMaxChars: settings.toolArgsMaxChars,
   };
-  const initialSummary = kind === 'history' ? input.previousSummary?.trim() || null : null;
+  const given =
+    input.previousSummary === undefined ? extractPreviousSummary(input.messages) : input.previousSummary;
+  const initialSummary = kind === 'history' ? given?.trim() || null : null;
   // The previous summary stands for the leading summary messages (core's prompt drops them too).
-  const messages =
-    initialSummary === null
-      ? input.messages
-      : input.messages.slice(countLeadingSummaryMessages(input.messages));
+  const offset = initialSummary === null ? 0 : countLeadingSummaryMessages(input.messages);
+  const messages = input.messages.slice(offset);
+  if (messages.length === 0) {
+    if (initialSummary === null)
+      throw new LlmFatalError('nothing to summarize: no messages and no previous summary');
+    return {
+      text: initialSummary,
+      usage: ZERO_USAGE,
+      costUsd: 0,
+      model: settings.model,
+      calls: 0,
+      chunks: 0,
+      truncated: false,
+    };
+  }
   // Counting a huge transcript takes a while: a cancelled compaction stops counting too.
   const countText = (text: string): number | Promise<number> =>
     deps.countTokens(text, { signal: input.signal });
@@ -114,9 +139,8 @@ async function summarizeWithinWindow(
           maxOutputTokens: settings.maxOutputTokens,
         });
   if (budget <= 0) {
-    throw new LlmOverflowError(
+    throw new LlmFatalError(
       `maxOutputTokens ${settings.maxOutputTokens} leaves no room for a prompt in the ${settings.contextWindow}-token window of ${settings.model}`,
-      null,
     );
   }
 
@@ -130,28 +154,34 @@ async function summarizeWithinWindow(
       return [whole];
     }
     const emptyRange = { start: from, end: from };
-    const fixed = Math.max(
+    // The instructions (with the update section a later chunk has), and room for the running
+    // summary: the current one, or a summary of up to maxOutputTokens after the next chunk.
+    const instructions = Math.max(
       await count(promptFor(emptyRange, [], null)),
-      await count(promptFor(emptyRange, [], running ?? 'x')),
+      await count(promptFor(emptyRange, [], 'x')),
     );
     const summaryReserve = Math.max(
       settings.maxOutputTokens,
       running === null ? 0 : await countText(running),
     );
-    const chunkBudget = budget - fixed - summaryReserve;
+    const chunkBudget = budget - instructions - summaryReserve;
     if (chunkBudget < MIN_CHUNK_TOKENS) {
-      throw new LlmOverflowError(
+      const message =
         `the summarizer window (prompt budget ${budget} tokens) leaves ${chunkBudget} tokens per chunk after ` +
-          `instructions and the running summary; raise its contextWindow or lower maxOutputTokens`,
-        null,
-      );
+        `instructions and the running summary`;
+      // The window cannot even hold the instructions and a summary of maxOutputTokens: a
+      // configuration problem no compaction can fix. Otherwise the running summary is too large.
+      if (budget - instructions - settings.maxOutputTokens < MIN_CHUNK_TOKENS) {
+        throw new LlmFatalError(`${message}; raise its contextWindow or lower maxOutputTokens`);
+      }
+      throw new LlmOverflowError(`${message}: the previous summary is too large for this window`, null);
     }
     const rest = messages.slice(from);
     // +1: the blank line between transcript blocks.
     const messageTokens = await Promise.all(
       rest.map(async (m) => (await countText(serializeTranscript([m], bounds))) + 1),
     );
-    const turnStarts = new Set(rest.flatMap((m, i) => (m.role === 'user' && !m.summary ? [i] : [])));
+    const turnStarts = new Set(rest.flatMap((m, i) => (isTurnStart(m) ? [i] : [])));
     return planSummaryChunks({ messageTokens, budgetTokens: chunkBudget, turnStarts }).map((chunk) => ({
       start: from + chunk.start,
       end: from + chunk.end,
@@ -188,7 +218,6 @@ async function summarizeWithinWindow(
   let costUsd: number | null = 0;
   let calls = 0;
   let chunks = 0;
-  let truncated = false;
   let model = settings.model;
   let replans = 0;
   let queue = await plan(0, running);
@@ -207,14 +236,18 @@ async function summarizeWithinWindow(
         prompt: fitted.prompt,
         model: settings.model,
         maxOutputTokens: settings.maxOutputTokens,
+        maxOutputTokensLimit: settings.maxOutputTokens,
         timeoutMs: settings.timeoutMs,
         signal: input.signal,
       });
     } catch (error) {
       if (error instanceof InvalidSummaryError) {
+        // Earlier chunks were paid for: hand their running summary to the truncate fallback.
         throw new InvalidSummaryError(error.reason, error.attempts, {
           usage: addUsage(usage, error.usage),
           costUsd: addCost(costUsd, error.costUsd),
+          partialSummary: chunks > 0 ? running : null,
+          partialSummaryCovers: offset + range.start,
         });
       }
       // The provider says it does not fit although we thought it did (unknown window, or its
@@ -238,8 +271,7 @@ async function summarizeWithinWindow(
     costUsd = addCost(costUsd, result.costUsd);
     calls += result.calls;
     chunks += 1;
-    truncated ||= result.truncated;
     model = result.model;
   }
-  return { text: running ?? '', usage, costUsd, model, calls, chunks, truncated };
+  return { text: running ?? '', usage, costUsd, model, calls, chunks, truncated: false };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedChunk } from './chunking';
-import { charsForTokens, planSummaryChunks, promptTokenBudget } from './chunking';
+import { planSummaryChunks, promptTokenBudget } from './chunking';
 
 const ranges = (chunks: PlannedChunk[]): Array<[number, number]> => chunks.map((c) => [c.start, c.end]);
 
@@ -99,15 +99,5 @@ describe('promptTokenBudget', () => {
     [{ contextWindow: 1_000, maxOutputTokens: 1_000 }, -116],
   ])('%o → %i', (input, expected) => {
     expect(promptTokenBudget(input)).toBe(expected);
-  });
-});
-
-describe('charsForTokens', () => {
-  it.each([
-    [1000, 250, 500, 1000],
-    [1000, 500, 250, 450],
-    [1000, 0, 0, 1000],
-  ])('%i chars of %i tokens → %i tokens keeps %i chars', (length, tokens, target, expected) => {
-    expect(charsForTokens(length, tokens, target)).toBe(expected);
   });
 });

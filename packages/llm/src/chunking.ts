@@ -22,6 +22,9 @@ export interface RequestBudgetInput {
 /** Chat framing a provider adds around the system and user messages (role tokens, separators). */
 export const CHAT_FRAMING_TOKENS = 16;
 
+/** Below this many transcript tokens per chunk, chunking would not converge: the window is too small. */
+export const MIN_CHUNK_TOKENS = 200;
+
 /** The largest prompt (system + user, as we count it) one summarizer request may carry; ≤ 0 when nothing fits. */
 export function promptTokenBudget(input: RequestBudgetInput): number {
   const safety = Math.ceil(input.contextWindow * (input.safetyRatio ?? 0.1));
@@ -96,13 +99,4 @@ function sum(values: readonly number[], start: number, end: number): number {
   let total = 0;
   for (let index = start; index < end; index += 1) total += values[index] ?? 0;
   return total;
-}
-
-/**
- * Characters to keep of a text so that it shrinks from `tokens` to about `targetTokens`,
- * assuming tokens spread evenly over characters, with a 10 % margin because they do not.
- */
-export function charsForTokens(textLength: number, tokens: number, targetTokens: number): number {
-  if (tokens <= targetTokens) return textLength;
-  return Math.max(0, Math.floor((textLength * targetTokens * 0.9) / Math.max(1, tokens)));
 }

@@ -1,13 +1,9 @@
 /**
- * Counts the tokens of a text. Asynchronous because the exact tokenizer yields to the event loop
- * on long inputs; a synchronous estimate fits too.
+ * Counts the tokens of a text for fitting prompts into windows. May be asynchronous: the exact
+ * tokenizer yields to the event loop on long inputs. Core's synchronous `CountTokens` (and its
+ * `estimateTokens`, for when no tokenizer is wired in) fit this type as they are.
  */
-export type CountTokens = (
+export type CountTokensAsync = (
   text: string,
   options?: { signal?: AbortSignal | undefined },
 ) => number | Promise<number>;
-
-/** Four characters a token: the reference systems' estimate, for when no tokenizer is wired in. */
-export function estimateTokenCount(text: string): number {
-  return Math.ceil(text.length / 4);
-}

@@ -70,24 +70,50 @@ export class LlmAbortedError extends LlmError {
 }
 
 /**
- * The model answered, but not with a usable summary (empty, echoing the instructions, calling a
- * tool) on every attempt. The workflow falls back to the truncate strategy.
+ * The model answered, but not with a usable summary (empty, echoing the instructions,
+ * continuing the conversation, calling a tool, or cut off at the output limit) on every
+ * attempt. The workflow falls back to the truncate strategy, starting from `partialSummary`
+ * when a chunked summary failed after earlier chunks succeeded.
  */
 export class InvalidSummaryError extends LlmError {
   readonly kind = 'invalid-output' as const;
-  /** Core's rejection reason of the last attempt (`empty`, `echoes-instructions`, `calls-tool` …). */
+  /**
+   * Core's rejection reason of the last attempt (`empty`, `echoes-instructions`,
+   * `continues-conversation`, `calls-tool`), or `cut-off` (`finish_reason: length`).
+   */
   readonly reason: string;
   readonly attempts: number;
   /** What the failed attempts cost: the compaction row records it even when it falls back. */
   readonly usage: LlmUsage;
   readonly costUsd: number | null;
+  /**
+   * The running summary of the chunks that succeeded before the failing one (the previous
+   * summary merged in), or `null` when the first chunk failed. It covers
+   * `messages.slice(0, partialSummaryCovers)` of the input: hand it to core's
+   * `buildTruncateSummary(messages.slice(partialSummaryCovers), { previousSummary })` rather than
+   * throwing away what was paid for.
+   */
+  readonly partialSummary: string | null;
+  /** How many of the input messages `partialSummary` covers (0 when it is `null`). */
+  readonly partialSummaryCovers: number;
 
-  constructor(reason: string, attempts: number, spent: { usage: LlmUsage; costUsd: number | null }) {
+  constructor(
+    reason: string,
+    attempts: number,
+    spent: {
+      usage: LlmUsage;
+      costUsd: number | null;
+      partialSummary?: string | null;
+      partialSummaryCovers?: number;
+    },
+  ) {
     super(`summarizer output was invalid after ${attempts} attempt(s): ${reason}`);
     this.reason = reason;
     this.attempts = attempts;
     this.usage = spent.usage;
     this.costUsd = spent.costUsd;
+    this.partialSummary = spent.partialSummary ?? null;
+    this.partialSummaryCovers = this.partialSummary === null ? 0 : (spent.partialSummaryCovers ?? 0);
   }
 }
 

@@ -3,9 +3,9 @@ import type { SummarizeMessagesInput } from './chunked-summary';
 import { summarizeMessages } from './chunked-summary';
 import type { ChatCompleter, CompletionRequest, CompletionResult, LlmClientConfig } from './client';
 import { createChatCompleter } from './client';
-import type { CountTokens } from './count-tokens';
-import type { SplitTurnInput, SplitTurnSummaryResult } from './split-turn';
-import { summarizeSplitTurn } from './split-turn';
+import type { CountTokensAsync } from './count-tokens';
+import type { SplitTurnInput, SplitTurnSummaryResult } from './dual-summary';
+import { summarizeSplitTurn } from './dual-summary';
 import type { SummarizeDeps, SummarizeRequest, SummaryResult } from './summarize';
 import { summarizePrompt } from './summarize';
 import type { DetectTopicBoundaryRequest, TopicBoundaryResult } from './topic-boundary';
@@ -16,7 +16,7 @@ export interface LlmConfig extends LlmClientConfig {
    * Token counter for fitting prompts into windows. Default: the exact tokenizer of the
    * summarizer model's encoding (`@compactor/tokenizer`).
    */
-  countTokens?: CountTokens;
+  countTokens?: CountTokensAsync;
   /** Extra attempts after an invalid summary before `InvalidSummaryError`. Default 1. */
   invalidOutputRetries?: number;
 }
@@ -36,7 +36,7 @@ export interface Llm {
 }
 
 /** Exact counts with the model's encoding; unknown models count as o200k_base. */
-export function tokenizerCounter(model: string): CountTokens {
+export function tokenizerCounter(model: string): CountTokensAsync {
   const tokenizer = getTokenizer(encodingForModel(model));
   return (text, options) => tokenizer.count(text, options?.signal ? { signal: options.signal } : {});
 }

@@ -1,5 +1,6 @@
 import type { ModelInfo, Policy } from '@compactor/core';
 import { describe, expect, it } from 'vitest';
+import { LlmFatalError } from './errors';
 import { resolveSummarizerSettings } from './settings';
 
 const policy: Policy['summarizer'] = {
@@ -91,5 +92,48 @@ describe('resolveSummarizerSettings', () => {
       toolResultMaxChars: 2000,
       toolArgsMaxChars: 1000,
     });
+  });
+});
+
+describe('resolveSummarizerSettings clamps the output budget', () => {
+  // The default policy asks for 8,192 output tokens; these models accept at most 4,096 and
+  // reject more with "max_tokens is too large", which failed every summary.
+  const defaultPolicy: Policy['summarizer'] = { ...policy, maxOutputTokens: 8192 };
+  it.each<[string, Partial<Policy['summarizer']>, Partial<ModelInfo>, number, number | null]>([
+    ['gpt-4-turbo as the summarizer (catalog: 4,096)', { model: 'gpt-4-turbo' }, {}, 4096, 128_000],
+    ['gpt-3.5-turbo (4,096, and a quarter of 16,385)', { model: 'gpt-3.5-turbo' }, {}, 4096, 16_385],
+    ['a llama-3.1 variant', { model: 'llama-3.1-70b-instruct' }, {}, 4096, 128_000],
+    [
+      "the session's own limit for the same model",
+      {},
+      { id: 'my-model', maxOutputTokens: 2000 },
+      2000,
+      128_000,
+    ],
+    [
+      "the session's limit, not the catalog's, for the session's model",
+      {},
+      { id: 'gpt-4-turbo', maxOutputTokens: 3000 },
+      3000,
+      128_000,
+    ],
+    ['a quarter of a small window', { model: 'gpt-4' }, {}, 2048, 8192],
+    ["a quarter of the policy's window", { contextWindow: 12_000 }, {}, 3000, 12_000],
+    ['the policy when it is the smallest', { maxOutputTokens: 500 }, {}, 500, 128_000],
+    ['an unknown model with an unknown window: the policy', { model: 'local-model' }, {}, 8192, null],
+  ])('%s', (_name, policyOverrides, sessionOverrides, maxOutputTokens, contextWindow) => {
+    const settings = resolveSummarizerSettings({
+      policy: { ...defaultPolicy, ...policyOverrides },
+      session: { ...session, ...sessionOverrides },
+    });
+    expect(settings).toMatchObject({ maxOutputTokens, contextWindow });
+  });
+
+  it('a window too small for any summary prompt is a fatal configuration error, not an overflow loop', () => {
+    const resolve = (contextWindow: number) => () =>
+      resolveSummarizerSettings({ policy: { ...defaultPolicy, contextWindow }, session });
+    expect(resolve(1500)).toThrow(LlmFatalError);
+    expect(resolve(1500)).toThrow(/too small for a summary/);
+    expect(resolve(4000)).not.toThrow();
   });
 });

@@ -1,6 +1,8 @@
 import type { ModelInfo, Policy } from '@compactor/core';
-import { lookupKnownModel } from '@compactor/core';
+import { buildSummaryPrompt, estimateTokens, lookupKnownModel } from '@compactor/core';
 import type { SummarizerSettings } from './chunked-summary';
+import { CHAT_FRAMING_TOKENS, MIN_CHUNK_TOKENS, promptTokenBudget } from './chunking';
+import { LlmFatalError } from './errors';
 
 export interface ResolveSummarizerInput {
   /** The session policy's `summarizer` section. */
@@ -11,23 +13,50 @@ export interface ResolveSummarizerInput {
   defaultModel?: string | null;
 }
 
+/** At most this share of a known window goes to the summary: the rest is for the prompt. */
+export const MAX_OUTPUT_WINDOW_SHARE = 0.25;
+
 /**
- * Which model summarises and within which window. Model: the policy's, else the deployment's
- * default, else the session's. Window: the policy's; else the session's when it is the same
- * model (its input limit honoured); else what core's model catalog knows; else unknown (`null`),
- * in which case the first overflow error sets the budget.
+ * Which model summarises, within which window, with which output budget.
+ *
+ * Model: the policy's, else the deployment's default, else the session's.
+ * Output budget: `min(policy.maxOutputTokens, the model's max output, floor(window / 4))`. The
+ * model's max output is the session's when the summarizer is the session's model, else core's
+ * catalog (`gpt-4-turbo`, `gpt-3.5-turbo`, `llama-3.1-*`: 4,096); providers reject a larger
+ * `max_tokens` outright, which would fail every summary. The window share keeps room for the
+ * prompt on small windows.
+ * Window: the policy's; else the session's when it is the same model (its input limit
+ * honoured); else what the catalog knows; else unknown (`null`), and the first overflow error
+ * sets the budget.
+ *
+ * Throws {@link LlmFatalError} when a known window cannot hold the summary instructions, a
+ * summary and a minimal transcript chunk: no request could succeed, and an overflow error would
+ * send the workflow into emergency compactions that cannot help.
  */
 export function resolveSummarizerSettings(input: ResolveSummarizerInput): SummarizerSettings {
   const { policy, session } = input;
   const model = policy.model ?? input.defaultModel ?? session.id;
+  const modelOutput = modelMaxOutput(model, session);
+  const requested =
+    modelOutput === null ? policy.maxOutputTokens : Math.min(policy.maxOutputTokens, modelOutput);
+  const window = policy.contextWindow ?? inferredWindow(model, session, requested);
+  const maxOutputTokens =
+    window === null ? requested : Math.min(requested, Math.floor(window * MAX_OUTPUT_WINDOW_SHARE));
+  if (window !== null) assertWindowUsable(model, window, maxOutputTokens);
   return {
     model,
-    maxOutputTokens: policy.maxOutputTokens,
+    maxOutputTokens,
     timeoutMs: policy.timeoutMs,
-    contextWindow: policy.contextWindow ?? inferredWindow(model, session, policy.maxOutputTokens),
+    contextWindow: window,
     toolResultMaxChars: policy.toolResultMaxChars,
     toolArgsMaxChars: policy.toolArgsMaxChars,
   };
+}
+
+/** The summarizer model's output limit: the session's for the same model, else the catalog's. */
+function modelMaxOutput(model: string, session: ModelInfo): number | null {
+  if (model === session.id && session.maxOutputTokens > 0) return session.maxOutputTokens;
+  return lookupKnownModel(model)?.maxOutputTokens ?? null;
 }
 
 function inferredWindow(model: string, session: ModelInfo, maxOutputTokens: number): number | null {
@@ -43,4 +72,27 @@ function inferredWindow(model: string, session: ModelInfo, maxOutputTokens: numb
   return known.inputLimit === undefined
     ? known.contextWindow
     : Math.min(known.contextWindow, known.inputLimit + maxOutputTokens);
+}
+
+/** Estimated tokens of the smallest summary prompt: the instructions with an update section. */
+const FIXED_PROMPT_TOKENS = (() => {
+  const prompt = buildSummaryPrompt({ messages: [], previousSummary: 'x' });
+  return estimateTokens(prompt.system) + estimateTokens(prompt.user) + CHAT_FRAMING_TOKENS;
+})();
+
+/**
+ * The smallest window a summary can be written in with `maxOutputTokens`: the instructions, a
+ * running summary as large as the output, a minimal chunk of transcript, the output and the
+ * safety share (see `promptTokenBudget`).
+ */
+function assertWindowUsable(model: string, window: number, maxOutputTokens: number): void {
+  const budget = promptTokenBudget({ contextWindow: window, maxOutputTokens });
+  const needed = FIXED_PROMPT_TOKENS + maxOutputTokens + MIN_CHUNK_TOKENS;
+  if (budget < needed) {
+    throw new LlmFatalError(
+      `the summarizer window of ${window} tokens (${model}) is too small for a summary: a prompt may take ` +
+        `${Math.max(0, budget)} tokens there, one needs about ${needed} (instructions, a ${maxOutputTokens}-token ` +
+        `running summary and some transcript); configure a summarizer model with a larger window`,
+    );
+  }
 }

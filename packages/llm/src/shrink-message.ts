@@ -1,4 +1,5 @@
 import type { Message, Part } from '@compactor/core';
+import { toolCallArguments } from '@compactor/core';
 
 /**
  * Shrinking one message that is larger than the summarizer's whole window on its own (a pasted
@@ -23,7 +24,8 @@ function shrinkPart(part: Part, ratio: number, toolResultMaxChars: number, toolA
     case 'reasoning':
       return { ...part, text: cutMiddle(part.text, keep(part.text.length)) };
     case 'tool': {
-      const args = typeof part.input === 'string' ? part.input : (JSON.stringify(part.input) ?? '');
+      // The transcript's own rendering of the arguments (core), so the cut matches what is shown.
+      const args = toolCallArguments(part.input, { format: 'display' });
       const argsKeep = keep(Math.min(args.length, toolArgsMaxChars));
       const bounded = (text: string | null, bound: number): string | null =>
         text === null ? null : cutMiddle(text, keep(Math.min(text.length, bound)));

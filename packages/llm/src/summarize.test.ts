@@ -1,6 +1,5 @@
-import { buildSummaryPrompt } from '@compactor/core';
+import { buildSummaryPrompt, estimateTokens } from '@compactor/core';
 import { describe, expect, it } from 'vitest';
-import { estimateTokenCount } from './count-tokens';
 import { InvalidSummaryError, LlmOverflowError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
 import { assistant, tool, user } from './test-support/messages';
@@ -20,7 +19,7 @@ function llm(headers: Record<string, string> = {}, invalidOutputRetries?: number
   return createLlm(
     stubConfig(stub(), {
       defaultHeaders: headers,
-      countTokens: estimateTokenCount,
+      countTokens: estimateTokens,
       ...(invalidOutputRetries !== undefined ? { invalidOutputRetries } : {}),
     }),
   );
@@ -31,7 +30,7 @@ describe('summarize', () => {
     const result = await llm().summarize(request);
     expect(result.text).toMatch(/^## Goal\nRename the `fetchUser` helper/);
     expect(result.text).toContain('Keep the old name as a deprecated alias.');
-    expect(result).toMatchObject({ calls: 1, chunks: 1, truncated: false, model: 'gpt-4o-mini' });
+    expect(result).toMatchObject({ calls: 1, chunks: 1, model: 'gpt-4o-mini' });
     expect(result.usage.promptTokens).toBe(stub().requests.at(-1)?.promptTokens);
     expect(result.costUsd).toBeGreaterThan(0);
   });
@@ -62,9 +61,43 @@ describe('summarize', () => {
     expect(result.usage.completionTokens).toBe(Math.ceil(result.text.length / 4));
   });
 
-  it('flags a summary cut at maxOutputTokens', async () => {
-    const result = await llm().summarize({ ...request, maxOutputTokens: 60 });
-    expect(result.truncated).toBe(true);
+  // The stub's summary of this prompt is about 130 tokens.
+  it('never accepts a summary cut off at maxOutputTokens: one retry asking for a shorter one, then cut-off', async () => {
+    const from = stub().requests.length;
+    const error = await llm({}, 3)
+      .summarize({ ...request, maxOutputTokens: 60 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidSummaryError);
+    expect(error).toMatchObject({ reason: 'cut-off', attempts: 2, partialSummary: null });
+    // Retried once only, although three retries were allowed: the same cut would happen again.
+    const sent = stub().requests.slice(from);
+    expect(sent.map((r) => r.maxTokens)).toEqual([60, 60]);
+    expect(sent[0]?.messages.at(-1)?.text).not.toContain('cut off');
+    expect(sent[1]?.messages.at(-1)?.text).toContain('was cut off at the output limit of 60 tokens');
+    expect((error as InvalidSummaryError).usage.completionTokens).toBe(120);
+  });
+
+  it('retries a cut-off summary with a larger budget when the limit allows', async () => {
+    const from = stub().requests.length;
+    const result = await llm().summarize({ ...request, maxOutputTokens: 100, maxOutputTokensLimit: 1000 });
+    expect(
+      stub()
+        .requests.slice(from)
+        .map((r) => r.maxTokens),
+    ).toEqual([100, 200]);
+    expect(result).toMatchObject({ calls: 2, truncated: false });
+    expect(result.text).toMatch(/^## Goal/);
+    expect(result.text).toContain('## Critical Context');
+  });
+
+  it('does not retry a cut-off summary when the longer prompt would not fit the window', async () => {
+    const from = stub().requests.length;
+    const prompt = estimateTokens(request.prompt.system) + estimateTokens(request.prompt.user) + 16;
+    const error = await llm()
+      .summarize({ ...request, maxOutputTokens: 60, contextWindow: prompt + 60 })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'cut-off', attempts: 1 });
+    expect(stub().requests.length - from).toBe(1);
   });
 
   it('does not retry provider errors itself: the queue decides', async () => {

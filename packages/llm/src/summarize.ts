@@ -1,8 +1,8 @@
 import type { SummaryPrompt } from '@compactor/core';
-import { validateSummaryOutput } from '@compactor/core';
+import { summaryCutOffNote, validateSummaryOutput } from '@compactor/core';
 import type { ChatCompleter } from './client';
 import { CHAT_FRAMING_TOKENS } from './chunking';
-import type { CountTokens } from './count-tokens';
+import type { CountTokensAsync } from './count-tokens';
 import { InvalidSummaryError, LlmOverflowError } from './errors';
 import type { LlmUsage } from './usage';
 import { addCost, addUsage, ZERO_USAGE } from './usage';
@@ -20,6 +20,12 @@ export interface SummarizeRequest {
    * silently truncated by the server).
    */
   contextWindow?: number | null;
+  /**
+   * The largest output budget the retry after a cut-off answer may ask for (the clamp of
+   * `resolveSummarizerSettings`). Default `maxOutputTokens`: the retry then asks for a shorter
+   * summary within the same budget.
+   */
+  maxOutputTokensLimit?: number;
 }
 
 export interface SummaryResult {
@@ -34,21 +40,25 @@ export interface SummaryResult {
   calls: number;
   /** Chunks folded into the summary (1 when the input fit in one request). */
   chunks: number;
-  /** A call stopped at `maxOutputTokens` (`finish_reason: length`): the summary may be cut short. */
+  /**
+   * Always `false`: a summary cut off at the output limit (`finish_reason: length`) is never
+   * returned; it is retried once, then rejected with `InvalidSummaryError` (`cut-off`).
+   * @deprecated Kept so existing readers compile; remove with them.
+   */
   truncated: boolean;
 }
 
 export interface SummarizeDeps {
   completer: ChatCompleter;
-  countTokens: CountTokens;
-  /** Extra attempts after an invalid output (empty, echo, tool call). Default 1. */
+  countTokens: CountTokensAsync;
+  /** Extra attempts after an invalid output (empty, echo, tool call, cut off). Default 1. */
   invalidOutputRetries?: number;
 }
 
 /** Tokens of a prompt as a provider would see it: both messages plus the chat framing. */
 export async function countPromptTokens(
   prompt: SummaryPrompt,
-  countTokens: CountTokens,
+  countTokens: CountTokensAsync,
   signal?: AbortSignal,
 ): Promise<number> {
   const options = { signal };
@@ -66,7 +76,7 @@ export async function countPromptTokens(
 export async function assertPromptFits(
   prompt: SummaryPrompt,
   limits: { model: string; maxOutputTokens: number; contextWindow?: number | null | undefined },
-  countTokens: CountTokens,
+  countTokens: CountTokensAsync,
 ): Promise<void> {
   if (limits.contextWindow == null) return;
   const promptTokens = await countPromptTokens(prompt, countTokens);
@@ -81,8 +91,11 @@ export async function assertPromptFits(
 
 /**
  * One summary from one prompt: call, validate, retry on invalid output, then give up with
- * `InvalidSummaryError` so the workflow can fall back to truncation. Provider errors are not
- * retried here: they are thrown classified, and the job queue decides.
+ * `InvalidSummaryError` so the workflow can fall back to truncation. A summary cut off at the
+ * output limit is invalid (its last sections, Next Steps and Critical Context, are the ones
+ * lost): it is retried once, asking for a complete shorter summary, with a larger budget when
+ * `maxOutputTokensLimit` and the window allow; a second cut-off is rejected as `cut-off`.
+ * Provider errors are not retried here: they are thrown classified, and the job queue decides.
  */
 export async function summarizePrompt(
   deps: SummarizeDeps,
@@ -93,12 +106,15 @@ export async function summarizePrompt(
   let usage = ZERO_USAGE;
   let costUsd: number | null = 0;
   let lastReason = 'no attempt made';
+  let prompt = request.prompt;
+  let maxOutputTokens = request.maxOutputTokens;
+  let cutOff = false;
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     const answer = await deps.completer.complete({
       model: request.model,
-      system: request.prompt.system,
-      user: request.prompt.user,
-      maxOutputTokens: request.maxOutputTokens,
+      system: prompt.system,
+      user: prompt.user,
+      maxOutputTokens,
       signal: request.signal,
       timeoutMs: request.timeoutMs,
     });
@@ -108,7 +124,9 @@ export async function summarizePrompt(
     const verdict =
       answer.toolCallCount > 0 || answer.finishReason === 'tool_calls'
         ? ({ ok: false, reason: 'calls-tool' } as const)
-        : validateSummaryOutput(answer.text);
+        : answer.finishReason === 'length'
+          ? ({ ok: false, reason: 'cut-off' } as const)
+          : validateSummaryOutput(answer.text);
     if (verdict.ok) {
       return {
         text: verdict.text,
@@ -117,10 +135,52 @@ export async function summarizePrompt(
         model: answer.model,
         calls: attempt,
         chunks: 1,
-        truncated: answer.finishReason === 'length',
+        truncated: false,
       };
     }
     lastReason = verdict.reason;
+    if (verdict.reason === 'cut-off') {
+      // Once: the same request cut off twice will be cut off again.
+      if (cutOff) throw invalid(lastReason, attempt, usage, costUsd);
+      cutOff = true;
+      const retry = await cutOffRetry(deps, request, maxOutputTokens);
+      // No room for even the same budget next to the longer prompt: nothing left to try.
+      if (retry === null) throw invalid(lastReason, attempt, usage, costUsd);
+      ({ prompt, maxOutputTokens } = retry);
+    }
   }
-  throw new InvalidSummaryError(lastReason, attempts, { usage, costUsd });
+  throw invalid(lastReason, attempts, usage, costUsd);
+}
+
+/**
+ * The retry after a cut-off answer: the prompt asks for a complete, shorter summary, with twice
+ * the budget where `maxOutputTokensLimit` and a known window allow (at least the same budget).
+ * `null` when the longer prompt with that budget would not fit the window.
+ */
+async function cutOffRetry(
+  deps: SummarizeDeps,
+  request: SummarizeRequest,
+  budget: number,
+): Promise<{ prompt: SummaryPrompt; maxOutputTokens: number } | null> {
+  const limit = Math.max(request.maxOutputTokensLimit ?? budget, budget);
+  const withNote = (tokens: number): SummaryPrompt => ({
+    ...request.prompt,
+    user: `${request.prompt.user}\n\n${summaryCutOffNote(tokens)}`,
+  });
+  let maxOutputTokens = Math.min(limit, 2 * budget);
+  if (request.contextWindow != null) {
+    const promptTokens = await countPromptTokens(withNote(maxOutputTokens), deps.countTokens, request.signal);
+    maxOutputTokens = Math.min(maxOutputTokens, request.contextWindow - promptTokens);
+    if (maxOutputTokens < budget) return null;
+  }
+  return { prompt: withNote(maxOutputTokens), maxOutputTokens };
+}
+
+function invalid(
+  reason: string,
+  attempts: number,
+  usage: LlmUsage,
+  costUsd: number | null,
+): InvalidSummaryError {
+  return new InvalidSummaryError(reason, attempts, { usage, costUsd });
 }

@@ -1,6 +1,10 @@
-import { buildTopicDetectionRequest, mapBoundaryToSession } from '@compactor/core';
+import {
+  buildTopicDetectionRequest,
+  estimateTokens,
+  mapBoundaryToSession,
+  planTopicCompaction,
+} from '@compactor/core';
 import { describe, expect, it } from 'vitest';
-import { estimateTokenCount } from './count-tokens';
 import { LlmOverflowError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
 import { assistant, user } from './test-support/messages';
@@ -14,15 +18,20 @@ const messages = [
   user("Thanks. Now let's work on the API endpoint in routes.py."),
   assistant('Looking at routes.py.'),
 ];
-const detection = buildTopicDetectionRequest(messages);
+// A verbatim window of 20 tokens keeps the last exchange: the detector summarises [0] and [1].
+const detection = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 20 });
 
-function detect(headers: Record<string, string> = {}, contextWindow: number | null = null) {
+function detect(
+  headers: Record<string, string> = {},
+  contextWindow: number | null = null,
+  maxOutputTokens = 600,
+) {
   return createLlm(
-    stubConfig(stub(), { defaultHeaders: headers, countTokens: estimateTokenCount }),
+    stubConfig(stub(), { defaultHeaders: headers, countTokens: estimateTokens }),
   ).detectTopicBoundary({
     prompt: detection,
     model: 'gpt-4o-mini',
-    maxOutputTokens: 600,
+    maxOutputTokens,
     timeoutMs: 10_000,
     contextWindow,
   });
@@ -36,6 +45,24 @@ describe('detectTopicBoundary', () => {
     expect(mapBoundaryToSession(result.boundary.boundaryIndex, detection.window)).toBe(2);
     expect(result.usage.promptTokens).toBeGreaterThan(0);
     expect(result.costUsd).toBeGreaterThan(0);
+    expect(result.truncated).toBe(false);
+  });
+
+  it('an answer cut off at the output limit is flagged, and never becomes "no boundary, just drop"', async () => {
+    const result = await detect({}, null, 20);
+    expect(result.truncated).toBe(true);
+    expect(result.boundary).toMatchObject({ boundaryIndex: null, summary: '' });
+    const plan = planTopicCompaction({
+      messages,
+      boundary: result.boundary,
+      window: detection.window,
+      triggerTokens: 10,
+      verbatimWindowTokens: 20,
+      minVerbatimExchanges: 1,
+      summaryFrom: 'detector',
+    });
+    // Summarize, with the summary written by the normal summarizer.
+    expect(plan).toMatchObject({ case: 'summarize', keepFrom: 2, needsSummarizer: true, summaryText: null });
   });
 
   it.each(['empty', 'echo', 'tool-call', 'malformed'])(

@@ -1,7 +1,7 @@
 import type { TopicBoundary } from '@compactor/core';
 import { NO_TOPIC_BOUNDARY, parseTopicBoundary } from '@compactor/core';
 import type { ChatCompleter } from './client';
-import type { CountTokens } from './count-tokens';
+import type { CountTokensAsync } from './count-tokens';
 import { assertPromptFits } from './summarize';
 import type { LlmUsage } from './usage';
 
@@ -21,18 +21,25 @@ export interface TopicBoundaryResult {
   boundary: TopicBoundary;
   /** The raw answer, for the compaction's step record. */
   text: string;
+  /**
+   * The answer stopped at `maxOutputTokens` (`finish_reason: length`). A cut JSON parses to no
+   * boundary and no summary, so core's plan has the summarizer write the summary; raise
+   * `maxOutputTokens` (the seed's summary budget plus the JSON around it) if this is frequent.
+   */
+  truncated: boolean;
   usage: LlmUsage;
   costUsd: number | null;
   model: string;
 }
 
 /**
- * Asks where the current topic started (seed 002). An unusable answer (empty, prose, a tool call)
- * is not an error: it parses to "no boundary", and topic mode falls through to summarising.
+ * Asks where the current topic started (seed 002). An unusable answer (empty, prose, a tool call,
+ * JSON cut off at the output limit) is not an error: it parses to "no boundary" with no summary,
+ * and core's topic plan falls through to summarising with the normal summarizer.
  * A failed call is thrown classified, so the queue can retry it like any other LLM call.
  */
 export async function detectTopicBoundary(
-  deps: { completer: ChatCompleter; countTokens: CountTokens },
+  deps: { completer: ChatCompleter; countTokens: CountTokensAsync },
   request: DetectTopicBoundaryRequest,
 ): Promise<TopicBoundaryResult> {
   await assertPromptFits(request.prompt, request, deps.countTokens);
@@ -45,5 +52,12 @@ export async function detectTopicBoundary(
     timeoutMs: request.timeoutMs,
   });
   const boundary = answer.toolCallCount > 0 ? { ...NO_TOPIC_BOUNDARY } : parseTopicBoundary(answer.text);
-  return { boundary, text: answer.text, usage: answer.usage, costUsd: answer.costUsd, model: answer.model };
+  return {
+    boundary,
+    text: answer.text,
+    truncated: answer.finishReason === 'length',
+    usage: answer.usage,
+    costUsd: answer.costUsd,
+    model: answer.model,
+  };
 }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { assembleContext, toOpenAIMessages } from '@compactor/core';
+import { assembleContext, resolvePolicy, toOpenAIMessages, type PolicyInput } from '@compactor/core';
 import { loadContextRows } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { commonErrors, SessionParams } from '../schemas/common';
@@ -24,8 +24,11 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       },
       async (request) => {
         const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const rows = await loadContextRows(resources.db, session.pk);
-        const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+        const { pinSystemMessages } = resolvePolicy(session.policy as PolicyInput);
+        const rows = await loadContextRows(resources.db, session.pk, { pinSystemMessages });
+        const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
+          pinSystemMessages,
+        });
         return {
           messages:
             request.query.format === 'openai'

@@ -200,6 +200,25 @@ describe('PATCH /v1/sessions/:id/messages/:messageId', () => {
     expect(message.parts[0].tokens).toBe(count('bash') + count('{"command":"ls"}') + count('a.ts\nb.ts'));
   });
 
+  it('answers 409 when a result is posted as a new message instead of patching the unfinished call', async () => {
+    await newSession('m-deferred');
+    await post('m-deferred', [
+      {
+        id: 'calls',
+        role: 'assistant',
+        parts: [{ type: 'tool', callId: 'c9', tool: 'bash', status: 'running', input: {} }],
+      },
+    ]);
+    const response = await post('m-deferred', [
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool', callId: 'c9', tool: 'bash', status: 'completed', input: {}, output: 'done' }],
+      },
+    ]);
+    expect(response.statusCode).toBe(409);
+    expect(response.json().error.message).toContain('PATCH /v1/sessions/:id/messages/calls');
+  });
+
   it('answers 409 for a tool status that moves backwards, 404 for an unknown message', async () => {
     await newSession('m-stream-bad');
     await post('m-stream-bad', [{ id: 't', role: 'assistant', parts: [readCall('c1', 'done')] }]);

@@ -7,6 +7,8 @@ import {
   loadHistoryPage,
   partFromRow,
   patchMessage,
+  countPart,
+  prepareMessages,
 } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { commonErrors, SessionParams } from '../schemas/common';
@@ -21,7 +23,6 @@ import {
   type PartInput,
 } from '../schemas/messages';
 import { StatusOut } from '../schemas/sessions';
-import { countPart, prepareMessages } from '../services/ingest';
 import { requireSession } from '../services/sessions';
 import { sessionStatus } from '../services/status';
 

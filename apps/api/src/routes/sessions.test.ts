@@ -124,7 +124,8 @@ describe('GET / PATCH / DELETE /v1/sessions/:id', () => {
     expect(session.policy).toEqual({ pruning: { protectTokens: 30_000 }, auto: false });
     expect(session.effectivePolicy).toMatchObject({ auto: false, pruning: { protectTokens: 30_000 } });
     expect(session.metadata).toEqual({ a: 1, c: 3 });
-    expect(session.status.usable).toBe(64_000 - 16_384);
+    // The output reserve is capped at a quarter of the window: min(16384, 32000, 16000).
+    expect(session.status.usable).toBe(64_000 - 16_000);
   });
 
   it('rejects an empty patch and an invalid policy patch with 400', async () => {

@@ -13,12 +13,12 @@ import {
   type Db,
   type SessionPatch,
   type SessionRow,
+  contentHash,
 } from '@compactor/db';
 import { ApiError, invalid, notFound } from '../http/errors';
 import type { CreateSessionInput } from '../schemas/sessions';
 import type { z } from 'zod';
 import type { PatchSessionBody } from '../schemas/sessions';
-import { contentHash } from './hashing';
 import { newId } from '@compactor/db';
 
 /** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */

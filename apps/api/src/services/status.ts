@@ -19,7 +19,7 @@ export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<St
   const policy = resolvePolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
   const [stats, active, last] = await Promise.all([
-    contextTokenStats(db, session.pk),
+    contextTokenStats(db, session.pk, { pinSystemMessages: policy.pinSystemMessages }),
     findActiveCompaction(db, session.pk),
     findLastFinishedCompaction(db, session.pk),
   ]);

@@ -62,6 +62,11 @@ export function user(value: string, tokens?: number, extras: MessageExtras = {})
   return message('user', [text(value, tokens)], extras);
 }
 
+/** A system message the client stored (pinned by default: policy `pinSystemMessages`). */
+export function system(value: string, tokens?: number, extras: MessageExtras = {}): Message {
+  return message('system', [text(value, tokens)], extras);
+}
+
 /** An assistant message from parts, or from a text with `tokens` tokens. */
 export function assistant(
   content: Part[] | string,

@@ -117,3 +117,44 @@ describe('appendMessages', () => {
     expect(last.nextAfterSeq).toBeNull();
   });
 });
+
+describe('deferred tool results', () => {
+  it('rejects a second part for a call still unfinished in an earlier message, naming the message to PATCH', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c1', null)], { id: 'calls' })]);
+    const attempt = appendMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('c1', 'late result')], { id: 'late' }),
+    ]);
+    await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+    await expect(attempt).rejects.toMatchObject({ details: { callId: 'c1', messageId: 'calls' } });
+  });
+
+  it('rejects the same shape inside one batch', async () => {
+    const session = await createTestSession(t.db);
+    const attempt = appendMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('c2', null)], { id: 'a' }),
+      newMessage('assistant', [tool('c2', 'result')], { id: 'b' }),
+    ]);
+    await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('accepts a different call that reuses the id of an abandoned one (providers number calls per turn)', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('call_0', null)], { id: 'abandoned' }),
+    ]);
+    const next = await appendMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('call_0', 'other', { input: { path: 'b.ts' } })], { id: 'next-turn' }),
+    ]);
+    expect(next[0]?.created).toBe(true);
+  });
+
+  it('allows a provider that reuses an id once the earlier call finished', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('call_0', 'first')], { id: 'a' })]);
+    const second = await appendMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('call_0', 'second')], { id: 'b' }),
+    ]);
+    expect(second[0]?.created).toBe(true);
+  });
+});

@@ -1,8 +1,10 @@
+import type { ToolPart } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
+import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
 import { partToRow, type NewPartRow } from '../mappers';
 import { findMessagesByIds, insertMessages } from '../queries/messages';
-import { insertParts } from '../queries/parts';
+import { findUnfinishedToolCalls, insertParts } from '../queries/parts';
 import { lockSession, reserveSeqs } from '../queries/sessions';
 import { messageToRow, type NewMessage } from './new-message';
 
@@ -57,6 +59,13 @@ export async function appendMessagesInTx(
   }
 
   const fresh = batch.filter((m) => !stored.has(m.id));
+  await rejectDeferredToolResults(
+    tx,
+    sessionPk,
+    fresh.flatMap((m) =>
+      m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
+    ),
+  );
   const firstSeq = fresh.length > 0 ? await reserveSeqs(tx, sessionPk, fresh.length) : 0;
   const inserted = await insertMessages(
     tx,
@@ -82,4 +91,47 @@ export async function appendMessagesInTx(
     const row = insertedById.get(message.id);
     return { id: message.id, seq: row?.seq ?? 0, created: true };
   });
+}
+
+/**
+ * A tool part carries its call and its result. A client that stored a call as pending or
+ * running must finish it with PATCH on that message; posting the same call again (same id,
+ * tool and arguments) in a new message would be a second, result-only copy of it. That shape is
+ * refused with a pointer to PATCH. A new call that merely reuses an id (some providers number
+ * calls `call_0`, `call_1` … in every turn) is a different call and is accepted: the renderer
+ * keeps ids unique.
+ */
+export async function rejectDeferredToolResults(
+  tx: DbOrTx,
+  sessionPk: number,
+  calls: Array<{ messageId: string; part: ToolPart }>,
+): Promise<void> {
+  const unfinished = new Map<string, { messageId: string; tool: string; input: unknown }>();
+  for (const { messageId, part } of calls) {
+    const earlier = unfinished.get(part.callId);
+    if (earlier && sameCall(earlier, part)) throw deferredResultConflict(part.callId, earlier.messageId);
+    if (part.status === 'pending' || part.status === 'running') {
+      unfinished.set(part.callId, { messageId, tool: part.tool, input: part.input });
+    }
+  }
+  const stored = await findUnfinishedToolCalls(
+    tx,
+    sessionPk,
+    calls.map((c) => c.part.callId),
+  );
+  for (const { part } of calls) {
+    const match = stored.find((s) => s.callId === part.callId && sameCall(s, part));
+    if (match) throw deferredResultConflict(match.callId, match.messageId);
+  }
+}
+
+function sameCall(a: { tool: string; input: unknown }, b: { tool: string; input: unknown }): boolean {
+  return a.tool === b.tool && canonicalJson(a.input ?? {}) === canonicalJson(b.input ?? {});
+}
+
+export function deferredResultConflict(callId: string, messageId: string): ConflictError {
+  return new ConflictError(
+    `tool call ${callId} is still unfinished in message ${messageId}: report its result with PATCH /v1/sessions/:id/messages/${messageId}`,
+    { callId, messageId },
+  );
 }

@@ -20,8 +20,9 @@ export interface CompactionOutcome {
   boundarySeq: number;
   tokensBefore: number;
   messagesBefore: number;
-  /** How the after-size is estimated (the session policy's `estimate`). */
+  /** How the after-size is estimated (the session policy's `estimate` and `pinSystemMessages`). */
   estimate?: EstimateMode;
+  pinSystemMessages?: boolean;
   model?: string | null;
   usage?: Pick<Usage, 'input' | 'output'> | null;
   costUsd?: number | null;
@@ -69,7 +70,9 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
     if (!completed) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
     // The new view's size, read inside this transaction once the boundary is in place: exactly
     // what the session status shows next.
-    const after = await contextTokenStats(tx, outcome.sessionPk);
+    const after = await contextTokenStats(tx, outcome.sessionPk, {
+      pinSystemMessages: outcome.pinSystemMessages ?? true,
+    });
     const row = await updateCompaction(tx, outcome.compactionId, {
       tokensAfter: estimateFromStats(after, outcome.estimate),
       messagesAfter: after.contextMessages,

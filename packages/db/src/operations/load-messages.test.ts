@@ -216,12 +216,20 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       fc.asyncProperty(
         fc.array(
           fc.record({
-            role: fc.constantFrom('user', 'assistant'),
+            role: fc.constantFrom('user', 'assistant', 'assistant', 'system'),
             tokens: fc.nat(50),
             usage: fc.option(
-              fc.record({ input: fc.nat(5000), output: fc.nat(300), cacheRead: fc.nat(2000) }),
+              fc.record({
+                input: fc.nat(5000),
+                output: fc.nat(300),
+                reasoning: fc.nat(200),
+                cacheRead: fc.nat(2000),
+                cacheWrite: fc.nat(500),
+              }),
             ),
-            failed: fc.boolean(),
+            // Text after the tool calls: a second step in one message (its own usage report).
+            closingText: fc.constantFrom('', '   ', 'and then', 'and then'),
+            failed: fc.constantFrom(false, false, false, true),
             tools: fc.array(
               fc.record({ status: fc.constantFrom('completed', 'error', 'running'), size: fc.nat(800) }),
               {
@@ -253,13 +261,12 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
                             }),
                       )
                     : []),
+                  ...(m.role === 'assistant' && m.closingText !== '' ? [text(m.closingText, 3)] : []),
                 ],
                 {
                   id: `m${i}`,
                   createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
-                  ...(m.role === 'assistant' && m.usage
-                    ? { usage: { ...m.usage, reasoning: 0, cacheWrite: 0 } }
-                    : {}),
+                  ...(m.role === 'assistant' && m.usage ? { usage: m.usage } : {}),
                   ...(m.failed && m.role === 'assistant' ? { error: { message: 'provider failed' } } : {}),
                 },
               ),
@@ -308,7 +315,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
           expect(rendered.tokens).toBe(stats.storedTokens);
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 80 },
     );
   });
 });

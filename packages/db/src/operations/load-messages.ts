@@ -17,10 +17,14 @@ export interface ContextRows {
  * SQL), never the whole history. Rendering (placeholders, summary first) is core's job. The
  * reads share one snapshot, so a compaction that completes meanwhile is seen whole or not at all.
  */
-export async function loadContextRows(db: Db, sessionPk: number): Promise<ContextRows> {
+export async function loadContextRows(
+  db: Db,
+  sessionPk: number,
+  options: { pinSystemMessages?: boolean } = {},
+): Promise<ContextRows> {
   return db.transaction(
     async (tx) => {
-      const rows = await listContextMessages(tx, sessionPk);
+      const rows = await listContextMessages(tx, sessionPk, options);
       const compaction = await findLatestCompletedCompaction(tx, sessionPk);
       const parts = await listPartsOfMessages(
         tx,

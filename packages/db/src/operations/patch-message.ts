@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError } from '../errors';
 import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
 import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
 import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
+import { rejectDeferredToolResults } from './append-messages';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
 export interface MessageChanges {
@@ -46,6 +47,7 @@ export async function patchMessage(
         const patch = toolPartChange(existing, part);
         if (patch) await updatePart(tx, existing.pk, patch);
       } else {
+        if (part.type === 'tool') await rejectDeferredToolResults(tx, sessionPk, [{ messageId, part }]);
         added.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }));
       }
     }

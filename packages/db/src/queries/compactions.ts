@@ -85,3 +85,16 @@ export async function updateCompaction(
   const [row] = await db.update(compactions).set(patch).where(eq(compactions.id, id)).returning();
   return row ?? null;
 }
+
+/** The compaction an earlier request with this `Idempotency-Key` created, if any. */
+export async function findCompactionByIdempotencyKey(
+  db: DbOrTx,
+  sessionPk: number,
+  idempotencyKey: string,
+): Promise<CompactionRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactions)
+    .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.idempotencyKey, idempotencyKey)));
+  return row ?? null;
+}

@@ -41,7 +41,11 @@ export interface ContextTokenStats {
  * property test holds the two together): the newest report from an assistant turn that is not
  * a summary, did not fail and came after the latest compaction, then what was added since.
  */
-export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<ContextTokenStats> {
+export async function contextTokenStats(
+  db: DbOrTx,
+  sessionPk: number,
+  { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
+): Promise<ContextTokenStats> {
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   const result = await db.execute<Record<string, number | string | boolean | null>>(sql`
@@ -50,11 +54,14 @@ export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<
       where session_pk = ${sessionPk} and status = 'completed'
       order by finished_at desc, requested_at desc limit 1
     ),
+    -- The same view as listContextMessages (first kept seq, summaries, pinned system messages).
     view as (
       select m.* from messages m left join latest l on true
       where m.session_pk = ${sessionPk}
-        and ((not m.summary and m.seq >= coalesce(l.boundary_seq, 0))
-             or m.id = any(coalesce(l.summary_message_ids, '{}'::text[])))
+        and ((not m.summary and m.seq >= coalesce(l.boundary_seq,
+                (select max(s.seq) + 1 from messages s where s.session_pk = ${sessionPk} and s.id = any(l.summary_message_ids)), 0))
+             or m.id = any(coalesce(l.summary_message_ids, '{}'::text[]))
+             or (${pinSystemMessages}::boolean and not m.summary and m.role = 'system'))
     ),
     -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
     -- interrupted result, a pruned output the placeholder.
@@ -83,11 +90,16 @@ export async function contextTokenStats(db: DbOrTx, sessionPk: number): Promise<
       coalesce((select summary from view order by seq desc limit 1), false) as newest_is_summary,
       r.seq as report_seq, r.finish as report_finish, r.usage_input, r.usage_output, r.usage_reasoning,
       r.usage_cache_read, r.usage_cache_write,
+      -- Results of the report's last step only (core lastStepStart): a tool part counts when no
+      -- later part of the message starts a step (non-blank text, a file or a compaction note).
       (select coalesce(sum(case when p.tool_status = 'completed'
                                 then case when p.compacted_at is not null then ${placeholder} else p.output_tokens end
                                 when p.tool_status = 'error' then round(length(coalesce(p.tool_error, '')) / 4.0)
                                 else ${interrupted} end), 0)::int
-         from view_parts p where p.message_pk = r.pk and p.type = 'tool')
+         from view_parts p
+         where p.message_pk = r.pk and p.type = 'tool'
+           and not exists (select 1 from parts q where q.message_pk = r.pk and q.idx > p.idx
+                             and ((q.type = 'text' and q.text ~ '[^[:space:]]') or q.type in ('file', 'compaction'))))
         as report_tool_results,
       (select coalesce(sum(effective), 0)::int from view_parts p where p.seq > r.seq) as tokens_after,
       (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)::int

@@ -82,11 +82,16 @@ export async function listMessages(
 
 /**
  * The context view's message filter, in one statement: the latest completed compaction's
- * summary messages, then every non-summary message from its boundary on (all non-summary
- * messages when there is no completed compaction). A pending, running or failed compaction
- * changes nothing because only `status = 'completed'` rows are considered.
+ * summary messages, every non-summary message from its boundary on, and (policy
+ * `pinSystemMessages`) the session's own system messages from before it, which are never
+ * compacted. With no completed compaction: every non-summary message. A pending, running or
+ * failed compaction changes nothing because only `status = 'completed'` rows are considered.
  */
-export async function listContextMessages(db: DbOrTx, sessionPk: number): Promise<MessageRow[]> {
+export async function listContextMessages(
+  db: DbOrTx,
+  sessionPk: number,
+  { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
+): Promise<MessageRow[]> {
   const latest = db.$with('latest').as(
     db
       .select({ boundarySeq: compactions.boundarySeq, summaryMessageIds: compactions.summaryMessageIds })
@@ -104,8 +109,16 @@ export async function listContextMessages(db: DbOrTx, sessionPk: number): Promis
       and(
         eq(messages.sessionPk, sessionPk),
         or(
-          and(not(messages.summary), gte(messages.seq, sql`coalesce(${latest.boundarySeq}, 0)`)),
+          // First kept seq: the boundary; with none, the seq after the summary (core's rule); 0 without a compaction.
+          and(
+            not(messages.summary),
+            gte(
+              messages.seq,
+              sql`coalesce(${latest.boundarySeq}, (select max(s.seq) + 1 from messages s where s.session_pk = ${sessionPk} and s.id = any(${latest.summaryMessageIds})), 0)`,
+            ),
+          ),
           sql`${messages.id} = any(coalesce(${latest.summaryMessageIds}, '{}'::text[]))`,
+          pinSystemMessages ? and(not(messages.summary), eq(messages.role, 'system')) : sql`false`,
         ),
       ),
     )

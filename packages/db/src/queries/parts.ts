@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
-import { parts } from '../schema';
+import { messages, parts } from '../schema';
 
 export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
   if (rows.length === 0) return;
@@ -50,10 +50,39 @@ export async function markPartsCompacted(
       and(
         eq(parts.sessionPk, sessionPk),
         eq(parts.type, 'tool'),
+        // Only a finished output can be cleared; an errored or unfinished call has none.
+        eq(parts.toolStatus, 'completed'),
         isNull(parts.compactedAt),
         sql`(${parts.seq}, ${parts.callId}) in (select * from unnest(${sql.param(refs.map((r) => r.seq))}::int[], ${sql.param(refs.map((r) => r.callId))}::text[]))`,
       ),
     )
     .returning({ outputTokens: parts.outputTokens });
   return { parts: updated.length, tokens: updated.reduce((sum, r) => sum + r.outputTokens, 0) };
+}
+
+/** Tool calls of the session still pending or running, among these call ids, with their message. */
+export async function findUnfinishedToolCalls(
+  db: DbOrTx,
+  sessionPk: number,
+  callIds: string[],
+): Promise<Array<{ callId: string; messageId: string; tool: string; input: unknown }>> {
+  if (callIds.length === 0) return [];
+  const rows = await db
+    .select({ callId: parts.callId, messageId: messages.id, tool: parts.tool, input: parts.toolInput })
+    .from(parts)
+    .innerJoin(messages, eq(messages.pk, parts.messagePk))
+    .where(
+      and(
+        eq(parts.sessionPk, sessionPk),
+        inArray(parts.callId, callIds),
+        inArray(parts.toolStatus, ['pending', 'running']),
+      ),
+    );
+
+  return rows.map((r) => ({
+    callId: r.callId ?? '',
+    messageId: r.messageId,
+    tool: r.tool ?? '',
+    input: r.input,
+  }));
 }

@@ -57,3 +57,9 @@ export async function deleteSession(db: DbOrTx, pk: number): Promise<boolean> {
   const rows = await db.delete(sessions).where(eq(sessions.pk, pk)).returning({ pk: sessions.pk });
   return rows.length > 0;
 }
+
+/** A session by its internal key (workers hold the key, not the tenant's id). */
+export async function findSessionByPk(db: DbOrTx, pk: number): Promise<SessionRow | null> {
+  const [row] = await db.select().from(sessions).where(eq(sessions.pk, pk));
+  return row ?? null;
+}

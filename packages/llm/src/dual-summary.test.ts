@@ -1,7 +1,7 @@
+import { buildSummaryMessages, estimateTokens } from '@compactor/core';
 import { describe, expect, it, vi } from 'vitest';
 import type { SummarizerSettings } from './chunked-summary';
-import { estimateTokenCount } from './count-tokens';
-import { LlmAbortedError, LlmOverflowError } from './errors';
+import { InvalidSummaryError, LlmAbortedError, LlmOverflowError } from './errors';
 import { createLlm } from './llm';
 import { assistant, tool, user } from './test-support/messages';
 import { stubConfig, useLlmStub } from './test-support/stub';
@@ -33,7 +33,7 @@ const turnPrefix = [
   assistant('Version 1 has no sharding; upgrading.', tool('edit', { path: 'package.json' }, 'ok')),
 ];
 
-const llm = () => createLlm(stubConfig(stub(), { countTokens: estimateTokenCount }));
+const llm = () => createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
 
 describe('summarizeSplitTurn', () => {
   it('requests both summaries concurrently and joins them', async () => {
@@ -68,17 +68,82 @@ describe('summarizeSplitTurn', () => {
     );
   });
 
-  it('uses the previous summary as the history when no history messages are left', async () => {
+  // What core's planner gives when the split turn starts right after the previous compaction:
+  // a history made of the previous summary's messages only.
+  const previousSummaryMessages = buildSummaryMessages({
+    style: 'opencode',
+    summaryText: '## Goal\nEarlier work.',
+    compactionId: 'c1',
+    auto: true,
+    messagesCompacted: 12,
+    createdAt: '2025-01-01T00:00:00Z',
+  }).map((m, i) => ({ ...m, seq: 100 + i }));
+
+  it.each([
+    ['read from the summary messages', undefined],
+    ['given as the workflow extracts it', '## Goal\nEarlier work.'],
+  ])(
+    'a history of only the previous summary costs no call: it is the history half unchanged (%s)',
+    async (_name, previousSummary) => {
+      const from = stub().requests.length;
+      const result = await llm().summarizeSplitTurn({
+        history: {
+          messages: previousSummaryMessages,
+          ...(previousSummary === undefined ? {} : { previousSummary }),
+        },
+        turnPrefix: { messages: turnPrefix },
+        settings,
+      });
+      const sent = stub().requests.slice(from);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.messages.at(-1)?.text).toMatch(/## Original Request/);
+      expect(result.historySummary).toBe('## Goal\nEarlier work.');
+      expect(result.text).toMatch(
+        /^## Goal\nEarlier work\.\n\n---\n\n## Turn Context \(split turn\)\n\n## Original Request/,
+      );
+      expect(result).toMatchObject({ calls: 1, chunks: 1 });
+    },
+  );
+
+  it('merges new history into the previous summary', async () => {
     const from = stub().requests.length;
     const result = await llm().summarizeSplitTurn({
-      history: { messages: [], previousSummary: '## Goal\nEarlier work.' },
+      history: { messages: [...previousSummaryMessages, ...history] },
+      turnPrefix: { messages: turnPrefix },
+      settings,
+    });
+    const historyRequest = stub()
+      .requests.slice(from)
+      .find((r) => r.messages.at(-1)?.text.includes('<previous-summary>'));
+    expect(historyRequest?.messages.at(-1)?.text).toContain(
+      '<previous-summary>\n## Goal\nEarlier work.\n</previous-summary>',
+    );
+    expect(result.calls).toBe(2);
+  });
+
+  it('skips the history half when there is no history at all', async () => {
+    const from = stub().requests.length;
+    const result = await llm().summarizeSplitTurn({
+      history: { messages: [] },
       turnPrefix: { messages: turnPrefix },
       settings,
     });
     expect(stub().requests.length - from).toBe(1);
-    expect(result.text).toMatch(
-      /^## Goal\nEarlier work\.\n\n---\n\n## Turn Context \(split turn\)\n\n## Original Request/,
-    );
+    expect(result.historySummary).toBeNull();
+    expect(result.text).toMatch(/^## Turn Context \(split turn\)\n\n## Original Request/);
+  });
+
+  it('an invalid turn-prefix summary carries no partial summary of other messages', async () => {
+    stub().setFaults({ output: 'empty' });
+    const error = await llm()
+      .summarizeSplitTurn({
+        history: { messages: previousSummaryMessages },
+        turnPrefix: { messages: turnPrefix },
+        settings,
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidSummaryError);
+    expect(error).toMatchObject({ reason: 'empty', partialSummary: null });
   });
 
   it('cancels both requests through the signal', async () => {

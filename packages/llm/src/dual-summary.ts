@@ -1,12 +1,21 @@
+/**
+ * Opal's dual summary for a split turn (core's `planCompaction` decides when a turn is split; this
+ * file only writes the two summaries): the history before the turn and the turn's compacted
+ * prefix, requested concurrently and joined.
+ */
 import type { FileOps, Message } from '@compactor/core';
-import { joinSplitTurnSummaries } from '@compactor/core';
+import { countLeadingSummaryMessages, extractPreviousSummary, joinSplitTurnSummaries } from '@compactor/core';
 import type { SummarizerSettings } from './chunked-summary';
 import { summarizeMessages } from './chunked-summary';
+import { InvalidSummaryError } from './errors';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { addCost, addUsage } from './usage';
 
 export interface SplitTurnInput {
-  /** Everything before the split turn, with the previous compaction's summary if any. */
+  /**
+   * Everything before the split turn (core's `plan.history`: the previous compaction's summary
+   * messages first, possibly nothing else). `previousSummary` absent: read from those messages.
+   */
   history: { messages: Message[]; previousSummary?: string | null };
   /** The compacted start of the turn whose end is kept verbatim (≥ 5 messages, Opal). */
   turnPrefix: { messages: Message[] };
@@ -26,6 +35,11 @@ export interface SplitTurnSummaryResult extends SummaryResult {
  * Opal's dual summary for a cut inside a turn: the history summary and the turn-prefix summary
  * are requested concurrently (they do not depend on each other), then joined with core's
  * `joinSplitTurnSummaries`. If either fails the other is cancelled: its result would be wasted.
+ * A history that is only the previous summary is not sent again: that summary is the history
+ * half as it is (no call); with no previous summary either, there is no history half.
+ * An `InvalidSummaryError` keeps its `partialSummary` only when the history half failed (it then
+ * covers `history.messages`); one from the turn-prefix half is rethrown without it, since its
+ * count would refer to other messages.
  */
 export async function summarizeSplitTurn(
   deps: SummarizeDeps,
@@ -47,9 +61,15 @@ export async function summarizeSplitTurn(
     settings: input.settings,
     signal: sibling.signal,
   };
-  const previousSummary = input.history.previousSummary?.trim() || null;
+  const historyMessages = input.history.messages;
+  const given = input.history.previousSummary;
+  const previousSummary =
+    (given === undefined ? extractPreviousSummary(historyMessages) : given)?.trim() || null;
+  // Only the previous summary's messages (or nothing) before the turn: nothing new to merge,
+  // unless the caller said explicitly (`null`) to read those messages as transcript.
+  const newHistory = historyMessages.length > countLeadingSummaryMessages(historyMessages);
   const historyCall: Promise<SummaryResult | null> =
-    input.history.messages.length > 0
+    newHistory || (given === null && historyMessages.length > 0)
       ? summarizeMessages(deps, {
           ...common,
           messages: input.history.messages,
@@ -61,6 +81,10 @@ export async function summarizeSplitTurn(
     ...common,
     messages: input.turnPrefix.messages,
     kind: 'turn-prefix',
+  }).catch((error: unknown) => {
+    throw error instanceof InvalidSummaryError
+      ? new InvalidSummaryError(error.reason, error.attempts, { usage: error.usage, costUsd: error.costUsd })
+      : error;
   });
 
   try {
@@ -79,7 +103,7 @@ export async function summarizeSplitTurn(
       model: prefix.model,
       calls: (history?.calls ?? 0) + prefix.calls,
       chunks: (history?.chunks ?? 0) + prefix.chunks,
-      truncated: (history?.truncated ?? false) || prefix.truncated,
+      truncated: false,
     };
   } finally {
     input.signal?.removeEventListener('abort', onAbort);

@@ -1,9 +1,34 @@
-import type { Part } from '@compactor/core';
+import type { Finish, Part, Role, ToolStatus, Usage } from '@compactor/core';
 import { assertNever } from '@compactor/core';
-import type { NewMessage } from '@compactor/db';
-import type { MessageInput, PartInput } from '../schemas/messages';
 import { canonicalJson, contentHash } from './hashing';
-import { newId } from '@compactor/db';
+import { newId } from './ids';
+import type { NewMessage } from './operations/new-message';
+
+/** A part as a client posts it (the API validates it; this is its plain shape). */
+export type PartInput =
+  | { type: 'text' | 'reasoning'; text: string }
+  | {
+      type: 'tool';
+      callId: string;
+      tool: string;
+      status: ToolStatus;
+      input?: unknown;
+      output?: string | null | undefined;
+      error?: string | null | undefined;
+    }
+  | { type: 'file'; mime: string; filename?: string | null | undefined; url: string };
+
+/** A message as a client posts it. */
+export interface MessageInput {
+  id?: string | undefined;
+  role: Role;
+  parts: PartInput[];
+  finish?: Finish | null | undefined;
+  error?: { message: string; code?: string | undefined } | null | undefined;
+  usage?: Usage | null | undefined;
+  createdAt?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
 
 /** Exact token counting, cooperative with the event loop (see @compactor/tokenizer). */
 export interface TokenCounter {

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll } from 'vitest';
+import {
+  appendMessages,
+  insertSession,
+  newId,
+  prepareMessages,
+  type MessageInput,
+  type SessionRow,
+} from '@compactor/db';
+import { resolveModelInfo, type PolicyInput } from '@compactor/core';
+import { createLlm } from '@compactor/llm';
+import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
+import { useTestDatabase } from '@compactor/testing';
+import { getTokenizer } from '@compactor/tokenizer';
+import { silentLog, type WorkflowResources } from '../workflow/resources';
+
+export interface WorkflowHarness {
+  readonly resources: WorkflowResources;
+  readonly stub: LlmStub;
+  /** A session with these messages stored exactly as the API would store them. */
+  seedSession(
+    messages: MessageInput[],
+    options?: { policy?: PolicyInput; contextWindow?: number },
+  ): Promise<SessionRow>;
+  append(session: SessionRow, messages: MessageInput[]): Promise<void>;
+}
+
+/** This file's own database, the LLM stub over HTTP, and the real client. Top level of a test file. */
+export function useWorkflow(): WorkflowHarness {
+  const database = useTestDatabase();
+  let stub: LlmStub | undefined;
+  let resources: WorkflowResources | undefined;
+  const counter = getTokenizer('o200k_base');
+
+  beforeAll(async () => {
+    stub = await startLlmStub();
+    resources = {
+      db: database.db,
+      llm: createLlm({ apiKey: 'stub', baseURL: stub.url, timeoutMs: 10_000 }),
+      clock: () => new Date(),
+      log: silentLog,
+    };
+  });
+  afterAll(async () => {
+    await stub?.close();
+  });
+
+  const append = async (session: SessionRow, messages: MessageInput[]) => {
+    await appendMessages(database.db, session.pk, await prepareMessages(messages, counter, new Date()));
+  };
+
+  return {
+    get resources() {
+      if (!resources) throw new Error('useWorkflow(): only inside tests and hooks');
+      return resources;
+    },
+    get stub() {
+      if (!stub) throw new Error('useWorkflow(): only inside tests and hooks');
+      return stub;
+    },
+    append,
+    async seedSession(messages, options = {}) {
+      const model = resolveModelInfo({
+        id: 'stub-summarizer',
+        provider: 'stub',
+        contextWindow: options.contextWindow ?? 32_000,
+        maxOutputTokens: 4_000,
+      });
+      const session = await insertSession(database.db, {
+        tenantId: 'tenant-a',
+        id: newId('ses'),
+        modelId: model.id,
+        provider: model.provider,
+        contextWindow: model.contextWindow,
+        maxOutputTokens: model.maxOutputTokens,
+        inputLimit: model.inputLimit,
+        policy: options.policy ?? {},
+        createHash: 'test',
+      });
+      if (!session) throw new Error('session insert failed');
+      await append(session, messages);
+      return session;
+    },
+  };
+}

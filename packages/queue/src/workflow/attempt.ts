@@ -1,0 +1,34 @@
+import { resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
+import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
+
+/** One attempt at one compaction: the claimed row, its fence and the session it compacts. */
+export interface Attempt {
+  compaction: CompactionRow;
+  /** Writes are fenced with it: a superseded attempt writes nothing. */
+  fence: number;
+  session: SessionRow;
+  policy: Policy;
+  model: ModelInfo;
+  /** The last seq this compaction covers, fixed on its first attempt. */
+  coversThroughSeq: number;
+  /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
+  lastAttempt: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export function attemptFor(
+  compaction: CompactionRow,
+  session: SessionRow,
+  options: { lastAttempt: boolean; signal?: AbortSignal | undefined },
+): Attempt {
+  return {
+    compaction,
+    fence: compaction.fence,
+    session,
+    policy: resolvePolicy(session.policy as PolicyInput),
+    model: sessionModel(session),
+    coversThroughSeq: compaction.coversThroughSeq ?? session.lastSeq,
+    lastAttempt: options.lastAttempt,
+    signal: options.signal,
+  };
+}

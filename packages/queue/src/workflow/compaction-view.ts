@@ -1,0 +1,25 @@
+import { assembleContext, type Message, type Policy } from '@compactor/core';
+import { loadContextRows, type Db } from '@compactor/db';
+
+/**
+ * The stored context view a compaction works on: pinned system messages and the latest
+ * completed compaction's summary first (core's order), then the kept messages up to
+ * `coversThroughSeq` (the range fixed when the compaction started; messages appended since are
+ * not compacted and land after the boundary). Parts are the stored ones, not the rendered ones:
+ * prune selection and the estimate are defined on stored parts.
+ */
+export async function loadCoveredView(
+  db: Db,
+  sessionPk: number,
+  coversThroughSeq: number,
+  policy: Pick<Policy, 'pinSystemMessages'>,
+): Promise<Message[]> {
+  const { pinSystemMessages } = policy;
+  const { messages, compaction } = await loadContextRows(db, sessionPk, { pinSystemMessages });
+  const ordered = assembleContext(messages, compaction ? [compaction] : [], { pinSystemMessages }).messages;
+  const stored = new Map(messages.map((m) => [m.id, m]));
+  return ordered.flatMap((m) => {
+    const original = stored.get(m.id);
+    return original && (original.summary || original.seq <= coversThroughSeq) ? [original] : [];
+  });
+}

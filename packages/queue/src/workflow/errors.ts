@@ -1,0 +1,53 @@
+import {
+  InvalidSummaryError,
+  LlmAbortedError,
+  LlmFatalError,
+  LlmOverflowError,
+  LlmRetryableError,
+  isLlmError,
+} from '@compactor/llm';
+
+/** Error codes a failed compaction records (`compactions.error_code`). */
+export type CompactionErrorCode =
+  | 'llm_retries_exhausted'
+  | 'llm_fatal'
+  | 'llm_overflow'
+  | 'invalid_summary'
+  | 'context_cannot_fit'
+  | 'session_gone'
+  | 'internal_error';
+
+/** The compaction cannot succeed by retrying: record it as failed with this code. */
+export class CompactionFailedError extends Error {
+  override readonly name = 'CompactionFailedError';
+  constructor(
+    readonly code: CompactionErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Whether another attempt could succeed (the queue retries these, with backoff). */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof LlmRetryableError) return true;
+  if (isLlmError(error)) return false;
+  if (error instanceof CompactionFailedError) return false;
+  // Database or network blips surface as plain errors with a connection code.
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|57P01|57P03|08)/.test(code);
+}
+
+/** The code a summarizer failure is recorded with when it ends the compaction (or its fallback). */
+export function llmFailureCode(error: unknown): CompactionErrorCode {
+  if (error instanceof LlmRetryableError) return 'llm_retries_exhausted';
+  if (error instanceof LlmOverflowError) return 'llm_overflow';
+  if (error instanceof InvalidSummaryError) return 'invalid_summary';
+  if (error instanceof LlmFatalError) return 'llm_fatal';
+  return 'internal_error';
+}
+
+export function isAbort(error: unknown): boolean {
+  return error instanceof LlmAbortedError || (error as { name?: string })?.name === 'AbortError';
+}

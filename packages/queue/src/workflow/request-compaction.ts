@@ -1,0 +1,63 @@
+import {
+  resolvePolicy,
+  type CompactionReason,
+  type CompactionStrategy,
+  type PolicyInput,
+} from '@compactor/core';
+import {
+  findActiveCompaction,
+  insertCompaction,
+  newId,
+  type CompactionRow,
+  type DbOrTx,
+  type SessionRow,
+} from '@compactor/db';
+import { findCompactionByIdempotencyKey } from '@compactor/db';
+
+export interface CompactionRequest {
+  reason: CompactionReason;
+  /** Defaults to the session policy's strategy. */
+  strategy?: CompactionStrategy | undefined;
+  /** Per-request keep-recent override (Opal's manual `keep_recent`). */
+  keepRecentTokens?: number | null | undefined;
+  /** Custom summary instructions (`/compact focus on …`); the policy's apply otherwise. */
+  instructions?: string | null | undefined;
+  /** Keep only the last messages if no clean cut exists (emergency compaction; implied by overflow). */
+  force?: boolean | undefined;
+  idempotencyKey?: string | null | undefined;
+}
+
+/**
+ * Records a compaction request. At most one compaction per session is active (the database's
+ * partial unique index decides, so racing requests cannot both start one): a request while one
+ * is pending or running returns that one with `created: false`, as does a repeated
+ * `Idempotency-Key`. The caller enqueues the job for a created row.
+ */
+export async function requestCompaction(
+  db: DbOrTx,
+  session: SessionRow,
+  request: CompactionRequest,
+): Promise<{ compaction: CompactionRow; created: boolean }> {
+  const policy = resolvePolicy(session.policy as PolicyInput);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await insertCompaction(db, {
+      id: newId('cmp'),
+      sessionPk: session.pk,
+      reason: request.reason,
+      strategy: request.strategy ?? policy.strategy,
+      keepRecentTokens: request.keepRecentTokens ?? null,
+      instructions: request.instructions ?? null,
+      force: request.force ?? request.reason === 'overflow',
+      idempotencyKey: request.idempotencyKey ?? null,
+    });
+    if (inserted) return { compaction: inserted, created: true };
+    if (request.idempotencyKey) {
+      const repeated = await findCompactionByIdempotencyKey(db, session.pk, request.idempotencyKey);
+      if (repeated) return { compaction: repeated, created: false };
+    }
+    const active = await findActiveCompaction(db, session.pk);
+    if (active) return { compaction: active, created: false };
+    // The active one finished between our insert and our lookup: try again.
+  }
+  throw new Error(`could not start or find a compaction for session ${session.id}`);
+}

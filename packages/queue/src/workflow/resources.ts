@@ -1,0 +1,22 @@
+import type { Db } from '@compactor/db';
+import type { Llm } from '@compactor/llm';
+
+/** Log lines the workflow writes; pino's logger fits, so does a test spy. */
+export interface WorkflowLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** What the compaction workflow needs, passed explicitly (no module singletons). */
+export interface WorkflowResources {
+  db: Db;
+  llm: Llm;
+  clock: () => Date;
+  log: WorkflowLog;
+  /** A deployment-wide summarizer model (cheaper, say), below the session policy's choice. */
+  summarizerModel?: string | null;
+  /** Model for topic-boundary detection; defaults to the summarizer's. */
+  topicModel?: string | null;
+}
+
+export const silentLog: WorkflowLog = { info: () => undefined, warn: () => undefined };

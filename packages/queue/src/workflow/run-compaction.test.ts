@@ -1,0 +1,253 @@
+import { describe, expect, it } from 'vitest';
+import { assembleContext, toOpenAIMessages, validateContext, type Message } from '@compactor/core';
+import {
+  StaleAttemptError,
+  claimCompaction,
+  completeCompaction,
+  contextTokenStats,
+  estimateFromStats,
+  findCompaction,
+  listCompactionSteps,
+  loadContextRows,
+} from '@compactor/db';
+import { LlmRetryableError } from '@compactor/llm';
+import { generateCodingSession, SESSION_FACTS } from '@compactor/testing/fixtures';
+import { useWorkflow } from '../test-support/workflow';
+import { requestCompaction } from './request-compaction';
+import { runCompaction } from './run-compaction';
+
+const w = useWorkflow();
+
+async function context(sessionPk: number) {
+  const rows = await loadContextRows(w.resources.db, sessionPk);
+  return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+}
+const textOf = (message: Message | undefined) =>
+  (message?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+
+describe('runCompaction (prune → summarize → finalize)', () => {
+  it('compacts a real-looking session: summary first, recent turns verbatim, the goal and files kept', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const before = await context(session.pk);
+    // What the session status showed before: the hybrid estimate, calibrated on reported usage.
+    const statusBefore = estimateFromStats(await contextTokenStats(w.resources.db, session.pk));
+    const { compaction, created } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    expect(created).toBe(true);
+
+    const result = await runCompaction(w.resources, compaction.id);
+
+    expect(result.status).toBe('completed');
+    const row = result.compaction!;
+    expect(row).toMatchObject({ status: 'completed', step: null, attempts: 1, model: 'stub-summarizer' });
+    expect(row.tokensBefore).toBe(statusBefore);
+    expect(row.tokensAfter).toBeLessThan(row.tokensBefore! / 2);
+    expect(row.messagesBefore).toBe(before.messages.length);
+    expect(row.summaryMessageIds).toHaveLength(2);
+    expect(row.usageInput).toBeGreaterThan(0);
+
+    const after = await context(session.pk);
+    expect(after.tokens).toBe(row.tokensAfter);
+    const [marker, summary, firstKept] = after.messages;
+    expect(marker).toMatchObject({ role: 'user', summary: true, compactionId: compaction.id });
+    expect(summary).toMatchObject({ role: 'assistant', summary: true, finish: 'stop' });
+    expect(textOf(summary)).toContain('JavaScript heap out of memory');
+    expect(textOf(summary)).toContain(SESSION_FACTS.files[0]);
+    expect(firstKept?.role).toBe('user');
+    expect(firstKept?.seq).toBe(row.boundarySeq);
+    // The kept tail is verbatim: the newest message is untouched.
+    expect(after.messages.at(-1)).toEqual(before.messages.at(-1));
+    expect(validateContext(toOpenAIMessages(after))).toEqual([]);
+
+    const steps = await listCompactionSteps(w.resources.db, compaction.id);
+    expect(steps.map((s) => [s.step, s.status])).toEqual([
+      ['prune', 'completed'],
+      ['summarize', 'completed'],
+      ['finalize', 'completed'],
+    ]);
+  });
+
+  it('never loses messages appended while it runs: they land after the boundary', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 3 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });
+    w.stub.setFaults({ latencyMs: 400 });
+    const seen = w.stub.requests.length;
+    const running = runCompaction(w.resources, compaction.id);
+    await w.stub.waitForRequests(seen + 1);
+    await w.append(session, [
+      { id: 'late', role: 'user', parts: [{ type: 'text', text: 'One more thing while you work.' }] },
+    ]);
+    const result = await running;
+    w.stub.setFaults({});
+
+    expect(result.status).toBe('completed');
+    const row = result.compaction!;
+    const after = await context(session.pk);
+    const late = after.messages.find((m) => m.id === 'late');
+    expect(late).toBeDefined();
+    expect(late!.seq).toBeGreaterThan(row.coversThroughSeq!);
+    expect(after.messages.at(-1)?.id).toBe('late');
+    expect(after.messages[0]?.summary).toBe(true);
+  });
+
+  it('merges the previous summary on the next compaction instead of re-summarising it', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    await runCompaction(w.resources, first.compaction.id);
+    await w.append(
+      session,
+      generateCodingSession({ turns: 6, seed: 99 })
+        .slice(10)
+        .map((m) => ({ ...m, id: `second-${m.id}` })),
+    );
+
+    const seen = w.stub.requests.length;
+    const second = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const result = await runCompaction(w.resources, second.compaction.id);
+
+    expect(result.status).toBe('completed');
+    const prompts = w.stub.requests.slice(seen).map((r) => r.messages.map((m) => m.text).join('\n'));
+    expect(
+      prompts.some((p) => p.includes('<previous-summary>') && p.includes('JavaScript heap out of memory')),
+    ).toBe(true);
+    const after = await context(session.pk);
+    expect(textOf(after.messages[1])).toContain('JavaScript heap out of memory');
+    expect(after.messages.filter((m) => m.summary)).toHaveLength(2);
+  });
+
+  it('falls back to truncation when the summarizer keeps failing on the last attempt', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    w.stub.setFaults({ status: 500 });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    w.stub.setFaults({});
+
+    expect(result.status).toBe('completed');
+    expect(result.compaction).toMatchObject({ model: null, usageInput: null });
+    expect(result.compaction!.details).toMatchObject({
+      writtenBy: 'truncate',
+      fallback: { code: 'llm_retries_exhausted' },
+    });
+    const after = await context(session.pk);
+    expect(textOf(after.messages[1])).toMatch(/\[Compacted \d+ messages: /);
+    expect(textOf(after.messages[1])).toContain(SESSION_FACTS.files[0]);
+  });
+
+  it('fails with the error code when the policy does not allow the fallback, changing nothing', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }), {
+      policy: { fallback: 'fail' },
+    });
+    const before = await context(session.pk);
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    w.stub.setFaults({ status: 401 });
+    const result = await runCompaction(w.resources, compaction.id);
+    w.stub.setFaults({});
+
+    expect(result.status).toBe('failed');
+    expect(result.compaction).toMatchObject({ status: 'failed', errorCode: 'llm_fatal', step: null });
+    const after = await context(session.pk);
+    expect(after.messages.map((m) => m.id)).toEqual(before.messages.map((m) => m.id));
+    expect(after.compactionId).toBeNull();
+  });
+
+  it('rethrows a transient failure before the last attempt; the next attempt completes', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    w.stub.setFaults({ status: 503, times: 1 });
+
+    await expect(runCompaction(w.resources, compaction.id, { lastAttempt: false })).rejects.toBeInstanceOf(
+      LlmRetryableError,
+    );
+    expect(await findCompaction(w.resources.db, compaction.id)).toMatchObject({
+      status: 'running',
+      attempts: 1,
+      step: 'summarize',
+    });
+
+    const retried = await runCompaction(w.resources, compaction.id, { lastAttempt: false });
+    w.stub.setFaults({});
+    expect(retried.status).toBe('completed');
+    expect(retried.compaction!.attempts).toBe(2);
+    const steps = await listCompactionSteps(w.resources.db, compaction.id);
+    expect(steps.map((s) => [s.attempt, s.step, s.status])).toEqual([
+      [1, 'prune', 'completed'],
+      [1, 'summarize', 'failed'],
+      [2, 'prune', 'completed'],
+      [2, 'summarize', 'completed'],
+      [2, 'finalize', 'completed'],
+    ]);
+  });
+
+  it('fences a superseded attempt: the stalled worker writes nothing', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const stalled = await claimCompaction(w.resources.db, compaction.id, new Date());
+
+    const fresh = await runCompaction(w.resources, compaction.id);
+    expect(fresh.status).toBe('completed');
+    expect(fresh.compaction!.fence).toBe(stalled!.fence + 1);
+
+    await expect(
+      completeCompaction(w.resources.db, {
+        compactionId: compaction.id,
+        fence: stalled!.fence,
+        sessionPk: session.pk,
+        summaryMessages: [],
+        boundarySeq: 1,
+        tokensBefore: 0,
+        messagesBefore: 0,
+        finishedAt: new Date(),
+      }),
+    ).rejects.toBeInstanceOf(StaleAttemptError);
+    expect(await runCompaction(w.resources, compaction.id)).toEqual({ status: 'inactive', compaction: null });
+    expect((await findCompaction(w.resources.db, compaction.id))?.boundarySeq).toBe(
+      fresh.compaction!.boundarySeq,
+    );
+  });
+
+  it('skips a session with nothing to compact', async () => {
+    const session = await w.seedSession([
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', parts: [{ type: 'text', text: 'hello' }], finish: 'stop' },
+    ]);
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const result = await runCompaction(w.resources, compaction.id);
+    expect(result.status).toBe('skipped');
+    expect(result.compaction).toMatchObject({ status: 'skipped', errorCode: 'nothing_to_compact' });
+  });
+
+  it('writes the [Compacted …] summary without the LLM for the truncate strategy', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const seen = w.stub.requests.length;
+    const { compaction } = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      strategy: 'truncate',
+    });
+    const result = await runCompaction(w.resources, compaction.id);
+    expect(result.status).toBe('completed');
+    expect(w.stub.requests.length).toBe(seen);
+    expect(textOf((await context(session.pk)).messages[1])).toMatch(/^\[Compacted \d+ messages/);
+  });
+});
+
+describe('requestCompaction', () => {
+  it('returns the active compaction to a second request, and the same one for a repeated Idempotency-Key', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 1 }));
+    const first = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      idempotencyKey: 'k1',
+    });
+    const second = await requestCompaction(w.resources.db, session, { reason: 'auto' });
+    expect(second).toEqual({ compaction: first.compaction, created: false });
+
+    await runCompaction(w.resources, first.compaction.id);
+    const repeated = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      idempotencyKey: 'k1',
+    });
+    expect(repeated.created).toBe(false);
+    expect(repeated.compaction.id).toBe(first.compaction.id);
+    const fresh = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
+    expect(fresh.created).toBe(true);
+    expect(fresh.compaction).toMatchObject({ reason: 'overflow', force: true });
+  });
+});

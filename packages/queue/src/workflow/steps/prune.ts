@@ -1,0 +1,36 @@
+import { selectPrunableParts } from '@compactor/core';
+import { markPartsCompacted } from '@compactor/db';
+import type { Attempt } from '../attempt';
+import { loadCoveredView } from '../compaction-view';
+import type { WorkflowResources } from '../resources';
+
+export interface PruneOutcome {
+  parts: number;
+  tokens: number;
+  /** Output tokens that were candidates; when `parts` is 0 this says why (below the minimum). */
+  candidateTokens: number;
+  skipped: 'policy' | null;
+}
+
+/**
+ * OpenCode's prune inside a compaction: select old tool outputs (pure, core) and mark them in
+ * one set-based statement. Repeating it is harmless: already-pruned parts stop the selection
+ * and are skipped by the update.
+ */
+export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
+  if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: 0, skipped: 'policy' };
+  const view = await loadCoveredView(
+    resources.db,
+    attempt.session.pk,
+    attempt.coversThroughSeq,
+    attempt.policy,
+  );
+  const selection = selectPrunableParts(view, attempt.policy.pruning);
+  const marked = await markPartsCompacted(
+    resources.db,
+    attempt.session.pk,
+    selection.parts.map((p) => ({ seq: p.seq, callId: p.callId })),
+    { at: resources.clock(), by: attempt.compaction.id },
+  );
+  return { ...marked, candidateTokens: selection.candidateTokens, skipped: null };
+}

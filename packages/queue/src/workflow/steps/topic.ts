@@ -1,0 +1,138 @@
+import {
+  buildTopicDetectionRequest,
+  extractPreviousSummary,
+  isPinnedMessage,
+  NO_TOPIC_BOUNDARY,
+  planTopicCompaction,
+  type Message,
+  type TopicBoundary,
+} from '@compactor/core';
+import type { Attempt } from '../attempt';
+import { isAbort, isTransient } from '../errors';
+import type { WorkflowResources } from '../resources';
+import {
+  fileOpsOf,
+  summarizerSettings,
+  writeSummary,
+  type LlmSpend,
+  type SummarizeOutcome,
+} from './summarize';
+
+/**
+ * Topic mode (seed 002): ask the detector where the current topic started, then keep from
+ * there (truncate-only, when the topic started inside the verbatim window) or summarise what
+ * comes before the verbatim window. A detector that fails or answers nonsense means "no
+ * boundary" (the seed's safe default), never a lost compaction; a summary the detector cannot
+ * give (or the policy wants from the summarizer) is written by the normal summarizer, which
+ * merges the previous summary. The trigger was checked before the compaction was requested.
+ */
+export async function topicOutcome(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  view: Message[],
+): Promise<SummarizeOutcome> {
+  const { policy } = attempt;
+  const messages = view.filter((m) => !isPinnedMessage(m) || !policy.pinSystemMessages);
+  const settings = summarizerSettings(resources, attempt);
+  const request = buildTopicDetectionRequest(messages, {
+    maxMessages: policy.topic.maxMessages,
+    maxCharsPerMessage: policy.topic.maxCharsPerMessage,
+    summaryBudgetTokens: settings.maxOutputTokens,
+    verbatimWindowTokens: policy.topic.verbatimWindowTokens,
+    summaryFrom: policy.topic.summaryFrom,
+  });
+  const detected = await detect(resources, attempt, request, settings);
+  const plan = planTopicCompaction({
+    messages,
+    boundary: detected.boundary,
+    window: request.window,
+    triggerTokens: 0,
+    verbatimWindowTokens: policy.topic.verbatimWindowTokens,
+    minConfidence: policy.topic.minConfidence,
+    minVerbatimExchanges: policy.topic.minVerbatimExchanges,
+    summaryFrom: policy.topic.summaryFrom,
+  });
+  if (plan.case === 'none') return { kind: 'nothing-to-compact', reason: `topic: ${plan.reason}` };
+
+  const dropped = messages.slice(0, plan.keepFrom);
+  const fileOps = fileOpsOf(dropped, policy.fileTools);
+  const base = {
+    kind: 'summary' as const,
+    boundarySeq: plan.boundarySeq,
+    messagesCompacted: dropped.filter((m) => !m.summary).length,
+    fileOps,
+    emergencyPruned: { parts: 0, tokens: 0 },
+    detail: {
+      topicCase: plan.case,
+      boundaryIndex: plan.boundaryIndex,
+      confidence: detected.boundary.confidence,
+      movedToTurnStart: plan.movedToTurnStart,
+    },
+  };
+  if (!plan.needsSummarizer) {
+    // 'summarizer' only ever comes with needsSummarizer.
+    const writtenBy =
+      plan.summarySource === 'detector' || plan.summarySource === 'previous-summary'
+        ? plan.summarySource
+        : 'none';
+    return { ...base, summaryText: plan.summaryText, writtenBy, llm: detected.llm, fallback: null };
+  }
+  const written = await writeSummary(resources, attempt, dropped, fileOps, () =>
+    resources.llm.summarizeMessages({
+      messages: dropped,
+      previousSummary: extractPreviousSummary(dropped),
+      instructions: attempt.compaction.instructions ?? policy.instructions,
+      fileOps,
+      settings,
+      signal: attempt.signal,
+    }),
+  );
+  return {
+    ...base,
+    ...written,
+    llm: addSpend(detected.llm, written.llm),
+    detail: { ...base.detail, ...written.detail },
+  };
+}
+
+async function detect(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  request: { system: string; user: string },
+  settings: ReturnType<typeof summarizerSettings>,
+): Promise<{ boundary: TopicBoundary; llm: LlmSpend | null }> {
+  try {
+    const result = await resources.llm.detectTopicBoundary({
+      prompt: { system: request.system, user: request.user },
+      model: resources.topicModel ?? settings.model,
+      maxOutputTokens: settings.maxOutputTokens,
+      timeoutMs: settings.timeoutMs,
+      signal: attempt.signal,
+      contextWindow: settings.contextWindow,
+    });
+    return {
+      boundary: result.boundary,
+      llm: {
+        model: result.model,
+        usage: { input: result.usage.promptTokens, output: result.usage.completionTokens },
+        costUsd: result.costUsd,
+      },
+    };
+  } catch (error) {
+    if (isAbort(error) || (isTransient(error) && !attempt.lastAttempt)) throw error;
+    resources.log.warn(
+      { compactionId: attempt.compaction.id, err: (error as Error).message },
+      'topic detection failed; continuing with no boundary',
+    );
+    return { boundary: NO_TOPIC_BOUNDARY, llm: null };
+  }
+}
+
+function addSpend(a: LlmSpend | null, b: LlmSpend | null): LlmSpend | null {
+  if (!a || !b) return a ?? b;
+  return {
+    model: b.model,
+    usage: { input: a.usage.input + b.usage.input, output: a.usage.output + b.usage.output },
+    costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
+  };
+}
