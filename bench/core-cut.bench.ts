@@ -16,31 +16,11 @@ import {
   type Message,
   type Part,
 } from '@compactor/core';
+import { text, toolPart } from '@compactor/core/testing';
+import { lcg, measure, storedMessage, timingRow, type Timing } from './harness';
 
 const MESSAGES = 100_000;
 const BUDGET_MS = 50;
-
-function lcg(seed: number): () => number {
-  let state = seed;
-  return () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-}
-
-/** A message as the store's row mapper builds it: one object literal, fields in a fixed order. */
-function message(seq: number, role: Message['role'], parts: Part[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: role === 'assistant' ? 'tool-calls' : null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
 
 /** Turns of one user message and 1–6 assistant messages, each with text and 0–2 tool calls. */
 function buildSession(): Message[] {
@@ -50,32 +30,26 @@ function buildSession(): Message[] {
   let seq = 0;
   while (messages.length < MESSAGES) {
     const question = corpus.slice(0, 40 + Math.floor(random() * 200));
-    messages.push(
-      message(++seq, 'user', [{ type: 'text', text: question, tokens: estimateTokens(question) }]),
-    );
+    messages.push(storedMessage(++seq, 'user', [text(question)]));
     const steps = 1 + Math.floor(random() * 6);
     for (let step = 0; step < steps && messages.length < MESSAGES; step++) {
       const thought = corpus.slice(0, 20 + Math.floor(random() * 300));
-      const parts: Part[] = [{ type: 'text', text: thought, tokens: estimateTokens(thought) }];
+      const parts: Part[] = [text(thought)];
       const calls = Math.floor(random() * 3);
       for (let call = 0; call < calls; call++) {
         const output = corpus.slice(0, 100 + Math.floor(random() * 3000));
         const input = { path: `src/module${call}.ts` };
-        parts.push({
-          type: 'tool',
-          callId: `call_${seq + 1}_${call}`,
-          tool: 'read',
-          status: 'completed',
-          input,
-          output,
-          error: null,
-          compactedAt: null,
-          // Stored counts equal what the baseline re-estimates, so both must find the same cut.
-          tokens: estimateTokens(JSON.stringify(input) + output),
-          outputTokens: estimateTokens(output),
-        });
+        parts.push(
+          toolPart('read', estimateTokens(output), {
+            callId: `call_${seq + 1}_${call}`,
+            input,
+            output,
+            // Stored counts equal what the baseline re-estimates, so both must find the same cut.
+            tokens: estimateTokens(JSON.stringify(input) + output),
+          }),
+        );
       }
-      messages.push(message(++seq, 'assistant', parts));
+      messages.push(storedMessage(++seq, 'assistant', parts));
     }
   }
   return messages;
@@ -112,25 +86,11 @@ function naiveCut(messages: readonly Message[], keepRecentTokens: number): numbe
   return null;
 }
 
-function measure(runs: number, work: () => unknown): { median: number; p95: number; runs: number } {
-  for (let i = 0; i < 3; i++) work(); // warm up the JIT
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    work();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { median: at(0.5), p95: at(0.95), runs };
-}
-
 const session = buildSession();
 const totalTokens = session.reduce((sum, m) => sum + m.parts.reduce((s, p) => s + p.tokens, 0), 0);
 console.log(`session: ${session.length} messages, ${totalTokens} stored tokens`);
 
-const row = (name: string, r: ReturnType<typeof measure>): string =>
-  `${name.padEnd(48)} median ${r.median.toFixed(2).padStart(8)} ms   p95 ${r.p95.toFixed(2).padStart(8)} ms   (${r.runs} runs)`;
+const row = (name: string, r: Timing): string => timingRow(name, r, 8);
 
 let worstP95 = 0;
 for (const [scenario, keepRecentTokens] of [

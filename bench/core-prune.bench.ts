@@ -14,40 +14,15 @@ import {
   estimateTokens,
   selectPrunableParts,
   type Message,
-  type Part,
   type PruningPolicy,
   type ToolPart,
 } from '@compactor/core';
+import { toolPart } from '@compactor/core/testing';
+import { lcg, measure, storedMessage, timingRow } from './harness';
 
 const PARTS = 100_000;
 const PARTS_PER_MESSAGE = 4;
 const BUDGET_MS = 50;
-
-/** Deterministic pseudo-random numbers (a benchmark must measure the same thing each run). */
-function lcg(seed: number): () => number {
-  let state = seed;
-  return () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-}
-
-/**
- * A message as the store's row mapper builds it: one object literal, fields in a fixed order.
- * (Objects built by spreading a shared base are several times slower to walk in V8.)
- */
-function message(seq: number, role: Message['role'], parts: Part[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: role === 'assistant' ? 'tool-calls' : null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
 
 function buildSession(): Message[] {
   const random = lcg(42);
@@ -55,25 +30,21 @@ function buildSession(): Message[] {
   const messages: Message[] = [];
   let seq = 0;
   for (let made = 0; made < PARTS; made += PARTS_PER_MESSAGE) {
-    messages.push(message(++seq, 'user', [{ type: 'text', text: 'next step', tokens: 3 }]));
+    messages.push(storedMessage(++seq, 'user', [{ type: 'text', text: 'next step', tokens: 3 }]));
     const parts: ToolPart[] = [];
     for (let i = 0; i < PARTS_PER_MESSAGE; i++) {
       const output = corpus.slice(0, 40 + Math.floor(random() * 400));
       const outputTokens = countTokens(output);
-      parts.push({
-        type: 'tool',
-        callId: `call_${seq + 1}_${i}`,
-        tool: random() < 0.05 ? 'skill' : 'read',
-        status: 'completed',
-        input: { path: `src/file${i}.ts` },
-        output,
-        error: null,
-        compactedAt: null,
-        tokens: outputTokens + 12,
-        outputTokens,
-      });
+      parts.push(
+        toolPart(random() < 0.05 ? 'skill' : 'read', outputTokens, {
+          callId: `call_${seq + 1}_${i}`,
+          input: { path: `src/file${i}.ts` },
+          output,
+          tokens: outputTokens + 12,
+        }),
+      );
     }
-    messages.push(message(++seq, 'assistant', parts));
+    messages.push(storedMessage(++seq, 'assistant', parts));
   }
   return messages;
 }
@@ -105,26 +76,13 @@ function reestimatingPrune(
   return pruned > pruning.minimumTokens ? pruned : 0;
 }
 
-function measure(runs: number, work: () => unknown): { median: number; p95: number; runs: number } {
-  for (let i = 0; i < Math.min(3, runs); i++) work(); // warm up the JIT
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    work();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { median: at(0.5), p95: at(0.95), runs };
-}
-
 const session = buildSession();
 const pruning = DEFAULT_POLICY.pruning;
 // Steady state: earlier prunes already marked everything but the newest 2,000 outputs.
 const steady = session.map((m, index) =>
   index >= session.length - 1000 || m.role !== 'assistant'
     ? m
-    : message(
+    : storedMessage(
         m.seq,
         m.role,
         m.parts.map((part) =>
@@ -142,8 +100,7 @@ const steadyState = measure(200, () => selectPrunableParts(steady, pruning));
 const estimated = measure(50, () => reestimatingPrune(session, pruning, estimateTokens));
 const tokenized = measure(3, () => reestimatingPrune(session, pruning, countTokens));
 
-const row = (name: string, r: typeof stored): string =>
-  `${name.padEnd(48)} median ${r.median.toFixed(2).padStart(9)} ms   p95 ${r.p95.toFixed(2).padStart(9)} ms   (${r.runs} runs)`;
+const row = (name: string, r: typeof stored): string => timingRow(name, r, 9);
 console.log(row('selectPrunableParts, never pruned (worst case)', stored));
 console.log(row('selectPrunableParts, steady state', steadyState));
 console.log(row('OpenCode loop, re-estimating length / 4', estimated));

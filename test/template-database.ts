@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { MIGRATIONS_FOLDER, migrateDatabase, quoteIdent } from '@compactor/db';
-import { TEST_DATABASE_PREFIX, databaseUrlFor } from '@compactor/testing';
+import { TEST_DATABASE_PREFIX, databaseUrlFor, withAdmin } from '@compactor/testing';
 
 const STALE_AFTER_SECONDS = 6 * 3600;
 
@@ -66,15 +66,5 @@ async function dropStaleTestDatabases(client: pg.Client): Promise<void> {
     if (Number.isFinite(createdAt) && now - createdAt > STALE_AFTER_SECONDS) {
       await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
     }
-  }
-}
-
-async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl, application_name: 'compactor-test-setup' });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
   }
 }

@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { buildSummaryPrompt } from '@compactor/core';
+import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmStub } from './server';
 import { startLlmStub } from './server';
-import { assistant, tool, user } from './test-support/messages';
 
 let stub: LlmStub;
 
@@ -14,10 +14,10 @@ afterAll(() => stub.close());
 afterEach(() => stub.setFaults({}));
 
 const prompt = buildSummaryPrompt({
-  messages: [
+  messages: conversation([
     user('Port the CLI to TypeScript. Never change the flags.'),
-    assistant('Reading it.', tool('read', { path: 'bin/cli.js' }, 'console.log(1)')),
-  ],
+    assistant([text('Reading it.'), toolCall('read', { path: 'bin/cli.js' }, 'console.log(1)')]),
+  ]),
 });
 
 function chat(body: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Response> {

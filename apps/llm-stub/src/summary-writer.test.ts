@@ -4,10 +4,10 @@ import {
   type Message,
   type SummaryPromptInput,
 } from '@compactor/core';
+import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { parseSummary } from './summary-sections';
 import { readSummaryRequest, writeSummary } from './summary-writer';
-import { assistant, tool, user } from './test-support/messages';
 
 function summarise(messages: Message[], options: Omit<SummaryPromptInput, 'messages'> = {}): string {
   const prompt = buildSummaryPrompt({ messages, ...options });
@@ -16,23 +16,23 @@ function summarise(messages: Message[], options: Omit<SummaryPromptInput, 'messa
   return writeSummary(view);
 }
 
-const session: Message[] = [
+const session: Message[] = conversation([
   user('Add retry logic to the HTTP client in src/http.ts. We must keep the public API unchanged.'),
-  assistant(
-    'I will read the client first.',
-    tool('read', { path: 'src/http.ts' }, 'export async function get(url) { ... }'),
-  ),
-  assistant(
-    'We decided to use exponential backoff instead of a fixed delay.',
-    tool('edit', { path: 'src/http.ts', old: 'a', new: 'b' }, 'ok'),
-  ),
-  assistant(
-    'Running the tests.',
-    tool('bash', { command: 'npm test -- --run' }, 'Error: ECONNREFUSED 127.0.0.1:5432', 'error'),
-  ),
+  assistant([
+    text('I will read the client first.'),
+    toolCall('read', { path: 'src/http.ts' }, 'export async function get(url) { ... }'),
+  ]),
+  assistant([
+    text('We decided to use exponential backoff instead of a fixed delay.'),
+    toolCall('edit', { path: 'src/http.ts', old: 'a', new: 'b' }, 'ok'),
+  ]),
+  assistant([
+    text('Running the tests.'),
+    toolCall('bash', { command: 'npm test -- --run' }, 'Error: ECONNREFUSED 127.0.0.1:5432', 'error'),
+  ]),
   user('Never touch the database config. Next, add a test for the retry count.'),
   assistant('Adding the test now.'),
-];
+]);
 
 describe('writeSummary derives each section from the transcript', () => {
   const summary = summarise(session);
@@ -96,10 +96,15 @@ describe('writeSummary derives each section from the transcript', () => {
 });
 
 describe('writeSummary merges a previous summary (update prompt)', () => {
-  const previous = summarise([
-    user('Migrate the build from webpack to vite. Always keep source maps.'),
-    assistant('Reading the config.', tool('read', { file_path: 'webpack.config.js' }, 'module.exports = {}')),
-  ]);
+  const previous = summarise(
+    conversation([
+      user('Migrate the build from webpack to vite. Always keep source maps.'),
+      assistant([
+        text('Reading the config.'),
+        toolCall('read', { file_path: 'webpack.config.js' }, 'module.exports = {}'),
+      ]),
+    ]),
+  );
 
   it.each([
     [
@@ -131,10 +136,13 @@ describe('writeSummary merges a previous summary (update prompt)', () => {
     ],
   ])('%s', (_name, check) => {
     const merged = summarise(
-      [
+      conversation([
         user('Do not upgrade React. Now remove webpack from package.json.'),
-        assistant('Writing the vite config.', tool('write', { path: 'vite.config.ts' }, 'written')),
-      ],
+        assistant([
+          text('Writing the vite config.'),
+          toolCall('write', { path: 'vite.config.ts' }, 'written'),
+        ]),
+      ]),
       { previousSummary: previous },
     );
     check(parseSummary(merged));
@@ -147,7 +155,7 @@ describe('readSummaryRequest', () => {
     [
       'the file-op blocks outside the transcript are read',
       buildSummaryPrompt({
-        messages: [user('hi')],
+        messages: conversation([user('hi')]),
         fileOps: { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] },
       }).user,
       { readFiles: ['a.ts'], modifiedFiles: ['b.ts'] },

@@ -1,8 +1,8 @@
 import { buildSummaryMessages, buildTopicDetectionRequest, parseTopicBoundary } from '@compactor/core';
+import { assistant, conversation, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { answerChatRequest } from './completions';
 import { detectTopicBoundary, readTopicSummaryRequest } from './topic-detector';
-import { assistant, user } from './test-support/messages';
 import { parseIndexedMessages } from './transcript';
 
 /**
@@ -10,7 +10,7 @@ import { parseIndexedMessages } from './transcript';
  * verbatim window of 10 tokens keeps the last reply, so every earlier message is to be summarised.
  */
 function answerFor(userTexts: string[]) {
-  const messages = userTexts.flatMap((text, i) => [user(text), assistant(`Reply ${i}.`)]);
+  const messages = conversation(userTexts.flatMap((text, i) => [user(text), assistant(`Reply ${i}.`)]));
   const request = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 10 });
   return detectTopicBoundary(parseIndexedMessages(request.user), readTopicSummaryRequest(request.user, null));
 }
@@ -60,7 +60,7 @@ describe('detectTopicBoundary answers from cues', () => {
     const noCue = answerFor(['Fix the parser bug in parser.py.', 'It still fails on empty input.']);
     expect(noCue.boundary_index).toBeNull();
     expect(noCue.summary).toContain('Fix the parser bug in parser.py.');
-    const messages = [user('Fix the parser.'), assistant('Done.')];
+    const messages = conversation([user('Fix the parser.'), assistant('Done.')]);
     expect(wireAnswer(buildTopicDetectionRequest(messages)).summary).toBe('');
     expect(
       wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 1, summaryFrom: 'summarizer' }))
@@ -79,10 +79,7 @@ describe('detectTopicBoundary answers from cues', () => {
     }).map((m) => ({ ...m, seq: 0 }));
     const messages = [
       ...previous,
-      user('Fix the parser.'),
-      assistant('Done.'),
-      user('Add tests.'),
-      assistant('Added.'),
+      ...conversation([user('Fix the parser.'), assistant('Done.'), user('Add tests.'), assistant('Added.')]),
     ];
     const answer = wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 3 }));
     expect(answer.summary).toContain('Earlier: Goal: ship the exporter.');

@@ -5,39 +5,11 @@ import {
   validateOpenAIMessages,
   type ContextIssue,
 } from './context-validation';
-import type { Message, Part, ToolPart } from './model';
+import type { Message, ToolPart, ToolStatus } from './model';
 import type { OpenAIChatMessage } from './openai-format';
+import { message, text, toolPart } from './test-support/builders';
 
-function message(seq: number, role: Message['role'], parts: Part[], summary = false): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary,
-    compactionId: null,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
-function tool(callId: string, status: ToolPart['status'] = 'completed'): ToolPart {
-  return {
-    type: 'tool',
-    callId,
-    tool: 'read',
-    status,
-    input: {},
-    output: 'x',
-    error: null,
-    compactedAt: null,
-    tokens: 1,
-    outputTokens: 1,
-  };
-}
+const tool = (callId: string, status?: ToolStatus): ToolPart => toolPart('read', 1, { callId, status });
 const call = (id: string, args = '{}') => ({
   id,
   type: 'function' as const,
@@ -49,7 +21,7 @@ describe('validateNativeContext', () => {
     [
       'a valid context',
       [
-        message(1, 'assistant', [text('s')], true),
+        message(1, 'assistant', [text('s')], { summary: true }),
         message(2, 'user', [text('q')]),
         message(3, 'assistant', [tool('a')]),
       ],
@@ -70,12 +42,12 @@ describe('validateNativeContext', () => {
     ],
     [
       'a summary after the kept messages',
-      [message(1, 'user', [text('q')]), message(2, 'assistant', [text('s')], true)],
+      [message(1, 'user', [text('q')]), message(2, 'assistant', [text('s')], { summary: true })],
       [{ kind: 'summary-not-first', index: 1 }],
     ],
     [
       'pinned system instructions before the summary',
-      [message(1, 'system', [text('Be terse.')]), message(2, 'assistant', [text('s')], true)],
+      [message(1, 'system', [text('Be terse.')]), message(2, 'assistant', [text('s')], { summary: true })],
       [],
     ],
   ])('%s', (_name, messages, expected) => {

@@ -6,6 +6,7 @@
 import type { Message } from './model';
 import type { OpenAIChatMessage } from './openai-format';
 
+/** What the validators report: each kind makes a provider reject the request or breaks the boundary rule. */
 export type ContextIssueKind =
   /** A tool result that answers no tool call of the assistant message right before it. */
   | 'orphaned-tool-result'
@@ -25,6 +26,7 @@ export type ContextIssueKind =
   /** A message with no content (and no tool calls). */
   | 'empty-message';
 
+/** One problem in a context; `callId` is set for the kinds that concern a tool call. */
 export interface ContextIssue {
   kind: ContextIssueKind;
   /** Index of the offending message. */

@@ -11,6 +11,7 @@ import { validateContext } from './context-validation';
 import type { CompactionBoundary, CompactionStatus, Message, Part, Role, ToolStatus } from './model';
 import { toOpenAIMessages } from './openai-format';
 import { buildSummaryMessages, type SummaryMessageStyle } from './summary-messages';
+import { message } from './test-support/builders';
 
 type PartSpec =
   | { kind: 'text' | 'reasoning'; text: string; tokens: number }
@@ -140,18 +141,14 @@ function buildSession(spec: SessionSpec): Session {
         return { type: 'compaction', auto: part.auto, tokens: 3 };
     }
   };
-  const ordered: Omit<Message, 'seq'>[] = spec.messages.map((m, i) => ({
-    id: `m${i}`,
-    role: m.role,
-    parts: m.parts.map((part, index) => toPart(part, index)),
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  }));
+  // Ids `m<index>`; the seqs, with gaps, are set below once the summaries are in.
+  const ordered: Omit<Message, 'seq'>[] = spec.messages.map((m, i) =>
+    message(
+      i,
+      m.role,
+      m.parts.map((part, index) => toPart(part, index)),
+    ),
+  );
   const summaryIds: string[][] = spec.compactions.map((c, i) => {
     if (c.style === 'none') return [];
     const written = buildSummaryMessages({

@@ -7,52 +7,24 @@ import {
   type CompactionBoundary,
   type CompactionStatus,
   type Message,
-  type Part,
   type ToolPart,
 } from './model';
+import { message, text, toolPart, type ToolPartOptions } from './test-support/builders';
 import { PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
 
-function message(
-  seq: number,
-  role: Message['role'],
-  parts: Part[] = [text(`m${seq}`)],
-  extra: Partial<Message> = {},
-): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-    ...extra,
-  };
-}
-function text(value: string, tokens = 10): Part {
-  return { type: 'text', text: value, tokens };
-}
-function tool(extra: Partial<ToolPart> = {}): ToolPart {
-  return {
-    type: 'tool',
+/** An ordinary message at `seq`: one text `m<seq>` of 10 tokens. */
+const plain = (seq: number, role: Message['role']): Message => message(seq, role, [text(`m${seq}`, 10)]);
+/** A completed 1000-token read of `a.ts` whose output is `outputTokens` long. */
+const tool = (options: ToolPartOptions = {}, outputTokens = 900): ToolPart =>
+  toolPart('read', outputTokens, {
     callId: 'c1',
-    tool: 'read',
-    status: 'completed',
     input: { path: 'a.ts' },
     output: 'file contents',
-    error: null,
-    compactedAt: null,
     tokens: 1000,
-    outputTokens: 900,
-    ...extra,
-  };
-}
+    ...options,
+  });
 function summaryOf(seq: number, compactionId: string): Message {
-  return message(seq, 'assistant', [text(`summary ${compactionId}`)], {
+  return message(seq, 'assistant', [text(`summary ${compactionId}`, 10)], {
     id: `s-${compactionId}`,
     summary: true,
     compactionId,
@@ -73,15 +45,15 @@ const ids = (messages: Message[]): string[] => messages.map((m) => m.id);
 describe('assembleContext', () => {
   // Seqs 1–6 ordinary; c1 summarised 1–3 (summary at 7); 8–9 came after; c2 summary at 10.
   const history = [
-    message(1, 'user'),
-    message(2, 'assistant'),
-    message(3, 'user'),
-    message(4, 'assistant'),
-    message(5, 'user'),
-    message(6, 'assistant'),
+    plain(1, 'user'),
+    plain(2, 'assistant'),
+    plain(3, 'user'),
+    plain(4, 'assistant'),
+    plain(5, 'user'),
+    plain(6, 'assistant'),
     summaryOf(7, 'c1'),
-    message(8, 'user'),
-    message(9, 'assistant'),
+    plain(8, 'user'),
+    plain(9, 'assistant'),
     summaryOf(10, 'c2'),
   ];
 
@@ -161,7 +133,7 @@ describe('assembleContext', () => {
       summary: true,
       compactionId: 'c4',
     });
-    const summary = message(12, 'assistant', [text('summary')], {
+    const summary = message(12, 'assistant', [text('summary', 10)], {
       id: 'sum',
       summary: true,
       compactionId: 'c4',
@@ -180,7 +152,7 @@ describe('assembleContext', () => {
       message(2, 'assistant', [
         tool({ callId: 'pruned', compactedAt: '2025-01-01T00:00:00Z' }),
         tool({ callId: 'live' }),
-        tool({ callId: 'running', status: 'running', output: null, tokens: 30, outputTokens: 0 }),
+        tool({ callId: 'running', status: 'running', output: null, tokens: 30 }, 0),
       ]),
     ];
     const context = assembleContext(messages, []);
@@ -208,13 +180,13 @@ describe('assembleContext: pinned system messages (REFERENCE: instructions missi
   // more; c1 summarised 1–6 (summary at 9, boundary 7).
   const pinnedHistory = [
     message(1, 'system', [text('You are a careful engineer. Follow AGENTS.md.', 30)]),
-    message(2, 'user'),
-    message(3, 'assistant'),
-    message(4, 'user'),
-    message(5, 'assistant'),
+    plain(2, 'user'),
+    plain(3, 'assistant'),
+    plain(4, 'user'),
+    plain(5, 'assistant'),
     message(6, 'system', [text('The user switched to plan mode.', 8)]),
-    message(7, 'user'),
-    message(8, 'assistant'),
+    plain(7, 'user'),
+    plain(8, 'assistant'),
     summaryOf(9, 'c1'),
   ];
 
@@ -256,7 +228,7 @@ describe('assembleContext: pinned system messages (REFERENCE: instructions missi
   });
 
   it("a compaction's system-style summary is not pinned: an older one stays hidden", () => {
-    const systemSummary = message(9, 'system', [text('[History Summary - 4 earlier messages]')], {
+    const systemSummary = message(9, 'system', [text('[History Summary - 4 earlier messages]', 10)], {
       id: 's-c1',
       summary: true,
       compactionId: 'c1',
@@ -271,9 +243,9 @@ describe('assembleContext: pinned system messages (REFERENCE: instructions missi
   });
 
   it('isPinnedMessage: client system messages only', () => {
-    expect(isPinnedMessage(message(1, 'system'))).toBe(true);
-    expect(isPinnedMessage(message(1, 'system', undefined, { summary: true }))).toBe(false);
-    expect(isPinnedMessage(message(1, 'user'))).toBe(false);
+    expect(isPinnedMessage(plain(1, 'system'))).toBe(true);
+    expect(isPinnedMessage({ ...plain(1, 'system'), summary: true })).toBe(false);
+    expect(isPinnedMessage(plain(1, 'user'))).toBe(false);
   });
 });
 
@@ -294,7 +266,7 @@ describe('renderToolPart', () => {
     });
   });
   it('never counts negative tokens for an inconsistent part', () => {
-    expect(renderToolPart(tool({ compactedAt: 'x', tokens: 10, outputTokens: 50 })).tokens).toBe(
+    expect(renderToolPart(tool({ compactedAt: 'x', tokens: 10 }, 50)).tokens).toBe(
       PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
     );
   });

@@ -96,6 +96,7 @@ export function renderMessage(message: Message): Message {
   };
 }
 
+/** Switches for {@link assembleContext}, taken from the session's policy. */
 export interface AssembleOptions {
   /** The session policy's `pinSystemMessages` (default `true`). */
   pinSystemMessages?: boolean;

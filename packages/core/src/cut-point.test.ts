@@ -3,19 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { findCutPoint, isForced, isTurnStart, keepRecentTokensFor, type CutPointOptions } from './cut-point';
 import type { CompactionReason, Message, ModelInfo } from './model';
 import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
-import { assistant, conversation, model, summary, toolPart, user } from './test-support/builders';
-
-/** Messages of the given roles and tokens: `u` user, `a` assistant, `s` summary. */
-function messages(spec: string, tokens: number | number[]): Message[] {
-  return conversation(
-    [...spec].map((role, index) => {
-      const count = Array.isArray(tokens) ? tokens[index]! : tokens;
-      if (role === 'u') return user(`u${index}`, count);
-      if (role === 's') return summary(`s${index}`, count);
-      return assistant(`a${index}`, { tokens: count });
-    }),
-  );
-}
+import { assistant, conversation, messages, model, summary, toolPart, user } from './test-support/builders';
 
 const cut = (view: Message[], options: CutPointOptions) => findCutPoint(view, options);
 

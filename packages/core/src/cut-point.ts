@@ -20,6 +20,7 @@ import { usableTokens } from './triggers';
 /** Opal's fallback when no valid cut exists and `force` is set: keep this many messages. */
 export const FORCED_KEEP_MESSAGES = 2;
 
+/** Rules for {@link findCutPoint}; `keepRecentTokens` usually comes from {@link keepRecentTokensFor}. */
 export interface CutPointOptions {
   /** Tokens of recent history to keep verbatim. */
   keepRecentTokens: number;
@@ -34,6 +35,7 @@ export interface CutPointOptions {
 /** How a cut was found. `mid-turn` cuts start the kept part with a non-user message (a split turn). */
 export type CutKind = 'turn-start' | 'mid-turn' | 'forced';
 
+/** Where {@link findCutPoint} cuts; `index` is a position in the array it was given, not a seq. */
 export interface CutPoint {
   /** Index of the first kept message. Everything before it (after any previous summary) is compacted. */
   index: number;

@@ -20,6 +20,7 @@ import type { PrunablePart } from './prune';
 import { partTokens, storedTokens } from './tokens';
 import { usableTokens } from './triggers';
 
+/** Budgets for {@link selectEmergencyPrune}: usually the keep budget and {@link emergencyRoomTokens}. */
 export interface EmergencyPruneOptions {
   /** Prune largest-first until the messages take at most this many tokens (the keep budget). */
   targetTokens: number;
@@ -33,6 +34,7 @@ export interface EmergencyPruneOptions {
   protectedTools?: readonly string[];
 }
 
+/** The outputs an emergency compaction clears in its kept part, and whether the kept part then fits. */
 export interface EmergencyPruneSelection {
   /** Outputs to prune, in the order chosen (largest first, protected tools last). */
   parts: PrunablePart[];

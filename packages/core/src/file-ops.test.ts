@@ -13,39 +13,12 @@ import {
   withFileOps,
   type FileOp,
 } from './file-ops';
-import type { Message, ToolPart, ToolStatus } from './model';
+import type { ToolPart, ToolStatus } from './model';
 import { DEFAULT_POLICY, POLICY_PRESETS } from './policy';
+import { assistant, conversation, toolPart } from './test-support/builders';
 
-function tool(name: string, input: unknown, status: ToolStatus = 'completed'): ToolPart {
-  return {
-    type: 'tool',
-    callId: `call-${name}`,
-    tool: name,
-    status,
-    input,
-    output: status === 'completed' ? 'ok' : null,
-    error: status === 'error' ? 'failed' : null,
-    compactedAt: null,
-    tokens: 10,
-    outputTokens: 1,
-  };
-}
-
-function assistant(seq: number, parts: ToolPart[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role: 'assistant',
-    parts,
-    finish: 'tool-calls',
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
+const tool = (name: string, input: unknown, status?: ToolStatus): ToolPart =>
+  toolPart(name, 1, { input, status });
 
 const CODEX_PATCH = [
   '*** Begin Patch',
@@ -269,11 +242,11 @@ describe('pathsInToolInput', () => {
 
 describe('extractFileOps and mergeFileOps', () => {
   it('collects, sorts, de-duplicates and promotes read-then-modified to modified', () => {
-    const messages = [
-      assistant(1, [tool('Read', { file_path: 'b.ts' }), tool('Read', { file_path: 'a.ts' })]),
-      assistant(2, [tool('Edit', { file_path: 'a.ts' }), tool('Read', { file_path: 'b.ts' })]),
-      assistant(3, [tool('Write', { file_path: 'c.ts' })]),
-    ];
+    const messages = conversation([
+      assistant([tool('Read', { file_path: 'b.ts' }), tool('Read', { file_path: 'a.ts' })]),
+      assistant([tool('Edit', { file_path: 'a.ts' }), tool('Read', { file_path: 'b.ts' })]),
+      assistant([tool('Write', { file_path: 'c.ts' })]),
+    ]);
     expect(extractFileOps(messages)).toEqual({ readFiles: ['b.ts'], modifiedFiles: ['a.ts', 'c.ts'] });
   });
 
@@ -332,13 +305,13 @@ describe('rendering', () => {
 
 describe('policy wiring', () => {
   it("takes the policy's fileTools as is, and keeps the editors' own rules when they are listed there", () => {
-    const messages = [
-      assistant(1, [
+    const messages = conversation([
+      assistant([
         tool('Read', { file_path: 'a.ts' }),
         tool('str_replace_editor', { command: 'view', path: 'b.ts' }),
         tool('apply_patch', { input: '*** Update File: c.ts' }),
       ]),
-    ];
+    ]);
     const expected = { readFiles: ['a.ts', 'b.ts'], modifiedFiles: ['c.ts'] };
     expect(extractFileOps(messages, DEFAULT_POLICY.fileTools)).toEqual(expected);
     for (const policy of Object.values(POLICY_PRESETS))

@@ -14,6 +14,7 @@ export type FileOps = { readFiles: string[]; modifiedFiles: string[] };
 /** What one tool call did to one file. Writes and edits both count as modifications. */
 export type FileOpKind = 'read' | 'write' | 'edit';
 
+/** One file a tool call touched; `path` is as the call named it, not normalised or resolved. */
 export interface FileOp {
   kind: FileOpKind;
   path: string;

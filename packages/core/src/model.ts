@@ -7,6 +7,7 @@
  * call (`input`) and its result (`output` / `error`). Renderers split them into provider messages.
  */
 
+/** Who wrote a message. There is no `tool` role: results live on the assistant's tool parts. */
 export type Role = 'user' | 'assistant' | 'system';
 
 /** Lifecycle of a tool call, as streamed by the agent: `pending → running → completed | error`. */
@@ -34,6 +35,7 @@ export interface Usage {
   cacheWrite: number;
 }
 
+/** Plain text content, in a message of any role. */
 export interface TextPart {
   type: 'text';
   text: string;
@@ -41,6 +43,7 @@ export interface TextPart {
   tokens: number;
 }
 
+/** An assistant's reasoning: stored and counted; `toOpenAIMessages` drops it, transcripts do by default. */
 export interface ReasoningPart {
   type: 'reasoning';
   text: string;
@@ -74,6 +77,7 @@ export interface ToolPart {
   outputTokens: number;
 }
 
+/** An attached file by URL: Chat Completions renderings send images as `image_url`, others as a text note. */
 export interface FilePart {
   type: 'file';
   mime: string;
@@ -90,14 +94,18 @@ export interface CompactionPart {
   tokens: number;
 }
 
+/** One piece of a message, discriminated by `type`; parts stay in the order the agent produced them. */
 export type Part = TextPart | ReasoningPart | ToolPart | FilePart | CompactionPart;
+/** The `type` tag of a {@link Part}. */
 export type PartType = Part['type'];
 
+/** Why an assistant turn failed, as the agent reported it (the API also accepts a bare string). */
 export interface MessageError {
   message: string;
   code?: string | undefined;
 }
 
+/** A stored message: the API's message plus the store's `seq` and per-part token counts. */
 export interface Message {
   /** Client id (or a generated one); unique within a session. */
   id: string;
@@ -116,9 +124,13 @@ export interface Message {
   compactionId: string | null;
 }
 
+/** Lifecycle `pending → running → completed | failed | skipped`; only `completed` moves the boundary. */
 export type CompactionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+/** What asked for a compaction: the auto trigger, a manual request, or a context overflow (an emergency). */
 export type CompactionReason = 'auto' | 'manual' | 'overflow';
+/** How the range is replaced: an LLM summary, an LLM-free one (Opal's truncate), or topic mode (seed 002). */
 export type CompactionStrategy = 'summarize' | 'truncate' | 'topic';
+/** The workflow steps, in run order; each attempt records one `compaction_steps` row per step it runs. */
 export type CompactionStep = 'prune' | 'summarize' | 'finalize';
 
 /**
@@ -156,6 +168,7 @@ export const PRUNED_OUTPUT_PLACEHOLDER = '[Old tool result content cleared]';
 /** Result shown for a tool call that never finished (OpenCode's wording). */
 export const INTERRUPTED_TOOL_RESULT = '[Tool execution was interrupted]';
 
+/** Narrows a part to a {@link ToolPart}. */
 export function isToolPart(part: Part): part is ToolPart {
   return part.type === 'tool';
 }

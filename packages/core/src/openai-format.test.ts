@@ -16,39 +16,16 @@ import {
   toolResultContent,
 } from './openai-format';
 import { buildSummaryMessages, COMPACTION_MARKER_TEXT } from './summary-messages';
+import { message, text, toolPart, type ToolPartOptions } from './test-support/builders';
 
-function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-    ...extra,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
-function tool(callId: string, extra: Partial<ToolPart> = {}): ToolPart {
-  return {
-    type: 'tool',
+/** A completed read of `<callId>.ts`. */
+const tool = (callId: string, options: ToolPartOptions = {}): ToolPart =>
+  toolPart('read', 5, {
     callId,
-    tool: 'read',
-    status: 'completed',
     input: { path: `${callId}.ts` },
     output: `contents of ${callId}`,
-    error: null,
-    compactedAt: null,
-    tokens: 10,
-    outputTokens: 5,
-    ...extra,
-  };
-}
+    ...options,
+  });
 
 describe('toOpenAIMessages', () => {
   it('splits an assistant turn into steps: assistant(content, tool_calls) → tool … → assistant', () => {
@@ -226,7 +203,7 @@ describe('toolCallArguments', () => {
 });
 
 describe('toolResultContent', () => {
-  it.each<[Partial<ToolPart>, string]>([
+  it.each<[ToolPartOptions, string]>([
     [{ status: 'completed', output: 'x' }, 'x'],
     [{ status: 'error', output: null, error: null }, 'Tool error'],
     [{ status: 'pending', output: null, error: null }, ''],

@@ -10,9 +10,11 @@ import { renderMessage, type AssembledContext } from './context';
 import { assertNever, type FilePart, type Message, type Part, type ToolPart } from './model';
 import { COMPACTION_MARKER_TEXT } from './summary-messages';
 
+/** A content part of a Chat Completions user message: text, or an image by URL. */
 export type OpenAIContentPart =
   { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
+/** One `tool_calls` entry; `id` is made valid and unique, so it may differ from the stored `callId`. */
 export interface OpenAIToolCall {
   id: string;
   type: 'function';
@@ -20,12 +22,14 @@ export interface OpenAIToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A Chat Completions message, limited to the fields {@link toOpenAIMessages} writes. */
 export type OpenAIChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | OpenAIContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: OpenAIToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
+/** Whether {@link toolCallArguments} writes what a provider can parse or what a reader should see. */
 export interface ToolArgumentsOptions {
   /**
    * `object` (default): JSON text of an object, as Chat Completions requires. `display`: how a

@@ -13,7 +13,9 @@ import { DEFAULT_FILE_TOOLS } from './file-ops';
 
 /** Names of the presets, one per reference system (see the README for what each reproduces). */
 export const POLICY_PRESET_NAMES = ['opencode', 'opal', 'klaude', 'topic'] as const;
+/** Validates a preset name (one of {@link POLICY_PRESET_NAMES}). */
 export const PolicyPresetSchema = z.enum(POLICY_PRESET_NAMES);
+/** `opencode` (the default), `opal`, `klaude` (klaude-code) or `topic` (seed 002). */
 export type PolicyPreset = z.infer<typeof PolicyPresetSchema>;
 
 const tokens = z.number().int().nonnegative();
@@ -43,13 +45,16 @@ const ReserveTriggerSchema = z.strictObject({
 /** Seed 002: history tokens > `compaction_trigger_tokens`, whatever the window. */
 const TokensTriggerSchema = z.strictObject({ kind: z.literal('tokens'), tokens: positiveTokens });
 
+/** When auto compaction fires: one reference system's rule per `kind` (the variant schemas above). */
 export const TriggerSchema = z.discriminatedUnion('kind', [
   OverflowTriggerSchema,
   RatioTriggerSchema,
   ReserveTriggerSchema,
   TokensTriggerSchema,
 ]);
+/** A resolved trigger; {@link TRIGGER_DEFAULTS} holds each kind's defaults. */
 export type Trigger = z.infer<typeof TriggerSchema>;
+/** `overflow` (OpenCode, the default), `ratio` (Opal), `reserve` (klaude-code) or `tokens` (seed 002). */
 export type TriggerKind = Trigger['kind'];
 
 const PruningSchema = z.strictObject({
@@ -150,8 +155,11 @@ export const PolicySchema = z.strictObject({
    */
   pinSystemMessages: z.boolean(),
 });
+/** A complete, validated policy: get one from {@link resolvePolicy} or {@link POLICY_PRESETS}. */
 export type Policy = z.infer<typeof PolicySchema>;
+/** Tool-output pruning budgets (OpenCode), as prune.ts `selectPrunableParts` takes them. */
 export type PruningPolicy = Policy['pruning'];
+/** Keep-recent budgets per compaction reason; cut-point.ts `keepRecentTokensFor` turns them into tokens. */
 export type KeepRecentPolicy = Policy['keepRecent'];
 
 /** A trigger override: any trigger field; `kind` switches to that trigger's defaults first. */
@@ -186,6 +194,7 @@ export const PolicyInputSchema = z.strictObject({
   instructions: PolicySchema.shape.instructions.optional(),
   pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
 });
+/** A policy as a client sends it, every field optional; {@link resolvePolicy} completes and validates it. */
 export type PolicyInput = z.input<typeof PolicyInputSchema>;
 type PolicyOverrides = Omit<PolicyInput, 'preset'>;
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Message, Part } from './model';
 import { POLICY_PRESETS } from './policy';
 import {
   buildSummaryPrompt,
@@ -11,39 +10,18 @@ import {
   validateSummaryOutput,
 } from './prompts';
 import { buildSummaryMessages, extractPreviousSummary } from './summary-messages';
+import { message, text, toolPart } from './test-support/builders';
 
-function message(seq: number, role: Message['role'], parts: Part[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
 const conversation = [
   message(1, 'user', [text('Use pnpm, never npm. Fix `tsc --strict` errors in src/parser.ts')]),
   message(2, 'assistant', [
     text('Looking.'),
-    {
-      type: 'tool',
+    toolPart('bash', 750, {
       callId: 'c1',
-      tool: 'bash',
-      status: 'completed',
       input: { command: 'pnpm tsc --strict' },
       output: 'x'.repeat(3000),
-      error: null,
-      compactedAt: null,
       tokens: 800,
-      outputTokens: 750,
-    },
+    }),
   ]),
 ];
 

@@ -17,6 +17,7 @@ export interface SummaryPrompt {
   user: string;
 }
 
+/** System message of every summarizer request: the summarizer role only (first anti-continuation layer). */
 export const SUMMARIZER_SYSTEM_PROMPT = [
   'You are a context summarizer. You read the transcript of a conversation between a user and an AI assistant,',
   'given as data inside <conversation> tags, and write the summary that lets the assistant continue the work',

@@ -25,6 +25,7 @@ export interface PrunablePart {
   outputTokens: number;
 }
 
+/** What {@link selectPrunableParts} chose, in output tokens; the totals explain an empty choice. */
 export interface PruneSelection {
   /** Parts to mark as pruned, oldest first; empty when the saving is not worth it. */
   parts: PrunablePart[];

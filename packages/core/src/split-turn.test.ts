@@ -6,6 +6,7 @@ import { planCompaction, type CompactionPlan } from './split-turn';
 import {
   assistant,
   conversation,
+  messages,
   model,
   summary,
   system,
@@ -14,18 +15,6 @@ import {
   user,
 } from './test-support/builders';
 import { PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
-
-/** Messages of the given roles and tokens: `u` user, `a` assistant, `s` summary. */
-function messages(spec: string, tokens: number | number[]): Message[] {
-  return conversation(
-    [...spec].map((role, index) => {
-      const count = Array.isArray(tokens) ? tokens[index]! : tokens;
-      if (role === 'u') return user(`u${index}`, count);
-      if (role === 's') return summary(`s${index}`, count);
-      return assistant(`a${index}`, { tokens: count });
-    }),
-  );
-}
 
 const seqs = (list: Message[] | null): number[] | null => list?.map((message) => message.seq) ?? null;
 

@@ -38,6 +38,7 @@ export const MOVE_BACK_MAX_KEPT_FACTOR = 2;
  */
 export type SplitKind = 'clean' | 'split' | 'moved-to-turn-start' | 'prefix-in-history';
 
+/** How a compaction slices its view: what to summarise, what to keep verbatim, and the boundary to record. */
 export interface CompactionPlan {
   /** Index of the first kept message in the view (`messages`, pinned messages included). */
   cutIndex: number;
@@ -66,6 +67,7 @@ export interface CompactionPlan {
   split: SplitKind;
 }
 
+/** Inputs of {@link planCompaction}; `keepRecentTokens` usually comes from `keepRecentTokensFor`. */
 export interface PlanOptions {
   keepRecentTokens: number;
   force?: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message, Part } from './model';
+import type { Message } from './model';
 import {
   buildSummaryMessages,
   COMPACTION_MARKER_TEXT,
@@ -10,24 +10,7 @@ import {
   type NewMessage,
   type SummaryMessageStyle,
 } from './summary-messages';
-
-function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-    ...extra,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
+import { message, text } from './test-support/builders';
 
 /** Stored form of what buildSummaryMessages returns, as the store would give it back. */
 function stored(messages: NewMessage[], firstSeq: number): Message[] {

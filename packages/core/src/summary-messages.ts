@@ -45,6 +45,7 @@ export function historySummaryHeading(messagesCompacted: number): string {
   return `[History Summary - ${messagesCompacted} earlier messages]`;
 }
 
+/** What {@link buildSummaryMessages} needs; `style` is the policy's `summaryMessage`. */
 export interface SummaryMessagesInput {
   style: SummaryMessageStyle;
   /** The summary body (LLM output, truncate text or topic summary), without file-op blocks. */

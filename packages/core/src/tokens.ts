@@ -218,6 +218,7 @@ function prunedSinceReport(view: readonly Message[], report: UsageReport): numbe
   return total;
 }
 
+/** Policy `estimate`: `hybrid` calibrates on the last usage report (Opal), `exact` sums stored counts. */
 export type EstimateMode = 'hybrid' | 'exact';
 
 /** How big a context view is, and where the number comes from. */
@@ -229,6 +230,10 @@ export interface ContextEstimate {
   reportSeq: number | null;
 }
 
+/**
+ * Options of {@link estimateContextTokens}; `lastCompactionSeq` keeps usage reports from before the
+ * latest compaction out of the hybrid base.
+ */
 export interface EstimateOptions {
   /** `hybrid` (default) calibrates on usage; `exact` sums stored counts only. */
   mode?: EstimateMode;

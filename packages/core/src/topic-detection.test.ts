@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message, Part } from './model';
+import type { Part } from './model';
 import {
   buildTopicDetectionRequest,
   formatTopicMessage,
@@ -10,23 +10,7 @@ import {
 } from './topic-detection';
 import { DEFAULT_POLICY } from './policy';
 import { buildSummaryMessages } from './summary-messages';
-
-function message(seq: number, role: Message['role'], parts: Part[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
+import { message, text, toolPart } from './test-support/builders';
 
 /** The seed's example conversation. */
 const seedExample = [
@@ -84,18 +68,7 @@ describe('buildTopicDetectionRequest', () => {
         text('Here is the chart'),
         { type: 'file', mime: 'image/png', filename: 'chart.png', url: 'https://x/chart.png', tokens: 1 },
         { type: 'file', mime: 'application/pdf', filename: null, url: 'https://x/doc', tokens: 1 },
-        {
-          type: 'tool',
-          callId: 'c',
-          tool: 'read',
-          status: 'completed',
-          input: { path: 'a.ts' },
-          output: 'x',
-          error: null,
-          compactedAt: null,
-          tokens: 1,
-          outputTokens: 1,
-        },
+        toolPart('read', 1, { callId: 'c', input: { path: 'a.ts' }, output: 'x', tokens: 1 }),
         { type: 'compaction', auto: true, tokens: 1 },
       ]),
       3,
@@ -130,7 +103,7 @@ describe('buildTopicDetectionRequest', () => {
 
   it('asks for a summary of what summarize drops, boundary or not (never "empty if no boundary")', () => {
     const messages = Array.from({ length: 10 }, (_, i) =>
-      message(i, i % 2 === 0 ? 'user' : 'assistant', [{ type: 'text', text: `message ${i}`, tokens: 500 }]),
+      message(i, i % 2 === 0 ? 'user' : 'assistant', [text(`message ${i}`, 500)]),
     );
     const request = buildTopicDetectionRequest(messages);
     // The verbatim window (3,000 tokens) holds the newest 6 messages: summarise [0] to [3].
@@ -144,7 +117,7 @@ describe('buildTopicDetectionRequest', () => {
 
   it('asks for no summary when the summarizer writes it, or the detector cannot see what is dropped', () => {
     const messages = Array.from({ length: 10 }, (_, i) =>
-      message(i, i % 2 === 0 ? 'user' : 'assistant', [{ type: 'text', text: `message ${i}`, tokens: 500 }]),
+      message(i, i % 2 === 0 ? 'user' : 'assistant', [text(`message ${i}`, 500)]),
     );
     const bySummarizer = buildTopicDetectionRequest(messages, { summaryFrom: 'summarizer' });
     expect(bySummarizer.window.summaryEnd).toBeNull();

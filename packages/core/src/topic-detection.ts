@@ -12,6 +12,7 @@ import { messageTokens } from './tokens';
 /** Who writes the summary of a topic-mode `summarize` case (policy `topic.summaryFrom`). */
 export type TopicSummaryFrom = 'detector' | 'summarizer';
 
+/** Limits of the detection request; unset fields take seed 002's values (the `topic` preset's). */
 export interface TopicDetectionOptions {
   /** Default: the policy's `topic.maxMessages` (seed: the newest 50). */
   maxMessages?: number;
@@ -46,6 +47,7 @@ export interface DetectionWindow {
   summaryEnd?: number | null;
 }
 
+/** The detector's system and user prompts, and the window they show; keep `window` to map the answer back. */
 export interface TopicDetectionRequest {
   system: string;
   user: string;

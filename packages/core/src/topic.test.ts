@@ -11,6 +11,7 @@ import {
   parseTopicBoundary,
   type TopicBoundary,
 } from './topic-detection';
+import { message, text } from './test-support/builders';
 
 /** The seed's table: trigger 6,000, verbatim window 3,000 (the policy's defaults). */
 const SEED = {
@@ -18,27 +19,13 @@ const SEED = {
   verbatimWindowTokens: DEFAULT_POLICY.topic.verbatimWindowTokens,
 };
 
-function message(seq: number, role: Message['role'], tokens: number, summary = false): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts: [{ type: 'text', text: `message ${seq}`, tokens }],
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary,
-    compactionId: null,
-  };
-}
+/** A message whose one text, `message <seq>`, has `tokens` tokens. */
+const sized = (seq: number, role: Message['role'], tokens: number, summary = false): Message =>
+  message(seq, role, [text(`message ${seq}`, tokens)], { summary });
 
 /** `count` alternating user/assistant messages of `tokens` each; seqs start at 100 so indices and seqs differ. */
 function session(count: number, tokens: number): Message[] {
-  return Array.from({ length: count }, (_, i) =>
-    message(100 + i, i % 2 === 0 ? 'user' : 'assistant', tokens),
-  );
+  return Array.from({ length: count }, (_, i) => sized(100 + i, i % 2 === 0 ? 'user' : 'assistant', tokens));
 }
 
 const boundary = (
@@ -82,10 +69,10 @@ describe('applyMinVerbatimExchanges', () => {
 
   it('does not count summary messages as user exchanges', () => {
     const withSummary = [
-      message(1, 'user', 10),
-      message(2, 'assistant', 10),
-      message(3, 'user', 10, true),
-      message(4, 'assistant', 10),
+      sized(1, 'user', 10),
+      sized(2, 'assistant', 10),
+      sized(3, 'user', 10, true),
+      sized(4, 'assistant', 10),
     ];
     expect(applyMinVerbatimExchanges(withSummary, 2, 1)).toBe(0);
   });
@@ -284,27 +271,27 @@ describe('planTopicCompaction keeps the current turn and cuts at turn starts', (
     [
       'a newest assistant message larger than the window: its user message stays',
       [
-        message(1, 'user', 2000),
-        message(2, 'assistant', 2000),
-        message(3, 'user', 100),
-        message(4, 'assistant', 5000),
+        sized(1, 'user', 2000),
+        sized(2, 'assistant', 2000),
+        sized(3, 'user', 100),
+        sized(4, 'assistant', 5000),
       ],
       { case: 'summarize', keepFrom: 2, boundarySeq: 3, verbatimStart: 4, movedToTurnStart: true },
     ],
     [
       'a newest user message larger than the window stays',
-      [message(1, 'user', 2000), message(2, 'assistant', 2000), message(3, 'user', 5000)],
+      [sized(1, 'user', 2000), sized(2, 'assistant', 2000), sized(3, 'user', 5000)],
       { case: 'summarize', keepFrom: 2, boundarySeq: 3, verbatimStart: 3 },
     ],
     [
       'a window starting mid-turn moves back to the turn start',
       [
-        message(1, 'user', 3000),
-        message(2, 'assistant', 3000),
-        message(3, 'user', 500),
-        message(4, 'assistant', 1000),
-        message(5, 'assistant', 1000),
-        message(6, 'assistant', 1000),
+        sized(1, 'user', 3000),
+        sized(2, 'assistant', 3000),
+        sized(3, 'user', 500),
+        sized(4, 'assistant', 1000),
+        sized(5, 'assistant', 1000),
+        sized(6, 'assistant', 1000),
       ],
       { case: 'summarize', keepFrom: 2, verbatimStart: 3, movedToTurnStart: true },
     ],
@@ -313,9 +300,9 @@ describe('planTopicCompaction keeps the current turn and cuts at turn starts', (
   });
 
   it('one turn that fills the history leaves nothing to drop', () => {
-    const messages = [message(1, 'user', 100), message(2, 'assistant', 4000), message(3, 'assistant', 4000)];
+    const messages = [sized(1, 'user', 100), sized(2, 'assistant', 4000), sized(3, 'assistant', 4000)];
     expect(plan(messages)).toEqual({ case: 'none', reason: 'nothing-to-drop' });
-    const noUser = [message(1, 'assistant', 4000), message(2, 'assistant', 4000)];
+    const noUser = [sized(1, 'assistant', 4000), sized(2, 'assistant', 4000)];
     expect(plan(noUser)).toEqual({ case: 'none', reason: 'nothing-to-drop' });
   });
 });

@@ -64,6 +64,7 @@ function turnStartAtOrBefore(messages: readonly Message[], index: number): numbe
   return -1;
 }
 
+/** Seed 002's outcomes: drop the old topic without a summary, summarise it, or compact nothing. */
 export type TopicCase = 'truncate-only' | 'summarize' | 'none';
 
 /**
@@ -73,6 +74,7 @@ export type TopicCase = 'truncate-only' | 'summarize' | 'none';
  */
 export type TopicSummarySource = 'detector' | 'summarizer' | 'previous-summary';
 
+/** What a topic compaction does; indices are into `messages`, and `boundarySeq` is the boundary to record. */
 export type TopicPlan =
   | { case: 'none'; reason: 'empty' | 'below-trigger' | 'nothing-to-drop' }
   | {
@@ -105,6 +107,7 @@ export type TopicPlan =
       extendedForMinExchanges: boolean;
     };
 
+/** Inputs of {@link planTopicCompaction}; pass `triggerTokens: 0` when the trigger was already checked. */
 export interface TopicPlanInput {
   /** The context being compacted, in order (a previous summary first). */
   messages: readonly Message[];

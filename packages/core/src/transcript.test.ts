@@ -1,41 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { Message, Part, ToolPart } from './model';
+import type { Part, ToolPart } from './model';
 import { toOpenAIMessages } from './openai-format';
 import { DEFAULT_POLICY } from './policy';
+import { message, text, toolPart, type ToolPartOptions } from './test-support/builders';
 import { serializeTranscript, truncateForTranscript } from './transcript';
 
-function message(seq: number, role: Message['role'], parts: Part[], extra: Partial<Message> = {}): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-    ...extra,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
-function tool(extra: Partial<ToolPart> = {}): ToolPart {
-  return {
-    type: 'tool',
+/** A completed `npm test -- --runInBand` that passed. */
+const tool = (options: ToolPartOptions = {}): ToolPart =>
+  toolPart('bash', 1, {
     callId: 'c1',
-    tool: 'bash',
-    status: 'completed',
     input: { command: 'npm test -- --runInBand' },
     output: 'PASS',
-    error: null,
-    compactedAt: null,
     tokens: 5,
-    outputTokens: 1,
-    ...extra,
-  };
-}
+    ...options,
+  });
 
 describe('serializeTranscript', () => {
   it('labels every block and keeps exact text', () => {
@@ -138,7 +116,7 @@ describe('serializeTranscript', () => {
       message(2, 'assistant', [text('Earlier: did X.')], { summary: true }),
       message(3, 'user', [text('  ')]),
       message(4, 'assistant', [text('Partial')], { error: { message: 'rate limited' } }),
-      message(5, 'assistant', [tool({ input: undefined })]),
+      message(5, 'assistant', [{ ...tool(), input: undefined }]),
     ]);
     expect(transcript).toBe(
       [

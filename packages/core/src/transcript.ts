@@ -17,6 +17,7 @@ import {
 import { toolCallArguments } from './openai-format';
 import { DEFAULT_POLICY } from './policy';
 
+/** Limits of {@link serializeTranscript}; the caps keep the summarizer request itself from overflowing. */
 export interface TranscriptOptions {
   /** Default: the default policy's `summarizer.toolResultMaxChars` (2,000, as klaude-code and pi). */
   toolResultMaxChars?: number;

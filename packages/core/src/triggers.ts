@@ -145,6 +145,7 @@ export interface SessionStatus {
   overflow: boolean;
 }
 
+/** What the trigger checks need about a session: its context view, model and policy switches. */
 export interface TriggerInput {
   /** The session's context view: the latest summary first, then the kept and newer messages. */
   messages: readonly Message[];

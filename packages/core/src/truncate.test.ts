@@ -1,36 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Message, Part } from './model';
+import type { ToolPart } from './model';
 import { buildSummaryMessages } from './summary-messages';
+import { message, text, toolPart } from './test-support/builders';
 import { buildTruncateSummary } from './truncate';
 
-function message(seq: number, role: Message['role'], parts: Part[]): Message {
-  return {
-    id: `m${seq}`,
-    seq,
-    role,
-    parts,
-    finish: null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  };
-}
-const text = (value: string): Part => ({ type: 'text', text: value, tokens: 1 });
-const tool = (name: string, input: unknown): Part => ({
-  type: 'tool',
-  callId: `c-${name}-${JSON.stringify(input)}`,
-  tool: name,
-  status: 'completed',
-  input,
-  output: 'ok',
-  error: null,
-  compactedAt: null,
-  tokens: 5,
-  outputTokens: 1,
-});
+const tool = (name: string, input: unknown): ToolPart =>
+  toolPart(name, 1, { input, output: 'ok', tokens: 5 });
 
 describe('buildTruncateSummary (Opal :truncate)', () => {
   it('counts roles and tool calls and lists file ops, without an LLM', () => {

@@ -12,6 +12,10 @@ import {
 
 const ROLE_ORDER: readonly Role[] = ['user', 'assistant', 'system'];
 
+/**
+ * Overrides for {@link buildTruncateSummary}; by default the file ops and the previous summary are
+ * read from `messages`.
+ */
 export interface TruncateSummaryOptions {
   /** File ops to list; by default those of `messages`, merged with the previous summary's. */
   fileOps?: FileOps | null;

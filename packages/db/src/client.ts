@@ -2,19 +2,23 @@ import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as schema from './schema';
 
+/** Every table of `./schema`, as drizzle types them. */
 export type Schema = typeof schema;
+/** A drizzle handle over a `pg` pool; open one with {@link createDatabase}. */
 export type Db = NodePgDatabase<Schema>;
 /** The transaction handle drizzle passes to `db.transaction(fn)`. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Every query function takes one of these first, so callers choose the transaction. */
 export type DbOrTx = Db | Tx;
 
+/** A pool and its drizzle handle; `close()` ends the pool (its owner calls it once, at shutdown). */
 export interface Database {
   db: Db;
   pool: pg.Pool;
   close(): Promise<void>;
 }
 
+/** Pool settings; `applicationName` (default `compactor`) is what `pg_stat_activity` shows. */
 export interface DatabaseOptions {
   /** Pool size; the API and each worker process own one pool. */
   max?: number;

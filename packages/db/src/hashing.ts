@@ -18,6 +18,7 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/** SHA-256 hex of {@link canonicalJson}; as `content_hash` it makes re-posting a message id idempotent. */
 export function contentHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }

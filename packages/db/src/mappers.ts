@@ -11,10 +11,15 @@ import type {
 import { assertNever } from '@compactor/core';
 import type { compactions, messages, parts, sessions } from './schema';
 
+/** A `sessions` row as selected; `policy` holds the client's policy input, not a resolved policy. */
 export type SessionRow = typeof sessions.$inferSelect;
+/** A `messages` row as selected; its parts are `parts` rows ({@link messagesFromRows} joins them). */
 export type MessageRow = typeof messages.$inferSelect;
+/** A `parts` row as selected: one table for every part type, unused columns `null`. */
 export type PartRow = typeof parts.$inferSelect;
+/** A `parts` row to insert; build one with {@link partToRow}. */
 export type NewPartRow = typeof parts.$inferInsert;
+/** A `compactions` row as selected: one compaction's lifecycle, outcome and cost (the analysts' history). */
 export type CompactionRow = typeof compactions.$inferSelect;
 
 /** The model a session talks to, from its row. */
@@ -93,6 +98,7 @@ export function partToRow(
   }
 }
 
+/** A message row's usage columns as core `Usage`; `null` when the turn reported none (`usage_input` null). */
 export function usageFromRow(row: MessageRow): Usage | null {
   if (row.usageInput === null) return null;
   return {
@@ -104,6 +110,7 @@ export function usageFromRow(row: MessageRow): Usage | null {
   };
 }
 
+/** The usage columns of a message row, all `null` for a `null` usage; inverse of {@link usageFromRow}. */
 export function usageToColumns(usage: Usage | null) {
   return {
     usageInput: usage?.input ?? null,
@@ -139,6 +146,7 @@ export function messagesFromRows(messageRows: MessageRow[], partRows: PartRow[])
     }));
 }
 
+/** What core's context assembly needs from a compaction row; `finishedAt` becomes an ISO string. */
 export function boundaryFromRow(row: CompactionRow): CompactionBoundary {
   return {
     id: row.id,

@@ -5,6 +5,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 
+/** Absolute path of the committed SQL migrations (`packages/db/migrations`), resolved from this module. */
 export const MIGRATIONS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
 
 /** Any fixed 64-bit number works; this one spells "compactr" and is shared by every process. */
@@ -37,6 +38,7 @@ export async function migrateDatabase(url: string): Promise<{ applied: number }>
   }
 }
 
+/** Migrations applied to the database, committed in the repository (`known`), and still missing. */
 export interface MigrationState {
   applied: number;
   known: number;
@@ -97,6 +99,7 @@ export async function ensureDatabase(url: string): Promise<boolean> {
   }
 }
 
+/** Quotes a Postgres identifier (embedded quotes doubled), for DDL that cannot take bind parameters. */
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }

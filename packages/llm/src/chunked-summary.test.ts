@@ -4,12 +4,13 @@ import {
   estimateTokens,
   serializeTranscript,
   validateSummaryOutput,
+  type Message,
 } from '@compactor/core';
+import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import type { SummarizerSettings } from './chunked-summary';
 import { InvalidSummaryError, LlmAbortedError, LlmFatalError } from './errors';
 import { createLlm } from './llm';
-import { longSession, user } from './test-support/messages';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
 const stub = useLlmStub();
@@ -24,6 +25,31 @@ const settings: SummarizerSettings = {
   toolResultMaxChars: 2000,
   toolArgsMaxChars: 1000,
 };
+
+/**
+ * A long coding session: the first turn states the goal, a constraint and reads `src/first.ts`;
+ * each later turn asks for one more file, reads it (a tool output of `outputChars`) and edits it.
+ */
+function longSession(turns: number, outputChars = 1200): Message[] {
+  const messages: Message[] = [
+    user('Build the invoice exporter for the billing service. Never use floating point for money amounts.'),
+    assistant([
+      text('Reading the entry point first.'),
+      toolCall('read', { path: 'src/first.ts' }, 'export const first = 1;\n'.repeat(outputChars / 24)),
+    ]),
+  ];
+  for (let turn = 1; turn < turns; turn += 1) {
+    messages.push(
+      user(`Continue with step ${turn}: handle the export format number ${turn}.`),
+      assistant([
+        text(`Looking at module ${turn}.`),
+        toolCall('read', { path: `src/module-${turn}.ts` }, `// module ${turn}\n`.repeat(outputChars / 14)),
+        toolCall('edit', { path: `src/module-${turn}.ts`, old: 'a', new: 'b' }, 'applied'),
+      ]),
+    );
+  }
+  return conversation(messages);
+}
 
 const session = longSession(55);
 
@@ -178,7 +204,7 @@ describe('summarizer input larger than the summarizer window', () => {
     const pastedLog = `Why does the import fail? Here is the log:\n${'WARN retrying connection\n'.repeat(2000)}FATAL: disk full`;
     const llm = createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
 
-    const result = await llm.summarizeMessages({ messages: [user(pastedLog)], settings });
+    const result = await llm.summarizeMessages({ messages: conversation([user(pastedLog)]), settings });
 
     const sent = requestsSince(from);
     expect(sent.every((r) => r.status === 200 && r.promptTokens + (r.maxTokens ?? 0) <= WINDOW)).toBe(true);

@@ -26,6 +26,7 @@ export interface SummarizerSettings {
   toolArgsMaxChars: number;
 }
 
+/** A range of any size to summarise; `settings` usually come from `resolveSummarizerSettings`. */
 export interface SummarizeMessagesInput {
   /** The range to summarise, a previous compaction's summary messages first (as the planner gives it). */
   messages: Message[];

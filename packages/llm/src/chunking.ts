@@ -7,6 +7,7 @@
  * Pure: the caller counts tokens (the tokenizer is asynchronous) and hands over numbers.
  */
 
+/** Input of {@link promptTokenBudget}: the summarizer's window and output budget, in tokens. */
 export interface RequestBudgetInput {
   /** The summarizer model's context window (prompt + output). */
   contextWindow: number;
@@ -31,6 +32,7 @@ export function promptTokenBudget(input: RequestBudgetInput): number {
   return input.contextWindow - input.maxOutputTokens - safety - CHAT_FRAMING_TOKENS;
 }
 
+/** One chunk of {@link planSummaryChunks}: messages `[start, end)` of its input. */
 export interface PlannedChunk {
   /** Index of the first message of the chunk. */
   start: number;
@@ -42,6 +44,7 @@ export interface PlannedChunk {
   oversized: boolean;
 }
 
+/** Input of {@link planSummaryChunks}; sizes are transcript tokens (after shrinking), not stored counts. */
 export interface ChunkPlanInput {
   /** Tokens of each message as it appears in the transcript (after shrinking tool outputs). */
   messageTokens: readonly number[];

@@ -10,6 +10,7 @@ import { DEFAULT_PRICES, estimateCostUsd } from './pricing';
 import type { LlmUsage } from './usage';
 import { usageFromWire } from './usage';
 
+/** How to reach an OpenAI-compatible endpoint; apps build it from their env with `llmConfigFromEnv`. */
 export interface LlmClientConfig {
   apiKey: string;
   /** Any OpenAI-compatible endpoint (vLLM, Ollama, LiteLLM, the stub); the SDK default is OpenAI. */
@@ -30,6 +31,7 @@ export interface LlmClientConfig {
   prices?: PriceTable;
 }
 
+/** One call: a system and a user message; `timeoutMs` (default: the client's) covers the whole exchange. */
 export interface CompletionRequest {
   model: string;
   system: string;
@@ -39,6 +41,7 @@ export interface CompletionRequest {
   timeoutMs?: number | undefined;
 }
 
+/** A completion's text, usage and estimated cost; `finishReason` `length` means the text was cut off. */
 export interface CompletionResult {
   text: string;
   /** Tool calls the model tried to make. Summarizer calls send no tools, so any is an error. */

@@ -57,8 +57,10 @@ export const llmEnvSchema = z
     path: ['OPENAI_API_KEY'],
   });
 
+/** The parsed LLM environment; turn it into client settings with {@link llmConfigFromEnv}. */
 export type LlmEnv = z.infer<typeof llmEnvSchema>;
 
+/** Deployment-wide model choices (`LLM_SUMMARIZER_MODEL`, `LLM_TOPIC_MODEL`); `null` when unset. */
 export interface LlmDeploymentDefaults {
   summarizerModel: string | null;
   topicModel: string | null;

@@ -1,9 +1,9 @@
 import { buildSummaryMessages, estimateTokens } from '@compactor/core';
+import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import type { SummarizerSettings } from './chunked-summary';
 import { InvalidSummaryError, LlmAbortedError, LlmOverflowError } from './errors';
 import { createLlm } from './llm';
-import { assistant, tool, user } from './test-support/messages';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
 const stub = useLlmStub();
@@ -18,20 +18,35 @@ const settings: SummarizerSettings = {
   toolArgsMaxChars: 1000,
 };
 
-const history = [
+const history = conversation([
   user('Set up CI for the monorepo. Only use GitHub Actions.'),
-  assistant('Creating the workflow.', tool('write', { path: '.github/workflows/ci.yml' }, 'written')),
-];
-const turnPrefix = [
-  user('Now make the tests run in parallel shards.'),
-  assistant('Reading the vitest config.', tool('read', { path: 'vitest.config.ts' }, 'export default {}')),
-  assistant(
-    'Trying four shards.',
-    tool('bash', { command: 'npx vitest --shard=1/4' }, 'Error: unknown option', 'error'),
-  ),
-  assistant('Checking the version.', tool('bash', { command: 'npx vitest --version' }, 'vitest/1.0.0')),
-  assistant('Version 1 has no sharding; upgrading.', tool('edit', { path: 'package.json' }, 'ok')),
-];
+  assistant([
+    text('Creating the workflow.'),
+    toolCall('write', { path: '.github/workflows/ci.yml' }, 'written'),
+  ]),
+]);
+const turnPrefix = conversation(
+  [
+    user('Now make the tests run in parallel shards.'),
+    assistant([
+      text('Reading the vitest config.'),
+      toolCall('read', { path: 'vitest.config.ts' }, 'export default {}'),
+    ]),
+    assistant([
+      text('Trying four shards.'),
+      toolCall('bash', { command: 'npx vitest --shard=1/4' }, 'Error: unknown option', 'error'),
+    ]),
+    assistant([
+      text('Checking the version.'),
+      toolCall('bash', { command: 'npx vitest --version' }, 'vitest/1.0.0'),
+    ]),
+    assistant([
+      text('Version 1 has no sharding; upgrading.'),
+      toolCall('edit', { path: 'package.json' }, 'ok'),
+    ]),
+  ],
+  3,
+);
 
 const llm = () => createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
 

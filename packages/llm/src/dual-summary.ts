@@ -11,6 +11,7 @@ import { InvalidSummaryError } from './errors';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { addCost, addUsage } from './usage';
 
+/** Input of {@link summarizeSplitTurn}: core's plan `history` and `turnPrefix`, summarised concurrently. */
 export interface SplitTurnInput {
   /**
    * Everything before the split turn (core's `plan.history`: the previous compaction's summary
@@ -25,6 +26,7 @@ export interface SplitTurnInput {
   signal?: AbortSignal | undefined;
 }
 
+/** The joined summary (`text`) and its two halves; usage, cost and calls cover both halves. */
 export interface SplitTurnSummaryResult extends SummaryResult {
   /** `null` when there was no history before the turn. */
   historySummary: string | null;

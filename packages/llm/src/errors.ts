@@ -12,12 +12,14 @@ export type LlmErrorKind = 'retryable' | 'overflow' | 'fatal' | 'invalid-output'
 /** Why a retryable error is retryable; useful in metrics and compaction step records. */
 export type RetryableReason = 'rate-limit' | 'server' | 'timeout' | 'connection' | 'malformed-response';
 
+/** Context of an {@link LlmError}: the provider's HTTP status and the underlying error. */
 export interface LlmErrorDetails {
   /** HTTP status of the provider's answer, when there was one. */
   status?: number | null;
   cause?: unknown;
 }
 
+/** Base of the classified LLM errors: `kind` (or the subclass) says what the caller should do. */
 export abstract class LlmError extends Error {
   abstract readonly kind: LlmErrorKind;
   readonly status: number | null;
@@ -117,6 +119,7 @@ export class InvalidSummaryError extends LlmError {
   }
 }
 
+/** Whether `error` is a classified LLM error ({@link LlmError}), whose `kind` says how to handle it. */
 export function isLlmError(error: unknown): error is LlmError {
   return error instanceof LlmError;
 }

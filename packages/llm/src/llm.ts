@@ -11,6 +11,7 @@ import { summarizePrompt } from './summarize';
 import type { DetectTopicBoundaryRequest, TopicBoundaryResult } from './topic-boundary';
 import { detectTopicBoundary } from './topic-boundary';
 
+/** Client settings plus what summarising needs: a token counter and the invalid-output retry count. */
 export interface LlmConfig extends LlmClientConfig {
   /**
    * Token counter for fitting prompts into windows. Default: the exact tokenizer of the
@@ -41,6 +42,7 @@ export function tokenizerCounter(model: string): CountTokensAsync {
   return (text, options) => tokenizer.count(text, options?.signal ? { signal: options.signal } : {});
 }
 
+/** The {@link Llm} the worker uses; pass a `completer` to replace the HTTP client (e.g. in tests). */
 export function createLlm(config: LlmConfig, completer: ChatCompleter = createChatCompleter(config)): Llm {
   const deps = (model: string): SummarizeDeps => ({
     completer,

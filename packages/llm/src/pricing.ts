@@ -7,6 +7,7 @@ export interface ModelPrice {
   cachedInput?: number;
 }
 
+/** Prices by model name (lower-cased on lookup, see {@link findModelPrice}), in USD per 1M tokens. */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 /**

@@ -4,6 +4,7 @@ import type { SummarizerSettings } from './chunked-summary';
 import { CHAT_FRAMING_TOKENS, MIN_CHUNK_TOKENS, promptTokenBudget } from './chunking';
 import { LlmFatalError } from './errors';
 
+/** For {@link resolveSummarizerSettings}: the policy's model, else `defaultModel`, else the session's. */
 export interface ResolveSummarizerInput {
   /** The session policy's `summarizer` section. */
   policy: Policy['summarizer'];

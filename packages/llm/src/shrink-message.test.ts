@@ -1,7 +1,7 @@
 import { serializeTranscript } from '@compactor/core';
+import { assistant, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { cutMiddle, shrinkMessage } from './shrink-message';
-import { assistant, tool, user } from './test-support/messages';
 
 describe('cutMiddle', () => {
   it.each([
@@ -32,17 +32,16 @@ describe('shrinkMessage', () => {
   });
 
   it('cuts tool outputs below their transcript bound and arguments too', () => {
-    const message = assistant(
-      '',
-      tool('write', { path: 'big.txt', content: 'y'.repeat(5000) }, 'z'.repeat(9000)),
-    );
+    const message = assistant([
+      toolCall('write', { path: 'big.txt', content: 'y'.repeat(5000) }, 'z'.repeat(9000)),
+    ]);
     const before = serializeTranscript([message], bounds).length;
     const after = serializeTranscript([shrinkMessage(message, 0.25, bounds)], bounds).length;
     expect(after).toBeLessThan(before * 0.4);
   });
 
   it('a ratio of 1 changes nothing visible', () => {
-    const message = assistant('hello', tool('read', { path: 'a.ts' }, 'short'));
+    const message = assistant([text('hello'), toolCall('read', { path: 'a.ts' }, 'short')]);
     expect(serializeTranscript([shrinkMessage(message, 1, bounds)], bounds)).toBe(
       serializeTranscript([message], bounds),
     );

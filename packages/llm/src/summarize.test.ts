@@ -1,17 +1,20 @@
 import { buildSummaryPrompt, estimateTokens } from '@compactor/core';
+import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { InvalidSummaryError, LlmOverflowError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
-import { assistant, tool, user } from './test-support/messages';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
 const stub = useLlmStub();
 
 const prompt = buildSummaryPrompt({
-  messages: [
+  messages: conversation([
     user('Rename the `fetchUser` helper to `loadUser` everywhere. Keep the old name as a deprecated alias.'),
-    assistant('Searching for uses.', tool('grep', { pattern: 'fetchUser' }, 'src/a.ts:3\nsrc/b.ts:9')),
-  ],
+    assistant([
+      text('Searching for uses.'),
+      toolCall('grep', { pattern: 'fetchUser' }, 'src/a.ts:3\nsrc/b.ts:9'),
+    ]),
+  ]),
 });
 const request = { prompt, model: 'gpt-4o-mini', maxOutputTokens: 1000, timeoutMs: 10_000 };
 

@@ -7,6 +7,7 @@ import { InvalidSummaryError, LlmOverflowError } from './errors';
 import type { LlmUsage } from './usage';
 import { addCost, addUsage, ZERO_USAGE } from './usage';
 
+/** One summary from one core-built prompt; invalid or cut-off answers are retried ({@link SummarizeDeps}). */
 export interface SummarizeRequest {
   /** Built by core's `buildSummaryPrompt`. */
   prompt: SummaryPrompt;
@@ -28,6 +29,7 @@ export interface SummarizeRequest {
   maxOutputTokensLimit?: number;
 }
 
+/** A validated summary and what it cost, summed over every call (retries and chunks included). */
 export interface SummaryResult {
   /** The validated summary (unwrapped from fences or `<summary>` tags). */
   text: string;
@@ -48,6 +50,7 @@ export interface SummaryResult {
   truncated: boolean;
 }
 
+/** What the summarize functions call out to: the chat completer, and a token counter to fit prompts. */
 export interface SummarizeDeps {
   completer: ChatCompleter;
   countTokens: CountTokensAsync;

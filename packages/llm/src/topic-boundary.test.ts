@@ -4,20 +4,20 @@ import {
   mapBoundaryToSession,
   planTopicCompaction,
 } from '@compactor/core';
+import { assistant, conversation, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { LlmOverflowError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
-import { assistant, user } from './test-support/messages';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
 const stub = useLlmStub();
 
-const messages = [
+const messages = conversation([
   user('Fix the regex bug in parser.py.'),
   assistant('Fixed: the group was greedy.'),
   user("Thanks. Now let's work on the API endpoint in routes.py."),
   assistant('Looking at routes.py.'),
-];
+]);
 // A verbatim window of 20 tokens keeps the last exchange: the detector summarises [0] and [1].
 const detection = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 20 });
 

@@ -5,6 +5,7 @@ import type { CountTokensAsync } from './count-tokens';
 import { assertPromptFits } from './summarize';
 import type { LlmUsage } from './usage';
 
+/** One topic-detection call (seed 002); size `maxOutputTokens` for the JSON answer, summary included. */
 export interface DetectTopicBoundaryRequest {
   /** Built by core's `buildTopicDetectionRequest` (its `window` stays with the caller). */
   prompt: { system: string; user: string };
@@ -16,6 +17,7 @@ export interface DetectTopicBoundaryRequest {
   contextWindow?: number | null;
 }
 
+/** The parsed detector answer, the raw text and the call's cost; an unusable answer is not an error. */
 export interface TopicBoundaryResult {
   /** Parsed leniently by core; the safe default (no boundary, confidence 0) when unparseable. */
   boundary: TopicBoundary;

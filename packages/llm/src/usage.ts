@@ -11,6 +11,7 @@ export interface LlmUsage {
   reasoningTokens: number;
 }
 
+/** No tokens: the start of a sum with {@link addUsage}. Frozen. */
 export const ZERO_USAGE: LlmUsage = Object.freeze({
   promptTokens: 0,
   completionTokens: 0,
@@ -18,6 +19,7 @@ export const ZERO_USAGE: LlmUsage = Object.freeze({
   reasoningTokens: 0,
 });
 
+/** Field-by-field sum of two usage reports (calls of one compaction: retries, chunks, halves). */
 export function addUsage(a: LlmUsage, b: LlmUsage): LlmUsage {
   return {
     promptTokens: a.promptTokens + b.promptTokens,
@@ -40,6 +42,7 @@ interface WireUsage {
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
 }
 
+/** Normalises the SDK's `usage`; missing fields (proxies omit the details objects) count as 0. */
 export function usageFromWire(usage: WireUsage | null | undefined): LlmUsage {
   return {
     promptTokens: usage?.prompt_tokens ?? 0,

@@ -69,7 +69,8 @@ export function useTestDatabase(): TestDatabase {
   };
 }
 
-async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` with a client on the server's admin URL (creating and dropping databases). */
+export async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl, application_name: 'compactor-test-setup' });
   await client.connect();
   try {

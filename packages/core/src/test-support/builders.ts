@@ -1,14 +1,18 @@
 /**
  * Small builders for test conversations. Every builder returns plain model.ts data with obvious
  * defaults; `conversation()` numbers the messages (seq 1, 2, …, ids `m1`, `m2`, …, call ids
- * `call_<seq>_<n>`) wherever a builder left them unset.
+ * `call_<seq>_<n>`) wherever a builder left them unset, and `message()` builds one at a seq the
+ * test chooses. Other packages' tests import them as `@compactor/core/testing`.
  */
 import type { Message, ModelInfo, Part, TextPart, ToolPart, ToolStatus, Usage } from '../model';
 
 type MessageExtras = Partial<Omit<Message, 'role' | 'parts'>>;
 
+/** Tokens of a text by the usual estimate: length / 4. */
+const estimate = (value: string): number => Math.round(value.length / 4);
+
 /** A text part; `tokens` defaults to text length / 4. */
-export function text(value: string, tokens = Math.round(value.length / 4)): TextPart {
+export function text(value: string, tokens = estimate(value)): TextPart {
   return { type: 'text', text: value, tokens };
 }
 
@@ -20,6 +24,8 @@ export interface ToolPartOptions {
   /** Tokens of the whole part; defaults to `outputTokens + 10` (name and arguments). */
   tokens?: number;
   input?: unknown;
+  /** The output text; defaults to `output of <tool>` when completed, null otherwise. */
+  output?: string | null;
   error?: string | null;
 }
 
@@ -32,7 +38,8 @@ export function toolPart(tool: string, outputTokens: number, options: ToolPartOp
     tool,
     status,
     input: options.input ?? {},
-    output: status === 'completed' ? `output of ${tool}` : null,
+    output:
+      options.output !== undefined ? options.output : status === 'completed' ? `output of ${tool}` : null,
     error: options.error ?? null,
     compactedAt: options.compactedAt ?? null,
     tokens: options.tokens ?? outputTokens + 10,
@@ -40,7 +47,26 @@ export function toolPart(tool: string, outputTokens: number, options: ToolPartOp
   };
 }
 
-function message(role: Message['role'], parts: Part[], extras: MessageExtras): Message {
+/**
+ * A tool call with its real arguments and output (completed unless said otherwise; a failed
+ * call's output is its error), its tokens estimated from name, arguments and output like `text`.
+ */
+export function toolCall(
+  tool: string,
+  input: unknown,
+  output: string,
+  status: ToolStatus = 'completed',
+): ToolPart {
+  return toolPart(tool, estimate(output), {
+    status,
+    input,
+    output: status === 'completed' ? output : null,
+    error: status === 'error' ? output : null,
+    tokens: estimate(tool + JSON.stringify(input) + output),
+  });
+}
+
+function build(role: Message['role'], parts: Part[], extras: MessageExtras): Message {
   return {
     id: '',
     seq: 0,
@@ -57,14 +83,24 @@ function message(role: Message['role'], parts: Part[], extras: MessageExtras): M
   };
 }
 
+/** A message at `seq` (id `m<seq>`) with the given role and parts. */
+export function message(
+  seq: number,
+  role: Message['role'],
+  parts: Part[],
+  extras: MessageExtras = {},
+): Message {
+  return build(role, parts, { id: `m${seq}`, seq, ...extras });
+}
+
 /** A user message of one text part with `tokens` tokens. */
 export function user(value: string, tokens?: number, extras: MessageExtras = {}): Message {
-  return message('user', [text(value, tokens)], extras);
+  return build('user', [text(value, tokens)], extras);
 }
 
 /** A system message the client stored (pinned by default: policy `pinSystemMessages`). */
 export function system(value: string, tokens?: number, extras: MessageExtras = {}): Message {
-  return message('system', [text(value, tokens)], extras);
+  return build('system', [text(value, tokens)], extras);
 }
 
 /** An assistant message from parts, or from a text with `tokens` tokens. */
@@ -75,12 +111,12 @@ export function assistant(
   const { tokens, ...rest } = extras;
   const parts = typeof content === 'string' ? [text(content, tokens)] : content;
   const finish = parts.some((part) => part.type === 'tool') ? 'tool-calls' : 'stop';
-  return message('assistant', parts, { finish, ...rest });
+  return build('assistant', parts, { finish, ...rest });
 }
 
 /** A compaction's summary message (OpenCode style: an assistant message with `summary: true`). */
 export function summary(value: string, tokens?: number, extras: MessageExtras = {}): Message {
-  return message('assistant', [text(value, tokens)], { summary: true, compactionId: 'cmp_1', ...extras });
+  return build('assistant', [text(value, tokens)], { summary: true, compactionId: 'cmp_1', ...extras });
 }
 
 /** Provider usage; everything not given is 0. */
@@ -110,4 +146,16 @@ export function conversation(messages: readonly Message[], firstSeq = 1): Messag
     );
     return { ...original, seq, id: original.id || `m${seq}`, parts };
   });
+}
+
+/** Numbered messages of the given roles and tokens: `u` user, `a` assistant, `s` summary. */
+export function messages(spec: string, tokens: number | number[]): Message[] {
+  return conversation(
+    [...spec].map((role, index) => {
+      const count = Array.isArray(tokens) ? tokens[index]! : tokens;
+      if (role === 'u') return user(`u${index}`, count);
+      if (role === 's') return summary(`s${index}`, count);
+      return assistant(`a${index}`, { tokens: count });
+    }),
+  );
 }

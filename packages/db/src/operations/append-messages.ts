@@ -8,6 +8,7 @@ import { findUnfinishedToolCalls, insertParts } from '../queries/parts';
 import { lockSession, reserveSeqs } from '../queries/sessions';
 import { messageToRow, type NewMessage } from './new-message';
 
+/** Where one message of a batch landed; {@link appendMessages} returns these in batch order. */
 export interface AppendedMessage {
   id: string;
   seq: number;
@@ -129,6 +130,7 @@ function sameCall(a: { tool: string; input: unknown }, b: { tool: string; input:
   return a.tool === b.tool && canonicalJson(a.input ?? {}) === canonicalJson(b.input ?? {});
 }
 
+/** The ConflictError for re-posting a still-unfinished tool call: it names the message to PATCH instead. */
 export function deferredResultConflict(callId: string, messageId: string): ConflictError {
   return new ConflictError(
     `tool call ${callId} is still unfinished in message ${messageId}: report its result with PATCH /v1/sessions/:id/messages/${messageId}`,

@@ -9,6 +9,7 @@ import { contextTokenStats, estimateFromStats } from '../queries/context-tokens'
 import { appendMessagesInTx } from './append-messages';
 import type { NewMessage } from './new-message';
 
+/** What {@link completeCompaction} writes; `tokensAfter` is measured there, in the same transaction. */
 export interface CompactionOutcome {
   compactionId: string;
   /** The attempt's fence (see `claimCompaction`); omitted only by tests writing rows directly. */

@@ -5,6 +5,7 @@ import { findLatestCompletedCompaction } from '../queries/compactions';
 import { listContextMessages, listMessages } from '../queries/messages';
 import { listPartsOfMessages } from '../queries/parts';
 
+/** The stored rows of a context view, before core renders them (placeholders, interrupted calls). */
 export interface ContextRows {
   /** The latest completed compaction's summary messages and every message from its boundary on. */
   messages: Message[];

@@ -18,6 +18,7 @@ export interface NewMessage {
   compactionId?: string | null;
 }
 
+/** The `messages` row of a prepared message at `seq`; its parts are written separately (`partToRow`). */
 export function messageToRow(message: NewMessage, sessionPk: number, seq: number): NewMessageRow {
   return {
     sessionPk,

@@ -44,6 +44,7 @@ export async function updateRunningCompaction(
   return row ?? null;
 }
 
+/** Records a step of an attempt (a `compaction_steps` row); unfenced, so fence the compaction row first. */
 export async function insertCompactionStep(
   db: DbOrTx,
   row: typeof compactionSteps.$inferInsert,
@@ -53,6 +54,7 @@ export async function insertCompactionStep(
   return inserted;
 }
 
+/** Closes a step record as `completed` or `failed` at `at`; `detail` is written only when given. */
 export async function finishCompactionStep(
   db: DbOrTx,
   pk: number,
@@ -74,6 +76,7 @@ export async function finishCompactionStep(
     .where(eq(compactionSteps.pk, pk));
 }
 
+/** The step records of a compaction, every attempt's, in the order they were written. */
 export async function listCompactionSteps(db: DbOrTx, compactionId: string) {
   return db
     .select()

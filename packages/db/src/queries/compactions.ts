@@ -3,6 +3,7 @@ import type { DbOrTx } from '../client';
 import type { CompactionRow } from '../mappers';
 import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
 
+/** A `compactions` row to insert; `status` defaults to `pending`. */
 export type NewCompactionRow = typeof compactions.$inferInsert;
 
 /**
@@ -15,11 +16,13 @@ export async function insertCompaction(db: DbOrTx, row: NewCompactionRow): Promi
   return inserted ?? null;
 }
 
+/** A compaction by id, or `null`; not scoped to a session or tenant. */
 export async function findCompaction(db: DbOrTx, id: string): Promise<CompactionRow | null> {
   const [row] = await db.select().from(compactions).where(eq(compactions.id, id));
   return row ?? null;
 }
 
+/** The session's pending or running compaction, or `null`; a partial unique index allows at most one. */
 export async function findActiveCompaction(db: DbOrTx, sessionPk: number): Promise<CompactionRow | null> {
   const [row] = await db
     .select()
@@ -74,6 +77,7 @@ export async function listCompactions(
     .limit(limit);
 }
 
+/** Columns {@link updateCompaction} may set; the id and the session are fixed. */
 export type CompactionPatch = Partial<Omit<NewCompactionRow, 'id' | 'sessionPk'>>;
 
 /** Updates a compaction row unconditionally (tests, and steps that already hold the fence). */

@@ -22,6 +22,7 @@ export interface UsageReportStats {
   prunedSince: number;
 }
 
+/** Sums over a session's context view; {@link estimateFromStats} turns them into core's estimate. */
 export interface ContextTokenStats {
   /** Sum of stored counts of the context view (a pruned output counts as the placeholder). */
   storedTokens: number;

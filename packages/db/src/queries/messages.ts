@@ -3,8 +3,10 @@ import type { DbOrTx } from '../client';
 import type { MessageRow } from '../mappers';
 import { compactions, messages } from '../schema';
 
+/** A `messages` row to insert; build one with `messageToRow`. */
 export type NewMessageRow = typeof messages.$inferInsert;
 
+/** A stored message's identity and content hash, for the idempotent-append check. */
 export interface ExistingMessageRef {
   pk: number;
   id: string;
@@ -25,6 +27,7 @@ export async function findMessagesByIds(
     .where(and(eq(messages.sessionPk, sessionPk), inArray(messages.id, ids)));
 }
 
+/** Inserts rows whose seqs `reserveSeqs` handed out (session locked); returns each row's pk, id and seq. */
 export async function insertMessages(
   db: DbOrTx,
   rows: NewMessageRow[],
@@ -48,6 +51,7 @@ export async function findMessage(
   return row ?? null;
 }
 
+/** The message columns a PATCH may change: finish, error and usage. */
 export type MessagePatch = Partial<
   Pick<
     NewMessageRow,
@@ -61,6 +65,7 @@ export type MessagePatch = Partial<
   >
 >;
 
+/** Updates a message row by pk; an empty patch is a no-op. */
 export async function updateMessage(db: DbOrTx, pk: number, patch: MessagePatch): Promise<void> {
   if (Object.keys(patch).length === 0) return;
   await db.update(messages).set(patch).where(eq(messages.pk, pk));

@@ -3,6 +3,7 @@ import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
 import { messages, parts } from '../schema';
 
+/** Inserts part rows; callers keep a batch under Postgres' 65,535 bind parameters (~1,000 rows). */
 export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db.insert(parts).values(rows);
@@ -18,14 +19,17 @@ export async function listPartsOfMessages(db: DbOrTx, messagePks: number[]): Pro
     .orderBy(asc(parts.messagePk), asc(parts.idx));
 }
 
+/** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<
   Pick<NewPartRow, 'toolStatus' | 'toolInput' | 'toolOutput' | 'toolError' | 'tokens' | 'outputTokens'>
 >;
 
+/** Updates a part row by pk, unchecked: `patchMessage` decides what may change. */
 export async function updatePart(db: DbOrTx, pk: number, patch: ToolPartPatch): Promise<void> {
   await db.update(parts).set(patch).where(eq(parts.pk, pk));
 }
 
+/** A tool part to prune, addressed by its message's seq and its call id (core's `PrunablePart` has both). */
 export interface PartRef {
   seq: number;
   callId: string;

@@ -3,6 +3,7 @@ import type { DbOrTx } from '../client';
 import type { SessionRow } from '../mappers';
 import { sessions } from '../schema';
 
+/** A `sessions` row to insert; `policy` is the client's policy input, resolved on use. */
 export type NewSessionRow = typeof sessions.$inferInsert;
 
 /** Inserts a session; returns `null` when `(tenant, id)` is already taken (the caller compares). */
@@ -11,6 +12,7 @@ export async function insertSession(db: DbOrTx, row: NewSessionRow): Promise<Ses
   return inserted ?? null;
 }
 
+/** A tenant's session by its client id, or `null`; ids are unique per tenant only. */
 export async function findSession(db: DbOrTx, tenantId: string, id: string): Promise<SessionRow | null> {
   const [row] = await db
     .select()
@@ -36,6 +38,7 @@ export async function reserveSeqs(db: DbOrTx, pk: number, count: number): Promis
   return row.lastSeq - count + 1;
 }
 
+/** Columns `PATCH /sessions/:id` may change: the model fields, the policy input and metadata. */
 export type SessionPatch = Partial<
   Pick<
     NewSessionRow,
@@ -43,6 +46,7 @@ export type SessionPatch = Partial<
   >
 >;
 
+/** Updates a session and bumps `updatedAt`; `null` when the row is gone. */
 export async function updateSession(db: DbOrTx, pk: number, patch: SessionPatch): Promise<SessionRow | null> {
   const [row] = await db
     .update(sessions)

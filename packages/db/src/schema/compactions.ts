@@ -13,7 +13,9 @@ import {
 } from 'drizzle-orm/pg-core';
 import { sessions } from './sessions';
 
+/** Every value of `compactions.status` (core's `CompactionStatus`). */
 export const COMPACTION_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+/** Statuses of an unfinished compaction; a partial unique index allows one such row per session. */
 export const ACTIVE_COMPACTION_STATUSES = ['pending', 'running'] as const;
 
 /** One compaction through `pending → running → completed | failed | skipped`: the analysts' history. */

@@ -2,12 +2,19 @@ import { afterAll, beforeAll } from 'vitest';
 import {
   appendMessages,
   insertSession,
+  loadContextRows,
   newId,
   prepareMessages,
   type MessageInput,
   type SessionRow,
 } from '@compactor/db';
-import { resolveModelInfo, type PolicyInput } from '@compactor/core';
+import {
+  assembleContext,
+  resolveModelInfo,
+  type AssembledContext,
+  type Message,
+  type PolicyInput,
+} from '@compactor/core';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
 import { useTestDatabase } from '@compactor/testing';
@@ -17,6 +24,8 @@ import { silentLog, type WorkflowResources } from '../workflow/resources';
 export interface WorkflowHarness {
   readonly resources: WorkflowResources;
   readonly stub: LlmStub;
+  /** The session's context view as the API serves it (core-assembled from the SQL filter). */
+  context(sessionPk: number): Promise<AssembledContext>;
   /** A session with these messages stored exactly as the API would store them. */
   seedSession(
     messages: MessageInput[],
@@ -59,6 +68,10 @@ export function useWorkflow(): WorkflowHarness {
       return stub;
     },
     append,
+    async context(sessionPk) {
+      const rows = await loadContextRows(database.db, sessionPk);
+      return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+    },
     async seedSession(messages, options = {}) {
       const model = resolveModelInfo({
         id: 'stub-summarizer',
@@ -83,3 +96,7 @@ export function useWorkflow(): WorkflowHarness {
     },
   };
 }
+
+/** The text of a message's text parts, joined. */
+export const textOf = (message: Message | undefined): string =>
+  (message?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');

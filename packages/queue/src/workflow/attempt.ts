@@ -16,6 +16,7 @@ export interface Attempt {
   signal?: AbortSignal | undefined;
 }
 
+/** The attempt for a claimed row: policy resolved from the session's stored input, model from its row. */
 export function attemptFor(
   compaction: CompactionRow,
   session: SessionRow,

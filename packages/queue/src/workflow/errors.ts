@@ -48,6 +48,7 @@ export function llmFailureCode(error: unknown): CompactionErrorCode {
   return 'internal_error';
 }
 
+/** Whether `error` is a cancellation (job signal or aborted LLM call): rethrow it, never record a failure. */
 export function isAbort(error: unknown): boolean {
   return error instanceof LlmAbortedError || (error as { name?: string })?.name === 'AbortError';
 }

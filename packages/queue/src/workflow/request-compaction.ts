@@ -14,6 +14,7 @@ import {
 } from '@compactor/db';
 import { findCompactionByIdempotencyKey } from '@compactor/db';
 
+/** A manual, auto or overflow request; all but `reason` is optional (`force` defaults on for overflow). */
 export interface CompactionRequest {
   reason: CompactionReason;
   /** Defaults to the session policy's strategy. */

@@ -19,4 +19,5 @@ export interface WorkflowResources {
   topicModel?: string | null;
 }
 
+/** A {@link WorkflowLog} that drops every line (tests, scripts). */
 export const silentLog: WorkflowLog = { info: () => undefined, warn: () => undefined };

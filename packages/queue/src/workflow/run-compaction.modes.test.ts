@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { assembleContext, toOpenAIMessages, validateContext, type Message } from '@compactor/core';
-import { loadContextRows } from '@compactor/db';
+import { toOpenAIMessages, validateContext } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { useWorkflow } from '../test-support/workflow';
+import { textOf, useWorkflow } from '../test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
 
 const w = useWorkflow();
-
-async function context(sessionPk: number) {
-  const rows = await loadContextRows(w.resources.db, sessionPk);
-  return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
-}
-const textOf = (message: Message | undefined) =>
-  (message?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
 
 describe('topic mode (seed 002)', () => {
   it('cuts where the detector saw the topic change and summarises what came before', async () => {
@@ -28,7 +20,7 @@ describe('topic mode (seed 002)', () => {
     const row = result.compaction!;
     expect(row.details).toMatchObject({ writtenBy: 'llm' });
     expect(['truncate-only', 'summarize']).toContain((row.details as { topicCase: string }).topicCase);
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     const firstKept = after.messages.find((m) => !m.summary);
     expect(firstKept).toMatchObject({ role: 'user', seq: row.boundarySeq });
     expect(textOf(after.messages[1])).toContain('JavaScript heap out of memory');
@@ -40,7 +32,7 @@ describe('topic mode (seed 002)', () => {
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     const result = await runCompaction(w.resources, compaction.id);
     expect(result.status).toBe('completed');
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     // The stub's detector sees "Actually, …" (confidence 0.6) before the verbatim window.
     expect(result.compaction!.details).toMatchObject({ topicCase: 'summarize', writtenBy: 'detector' });
     const summary = after.messages.find((m) => m.summary);
@@ -82,7 +74,7 @@ describe('emergency (overflow) compaction', () => {
     const row = result.compaction!;
     expect(row.details).toMatchObject({ emergencyPruned: { parts: 1 } });
     expect(row.tokensAfter).toBeLessThan(12_000);
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     const giant = after.messages
       .flatMap((m) => m.parts)
       .find((p) => p.type === 'tool' && p.callId === 'giant');
@@ -120,7 +112,7 @@ describe('pinned system messages', () => {
     ]);
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     expect((await runCompaction(w.resources, compaction.id)).status).toBe('completed');
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     expect(after.messages[0]).toMatchObject({ role: 'system', summary: false });
     expect(textOf(after.messages[0])).toContain('NEVER push to main');
     expect(after.messages[1]?.summary).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleContext, toOpenAIMessages, validateContext, type Message } from '@compactor/core';
+import { toOpenAIMessages, validateContext } from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
@@ -8,27 +8,19 @@ import {
   estimateFromStats,
   findCompaction,
   listCompactionSteps,
-  loadContextRows,
 } from '@compactor/db';
 import { LlmRetryableError } from '@compactor/llm';
 import { generateCodingSession, SESSION_FACTS } from '@compactor/testing/fixtures';
-import { useWorkflow } from '../test-support/workflow';
+import { textOf, useWorkflow } from '../test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
 
 const w = useWorkflow();
 
-async function context(sessionPk: number) {
-  const rows = await loadContextRows(w.resources.db, sessionPk);
-  return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
-}
-const textOf = (message: Message | undefined) =>
-  (message?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
-
 describe('runCompaction (prune → summarize → finalize)', () => {
   it('compacts a real-looking session: summary first, recent turns verbatim, the goal and files kept', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 4 }));
-    const before = await context(session.pk);
+    const before = await w.context(session.pk);
     // What the session status showed before: the hybrid estimate, calibrated on reported usage.
     const statusBefore = estimateFromStats(await contextTokenStats(w.resources.db, session.pk));
     const { compaction, created } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
@@ -45,7 +37,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     expect(row.summaryMessageIds).toHaveLength(2);
     expect(row.usageInput).toBeGreaterThan(0);
 
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     expect(after.tokens).toBe(row.tokensAfter);
     const [marker, summary, firstKept] = after.messages;
     expect(marker).toMatchObject({ role: 'user', summary: true, compactionId: compaction.id });
@@ -81,7 +73,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
 
     expect(result.status).toBe('completed');
     const row = result.compaction!;
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     const late = after.messages.find((m) => m.id === 'late');
     expect(late).toBeDefined();
     expect(late!.seq).toBeGreaterThan(row.coversThroughSeq!);
@@ -109,7 +101,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     expect(
       prompts.some((p) => p.includes('<previous-summary>') && p.includes('JavaScript heap out of memory')),
     ).toBe(true);
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     expect(textOf(after.messages[1])).toContain('JavaScript heap out of memory');
     expect(after.messages.filter((m) => m.summary)).toHaveLength(2);
   });
@@ -127,7 +119,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       writtenBy: 'truncate',
       fallback: { code: 'llm_retries_exhausted' },
     });
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     expect(textOf(after.messages[1])).toMatch(/\[Compacted \d+ messages: /);
     expect(textOf(after.messages[1])).toContain(SESSION_FACTS.files[0]);
   });
@@ -136,7 +128,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const session = await w.seedSession(generateCodingSession({ turns: 2 }), {
       policy: { fallback: 'fail' },
     });
-    const before = await context(session.pk);
+    const before = await w.context(session.pk);
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     w.stub.setFaults({ status: 401 });
     const result = await runCompaction(w.resources, compaction.id);
@@ -144,7 +136,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
 
     expect(result.status).toBe('failed');
     expect(result.compaction).toMatchObject({ status: 'failed', errorCode: 'llm_fatal', step: null });
-    const after = await context(session.pk);
+    const after = await w.context(session.pk);
     expect(after.messages.map((m) => m.id)).toEqual(before.messages.map((m) => m.id));
     expect(after.compactionId).toBeNull();
   });
@@ -225,7 +217,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const result = await runCompaction(w.resources, compaction.id);
     expect(result.status).toBe('completed');
     expect(w.stub.requests.length).toBe(seen);
-    expect(textOf((await context(session.pk)).messages[1])).toMatch(/^\[Compacted \d+ messages/);
+    expect(textOf((await w.context(session.pk)).messages[1])).toMatch(/^\[Compacted \d+ messages/);
   });
 });
 

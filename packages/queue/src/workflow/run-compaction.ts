@@ -19,12 +19,14 @@ import { finalizeStep } from './steps/finalize';
 import { pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
 
+/** How the queue runs this attempt: whether it is the last try, and the job's cancellation signal. */
 export interface RunOptions {
   /** The queue's last try: transient failures end the compaction instead of being rethrown. */
   lastAttempt?: boolean;
   signal?: AbortSignal;
 }
 
+/** How an attempt ended; transient failures are thrown instead, unless it was the last attempt. */
 export type RunOutcome =
   | { status: 'completed' | 'skipped' | 'failed'; compaction: CompactionRow }
   /** Not active any more (finished, or superseded by a newer attempt): nothing was written. */

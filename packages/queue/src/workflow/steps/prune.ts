@@ -4,6 +4,7 @@ import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
 import type { WorkflowResources } from '../resources';
 
+/** What the prune step marked (`tokens`: output tokens saved); `skipped: 'policy'` when `prune` is off. */
 export interface PruneOutcome {
   parts: number;
   tokens: number;

@@ -23,6 +23,7 @@ import { CompactionFailedError, isAbort, isTransient, llmFailureCode } from '../
 import type { WorkflowResources } from '../resources';
 import { topicOutcome } from './topic';
 
+/** What the summarizer calls cost, for the compaction row: `input`/`output` are prompt/completion tokens. */
 export interface LlmSpend {
   model: string;
   usage: { input: number; output: number };
@@ -51,6 +52,7 @@ export type SummarizeOutcome =
       detail: Record<string, unknown>;
     };
 
+/** The `summary` branch of {@link SummarizeOutcome}: a summary (or none) and the boundary to write. */
 export type SummaryOutcome = Extract<SummarizeOutcome, { kind: 'summary' }>;
 
 /**
@@ -122,6 +124,7 @@ export async function summarizeStep(
   return { ...base, ...written, detail: { ...base.detail, ...written.detail } };
 }
 
+/** The attempt's summarizer settings; throws `LlmFatalError` when its window cannot fit any summary. */
 export function summarizerSettings(resources: WorkflowResources, attempt: Attempt): SummarizerSettings {
   return resolveSummarizerSettings({
     policy: attempt.policy.summarizer,
@@ -130,6 +133,7 @@ export function summarizerSettings(resources: WorkflowResources, attempt: Attemp
   });
 }
 
+/** Cumulative file ops of a compacted range: the previous summary's lists merged with the new messages'. */
 export function fileOpsOf(compacted: Message[], fileTools: Attempt['policy']['fileTools']): FileOps {
   return mergeFileOps(
     extractPreviousFileOps(compacted),

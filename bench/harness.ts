@@ -1,0 +1,60 @@
+/**
+ * What the core benchmarks share: deterministic pseudo-random numbers, messages shaped like the
+ * store's rows, and timing a piece of work (median and p95 after a JIT warm-up), printed one
+ * aligned row per measurement.
+ */
+import type { Message, Part } from '@compactor/core';
+
+/** Deterministic pseudo-random numbers in [0, 1) (a benchmark must measure the same thing each run). */
+export function lcg(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+}
+
+/**
+ * A message as the store's row mapper builds it: one object literal, fields in a fixed order.
+ * (Objects built by spreading a shared base, like `@compactor/core/testing`'s, are slower to walk
+ * in V8 and would slow what is measured.)
+ */
+export function storedMessage(seq: number, role: Message['role'], parts: Part[]): Message {
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    parts,
+    finish: role === 'assistant' ? 'tool-calls' : null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+  };
+}
+
+/** Milliseconds per run of one measurement. */
+export interface Timing {
+  median: number;
+  p95: number;
+  runs: number;
+}
+
+/** Times `runs` calls of `work`, after up to 3 unmeasured calls to warm up the JIT. */
+export function measure(runs: number, work: () => unknown): Timing {
+  for (let i = 0; i < Math.min(3, runs); i++) work();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    work();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number): number => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { median: at(0.5), p95: at(0.95), runs };
+}
+
+/** `name   median … ms   p95 … ms   (n runs)`, the times right-aligned in `width` characters. */
+export function timingRow(name: string, timing: Timing, width: number): string {
+  const ms = (value: number): string => value.toFixed(2).padStart(width);
+  return `${name.padEnd(48)} median ${ms(timing.median)} ms   p95 ${ms(timing.p95)} ms   (${timing.runs} runs)`;
+}
