@@ -32,6 +32,32 @@ async function sessionWithHistory() {
 
 const ids = (messages: { id: string }[]) => messages.map((m) => m.id);
 
+/** Inserts a compaction and completes it with one assistant summary message of `summaryTokens`. */
+async function compactWithSummary(
+  sessionPk: number,
+  options: { boundarySeq: number; summaryId: string; summaryTokens: number; finishedAt?: Date },
+) {
+  const row = await insertCompaction(t.db, {
+    id: `cmp_${randomUUID()}`,
+    sessionPk,
+    reason: 'auto',
+    strategy: 'summarize',
+  });
+  return completeCompaction(t.db, {
+    compactionId: row!.id,
+    sessionPk,
+    summaryMessages: [
+      newMessage('assistant', [text(`summary ${options.summaryId}`, options.summaryTokens)], {
+        id: options.summaryId,
+      }),
+    ],
+    boundarySeq: options.boundarySeq,
+    tokensBefore: 0,
+    messagesBefore: 0,
+    finishedAt: options.finishedAt ?? new Date(),
+  });
+}
+
 describe('loadContextRows (the context view filter)', () => {
   it('returns every message when the session has no compaction', async () => {
     const session = await sessionWithHistory();
@@ -108,19 +134,10 @@ describe('loadContextRows (the context view filter)', () => {
       [1, 3],
       [2, 5],
     ] as const) {
-      const row = await insertCompaction(t.db, {
-        id: `cmp_${n}_${randomUUID()}`,
-        sessionPk: session.pk,
-        reason: 'auto',
-        strategy: 'summarize',
-      });
-      await completeCompaction(t.db, {
-        compactionId: row!.id,
-        sessionPk: session.pk,
-        summaryMessages: [newMessage('assistant', [text(`summary ${n}`, 30)], { id: `s${n}` })],
+      await compactWithSummary(session.pk, {
         boundarySeq,
-        tokensBefore: 0,
-        messagesBefore: 0,
+        summaryId: `s${n}`,
+        summaryTokens: 30,
         finishedAt: new Date(Date.now() + n),
       });
     }
@@ -176,21 +193,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
 
   it('ignores usage reported before the latest compaction', async () => {
     const session = await sessionWithHistory();
-    const row = await insertCompaction(t.db, {
-      id: `cmp_${randomUUID()}`,
-      sessionPk: session.pk,
-      reason: 'auto',
-      strategy: 'summarize',
-    });
-    await completeCompaction(t.db, {
-      compactionId: row!.id,
-      sessionPk: session.pk,
-      summaryMessages: [newMessage('assistant', [text('summary', 30)], { id: 'sum' })],
-      boundarySeq: 5,
-      tokensBefore: 0,
-      messagesBefore: 0,
-      finishedAt: new Date(),
-    });
+    await compactWithSummary(session.pk, { boundarySeq: 5, summaryId: 'sum', summaryTokens: 30 });
     const stats = await contextTokenStats(t.db, session.pk);
     expect(stats.report).toBeNull();
     expect(stats.storedTokens).toBe(30 + 10 + 10); // summary + u3 + a3
@@ -284,20 +287,10 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
             by: 'p',
           });
           if (compactAt !== null) {
-            const row = await insertCompaction(t.db, {
-              id: `cmp_${randomUUID()}`,
-              sessionPk: session.pk,
-              reason: 'auto',
-              strategy: 'summarize',
-            });
-            await completeCompaction(t.db, {
-              compactionId: row!.id,
-              sessionPk: session.pk,
-              summaryMessages: [newMessage('assistant', [text('summary', 25)], { id: 'sum' })],
+            await compactWithSummary(session.pk, {
               boundarySeq: compactAt,
-              tokensBefore: 0,
-              messagesBefore: 0,
-              finishedAt: new Date(),
+              summaryId: 'sum',
+              summaryTokens: 25,
             });
           }
           const rows = await loadContextRows(t.db, session.pk);
