@@ -23,7 +23,7 @@ import { startLlmStub } from '@compactor/llm-stub';
 import { requestCompaction, runCompaction } from '@compactor/queue';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { toOpenAIMessages, validateContext, type Message } from '@compactor/core';
+import { validateContext, type Message } from '@compactor/core';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_demo';
 const CONTEXT_WINDOW = 32_000;
@@ -184,7 +184,6 @@ async function main(): Promise<void> {
     console.log(
       `raw history still holds all ${messages.length + row.summaryMessageIds.length} messages: GET /v1/sessions/${sessionId}/messages`,
     );
-    void toOpenAIMessages;
     if (problems.length > 0 || result.status !== 'completed') process.exitCode = 1;
   } finally {
     await app.close();

@@ -6,13 +6,13 @@ import {
 } from '@compactor/core';
 import {
   findActiveCompaction,
+  findCompactionByIdempotencyKey,
   insertCompaction,
   newId,
   type CompactionRow,
   type DbOrTx,
   type SessionRow,
 } from '@compactor/db';
-import { findCompactionByIdempotencyKey } from '@compactor/db';
 
 /** A manual, auto or overflow request; all but `reason` is optional (`force` defaults on for overflow). */
 export interface CompactionRequest {
