@@ -17,6 +17,7 @@ export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promis
       attempts: sql`${compactions.attempts} + 1`,
       fence: sql`${compactions.fence} + 1`,
       startedAt: sql`coalesce(${compactions.startedAt}, ${now})`,
+      progressAt: sql`now()`,
       coversThroughSeq: sql`coalesce(${compactions.coversThroughSeq}, (select ${sessions.lastSeq} from ${sessions} where ${sessions.pk} = ${compactions.sessionPk}))`,
       errorCode: null,
       errorMessage: null,
@@ -38,7 +39,8 @@ export async function updateRunningCompaction(
 ): Promise<CompactionRow | null> {
   const [row] = await db
     .update(compactions)
-    .set(patch)
+    // Every fenced write is also the attempt's heartbeat: the reconciler re-drives silent ones.
+    .set({ ...patch, progressAt: sql`now()` })
     .where(and(eq(compactions.id, id), eq(compactions.fence, fence), eq(compactions.status, 'running')))
     .returning();
   return row ?? null;

@@ -6,3 +6,5 @@ export * from './context-tokens';
 export * from './api-keys';
 export * from './health';
 export * from './compaction-lifecycle';
+export * from './outbox';
+export * from './reconcile';

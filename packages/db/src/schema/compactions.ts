@@ -59,7 +59,14 @@ export const compactions = pgTable(
     details: jsonb('details')
       .notNull()
       .default(sql`'{}'::jsonb`),
+    /**
+     * What the summarize step produced, saved (fenced) the moment the LLM answered: a retry after
+     * a crash or a failed finalize writes this instead of paying for the summary again.
+     */
+    summaryDraft: jsonb('summary_draft'),
     requestedAt: timestamp('requested_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** Last sign of life of the attempt: set on claim and on every fenced write (the reconciler's clock). */
+    progressAt: timestamp('progress_at', { withTimezone: true, mode: 'date' }),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
   },
@@ -72,6 +79,10 @@ export const compactions = pgTable(
     index('compactions_session_completed_idx')
       .on(t.sessionPk, t.finishedAt)
       .where(sql`${t.status} = 'completed'`),
+    // The reconciler scans active compactions by how long they have been silent.
+    index('compactions_active_progress_idx')
+      .on(t.status, t.progressAt)
+      .where(sql`${t.status} in ('pending', 'running')`),
     // History listing, newest first, paginated by request time.
     index('compactions_session_requested_idx').on(t.sessionPk, t.requestedAt),
     // A repeated request with the same Idempotency-Key returns the same compaction.

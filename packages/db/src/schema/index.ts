@@ -3,3 +3,4 @@ export * from './messages';
 export * from './parts';
 export * from './compactions';
 export * from './api-keys';
+export * from './outbox';

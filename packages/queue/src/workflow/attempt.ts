@@ -1,5 +1,6 @@
-import { resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
+import { PolicyError, resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
 import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
+import { CompactionFailedError } from './errors';
 
 /** One attempt at one compaction: the claimed row, its fence and the session it compacts. */
 export interface Attempt {
@@ -16,7 +17,11 @@ export interface Attempt {
   signal?: AbortSignal | undefined;
 }
 
-/** The attempt for a claimed row: policy resolved from the session's stored input, model from its row. */
+/**
+ * The attempt for a claimed row: policy resolved from the session's stored input, model from
+ * its row. A stored policy that no longer resolves (a preset or knob removed since it was
+ * saved) fails the compaction with `invalid_policy` instead of leaving it running.
+ */
 export function attemptFor(
   compaction: CompactionRow,
   session: SessionRow,
@@ -26,10 +31,21 @@ export function attemptFor(
     compaction,
     fence: compaction.fence,
     session,
-    policy: resolvePolicy(session.policy as PolicyInput),
+    policy: storedPolicy(session),
     model: sessionModel(session),
     coversThroughSeq: compaction.coversThroughSeq ?? session.lastSeq,
     lastAttempt: options.lastAttempt,
     signal: options.signal,
   };
+}
+
+function storedPolicy(session: SessionRow): Policy {
+  try {
+    return resolvePolicy(session.policy as PolicyInput);
+  } catch (error) {
+    if (error instanceof PolicyError) {
+      throw new CompactionFailedError('invalid_policy', `the session's stored policy no longer resolves: ${error.message}`);
+    }
+    throw error;
+  }
 }

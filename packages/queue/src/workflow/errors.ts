@@ -15,6 +15,8 @@ export type CompactionErrorCode =
   | 'invalid_summary'
   | 'context_cannot_fit'
   | 'session_gone'
+  | 'invalid_policy'
+  | 'attempts_exhausted'
   | 'internal_error';
 
 /** The compaction cannot succeed by retrying: record it as failed with this code. */
@@ -51,4 +53,18 @@ export function llmFailureCode(error: unknown): CompactionErrorCode {
 /** Whether `error` is a cancellation (job signal or aborted LLM call): rethrow it, never record a failure. */
 export function isAbort(error: unknown): boolean {
   return error instanceof LlmAbortedError || (error as { name?: string })?.name === 'AbortError';
+}
+
+/**
+ * The one retry decision: a cancellation always propagates (the job was stopped, nothing is
+ * recorded), and a transient failure propagates for the queue to retry unless this is the
+ * queue's last attempt — then it ends the compaction (or its fallback) like any other failure.
+ */
+export function shouldRethrow(error: unknown, attempt: { lastAttempt: boolean }): boolean {
+  return isAbort(error) || (isTransient(error) && !attempt.lastAttempt);
+}
+
+/** Throws `error` when {@link shouldRethrow} says the queue, not the workflow, handles it. */
+export function rethrowForRetry(error: unknown, attempt: { lastAttempt: boolean }): void {
+  if (shouldRethrow(error, attempt)) throw error;
 }

@@ -1,5 +1,7 @@
 import type { Db } from '@compactor/db';
+import type { Tokenizer } from '@compactor/tokenizer';
 import type { Llm } from '@compactor/llm';
+import type { SessionEventPublisher } from '../events/session-events';
 
 /** Log lines the workflow writes; pino's logger fits, so does a test spy. */
 export interface WorkflowLog {
@@ -13,6 +15,13 @@ export interface WorkflowResources {
   llm: Llm;
   clock: () => Date;
   log: WorkflowLog;
+  /**
+   * The exact counter for a model's summary messages; the API's `TOKENIZER_ENCODING` setting
+   * must pick the same one. Default: the encoding the model id maps to.
+   */
+  tokenizerFor?: (modelId: string) => Tokenizer;
+  /** Progress events for the session's SSE stream; none when omitted. */
+  events?: SessionEventPublisher;
   /** A deployment-wide summarizer model (cheaper, say), below the session policy's choice. */
   summarizerModel?: string | null;
   /** Model for topic-boundary detection; defaults to the summarizer's. */

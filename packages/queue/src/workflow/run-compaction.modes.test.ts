@@ -14,7 +14,7 @@ describe('topic mode (seed 002)', () => {
       policy: { strategy: 'topic' },
     });
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
 
     expect(result.status).toBe('completed');
     const row = result.compaction!;
@@ -30,7 +30,7 @@ describe('topic mode (seed 002)', () => {
   it('with the topic preset, writes the detector summary as a system message', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 6 }), { policy: { preset: 'topic' } });
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.status).toBe('completed');
     const after = await w.context(session.pk);
     // The stub's detector sees "Actually, …" (confidence 0.6) before the verbatim window.
@@ -68,7 +68,7 @@ describe('emergency (overflow) compaction', () => {
   it('clears a giant output in the current turn so the context fits, instead of looping', async () => {
     const session = await w.seedSession(sessionWithGiantOutput(80_000), { contextWindow: 16_000 });
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
 
     expect(result.status).toBe('completed');
     const row = result.compaction!;
@@ -98,7 +98,7 @@ describe('emergency (overflow) compaction', () => {
       { contextWindow: 16_000 },
     );
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.status).toBe('failed');
     expect(result.compaction).toMatchObject({ errorCode: 'context_cannot_fit' });
   });
@@ -111,7 +111,7 @@ describe('pinned system messages', () => {
       ...generateCodingSession({ turns: 3 }),
     ]);
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    expect((await runCompaction(w.resources, compaction.id)).status).toBe('completed');
+    expect((await runCompaction(w.resources, compaction.id, { lastAttempt: true })).status).toBe('completed');
     const after = await w.context(session.pk);
     expect(after.messages[0]).toMatchObject({ role: 'system', summary: false });
     expect(textOf(after.messages[0])).toContain('NEVER push to main');

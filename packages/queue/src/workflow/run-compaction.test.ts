@@ -26,7 +26,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const { compaction, created } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     expect(created).toBe(true);
 
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
 
     expect(result.status).toBe('completed');
     const row = result.compaction!;
@@ -63,7 +63,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });
     w.stub.setFaults({ latencyMs: 400 });
     const seen = w.stub.requests.length;
-    const running = runCompaction(w.resources, compaction.id);
+    const running = runCompaction(w.resources, compaction.id, { lastAttempt: true });
     await w.stub.waitForRequests(seen + 1);
     await w.append(session, [
       { id: 'late', role: 'user', parts: [{ type: 'text', text: 'One more thing while you work.' }] },
@@ -84,7 +84,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
   it('merges the previous summary on the next compaction instead of re-summarising it', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 2 }));
     const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    await runCompaction(w.resources, first.compaction.id);
+    await runCompaction(w.resources, first.compaction.id, { lastAttempt: true });
     await w.append(
       session,
       generateCodingSession({ turns: 6, seed: 99 })
@@ -94,7 +94,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
 
     const seen = w.stub.requests.length;
     const second = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    const result = await runCompaction(w.resources, second.compaction.id);
+    const result = await runCompaction(w.resources, second.compaction.id, { lastAttempt: true });
 
     expect(result.status).toBe('completed');
     const prompts = w.stub.requests.slice(seen).map((r) => r.messages.map((m) => m.text).join('\n'));
@@ -131,7 +131,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const before = await w.context(session.pk);
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     w.stub.setFaults({ status: 401 });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     w.stub.setFaults({});
 
     expect(result.status).toBe('failed');
@@ -174,7 +174,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     const stalled = await claimCompaction(w.resources.db, compaction.id, new Date());
 
-    const fresh = await runCompaction(w.resources, compaction.id);
+    const fresh = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(fresh.status).toBe('completed');
     expect(fresh.compaction!.fence).toBe(stalled!.fence + 1);
 
@@ -190,7 +190,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
         finishedAt: new Date(),
       }),
     ).rejects.toBeInstanceOf(StaleAttemptError);
-    expect(await runCompaction(w.resources, compaction.id)).toEqual({ status: 'inactive', compaction: null });
+    expect(await runCompaction(w.resources, compaction.id, { lastAttempt: true })).toEqual({ status: 'inactive', compaction: null });
     expect((await findCompaction(w.resources.db, compaction.id))?.boundarySeq).toBe(
       fresh.compaction!.boundarySeq,
     );
@@ -202,7 +202,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       { role: 'assistant', parts: [{ type: 'text', text: 'hello' }], finish: 'stop' },
     ]);
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.status).toBe('skipped');
     expect(result.compaction).toMatchObject({ status: 'skipped', errorCode: 'nothing_to_compact' });
   });
@@ -214,7 +214,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       reason: 'manual',
       strategy: 'truncate',
     });
-    const result = await runCompaction(w.resources, compaction.id);
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.status).toBe('completed');
     expect(w.stub.requests.length).toBe(seen);
     expect(textOf((await w.context(session.pk)).messages[1])).toMatch(/^\[Compacted \d+ messages/);
@@ -231,7 +231,7 @@ describe('requestCompaction', () => {
     const second = await requestCompaction(w.resources.db, session, { reason: 'auto' });
     expect(second).toEqual({ compaction: first.compaction, created: false });
 
-    await runCompaction(w.resources, first.compaction.id);
+    await runCompaction(w.resources, first.compaction.id, { lastAttempt: true });
     const repeated = await requestCompaction(w.resources.db, session, {
       reason: 'manual',
       idempotencyKey: 'k1',

@@ -1,29 +1,33 @@
+import type { CompactionStep } from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
   contextTokenStats,
   estimateFromStats,
   findSessionByPk,
-} from '@compactor/db';
-import {
   finishCompactionStep,
   insertCompactionStep,
   updateRunningCompaction,
   type CompactionRow,
+  type SessionRow,
 } from '@compactor/db';
-import type { CompactionStep } from '@compactor/core';
+import type { SessionEventType } from '../events/session-events';
 import { attemptFor, type Attempt } from './attempt';
-import { CompactionFailedError, isAbort, isTransient } from './errors';
+import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
 import { finalizeStep } from './steps/finalize';
 import { pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
+import { parseSummaryDraft, toSummaryDraft, type SummaryOutcome } from './steps/summary-writing';
 
 /** How the queue runs this attempt: whether it is the last try, and the job's cancellation signal. */
 export interface RunOptions {
-  /** The queue's last try: transient failures end the compaction instead of being rethrown. */
-  lastAttempt?: boolean;
-  signal?: AbortSignal;
+  /**
+   * The queue's last try: transient failures end the compaction (or its fallback) instead of
+   * being rethrown. The caller computes it from the job's attempts; nothing defaults it.
+   */
+  lastAttempt: boolean;
+  signal?: AbortSignal | undefined;
 }
 
 /** How an attempt ended; transient failures are thrown instead, unless it was the last attempt. */
@@ -34,41 +38,36 @@ export type RunOutcome =
 
 /**
  * Runs one attempt of a compaction: claim (new fence, covered range fixed on the first attempt)
- * → prune → summarize → finalize, each step recorded. Transient failures are rethrown for the
- * queue to retry unless this is the last attempt; everything else ends the compaction as
- * `failed` (or `skipped` when there is nothing to compact). Safe to run again after a crash:
- * every step is idempotent and every write is fenced.
+ * → prune → summarize → save the summary draft → finalize, each step recorded and announced.
+ * Transient failures are rethrown for the queue to retry unless this is the last attempt;
+ * everything else ends the compaction as `failed` (or `skipped` when there is nothing to
+ * compact). Safe to run again after a crash: every step is idempotent, every write is fenced,
+ * and a summary the LLM already wrote is finalized from its draft without calling it again.
  */
 export async function runCompaction(
   resources: WorkflowResources,
   compactionId: string,
-  options: RunOptions = {},
+  options: RunOptions,
 ): Promise<RunOutcome> {
   const { db } = resources;
   const claimed = await claimCompaction(db, compactionId, resources.clock());
   if (!claimed) return { status: 'inactive', compaction: null };
   const session = await findSessionByPk(db, claimed.sessionPk);
   if (!session) return { status: 'inactive', compaction: null };
-  const attempt = attemptFor(claimed, session, {
-    lastAttempt: options.lastAttempt ?? true,
-    signal: options.signal,
-  });
+  const owner = { compaction: claimed, fence: claimed.fence, session };
+  const announce = (type: SessionEventType, data: Record<string, unknown> = {}) =>
+    publish(resources, session, compactionId, type, data);
 
   try {
-    await recordSizeBefore(resources, attempt);
-    const pruned = await step(resources, attempt, 'prune', () => pruneStep(resources, attempt));
-    await fenced(resources, attempt, {
-      prunedParts: claimed.prunedParts + pruned.parts,
-      prunedTokens: claimed.prunedTokens + pruned.tokens,
-    });
-    const outcome = await step(resources, attempt, 'summarize', () => summarizeStep(resources, attempt));
+    const attempt = attemptFor(claimed, session, options);
+    await announce('compaction.started', { attempt: claimed.attempts, reason: claimed.reason });
+    const outcome = await runSteps(resources, attempt, announce);
     if (outcome.kind === 'nothing-to-compact') {
-      return {
-        status: 'skipped',
-        compaction: await end(resources, attempt, 'skipped', 'nothing_to_compact', outcome.reason),
-      };
+      const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', outcome.reason);
+      await announce('compaction.skipped', { reason: outcome.reason });
+      return { status: 'skipped', compaction: skipped };
     }
-    const completed = await step(resources, attempt, 'finalize', () =>
+    const completed = await step(resources, attempt, 'finalize', announce, () =>
       finalizeStep(resources, attempt, outcome),
     );
     resources.log.info(
@@ -80,25 +79,65 @@ export async function runCompaction(
       },
       'compaction completed',
     );
+    const sizes = {
+      tokensBefore: completed.tokensBefore,
+      tokensAfter: completed.tokensAfter,
+      messagesBefore: completed.messagesBefore,
+      messagesAfter: completed.messagesAfter,
+      boundarySeq: completed.boundarySeq,
+    };
+    await announce('compaction.completed', sizes);
+    await announce('session.compacted', sizes);
     return { status: 'completed', compaction: completed };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
-    if (isAbort(error) || (isTransient(error) && !attempt.lastAttempt)) throw error;
+    if (shouldRethrow(error, options)) throw error;
     const failure =
       error instanceof CompactionFailedError
         ? error
         : new CompactionFailedError('internal_error', (error as Error).message);
     resources.log.warn({ compactionId, code: failure.code, err: failure.message }, 'compaction failed');
     try {
-      return {
-        status: 'failed',
-        compaction: await end(resources, attempt, 'failed', failure.code, failure.message),
-      };
+      const failed = await end(resources, owner, 'failed', failure.code, failure.message);
+      await announce('compaction.failed', { status: 'failed', error: { code: failure.code } });
+      return { status: 'failed', compaction: failed };
     } catch (endError) {
       if (endError instanceof StaleAttemptError) return { status: 'stale', compaction: null };
       throw endError;
     }
   }
+}
+
+type Announce = (type: SessionEventType, data?: Record<string, unknown>) => Promise<void>;
+
+/**
+ * prune → summarize, then the summary is saved as the row's draft before finalize: an attempt
+ * that finds a draft (an earlier one paid for the summary, then crashed or failed to finalize)
+ * goes straight to finalize.
+ */
+async function runSteps(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  announce: Announce,
+): Promise<SummaryOutcome | { kind: 'nothing-to-compact'; reason: string }> {
+  const draft = parseSummaryDraft(attempt.compaction.summaryDraft);
+  if (draft) {
+    resources.log.info({ compactionId: attempt.compaction.id }, 'finalizing the saved summary draft');
+    return draft;
+  }
+  await recordSizeBefore(resources, attempt);
+  const pruned = await step(resources, attempt, 'prune', announce, () => pruneStep(resources, attempt));
+  attempt.compaction = await fenced(resources, attempt, {
+    prunedParts: attempt.compaction.prunedParts + pruned.parts,
+    prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
+  });
+  const outcome = await step(resources, attempt, 'summarize', announce, () =>
+    summarizeStep(resources, attempt),
+  );
+  if (outcome.kind === 'summary') {
+    attempt.compaction = await fenced(resources, attempt, { summaryDraft: toSummaryDraft(outcome) });
+  }
+  return outcome;
 }
 
 /** The view's size when the compaction first started (kept across retries). */
@@ -107,31 +146,38 @@ async function recordSizeBefore(resources: WorkflowResources, attempt: Attempt):
   const stats = await contextTokenStats(resources.db, attempt.session.pk, {
     pinSystemMessages: attempt.policy.pinSystemMessages,
   });
-  const row = await fenced(resources, attempt, {
+  attempt.compaction = await fenced(resources, attempt, {
     tokensBefore: estimateFromStats(stats, attempt.policy.estimate),
     messagesBefore: stats.contextMessages,
   });
-  attempt.compaction = row;
+}
+
+/** The claimed row and its fence: all a write needs to prove the attempt still owns the row. */
+interface Owner {
+  compaction: CompactionRow;
+  fence: number;
 }
 
 async function fenced(
   resources: WorkflowResources,
-  attempt: Attempt,
+  owner: Owner,
   patch: Parameters<typeof updateRunningCompaction>[3],
 ): Promise<CompactionRow> {
-  const row = await updateRunningCompaction(resources.db, attempt.compaction.id, attempt.fence, patch);
-  if (!row) throw new StaleAttemptError(attempt.compaction.id, attempt.fence, null);
+  const row = await updateRunningCompaction(resources.db, owner.compaction.id, owner.fence, patch);
+  if (!row) throw new StaleAttemptError(owner.compaction.id, owner.fence, null);
   return row;
 }
 
-/** Runs one step with its `compaction_steps` record and the row's `step` column kept current. */
+/** Runs one step with its `compaction_steps` record, the row's `step` column and a step event. */
 async function step<T>(
   resources: WorkflowResources,
   attempt: Attempt,
   name: CompactionStep,
+  announce: Announce,
   run: () => Promise<T>,
 ): Promise<T> {
   await fenced(resources, attempt, { step: name });
+  await announce('compaction.step', { step: name, attempt: attempt.compaction.attempts });
   const record = await insertCompactionStep(resources.db, {
     compactionId: attempt.compaction.id,
     step: name,
@@ -143,7 +189,7 @@ async function step<T>(
     const result = await run();
     await finishCompactionStep(resources.db, record.pk, {
       status: 'completed',
-      detail: stepDetail(result),
+      detail: stepDetail(name, result),
       at: resources.clock(),
     });
     return result;
@@ -157,9 +203,21 @@ async function step<T>(
   }
 }
 
-/** What a step's record keeps of its result: plain numbers and labels, never message text. */
-function stepDetail(result: unknown): Record<string, unknown> {
+/**
+ * What a step's record keeps of its result: plain numbers and labels, never message text
+ * (summaries, instructions and file paths stay out of step records).
+ */
+export function stepDetail(name: CompactionStep, result: unknown): Record<string, unknown> {
   if (result === null || typeof result !== 'object') return {};
+  if (name === 'finalize') {
+    const row = result as CompactionRow;
+    return {
+      boundarySeq: row.boundarySeq,
+      summaryMessages: row.summaryMessageIds.length,
+      tokensAfter: row.tokensAfter,
+      messagesAfter: row.messagesAfter,
+    };
+  }
   const { summaryText: _text, fileOps: _ops, ...rest } = result as Record<string, unknown>;
   return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
 }
@@ -167,16 +225,33 @@ function stepDetail(result: unknown): Record<string, unknown> {
 /** Ends the attempt as skipped or failed, fenced (StaleAttemptError when a newer attempt owns it). */
 async function end(
   resources: WorkflowResources,
-  attempt: Attempt,
+  owner: Owner,
   status: 'skipped' | 'failed',
   code: string,
   message: string,
 ): Promise<CompactionRow> {
-  return fenced(resources, attempt, {
+  return fenced(resources, owner, {
     status,
     step: null,
     errorCode: code,
     errorMessage: message,
     finishedAt: resources.clock(),
+  });
+}
+
+async function publish(
+  resources: WorkflowResources,
+  session: SessionRow,
+  compactionId: string,
+  type: SessionEventType,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await resources.events?.publish({
+    type,
+    sessionPk: session.pk,
+    sessionId: session.id,
+    compactionId,
+    at: resources.clock().toISOString(),
+    data,
   });
 }

@@ -3,7 +3,7 @@ import { completeCompaction, contentHash, type CompactionRow, type NewMessage } 
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { Attempt } from '../attempt';
 import type { WorkflowResources } from '../resources';
-import type { SummarizeOutcome } from './summarize';
+import type { SummarizeOutcome } from './summary-writing';
 
 /**
  * Writes the summary message(s), the boundary and `completed` in one fenced transaction. The
@@ -16,7 +16,8 @@ export async function finalizeStep(
 ): Promise<CompactionRow> {
   const { compaction, policy } = attempt;
   const now = resources.clock();
-  const tokenizer = getTokenizer(encodingForModel(attempt.model.id));
+  const tokenizer =
+    resources.tokenizerFor?.(attempt.model.id) ?? getTokenizer(encodingForModel(attempt.model.id));
   const summaryMessages =
     outcome.summaryText === null
       ? []

@@ -8,7 +8,7 @@ import {
   type TopicBoundary,
 } from '@compactor/core';
 import type { Attempt } from '../attempt';
-import { isAbort, isTransient } from '../errors';
+import { rethrowForRetry } from '../errors';
 import type { WorkflowResources } from '../resources';
 import {
   fileOpsOf,
@@ -16,7 +16,7 @@ import {
   writeSummary,
   type LlmSpend,
   type SummarizeOutcome,
-} from './summarize';
+} from './summary-writing';
 
 /**
  * Topic mode (seed 002): ask the detector where the current topic started, then keep from
@@ -119,7 +119,7 @@ async function detect(
       },
     };
   } catch (error) {
-    if (isAbort(error) || (isTransient(error) && !attempt.lastAttempt)) throw error;
+    rethrowForRetry(error, attempt);
     resources.log.warn(
       { compactionId: attempt.compaction.id, err: (error as Error).message },
       'topic detection failed; continuing with no boundary',

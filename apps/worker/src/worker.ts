@@ -1,0 +1,116 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { createDatabase, migrationState, pingDatabase, redactUrl } from '@compactor/db';
+import { createLlm, llmConfigFromEnv } from '@compactor/llm';
+import {
+  createJobQueues,
+  redisEventPublisher,
+  startReconciler,
+  startWorkers,
+  type WorkflowResources,
+} from '@compactor/queue';
+import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
+import type { WorkerEnv } from './env';
+import { startProbeServer } from './http';
+import { createWorkerMetrics } from './metrics';
+
+/** A running worker process's parts; `stop` drains it. */
+export interface WorkerProcess {
+  port: number;
+  stop(): Promise<{ drained: boolean }>;
+}
+
+/**
+ * The worker's composition root: Postgres, Redis (queues, events), the LLM client, the BullMQ
+ * workers, the reconciler loop and the probe server. Refuses to start on an unmigrated database
+ * (the API migrates; workers never race it).
+ */
+export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<WorkerProcess> {
+  const state = await migrationState(env.DATABASE_URL);
+  if (state.pending > 0) {
+    throw new Error(
+      `database ${redactUrl(env.DATABASE_URL)} lacks ${state.pending} of ${state.known} migrations; ` +
+        'start the API (it migrates) or run `npm run db:migrate`',
+    );
+  }
+  const database = createDatabase(env.DATABASE_URL, {
+    applicationName: 'compactor-worker',
+    max: Math.min(50, env.WORKER_CONCURRENCY + 4),
+  });
+  // BullMQ's blocking commands need maxRetriesPerRequest: null; events get their own connection.
+  const connection = { url: env.REDIS_URL, maxRetriesPerRequest: null } as const;
+  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', (error) => log.warn({ err: error.message }, 'redis connection problem'));
+  await redis.connect().catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
+
+  const { config, defaults } = llmConfigFromEnv(env);
+  const tokenizerFor = (modelId: string) =>
+    getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
+  tokenizerFor('gpt-4o').countSync('warm up');
+  const resources: WorkflowResources = {
+    db: database.db,
+    llm: createLlm(config),
+    clock: () => new Date(),
+    log,
+    events: redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
+      log.warn({ err: error.message }, 'event publish failed'),
+    ),
+    tokenizerFor,
+    summarizerModel: defaults.summarizerModel,
+    topicModel: defaults.topicModel,
+  };
+  const policy = {
+    attempts: env.JOB_ATTEMPTS,
+    backoffBaseMs: env.JOB_BACKOFF_MS,
+    keepCompleted: { count: 1_000, ageSeconds: 24 * 3600 },
+    keepFailed: { count: 5_000, ageSeconds: 7 * 24 * 3600 },
+  };
+  const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
+  let running: ReturnType<typeof startWorkers> | undefined;
+  const metrics = createWorkerMetrics(queues, () => running?.active() ?? 0);
+  running = startWorkers(resources, {
+    connection,
+    prefix: env.QUEUE_PREFIX,
+    policy,
+    concurrency: env.WORKER_CONCURRENCY,
+    lockDurationMs: env.LOCK_DURATION_MS,
+    onJobEnd: metrics.jobEnded,
+  });
+  const reconciler = startReconciler(
+    { db: database.db, queues, log, clock: resources.clock },
+    {
+      intervalMs: env.RECONCILE_INTERVAL_MS,
+      stepTimeoutMs: env.STEP_TIMEOUT_MS,
+      onPass: metrics.reconciled,
+    },
+  );
+  let accepting = true;
+  const probes = await startProbeServer(
+    {
+      registry: metrics.registry,
+      accepting: () => accepting,
+      async ready() {
+        await pingDatabase(database.db);
+        await redis.ping();
+      },
+    },
+    { port: env.PORT, host: env.HOST },
+  );
+  log.info(
+    { port: probes.port, concurrency: env.WORKER_CONCURRENCY, prefix: env.QUEUE_PREFIX },
+    'worker started',
+  );
+
+  return {
+    port: probes.port,
+    async stop() {
+      accepting = false;
+      const workers = running;
+      await reconciler.stop();
+      const { drained } = (await workers?.close(env.SHUTDOWN_TIMEOUT_MS)) ?? { drained: true };
+      await Promise.allSettled([queues.close(), database.close(), redis.quit()]);
+      await new Promise((resolve) => probes.server.close(resolve));
+      return { drained };
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../client';
+
+/** An active compaction the reconciler should make sure a job exists for. */
+export interface CompactionToRedrive {
+  id: string;
+  sessionPk: number;
+  status: 'pending' | 'running';
+  attempts: number;
+}
+
+/**
+ * The reconciler's one query: active compactions whose job may be gone. `pending` rows older
+ * than `pendingGraceMs` (the API enqueues right after commit) and `running` rows whose attempt
+ * has been silent (no fenced write, see `progress_at`) for longer than `stepTimeoutMs`: a
+ * worker that died, or a job that vanished with Redis. The caller checks the queue before
+ * re-enqueueing, so a row whose job is merely waiting costs one lookup. Reads the partial
+ * index `compactions_active_progress_idx` only: cost grows with active compactions, not history.
+ */
+export async function findCompactionsToRedrive(
+  db: DbOrTx,
+  { pendingGraceMs, stepTimeoutMs, limit }: { pendingGraceMs: number; stepTimeoutMs: number; limit: number },
+): Promise<CompactionToRedrive[]> {
+  const result = await db.execute<{ id: string; session_pk: string; status: string; attempts: number }>(sql`
+    select id, session_pk, status, attempts from compactions
+    where (status = 'pending' and requested_at < now() - make_interval(secs => ${pendingGraceMs / 1000}))
+       or (status = 'running' and progress_at < now() - make_interval(secs => ${stepTimeoutMs / 1000}))
+    order by coalesce(progress_at, requested_at)
+    limit ${limit}
+  `);
+  return result.rows.map((r) => ({
+    id: r.id,
+    sessionPk: Number(r.session_pk),
+    status: r.status as CompactionToRedrive['status'],
+    attempts: r.attempts,
+  }));
+}
+
+/**
+ * Ends an active compaction the reconciler gave up on (it crashed its workers on every attempt,
+ * say): `failed` with `code`, only if no attempt claimed it since `attempts` was read.
+ */
+export async function abandonCompaction(
+  db: DbOrTx,
+  id: string,
+  { attempts, code, message, at }: { attempts: number; code: string; message: string; at: Date },
+): Promise<boolean> {
+  const result = await db.execute(sql`
+    update compactions
+    set status = 'failed', step = null, error_code = ${code}, error_message = ${message}, finished_at = ${at}
+    where id = ${id} and status in ('pending', 'running') and attempts = ${attempts}
+  `);
+  return (result.rowCount ?? 0) > 0;
+}
+
+/** Runs `work` only if no other process holds the reconciler's lock; `null` when one does. */
+export async function withReconcilerLock<T>(db: Db, work: () => Promise<T>): Promise<T | null> {
+  return db.transaction(async (tx) => {
+    const result = await tx.execute<{ locked: boolean }>(
+      sql`select pg_try_advisory_xact_lock(hashtext('compactor:reconciler')) as locked`,
+    );
+    if (!result.rows[0]?.locked) return null;
+    return work();
+  });
+}

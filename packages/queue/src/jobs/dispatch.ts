@@ -1,0 +1,105 @@
+import {
+  insertOutboxEntries,
+  markOutboxDispatched,
+  newId,
+  type CompactionRow,
+  type Db,
+  type OutboxRow,
+  type SessionRow,
+} from '@compactor/db';
+import type { SessionEventPublisher } from '../events/session-events';
+import { requestCompaction, type CompactionRequest } from '../workflow/request-compaction';
+import type { WorkflowLog } from '../workflow/resources';
+import { parseJobPayload, type JobName } from './catalog';
+import type { JobQueues } from './queues';
+
+/** What starting work needs: the database (system of record), the queues, events, a log. */
+export interface DispatchDeps {
+  db: Db;
+  queues: JobQueues;
+  events: SessionEventPublisher;
+  log: WorkflowLog;
+  clock: () => Date;
+}
+
+/**
+ * Requests a compaction: the row and its outbox entry are written in one transaction, then the
+ * job is enqueued. Enqueueing is best effort — if Redis is down or the process dies right after
+ * commit, the reconciler enqueues it from the outbox; nothing is lost. A request while one is
+ * active returns the active one (`created: false`) and writes nothing.
+ */
+export async function startCompaction(
+  deps: DispatchDeps,
+  session: SessionRow,
+  request: CompactionRequest,
+): Promise<{ compaction: CompactionRow; created: boolean }> {
+  const { result, outbox } = await deps.db.transaction(async (tx) => {
+    const result = await requestCompaction(tx, session, request);
+    const outbox = result.created
+      ? await insertOutboxEntries(tx, [
+          { jobName: 'compact', jobId: result.compaction.id, payload: { compactionId: result.compaction.id } },
+        ])
+      : [];
+    return { result, outbox };
+  });
+  if (result.created) {
+    await dispatchOutbox(deps, outbox);
+    await deps.events.publish({
+      type: 'compaction.requested',
+      sessionPk: session.pk,
+      sessionId: session.id,
+      compactionId: result.compaction.id,
+      at: deps.clock().toISOString(),
+      data: { reason: result.compaction.reason, strategy: result.compaction.strategy },
+    });
+  }
+  return result;
+}
+
+/**
+ * Requests a prune-only job for a session (outbox, then enqueue). Prune jobs of one session
+ * collapse while one is still waiting: the job id is per request, BullMQ's de-duplication id
+ * per session.
+ */
+export async function startPrune(
+  deps: DispatchDeps,
+  session: SessionRow,
+  reason: 'turn' | 'manual',
+): Promise<{ jobId: string }> {
+  const jobId = newId('prn');
+  const outbox = await insertOutboxEntries(deps.db, [
+    { jobName: 'prune', jobId, payload: { sessionPk: session.pk, reason } },
+  ]);
+  await dispatchOutbox(deps, outbox);
+  return { jobId };
+}
+
+/**
+ * Enqueues outbox entries and marks them dispatched. Failures are logged and left for the
+ * reconciler: the caller's work is already committed. Returns how many were enqueued.
+ */
+export async function dispatchOutbox(
+  deps: Pick<DispatchDeps, 'db' | 'queues' | 'log' | 'clock'>,
+  entries: OutboxRow[],
+): Promise<number> {
+  const done: number[] = [];
+  for (const entry of entries) {
+    try {
+      const name = entry.jobName as JobName;
+      await deps.queues.enqueue(name, entry.jobId, parseJobPayload(name, entry.payload));
+      done.push(entry.pk);
+    } catch (error) {
+      deps.log.warn(
+        { jobName: entry.jobName, jobId: entry.jobId, err: (error as Error).message },
+        'enqueue failed; the reconciler will retry it',
+      );
+    }
+  }
+  try {
+    await markOutboxDispatched(deps.db, done, deps.clock());
+  } catch (error) {
+    // Left undispatched, the entries are enqueued again by the reconciler: a no-op by job id.
+    deps.log.warn({ err: (error as Error).message }, 'could not mark outbox entries dispatched');
+  }
+  return done.length;
+}

@@ -1,0 +1,111 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { uniqueQueuePrefix } from '@compactor/testing';
+import { redisEventPublisher, redisEventSource, type SessionEvent, type SessionEventSource } from '../events/session-events';
+import type { DispatchDeps } from '../jobs/dispatch';
+import { createJobQueues, type JobQueues } from '../jobs/queues';
+import { silentLog, type WorkflowResources } from '../workflow/resources';
+import { startWorkers, type RunningWorkers, type WorkerOptions } from '../worker/workers';
+import { useWorkflow, type WorkflowHarness } from './workflow';
+
+export interface QueueHarness extends WorkflowHarness {
+  readonly prefix: string;
+  readonly queues: JobQueues;
+  readonly redis: Redis;
+  readonly events: SessionEventSource;
+  /** Resources with events published on this file's prefix. */
+  readonly live: WorkflowResources;
+  readonly dispatch: DispatchDeps;
+  /** Starts in-process workers on this file's queues (stopped after each test). */
+  startWorkers(options?: Partial<WorkerOptions>): RunningWorkers;
+  /** Subscribes now; the array fills with the session's events as they arrive (until the test ends). */
+  record(sessionPk: number): Promise<SessionEvent[]>;
+}
+
+/** Real Redis queues under a prefix of this file's own, on top of {@link useWorkflow}. */
+export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHarness {
+  const w = useWorkflow();
+  const prefix = `{${uniqueQueuePrefix('queue')}}`;
+  let state: { queues: JobQueues; redis: Redis; subscriber: Redis; events: SessionEventSource } | undefined;
+  const running: RunningWorkers[] = [];
+  const unsubscribes: Array<() => void> = [];
+  const connection = () => ({ url: inject('redisUrl'), maxRetriesPerRequest: null });
+
+  beforeAll(async () => {
+    const redis = new Redis(inject('redisUrl'));
+    const subscriber = new Redis(inject('redisUrl'));
+    state = {
+      redis,
+      subscriber,
+      events: redisEventSource(subscriber, prefix),
+      queues: createJobQueues({
+        connection: connection(),
+        prefix,
+        policy: {
+          attempts: 3,
+          backoffBaseMs: 20,
+          keepCompleted: { count: 100, ageSeconds: 3600 },
+          keepFailed: { count: 100, ageSeconds: 3600 },
+          ...policy,
+        },
+      }),
+    };
+  });
+  afterEach(async () => {
+    for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
+    await Promise.all(running.splice(0).map((r) => r.close(5_000)));
+  });
+  afterAll(async () => {
+    if (!state) return;
+    for (const name of ['compact', 'prune'] as const) await state.queues.queue(name).obliterate({ force: true });
+    await state.queues.close();
+    await state.events.close();
+    state.redis.disconnect();
+  });
+
+  const current = () => {
+    if (!state) throw new Error('useQueueHarness(): only inside tests and hooks');
+    return state;
+  };
+  const live = (): WorkflowResources => ({
+    ...w.resources,
+    events: redisEventPublisher(current().redis, prefix),
+  });
+  const harness: QueueHarness = Object.create(w) as QueueHarness;
+  return Object.defineProperties(harness, {
+    prefix: { get: () => prefix },
+    queues: { get: () => current().queues },
+    redis: { get: () => current().redis },
+    events: { get: () => current().events },
+    live: { get: live },
+    dispatch: {
+      get: (): DispatchDeps => ({
+        db: w.resources.db,
+        queues: current().queues,
+        events: redisEventPublisher(current().redis, prefix),
+        log: silentLog,
+        clock: () => new Date(),
+      }),
+    },
+    startWorkers: {
+      value: (options: Partial<WorkerOptions> = {}) => {
+        const workers = startWorkers(live(), {
+          connection: connection(),
+          prefix,
+          policy: current().queues.policy,
+          concurrency: 4,
+          ...options,
+        });
+        running.push(workers);
+        return workers;
+      },
+    },
+    record: {
+      value: async (sessionPk: number) => {
+        const seen: SessionEvent[] = [];
+        unsubscribes.push(await current().events.subscribe(sessionPk, (e) => seen.push(e)));
+        return seen;
+      },
+    },
+  });
+}

@@ -1,0 +1,56 @@
+import { UnrecoverableError, type Job } from 'bullmq';
+import { ZodError } from 'zod';
+import { parseJobPayload, type JobName } from '../jobs/catalog';
+import { pruneSession, type PruneSessionOutcome } from '../workflow/prune-session';
+import type { WorkflowResources } from '../workflow/resources';
+import { runCompaction } from '../workflow/run-compaction';
+
+/** Whether this run of `job` is the queue's last try (BullMQ counts failed tries in `attemptsMade`). */
+export function isLastAttempt(job: Pick<Job, 'attemptsMade' | 'opts'>): boolean {
+  return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+}
+
+/** What a compact job returns (kept on the finished job for the queue dashboard). */
+export interface CompactJobResult {
+  status: 'completed' | 'skipped' | 'failed' | 'inactive' | 'stale';
+  tokensBefore?: number | null;
+  tokensAfter?: number | null;
+}
+
+/** A payload that does not parse can never succeed: fail the job now, without retries. */
+function payloadOf<N extends JobName>(name: N, job: Job) {
+  try {
+    return parseJobPayload(name, job.data);
+  } catch (error) {
+    if (error instanceof ZodError) throw new UnrecoverableError(`invalid ${name} payload: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Runs one try of a compaction. The workflow records every failure it can decide on (the row
+ * ends `failed`, the job completes); what comes out of here is a transient failure for BullMQ
+ * to retry with backoff (Retry-After honoured by the backoff strategy), or a cancellation.
+ */
+export function compactProcessor(resources: WorkflowResources) {
+  return async (job: Job, _token?: string, signal?: AbortSignal): Promise<CompactJobResult> => {
+    const { compactionId } = payloadOf('compact', job);
+    const outcome = await runCompaction(resources, compactionId, {
+      lastAttempt: isLastAttempt(job),
+      signal,
+    });
+    return {
+      status: outcome.status,
+      tokensBefore: outcome.compaction?.tokensBefore ?? null,
+      tokensAfter: outcome.compaction?.tokensAfter ?? null,
+    };
+  };
+}
+
+/** Runs one prune job. */
+export function pruneProcessor(resources: WorkflowResources) {
+  return async (job: Job): Promise<PruneSessionOutcome> => {
+    const { sessionPk } = payloadOf('prune', job);
+    return pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' });
+  };
+}

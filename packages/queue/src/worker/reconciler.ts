@@ -1,0 +1,126 @@
+import {
+  abandonCompaction,
+  findCompactionsToRedrive,
+  listUndispatchedOutbox,
+  pruneDispatchedOutbox,
+  withReconcilerLock,
+  type Db,
+} from '@compactor/db';
+import { dispatchOutbox } from '../jobs/dispatch';
+import type { JobQueues } from '../jobs/queues';
+import type { WorkflowLog } from '../workflow/resources';
+
+export interface ReconcilerDeps {
+  db: Db;
+  queues: JobQueues;
+  log: WorkflowLog;
+  clock: () => Date;
+}
+
+export interface ReconcilerOptions {
+  /** A `running` compaction silent (no fenced write) for longer than this is re-driven. */
+  stepTimeoutMs: number;
+  /** Outbox entries and `pending` rows younger than this are left to the API's own enqueue. */
+  graceMs?: number;
+  /** Claims beyond this end the compaction `failed` (it crashed every worker that took it). */
+  maxClaims?: number;
+  batch?: number;
+}
+
+/** What one pass did. */
+export interface ReconcileReport {
+  dispatched: number;
+  redriven: number;
+  abandoned: number;
+  skippedLocked: boolean;
+}
+
+/** BullMQ states in which a job will still run: its compaction needs nothing. */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+/**
+ * One reconciler pass: Postgres is the system of record, Redis only a work list. It enqueues
+ * outbox entries a crash left undispatched, and re-enqueues active compactions whose job is
+ * gone (Redis lost its data) or finished while the row is still active (a worker was killed
+ * mid-try, a job stalled out). One process at a time runs a pass (advisory lock); enqueueing
+ * is idempotent anyway (job id = compaction id).
+ */
+export async function reconcileOnce(deps: ReconcilerDeps, options: ReconcilerOptions): Promise<ReconcileReport> {
+  const graceMs = options.graceMs ?? 5_000;
+  const maxClaims = options.maxClaims ?? deps.queues.policy.attempts * 3;
+  const batch = options.batch ?? 500;
+  const report = await withReconcilerLock(deps.db, async () => {
+    const outbox = await listUndispatchedOutbox(deps.db, { olderThanMs: graceMs, limit: batch });
+    const dispatched = await dispatchOutbox(deps, outbox);
+    await pruneDispatchedOutbox(deps.db, { olderThanMs: 24 * 3600_000 });
+
+    let redriven = 0;
+    let abandoned = 0;
+    const candidates = await findCompactionsToRedrive(deps.db, {
+      pendingGraceMs: graceMs,
+      stepTimeoutMs: options.stepTimeoutMs,
+      limit: batch,
+    });
+    const queue = deps.queues.queue('compact');
+    for (const row of candidates) {
+      const job = await queue.getJob(row.id);
+      const state = job ? await job.getState() : 'missing';
+      if (LIVE_STATES.has(state)) continue;
+      if (row.attempts >= maxClaims) {
+        const ended = await abandonCompaction(deps.db, row.id, {
+          attempts: row.attempts,
+          code: 'attempts_exhausted',
+          message: `gave up after ${row.attempts} claims without finishing`,
+          at: deps.clock(),
+        });
+        if (ended) abandoned++;
+        continue;
+      }
+      // A finished job with this id would make the new one a no-op: remove it first.
+      if (job) await job.remove().catch(() => undefined);
+      await deps.queues.enqueue('compact', row.id, { compactionId: row.id });
+      deps.log.info({ compactionId: row.id, status: row.status, jobState: state }, 're-enqueued compaction');
+      redriven++;
+    }
+    return { dispatched, redriven, abandoned, skippedLocked: false };
+  });
+  return report ?? { dispatched: 0, redriven: 0, abandoned: 0, skippedLocked: true };
+}
+
+/**
+ * Runs {@link reconcileOnce} every `intervalMs` (±20 % jitter, so several workers do not pass
+ * in lockstep) until stopped. A failed pass is logged and retried at the next tick.
+ */
+export function startReconciler(
+  deps: ReconcilerDeps,
+  options: ReconcilerOptions & { intervalMs: number; random?: () => number; onPass?: (r: ReconcileReport) => void },
+): { stop(): Promise<void> } {
+  const random = options.random ?? Math.random;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let current: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    if (stopped) return;
+    const delay = options.intervalMs * (0.8 + 0.4 * random());
+    timer = setTimeout(() => {
+      current = reconcileOnce(deps, options)
+        .then((report) => {
+          options.onPass?.(report);
+          if (report.dispatched || report.redriven || report.abandoned) {
+            deps.log.info({ ...report }, 'reconciler pass');
+          }
+        })
+        .catch((error: Error) => deps.log.warn({ err: error.message }, 'reconciler pass failed'))
+        .finally(schedule);
+    }, delay);
+    timer.unref();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}

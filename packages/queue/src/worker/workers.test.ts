@@ -1,0 +1,128 @@
+import { describe, expect, it, vi } from 'vitest';
+import { findCompaction, listCompactionSteps } from '@compactor/db';
+import { generateCodingSession } from '@compactor/testing/fixtures';
+import { startCompaction, startPrune } from '../jobs/dispatch';
+import { useQueueHarness } from '../test-support/queue';
+
+const q = useQueueHarness();
+
+async function waitForStatus(id: string, statuses: string[], timeout = 20_000) {
+  return vi.waitFor(
+    async () => {
+      const row = await findCompaction(q.resources.db, id);
+      if (!row || !statuses.includes(row.status)) throw new Error(`still ${row?.status}`);
+      return row;
+    },
+    { timeout, interval: 50 },
+  );
+}
+
+describe('compact jobs on BullMQ workers', () => {
+  it('runs a requested compaction to completion and announces every step', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 4 }));
+    const events = await q.record(session.pk);
+    q.startWorkers();
+    const { compaction, created } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    expect(created).toBe(true);
+
+    const done = await waitForStatus(compaction.id, ['completed']);
+    expect(done.attempts).toBe(1);
+    await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('session.compacted'));
+    const types = events.map((e) => e.type);
+    expect(types).toEqual([
+      'compaction.requested',
+      'compaction.started',
+      'compaction.step',
+      'compaction.step',
+      'compaction.step',
+      'compaction.completed',
+      'session.compacted',
+    ]);
+    expect(events.map((e) => e.data.step).filter(Boolean)).toEqual(['prune', 'summarize', 'finalize']);
+    expect(events.find((e) => e.type === 'compaction.completed')?.data).toMatchObject({
+      tokensBefore: done.tokensBefore,
+      tokensAfter: done.tokensAfter,
+    });
+    expect(events.every((e) => e.compactionId === compaction.id && e.sessionId === session.id)).toBe(true);
+    const job = await q.queues.queue('compact').getJob(compaction.id);
+    expect(await job?.getState()).toBe('completed');
+  });
+
+  it('retries transient LLM failures with backoff, then completes on the same row', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 4 }));
+    q.stub.setFaults({ status: 500, times: 2 });
+    q.startWorkers();
+    const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    q.stub.setFaults({});
+    expect(done).toMatchObject({ status: 'completed', attempts: 3 });
+    expect(done.details).toMatchObject({ writtenBy: 'llm' });
+    const steps = await listCompactionSteps(q.resources.db, compaction.id);
+    expect(steps.filter((s) => s.step === 'summarize').map((s) => s.status)).toEqual([
+      'failed',
+      'failed',
+      'completed',
+    ]);
+  });
+
+  it("waits at least the provider's Retry-After before the next try", async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 4 }));
+    q.stub.setFaults({ status: 429, retryAfterSeconds: 1.2, times: 1 });
+    q.startWorkers();
+    const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    await waitForStatus(compaction.id, ['completed']);
+    q.stub.setFaults({});
+    const steps = (await listCompactionSteps(q.resources.db, compaction.id)).filter((s) => s.step === 'summarize');
+    expect(steps).toHaveLength(2);
+    // Backoff base is 20 ms here: only the Retry-After explains a gap of over a second.
+    expect(steps[1]!.startedAt.getTime() - steps[0]!.finishedAt!.getTime()).toBeGreaterThanOrEqual(1_150);
+  });
+
+  it('on the last try falls back to truncation and records why (never an endless loop)', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 4 }));
+    q.stub.setFaults({ status: 503 });
+    q.startWorkers();
+    const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    q.stub.setFaults({});
+    expect(done).toMatchObject({ status: 'completed', attempts: 3 });
+    expect(done.details).toMatchObject({
+      writtenBy: 'truncate',
+      fallback: { code: 'llm_retries_exhausted' },
+    });
+    const job = await q.queues.queue('compact').getJob(compaction.id);
+    expect(await job?.getState()).toBe('completed');
+  });
+
+  it('fails fast on a non-retryable answer (no retries spent)', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 4 }), {
+      policy: { fallback: 'fail' },
+    });
+    q.stub.setFaults({ status: 401 });
+    q.startWorkers();
+    const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    q.stub.setFaults({});
+    expect(done).toMatchObject({ status: 'failed', attempts: 1, errorCode: 'llm_fatal' });
+  });
+});
+
+describe('prune jobs', () => {
+  it('prunes old tool outputs of a session and announces it', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 8 }), {
+      policy: { pruning: { protectTokens: 1_000, minimumTokens: 1_000 } },
+    });
+    const events = await q.record(session.pk);
+    q.startWorkers();
+    const { jobId } = await startPrune(q.dispatch, session, 'manual');
+    await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('prune.completed'), { timeout: 10_000 });
+    const event = events.find((e) => e.type === 'prune.completed')!;
+    expect(event.data).toMatchObject({ jobId });
+    expect(event.data.parts).toBeGreaterThan(0);
+    const context = await q.context(session.pk);
+    const cleared = context.messages
+      .flatMap((m) => m.parts)
+      .filter((p) => p.type === 'tool' && p.output === '[Old tool result content cleared]');
+    expect(cleared.length).toBe(event.data.parts);
+  });
+});

@@ -1,0 +1,115 @@
+import { Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { retryDelayMs } from '../jobs/backoff';
+import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
+import type { WorkflowResources } from '../workflow/resources';
+import { compactProcessor, pruneProcessor } from './processors';
+
+export interface WorkerOptions {
+  connection: ConnectionOptions;
+  prefix?: string;
+  policy?: JobPolicy;
+  /** Jobs run at once by this process (compactions are LLM-bound: high is fine). */
+  concurrency: number;
+  /**
+   * How long a job's lock lasts without renewal (renewed every half of it). A worker that dies
+   * holding a job releases it this long after; another worker then takes over with a new fence.
+   */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for (default: the lock duration). */
+  stalledIntervalMs?: number;
+  random?: () => number;
+  /** Called when a job try ends (metrics): its queue, outcome and duration. */
+  onJobEnd?: (queue: string, outcome: string, durationMs: number) => void;
+}
+
+/** The worker's BullMQ workers, one per queue of the catalog. */
+export interface RunningWorkers {
+  readonly workers: Worker[];
+  /** Jobs running right now, across queues. */
+  active(): number;
+  /** Stops taking jobs and waits for running ones, at most `timeoutMs`; then cancels them. */
+  close(timeoutMs: number): Promise<{ drained: boolean }>;
+}
+
+/**
+ * Starts one BullMQ worker per job of the catalog. A job whose lock cannot be renewed (the
+ * process stalled, Redis went away) is cancelled through its signal: another worker takes it
+ * over with a newer fence, and this one stops instead of finishing work that would be refused.
+ */
+export function startWorkers(resources: WorkflowResources, options: WorkerOptions): RunningWorkers {
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const policy = options.policy ?? DEFAULT_JOB_POLICY;
+  const random = options.random ?? Math.random;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const common = {
+    connection: options.connection,
+    prefix,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? lockDuration,
+    // A job that stalls again and again is failed by BullMQ; the reconciler re-drives its row.
+    maxStalledCount: 2,
+    settings: {
+      backoffStrategy: (attemptsMade: number, type?: string, error?: Error) =>
+        type === BACKOFF_TYPE ? retryDelayMs(attemptsMade, policy.backoffBaseMs, error, random) : 0,
+    },
+  };
+  let running = 0;
+  const counted =
+    <R>(queue: string, processor: (job: Job, token?: string, signal?: AbortSignal) => Promise<R>) =>
+    async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+      running++;
+      const started = performance.now();
+      let outcome = 'error';
+      try {
+        const result = await processor(job, token, signal);
+        const status = (result as { status?: unknown; skipped?: unknown } | null)?.status;
+        outcome = typeof status === 'string' ? status : 'completed';
+        return result;
+      } finally {
+        running--;
+        options.onJobEnd?.(queue, outcome, performance.now() - started);
+      }
+    };
+  const compact = new Worker('compact', counted('compact', compactProcessor(resources)), {
+    ...common,
+    concurrency: options.concurrency,
+  });
+  const prune = new Worker('prune', counted('prune', pruneProcessor(resources)), {
+    ...common,
+    concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+  });
+  const workers = [compact, prune];
+  for (const worker of workers) {
+    worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const id of jobIds) worker.cancelJob(id, 'lock lost');
+      resources.log.warn({ queue: worker.name, jobIds }, 'job lock lost; cancelled');
+    });
+    worker.on('failed', (job: Job | undefined, error: Error) => {
+      resources.log.warn(
+        { queue: worker.name, jobId: job?.id, attemptsMade: job?.attemptsMade, err: error.message },
+        'job try failed',
+      );
+    });
+    worker.on('error', (error: Error) => {
+      resources.log.warn({ queue: worker.name, err: error.message }, 'worker error');
+    });
+  }
+  return {
+    workers,
+    active: () => running,
+    async close(timeoutMs) {
+      const drain = Promise.all(workers.map((w) => w.close())).then(() => true);
+      const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+      const drained = await Promise.race([drain, timeout]);
+      if (!drained) {
+        // Cancelled jobs keep their rows; the next worker resumes them (fenced, from the draft).
+        for (const w of workers) w.cancelAllJobs('shutdown');
+        await Promise.race([
+          Promise.all(workers.map((w) => w.close(true))),
+          new Promise((resolve) => setTimeout(resolve, 2_000).unref()),
+        ]);
+      }
+      return { drained };
+    },
+  };
+}

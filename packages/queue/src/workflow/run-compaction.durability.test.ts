@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
+import { generateCodingSession } from '@compactor/testing/fixtures';
+import { useWorkflow } from '../test-support/workflow';
+import { requestCompaction } from './request-compaction';
+import { runCompaction } from './run-compaction';
+import type { WorkflowResources } from './resources';
+
+const w = useWorkflow();
+
+/** A connection-level failure, as pg reports one: transient, so the queue would retry. */
+const connectionReset = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+
+describe('pay the LLM once', () => {
+  it('a retry after a crash past the LLM call finalizes the saved draft without calling it again', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    // The first attempt dies as finalize starts (its step event is the first thing finalize does).
+    const crashing: WorkflowResources = {
+      ...w.resources,
+      events: {
+        publish: async (event) => {
+          if (event.type === 'compaction.step' && event.data.step === 'finalize') throw connectionReset();
+        },
+      },
+    };
+    await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(/terminated/);
+    const paid = w.stub.stats.requests;
+    expect(paid).toBeGreaterThan(0);
+    const interrupted = await findCompaction(w.resources.db, compaction.id);
+    expect(interrupted).toMatchObject({ status: 'running', step: 'finalize' });
+    expect(interrupted?.summaryDraft).toMatchObject({ version: 1, outcome: { writtenBy: 'llm' } });
+
+    const retried = await runCompaction(w.resources, compaction.id, { lastAttempt: false });
+    expect(retried.status).toBe('completed');
+    expect(w.stub.stats.requests).toBe(paid);
+    expect(retried.compaction).toMatchObject({ attempts: 2, model: 'stub-summarizer' });
+    expect(retried.compaction?.usageInput).toBeGreaterThan(0);
+  });
+
+  it('records what failed summarizer calls cost when it falls back to truncation', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    w.stub.setFaults({ output: 'empty' });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    w.stub.setFaults({});
+    expect(result.compaction).toMatchObject({ status: 'completed', details: { writtenBy: 'truncate' } });
+    expect(result.compaction?.details).toMatchObject({ fallback: { code: 'invalid_summary' } });
+    expect(result.compaction?.model).toBe('stub-summarizer');
+    expect(result.compaction?.usageInput).toBeGreaterThan(0);
+  });
+});
+
+describe('defects fixed on the way', () => {
+  it('a stored policy that no longer resolves ends the compaction failed, not running forever', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    await updateSession(w.resources.db, session.pk, { policy: { preset: 'no-such-preset' } });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: false });
+    expect(result.status).toBe('failed');
+    expect(result.compaction).toMatchObject({ status: 'failed', errorCode: 'invalid_policy' });
+  });
+
+  it("no step record carries the request's instructions or the summary text", async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const secret = 'focus on the SECRET-PROJECT-NAME rollout';
+    const { compaction } = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      instructions: secret,
+    });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+    const steps = await listCompactionSteps(w.resources.db, compaction.id);
+    expect(steps.map((s) => s.step)).toEqual(['prune', 'summarize', 'finalize']);
+    const recorded = JSON.stringify(steps.map((s) => s.detail));
+    expect(recorded).not.toContain('SECRET-PROJECT-NAME');
+    expect(recorded).not.toContain('## '); // no summary sections either
+    expect(steps.at(-1)?.detail).toMatchObject({ boundarySeq: result.compaction?.boundarySeq });
+  });
+});

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import {
+  buildTruncateSummary,
+  extractFileOps,
+  extractPreviousFileOps,
+  mergeFileOps,
+  type FileOps,
+  type Message,
+} from '@compactor/core';
+import {
+  InvalidSummaryError,
+  resolveSummarizerSettings,
+  type LlmUsage,
+  type SummarizerSettings,
+  type SummaryResult,
+} from '@compactor/llm';
+import type { Attempt } from '../attempt';
+import { CompactionFailedError, llmFailureCode, rethrowForRetry } from '../errors';
+import type { WorkflowResources } from '../resources';
+
+/** What the summarizer calls cost, for the compaction row: `input`/`output` are prompt/completion tokens. */
+export interface LlmSpend {
+  model: string;
+  usage: { input: number; output: number };
+  costUsd: number | null;
+}
+
+/** What the summarize step decided: nothing to do, or the summary and the boundary to write. */
+export type SummarizeOutcome =
+  | { kind: 'nothing-to-compact'; reason: string }
+  | {
+      kind: 'summary';
+      /** `null`: drop the covered messages without a summary (topic truncate-only). */
+      summaryText: string | null;
+      /** First kept seq. */
+      boundarySeq: number;
+      messagesCompacted: number;
+      fileOps: FileOps;
+      /** How the summary was written: by the LLM, the truncate strategy or fallback, or carried over. */
+      writtenBy: 'llm' | 'truncate' | 'detector' | 'previous-summary' | 'none';
+      llm: LlmSpend | null;
+      /** Set when the LLM failed for good and the policy fell back to truncation. */
+      fallback: { code: string; message: string } | null;
+      /** Outputs of the kept tail cleared by an emergency compaction (force) so the context fits. */
+      emergencyPruned: { parts: number; tokens: number };
+      /** For the step record: how the cut was made. */
+      detail: Record<string, unknown>;
+    };
+
+/** The `summary` branch of {@link SummarizeOutcome}: a summary (or none) and the boundary to write. */
+export type SummaryOutcome = Extract<SummarizeOutcome, { kind: 'summary' }>;
+
+/** The attempt's summarizer settings; throws `LlmFatalError` when its window cannot fit any summary. */
+export function summarizerSettings(resources: WorkflowResources, attempt: Attempt): SummarizerSettings {
+  return resolveSummarizerSettings({
+    policy: attempt.policy.summarizer,
+    session: attempt.model,
+    defaultModel: resources.summarizerModel ?? null,
+  });
+}
+
+/** Cumulative file ops of a compacted range: the previous summary's lists merged with the new messages'. */
+export function fileOpsOf(compacted: Message[], fileTools: Attempt['policy']['fileTools']): FileOps {
+  return mergeFileOps(
+    extractPreviousFileOps(compacted),
+    extractFileOps(
+      compacted.filter((m) => !m.summary),
+      fileTools,
+    ),
+  );
+}
+
+/**
+ * Runs the summarizer. A failure that retrying cannot fix (or any failure on the queue's last
+ * attempt) falls back to the truncate text when the policy allows it — starting from the part
+ * of the summary already written, if chunked summarization got that far; a transient failure on
+ * an earlier attempt is rethrown for the queue to retry.
+ */
+export async function writeSummary(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  compacted: Message[],
+  fileOps: FileOps,
+  summarize: () => Promise<SummaryResult>,
+): Promise<Pick<SummaryOutcome, 'summaryText' | 'writtenBy' | 'llm' | 'fallback' | 'detail'>> {
+  try {
+    const result = await summarize();
+    return {
+      summaryText: result.text,
+      writtenBy: 'llm',
+      llm: {
+        model: result.model,
+        usage: { input: result.usage.promptTokens, output: result.usage.completionTokens },
+        costUsd: result.costUsd,
+      },
+      fallback: null,
+      detail: { calls: result.calls, chunks: result.chunks },
+    };
+  } catch (error) {
+    rethrowForRetry(error, attempt);
+    const code = llmFailureCode(error);
+    const message = (error as Error).message;
+    if (attempt.policy.fallback !== 'truncate')
+      throw new CompactionFailedError(code, message, { cause: error });
+    resources.log.warn(
+      { compactionId: attempt.compaction.id, code, err: message },
+      'summarizer failed; falling back to truncation',
+    );
+    const partial = error instanceof InvalidSummaryError ? error.partialSummary : null;
+    // The partial summary covers the first `partialSummaryCovers` messages; truncate the rest.
+    const rest = partial ? compacted.slice((error as InvalidSummaryError).partialSummaryCovers) : compacted;
+    const summaryText = buildTruncateSummary(rest, {
+      fileOps,
+      fileTools: attempt.policy.fileTools,
+      ...(partial ? { previousSummary: partial } : {}),
+    });
+    // Calls already paid for are recorded even though their summary was not used.
+    const spent = spentBeforeFailure(error);
+    const llm = spent && { model: summarizerSettings(resources, attempt).model, ...spent };
+    return { summaryText, writtenBy: 'truncate', llm, fallback: { code, message }, detail: {} };
+  }
+}
+
+/**
+ * What a failed summarizer run had already cost: `InvalidSummaryError` carries it, other LLM
+ * errors may carry `spent` (chunked and dual summaries that failed after paid calls).
+ */
+export function spentBeforeFailure(error: unknown): Pick<LlmSpend, 'usage' | 'costUsd'> | null {
+  const e = error as { usage?: LlmUsage; costUsd?: number | null; spent?: { usage: LlmUsage; costUsd: number | null } };
+  const spent = e?.spent ?? (error instanceof InvalidSummaryError ? { usage: e.usage!, costUsd: e.costUsd ?? null } : null);
+  if (!spent || spent.usage.promptTokens + spent.usage.completionTokens === 0) return null;
+  return {
+    usage: { input: spent.usage.promptTokens, output: spent.usage.completionTokens },
+    costUsd: spent.costUsd,
+  };
+}
+
+const SummaryDraftSchema = z.object({
+  version: z.literal(1),
+  outcome: z.object({
+    kind: z.literal('summary'),
+    summaryText: z.string().nullable(),
+    boundarySeq: z.number().int(),
+    messagesCompacted: z.number().int(),
+    fileOps: z.object({ readFiles: z.array(z.string()), modifiedFiles: z.array(z.string()) }),
+    writtenBy: z.enum(['llm', 'truncate', 'detector', 'previous-summary', 'none']),
+    llm: z
+      .object({
+        model: z.string(),
+        usage: z.object({ input: z.number(), output: z.number() }),
+        costUsd: z.number().nullable(),
+      })
+      .nullable(),
+    fallback: z.object({ code: z.string(), message: z.string() }).nullable(),
+    emergencyPruned: z.object({ parts: z.number(), tokens: z.number() }),
+    detail: z.record(z.string(), z.unknown()),
+  }),
+});
+
+/** The row's `summary_draft`: the summarize step's outcome, saved before finalize (pay the LLM once). */
+export function toSummaryDraft(outcome: SummaryOutcome): z.infer<typeof SummaryDraftSchema> {
+  return { version: 1, outcome };
+}
+
+/** A saved draft, or `null` when there is none (or it is of an unknown shape: summarize again). */
+export function parseSummaryDraft(value: unknown): SummaryOutcome | null {
+  if (value === null || value === undefined) return null;
+  const parsed = SummaryDraftSchema.safeParse(value);
+  return parsed.success ? (parsed.data.outcome as SummaryOutcome) : null;
+}
