@@ -11,6 +11,7 @@ describe('parseEnv', () => {
       API_KEYS: '',
       MIGRATE_ON_START: true,
       TOKENIZER_ENCODING: 'auto',
+      QUEUE_PREFIX: '{compactor}',
     });
   });
 

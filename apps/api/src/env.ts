@@ -24,6 +24,16 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(32 * 1024 * 1024),
+  /**
+   * Key prefix of the BullMQ queues and the event channels; API and workers must agree on it.
+   * Hash-tagged by default, so a queue's keys share one Redis Cluster slot.
+   */
+  QUEUE_PREFIX: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+    .default('{compactor}'),
   /** `auto` picks the encoding from the session's model id (o200k_base for unknown models). */
   TOKENIZER_ENCODING: z.enum(['auto', 'o200k_base', 'cl100k_base']).default('auto'),
 });

@@ -5,9 +5,11 @@
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createDatabase, ensureDatabase, migrateDatabase, migrationState, redactUrl } from '@compactor/db';
+import { createJobQueues, redisEventPublisher, redisEventSource } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import { parseApiKeys, parseEnv, type Env } from './env';
 import { createAuthenticator } from './http/auth';
+import { createApiJobs } from './jobs';
 import { buildServer } from './server';
 
 let env: Env;
@@ -54,6 +56,28 @@ async function main(): Promise<void> {
     .connect()
     .catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
 
+  // BullMQ gets its own connection, not the probe's: no per-command retry limit (BullMQ wants
+  // maxRetriesPerRequest null), and no offline queue, so an enqueue while Redis is away fails at
+  // once (BullMQ's docs for HTTP producers) instead of queueing in memory; jobs.ts also bounds
+  // each enqueue by a timeout. Either way the outbox keeps the job for the reconciler.
+  const queueRedis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null, enableOfflineQueue: false });
+  queueRedis.on('error', (error) => log.warn({ err: error.message }, 'queue redis connection problem'));
+  const queues = createJobQueues({ connection: queueRedis, prefix: env.QUEUE_PREFIX });
+  // A subscribed connection can do nothing else: the event stream gets a dedicated one.
+  const subscriber = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  subscriber.on('error', (error) => log.warn({ err: error.message }, 'event subscriber connection problem'));
+  const events = redisEventSource(subscriber, env.QUEUE_PREFIX);
+  const clock = () => new Date();
+  const jobs = createApiJobs({
+    db: database.db,
+    queues,
+    events: redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
+      log.warn({ err: error.message }, 'could not publish a session event'),
+    ),
+    log,
+    clock,
+  });
+
   const envKeys = parseApiKeys(env.API_KEYS);
   const auth = createAuthenticator(database.db, envKeys);
   if (await auth.isOpen()) {
@@ -68,7 +92,7 @@ async function main(): Promise<void> {
   tokenizerFor('gpt-4o').countSync('warm up');
 
   const app = await buildServer(
-    { db: database.db, redis, auth, tokenizerFor, clock: () => new Date() },
+    { db: database.db, redis, auth, tokenizerFor, clock, jobs, events },
     { logger: log, bodyLimit: env.BODY_LIMIT_BYTES },
   );
   await app.listen({ port: env.PORT, host: env.HOST });
@@ -84,7 +108,8 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     await app.close();
-    await Promise.allSettled([database.close(), redis.quit()]);
+    await Promise.allSettled([queues.close(), events.close()]);
+    await Promise.allSettled([database.close(), redis.quit(), queueRedis.quit()]);
     log.info('stopped');
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

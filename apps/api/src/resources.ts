@@ -1,9 +1,24 @@
 import type { Authenticator } from './http/auth';
-import type { Db, TokenCounter } from '@compactor/db';
+import type { CompactionRow, Db, SessionRow, TokenCounter } from '@compactor/db';
+import type { CompactionRequest, SessionEventSource } from '@compactor/queue';
 
 /** Something that answers PING: the readiness probe's view of Redis. */
 export interface RedisPing {
   ping(): Promise<string>;
+}
+
+/**
+ * Starting durable work: each call writes its rows and outbox entry in Postgres, then enqueues
+ * (best effort: the reconciler enqueues what a Redis outage left behind).
+ */
+export interface ApiJobs {
+  /** A compaction for the session, or the active one (`created: false`). */
+  startCompaction(
+    session: SessionRow,
+    request: CompactionRequest,
+  ): Promise<{ compaction: CompactionRow; created: boolean }>;
+  /** A prune-only job for the session. */
+  startPrune(session: SessionRow, reason: 'turn' | 'manual'): Promise<{ jobId: string }>;
 }
 
 /** Everything the HTTP layer needs, passed explicitly (no module singletons). */
@@ -14,4 +29,7 @@ export interface ApiResources {
   /** The exact token counter for a session's model (its encoding). */
   tokenizerFor(modelId: string): TokenCounter;
   clock: () => Date;
+  jobs: ApiJobs;
+  /** Session events from every process (Redis pub/sub), for `GET /v1/sessions/:id/events`. */
+  events: SessionEventSource;
 }

@@ -10,7 +10,9 @@ import {
 } from 'fastify-type-provider-zod';
 import { installErrorHandling } from './http/error-handler';
 import type { ApiResources } from './resources';
+import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
+import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
@@ -26,6 +28,8 @@ declare module 'fastify' {
 export interface ServerOptions {
   logger?: FastifyBaseLogger | false;
   bodyLimit?: number;
+  /** Interval of the `: keepalive` comment on event streams (default 15 s). */
+  sseKeepaliveMs?: number;
 }
 
 /** Paths served without a key: probes and the API description. */
@@ -87,6 +91,8 @@ export async function buildServer(
   await app.register(sessionRoutes(resources));
   await app.register(messageRoutes(resources));
   await app.register(contextRoutes(resources));
+  await app.register(compactionRoutes(resources));
+  await app.register(eventRoutes(resources, { keepaliveMs: options.sseKeepaliveMs }));
   await app.ready();
   return app;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { StubFaultConfigInput } from './faults';
-import { stubFaultConfigSchema } from './faults';
+import type { StubFaultConfigInput } from '@compactor/llm-stub';
+import { stubFaultConfigSchema } from '@compactor/llm-stub';
 
 /**
  * The stub's process configuration. Fault settings here apply to every chat request (see the

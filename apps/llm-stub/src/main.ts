@@ -1,7 +1,7 @@
+import { startLlmStub } from '@compactor/llm-stub';
 import { parseEnv } from './env';
-import { startLlmStub } from './server';
 
-// Process entry: `npm run llm-stub` (root) or `npm run start -w @compactor/llm-stub`.
+// Process entry: `npm run llm-stub` (root) or `npm run start -w @compactor/llm-stub-app`.
 const env = parseEnv(process.env);
 const stub = await startLlmStub({
   port: env.port,

@@ -37,6 +37,12 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     applicationName: 'compactor-worker',
     max: Math.min(50, env.WORKER_CONCURRENCY + 4),
   });
+  // A checked-out client has no 'error' listener (pg-pool removes its idle one): a backend
+  // terminated between two queries (restart, failover, pg_terminate_backend) would crash the
+  // process. Handled, the client's next query fails (a transient error, retried) and is discarded.
+  database.pool.on('connect', (client) =>
+    client.on('error', (error) => log.warn({ err: error.message }, 'postgres connection lost')),
+  );
   // BullMQ's blocking commands need maxRetriesPerRequest: null; events get their own connection.
   const connection = { url: env.REDIS_URL, maxRetriesPerRequest: null } as const;
   const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
@@ -66,9 +72,9 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     keepFailed: { count: 5_000, ageSeconds: 7 * 24 * 3600 },
   };
   const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
-  let running: ReturnType<typeof startWorkers> | undefined;
-  const metrics = createWorkerMetrics(queues, () => running?.active() ?? 0);
-  running = startWorkers(resources, {
+  let active = () => 0;
+  const metrics = createWorkerMetrics(queues, () => active());
+  const running = startWorkers(resources, {
     connection,
     prefix: env.QUEUE_PREFIX,
     policy,
@@ -76,6 +82,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     lockDurationMs: env.LOCK_DURATION_MS,
     onJobEnd: metrics.jobEnded,
   });
+  active = running.active;
   const reconciler = startReconciler(
     { db: database.db, queues, log, clock: resources.clock },
     {
@@ -105,9 +112,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     port: probes.port,
     async stop() {
       accepting = false;
-      const workers = running;
       await reconciler.stop();
-      const { drained } = (await workers?.close(env.SHUTDOWN_TIMEOUT_MS)) ?? { drained: true };
+      const { drained } = await running.close(env.SHUTDOWN_TIMEOUT_MS);
       await Promise.allSettled([queues.close(), database.close(), redis.quit()]);
       await new Promise((resolve) => probes.server.close(resolve));
       return { drained };

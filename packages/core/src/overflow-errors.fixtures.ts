@@ -3,15 +3,9 @@
  * tests and public issue trackers (the `source` names where each wording comes from). Numbers
  * vary between occurrences; the wording is what matters. Shared with packages/llm's tests.
  */
-import type { ProviderErrorReport } from './overflow-errors';
+import type { OverflowFixture } from './overflow-errors.fixture-type';
 
-export interface OverflowFixture {
-  /** Provider and situation, unique: used as the test name. */
-  name: string;
-  /** Where the wording was seen. */
-  source: string;
-  report: ProviderErrorReport;
-}
+export type { OverflowFixture } from './overflow-errors.fixture-type';
 
 const json = (value: unknown): string => JSON.stringify(value);
 

@@ -2,7 +2,7 @@
  * Real provider errors that are not context overflows (see overflow-errors.fixtures.ts): rate
  * limits that mention tokens, output-budget parameter errors, auth, content policy and others.
  */
-import type { OverflowFixture } from './overflow-errors.fixtures';
+import type { OverflowFixture } from './overflow-errors.fixture-type';
 
 const json = (value: unknown): string => JSON.stringify(value);
 

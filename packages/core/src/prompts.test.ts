@@ -6,6 +6,7 @@ import {
   SUMMARIZER_SYSTEM_PROMPT,
   SUMMARY_FORMAT,
   summaryCutOffNote,
+  summaryLengthNote,
   TURN_PREFIX_FORMAT,
   validateSummaryOutput,
 } from './prompts';
@@ -123,6 +124,16 @@ describe('summaryCutOffNote', () => {
     const note = summaryCutOffNote(500);
     expect(note).toContain('cut off at the output limit of 500 tokens');
     expect(note).toContain('fits well within 500 tokens');
+  });
+});
+
+describe('summaryLengthNote', () => {
+  it('states the target in tokens and words, and what to keep', () => {
+    const note = summaryLengthNote(800);
+    expect(note).toContain('within 800 tokens (about 600 words)');
+    expect(note).toMatch(/keep the goal, the constraints and preferences, exact values/);
+    // Not an echo marker: a summary quoting it is not rejected as echoing the prompt.
+    expect(validateSummaryOutput(`## Goal\nA.\n\n${note}`).ok).toBe(true);
   });
 });
 

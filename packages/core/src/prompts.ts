@@ -182,6 +182,20 @@ export function summaryCutOffNote(maxOutputTokens: number): string {
   ].join('\n');
 }
 
+/**
+ * Appended to a summary prompt whose answer must stay well below the output limit: the parts of a
+ * summary written in chunks (each is merged into the next request, so it must not grow from chunk
+ * to chunk), and every request after a cut-off answer. `targetTokens` is a target, not the limit:
+ * models overshoot length targets, the request's `max_tokens` leaves room for that.
+ */
+export function summaryLengthNote(targetTokens: number): string {
+  return [
+    `LENGTH: keep the whole summary within ${targetTokens} tokens (about ${Math.round(targetTokens * 0.75)} words).`,
+    'Every section stays; when there is more than fits, keep the goal, the constraints and preferences, exact values',
+    'and the latest state, and shorten or drop older detail (finished steps, superseded decisions) first.',
+  ].join('\n');
+}
+
 /** Why a summarizer output was rejected. */
 export type SummaryRejection = 'empty' | 'echoes-instructions' | 'continues-conversation' | 'calls-tool';
 

@@ -161,17 +161,13 @@ export interface TriggerInput {
    * `tokensAfter`), for the `ineffective-compaction` guard. Omit it (or `null`) to skip the guard.
    */
   lastCompactionTokensAfter?: number | null;
+  /** See {@link TriggerStats.lastUnsuccessful}. */
+  lastUnsuccessful?: { tokensBefore: number | null } | null;
 }
 
 function percentOf(tokens: number, usable: number | null): number | null {
   if (usable === null || usable <= 0) return null;
   return Math.round((tokens / usable) * 1000) / 10;
-}
-
-/** The newest usable report was a silent overflow (see {@link detectUsageOverflow}). */
-function reportedUsageOverflow(input: TriggerInput, lastCompactionSeq: number | null): boolean {
-  const report = latestUsageReport(input.messages, lastCompactionSeq);
-  return report !== null && detectUsageOverflow(report.usage, input.model, report.message.finish);
 }
 
 /**
@@ -218,7 +214,8 @@ export function sessionStatus(input: TriggerInput): SessionStatus {
  * summary), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
  * `no-room` (a window-based threshold of 0 or less), `ineffective-compaction` (the last
  * compaction left the view above the threshold and little was appended since),
- * `below-threshold`.
+ * `last-compaction-unsuccessful` (the newest compaction failed or was skipped and little was
+ * appended since), `below-threshold`.
  */
 export type TriggerReason =
   | 'threshold'
@@ -230,6 +227,7 @@ export type TriggerReason =
   | 'unlimited-window'
   | 'no-room'
   | 'ineffective-compaction'
+  | 'last-compaction-unsuccessful'
   | 'below-threshold';
 
 /**
@@ -261,15 +259,74 @@ function newestMessage(messages: readonly Message[]): Message | null {
 }
 
 /**
- * Should an automatic compaction start now? Checked on every append. Holds when `auto` is off,
- * right after a compaction (its summary is the newest message), when nothing was appended since
- * the last compaction (stale usage cannot re-trigger it: users' endless-loop complaint), and
- * when the last compaction was ineffective: it left `lastCompactionTokensAfter` at or above the
- * threshold and less than {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the threshold was
- * appended since (`tokens − lastCompactionTokensAfter`).
+ * What the trigger decides on, computed elsewhere: in SQL by db `contextTokenStats` +
+ * `estimateFromStats` and the latest completed compaction row, so the append path never loads
+ * the history. {@link triggerStatsOf} derives the same numbers from a context view.
  */
-export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
-  const status = sessionStatus(input);
+export interface TriggerStats {
+  /** The estimate of the context view (hybrid or stored, per the policy's `estimate`). */
+  tokens: number;
+  /**
+   * The newest usable usage report after the last compaction (see `latestUsageReport`), with
+   * the finish of its turn; `null` for none. Checked for a silent overflow.
+   */
+  report: { usage: Usage; finish: Finish | null } | null;
+  /** Seq of the newest message of the view; `null` for an empty view. */
+  newestSeq: number | null;
+  /** Whether a compaction wrote the newest message (its summary): the `just-compacted` guard. */
+  newestIsSummary: boolean;
+  /**
+   * The highest seq the latest completed compaction covered or wrote (its `coversThroughSeq`
+   * will do: a summary is always newer), for the `nothing-new` guard; `null` for none.
+   */
+  lastCompactionSeq?: number | null;
+  /** The latest completed compaction's `tokensAfter`, for the `ineffective-compaction` guard. */
+  lastCompactionTokensAfter?: number | null;
+  /**
+   * The newest finished compaction when it did not complete (`failed` or `skipped`), newer than
+   * any completed one: its size when it started (`tokensBefore`, `null` if it failed before
+   * measuring). For the `last-compaction-unsuccessful` guard.
+   */
+  lastUnsuccessful?: { tokensBefore: number | null } | null;
+  model: ModelInfo;
+  policy: Pick<Policy, 'auto' | 'trigger'>;
+}
+
+/** The {@link TriggerStats} of a context view: what `contextTokenStats` sums in SQL. */
+export function triggerStatsOf(input: TriggerInput): TriggerStats {
+  const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
+  const { tokens } = estimateContextTokens(input.messages, {
+    mode: input.policy.estimate,
+    lastCompactionSeq,
+  });
+  const report = latestUsageReport(input.messages, lastCompactionSeq);
+  const newest = newestMessage(input.messages);
+  return {
+    tokens,
+    report: report && { usage: report.usage, finish: report.message.finish },
+    newestSeq: newest?.seq ?? null,
+    newestIsSummary: newest?.summary ?? false,
+    lastCompactionSeq,
+    lastCompactionTokensAfter: input.lastCompactionTokensAfter ?? null,
+    lastUnsuccessful: input.lastUnsuccessful ?? null,
+    model: input.model,
+    policy: input.policy,
+  };
+}
+
+/**
+ * Should an automatic compaction start now? Checked on every append and every finished turn,
+ * from numbers summed elsewhere (the API passes db `contextTokenStats`; it never loads the
+ * messages). Holds when `auto` is off, right after a compaction (its summary is the newest
+ * message), when nothing was appended since the last compaction (stale usage cannot
+ * re-trigger it: users' endless-loop complaint), and when the last compaction was ineffective:
+ * it left `lastCompactionTokensAfter` at or above the threshold and less than
+ * {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the threshold was appended since
+ * (`tokens − lastCompactionTokensAfter`). A silent usage overflow fires an emergency
+ * (`compactionReason: 'overflow'`), never held by the ineffective-compaction guard.
+ */
+export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
+  const status = statusFromEstimate(input);
   const thresholdPoint = compactionThreshold(input.model, input.policy);
   const verdict = (reason: TriggerReason): TriggerVerdict => ({
     ...status,
@@ -281,21 +338,36 @@ export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
   });
 
   if (!input.policy.auto) return verdict('auto-disabled');
-  const newest = newestMessage(input.messages);
-  if (newest === null) return verdict('empty');
-  if (newest.summary) return verdict('just-compacted');
-  const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
-  if (lastCompactionSeq !== null && newest.seq <= lastCompactionSeq) return verdict('nothing-new');
-  if (reportedUsageOverflow(input, lastCompactionSeq)) return verdict('usage-overflow');
+  if (input.newestSeq === null) return verdict('empty');
+  if (input.newestIsSummary) return verdict('just-compacted');
+  const lastCompactionSeq = input.lastCompactionSeq ?? null;
+  if (lastCompactionSeq !== null && input.newestSeq <= lastCompactionSeq) return verdict('nothing-new');
+  if (input.report !== null && detectUsageOverflow(input.report.usage, input.model, input.report.finish)) {
+    return verdict('usage-overflow');
+  }
   if (thresholdPoint === null)
     return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
   if (!crossesThreshold(status.tokens, thresholdPoint)) return verdict('below-threshold');
+  const refire = thresholdPoint.tokens * INEFFECTIVE_COMPACTION_REFIRE_SHARE;
   const after = input.lastCompactionTokensAfter;
   if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint)) {
-    const appended = status.tokens - after;
-    if (appended < thresholdPoint.tokens * INEFFECTIVE_COMPACTION_REFIRE_SHARE) {
-      return verdict('ineffective-compaction');
-    }
+    if (status.tokens - after < refire) return verdict('ineffective-compaction');
+  }
+  // A compaction that failed or found nothing to compact would fail the same way on the next
+  // append: wait until the session grew by the same share (from the threshold when it failed
+  // before measuring its size).
+  const unsuccessful = input.lastUnsuccessful;
+  if (unsuccessful) {
+    const from = unsuccessful.tokensBefore ?? thresholdPoint.tokens;
+    if (status.tokens - from < refire) return verdict('last-compaction-unsuccessful');
   }
   return verdict('threshold');
+}
+
+/**
+ * {@link evaluateTriggerFromStats} on a context view (the messages in hand): the same decision,
+ * with the numbers taken from the messages by {@link triggerStatsOf}.
+ */
+export function evaluateTrigger(input: TriggerInput): TriggerVerdict {
+  return evaluateTriggerFromStats(triggerStatsOf(input));
 }

@@ -9,7 +9,9 @@ import {
 import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import type { SummarizerSettings } from './chunked-summary';
-import { InvalidSummaryError, LlmAbortedError, LlmFatalError } from './errors';
+import { FOLD_TARGET_SHARE, MAX_CUT_OFFS_IN_A_ROW } from './chunked-summary';
+import { promptTokenBudget } from './chunking';
+import { InvalidSummaryError, LlmAbortedError, LlmFatalError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
@@ -239,5 +241,178 @@ describe('summarizer input larger than the summarizer window', () => {
     await vi.waitFor(() => expect(stub().requests[from]?.clientClosed).toBe(true));
     // No later chunk was sent after the cancellation.
     expect(stub().requests).toHaveLength(from + 1);
+  });
+});
+
+/**
+ * A session far larger than the summarizer's window, shaped like the 1,536-message session whose
+ * summary never converged: every turn states a constraint and exact values, makes a decision and
+ * touches a new file, so a summary that keeps everything grows with every chunk merged into it.
+ */
+function sprawlingSession(turns: number): Message[] {
+  const messages: Message[] = [
+    user('Port the reporting service to the new ledger API. Never drop a ledger entry silently.'),
+  ];
+  for (let turn = 1; turn < turns; turn += 1) {
+    messages.push(
+      user(
+        `Step ${turn}: migrate report ${turn} in packages/report-${turn}. Always keep the \`--report-${turn}\` ` +
+          `flag working and make sure REPORT_${turn}_LIMIT stays at ${1000 + turn}.`,
+      ),
+      assistant([
+        text(`I decided to use the streaming reader for report ${turn} instead of the batch one.`),
+        toolCall('read', { path: `packages/report-${turn}/src/index.ts` }, `// report ${turn}\n`.repeat(90)),
+        toolCall('edit', { path: `packages/report-${turn}/src/index.ts`, old: 'a', new: 'b' }, 'applied'),
+      ]),
+    );
+  }
+  return conversation(messages);
+}
+
+const LEDGER_CONSTRAINT = 'Never drop a ledger entry silently.';
+
+describe('the fold converges for any history size', () => {
+  // A 32k-window summarizer over an 866k-token session, scaled down: the window is 8,000
+  // tokens, the output budget a quarter of it (resolveSummarizerSettings' clamp), the history
+  // thirty times the window.
+  const SMALL_WINDOW = 8000;
+  const small: SummarizerSettings = { ...settings, contextWindow: SMALL_WINDOW, maxOutputTokens: 2000 };
+  const sprawling = sprawlingSession(580);
+  const historyTokens = estimateTokens(serializeTranscript(sprawling, small));
+
+  it('the session used here really is thirty times the window', () => {
+    expect(historyTokens).toBeGreaterThanOrEqual(30 * SMALL_WINDOW);
+    expect(sprawling.length).toBeGreaterThan(1000);
+  });
+
+  it('summarises a history thirty times the window into a summary that fits, in a bounded number of calls', async () => {
+    stub().setFaults({ contextWindow: SMALL_WINDOW });
+    const from = stub().requests.length;
+    const llm = createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
+
+    const result = await llm.summarizeMessages({ messages: sprawling, settings: small });
+
+    const sent = requestsSince(from);
+    expect(sent).toHaveLength(result.calls);
+    // Every request fitted the window and was answered; none was cut off (the answers stayed
+    // within the output budget), so no call was wasted.
+    for (const request of sent) {
+      expect(request.promptTokens + (request.maxTokens ?? 0)).toBeLessThanOrEqual(SMALL_WINDOW);
+      expect(request.status).toBe(200);
+    }
+    expect(result.calls).toBe(result.chunks);
+    // Bounded: each request carried at least a quarter of the window of new transcript (the
+    // rest is instructions, bounded file lists and a running summary of at most half the output
+    // budget, asked for in every request). 93 requests here.
+    expect(result.calls).toBeLessThanOrEqual(Math.ceil(historyTokens / (SMALL_WINDOW / 4)));
+    // Every part was asked to stay within half the output budget, and the running summary
+    // carried into each request stayed below the output budget: it did not grow chunk by chunk.
+    const target = Math.floor(small.maxOutputTokens * FOLD_TARGET_SHARE);
+    const prompts = sent.map((r) => r.messages.at(-1)?.text ?? '');
+    for (const prompt of prompts) expect(prompt).toContain(`within ${target} tokens`);
+    const carried = prompts.slice(1).map((p) => estimateTokens(sentSection(p, 'previous-summary') ?? ''));
+    expect(Math.max(...carried)).toBeLessThanOrEqual(small.maxOutputTokens);
+    // The file lists in the prompts stayed bounded although the session touched 579 files.
+    for (const prompt of prompts) {
+      const files = /Files touched so far[^\n]*\n([\s\S]*?)\n\nRULES:/.exec(prompt)?.[1] ?? '';
+      expect(estimateTokens(files)).toBeLessThanOrEqual(
+        promptTokenBudget({ ...small, contextWindow: SMALL_WINDOW }) / 8 + 20,
+      );
+    }
+    // A valid summary that fits the output budget, with the first constraint and the last step.
+    expect(validateSummaryOutput(result.text).ok).toBe(true);
+    expect(estimateTokens(result.text)).toBeLessThanOrEqual(small.maxOutputTokens);
+    expect(result.text).toMatch(/^## Goal\nPort the reporting service to the new ledger API\./);
+    expect(result.text).toContain(LEDGER_CONSTRAINT);
+    expect(result.text).toContain('Step 579: migrate report 579');
+    expect(result.usage.promptTokens).toBe(sent.reduce((sum, r) => sum + r.promptTokens, 0));
+  }, 60_000);
+
+  it('answers a cut-off summary with a smaller request, not the same one', async () => {
+    // Fits one request, but the stub's summary of it (about 690 tokens) exceeds 400.
+    const session = sprawlingSession(13);
+    const tight: SummarizerSettings = { ...settings, contextWindow: SMALL_WINDOW, maxOutputTokens: 400 };
+    stub().setFaults({ contextWindow: SMALL_WINDOW });
+    const from = stub().requests.length;
+    const llm = createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
+
+    const result = await llm.summarizeMessages({ messages: session, settings: tight });
+
+    const sent = requestsSince(from);
+    const prompts = sent.map((r) => r.messages.at(-1)?.text ?? '');
+    // The whole range in one request, cut off; then its two halves, each asked for half the
+    // output budget (no retry of the same request with a note).
+    expect(sent).toHaveLength(3);
+    expect(prompts[0]).not.toMatch(/LENGTH:|cut off/);
+    expect(sentSection(prompts[1], 'conversation')?.length).toBeLessThan(
+      sentSection(prompts[0], 'conversation')?.length ?? 0,
+    );
+    for (const prompt of prompts.slice(1)) expect(prompt).toContain('within 200 tokens');
+    expect(sentSection(prompts[2], 'previous-summary')).toContain(LEDGER_CONSTRAINT);
+    expect(result).toMatchObject({ calls: 3, chunks: 2 });
+    expect(estimateTokens(result.text)).toBeLessThanOrEqual(400);
+    expect(result.text).toContain(LEDGER_CONSTRAINT);
+    // The cut-off answer was paid for, and is counted.
+    expect(result.usage.completionTokens).toBeGreaterThanOrEqual(400 + estimateTokens(result.text));
+    expect(result.usage.promptTokens).toBe(sent.reduce((sum, r) => sum + r.promptTokens, 0));
+  });
+
+  it('gives up with cut-off after a bounded number of ever smaller requests', async () => {
+    // No summary of the stub's fits 60 tokens, however small the request.
+    const session = sprawlingSession(13);
+    const tiny: SummarizerSettings = { ...settings, contextWindow: SMALL_WINDOW, maxOutputTokens: 60 };
+    stub().setFaults({ contextWindow: SMALL_WINDOW });
+    const from = stub().requests.length;
+    const llm = createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
+
+    const error = await llm.summarizeMessages({ messages: session, settings: tiny }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(InvalidSummaryError);
+    const sent = requestsSince(from);
+    expect(error).toMatchObject({ reason: 'cut-off', partialSummary: null });
+    expect(sent).toHaveLength(1 + MAX_CUT_OFFS_IN_A_ROW);
+    // Each request smaller than the one before: fewer messages, a lower (or the lowest) target.
+    const sizes = sent.map((r) => sentSection(r.messages.at(-1)?.text, 'conversation')?.length ?? 0);
+    for (let i = 1; i < sizes.length; i += 1) expect(sizes[i]).toBeLessThan(sizes[i - 1] ?? 0);
+    const invalid = error as InvalidSummaryError;
+    expect(invalid.usage.promptTokens).toBe(sent.reduce((sum, r) => sum + r.promptTokens, 0));
+    expect(invalid.spent).toMatchObject({ calls: sent.length, usage: invalid.usage });
+  });
+});
+
+describe('errors after paid calls say what was spent', () => {
+  it('a provider error after earlier chunks carries their usage and cost', async () => {
+    stub().setFaults({ contextWindow: WINDOW });
+    // Two chunks answered, then the provider fails.
+    let finished = 0;
+    const onFinished = (): void => {
+      finished += 1;
+      if (finished === 2) stub().setFaults({ contextWindow: WINDOW, status: 503 });
+    };
+    stub().events.on('finished', onFinished);
+    const from = stub().requests.length;
+    const llm = createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
+
+    const error = await llm
+      .summarizeMessages({ messages: session, settings: { ...settings, model: 'gpt-4o-mini' } })
+      .catch((e: unknown) => e);
+    stub().events.off('finished', onFinished);
+
+    expect(error).toBeInstanceOf(LlmRetryableError);
+    const paid = requestsSince(from).filter((r) => r.status === 200);
+    expect(paid).toHaveLength(2);
+    const spent = (error as LlmRetryableError).spent;
+    expect(spent?.calls).toBe(2);
+    expect(spent?.usage.promptTokens).toBe(paid.reduce((sum, r) => sum + r.promptTokens, 0));
+    expect(spent?.costUsd).toBeGreaterThan(0);
+  });
+
+  it('an error before any answered request carries nothing', async () => {
+    stub().setFaults({ contextWindow: WINDOW, status: 503 });
+    const error = await createLlm(stubConfig(stub(), { countTokens: estimateTokens }))
+      .summarizeMessages({ messages: session, settings })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmRetryableError);
+    expect((error as LlmRetryableError).spent).toBeUndefined();
   });
 });

@@ -7,13 +7,26 @@ import {
   isTurnStart,
   mergeFileOps,
   serializeTranscript,
+  stripFileOpsBlocks,
+  summaryLengthNote,
 } from '@compactor/core';
-import { MIN_CHUNK_TOKENS, planSummaryChunks, promptTokenBudget } from './chunking';
-import { InvalidSummaryError, LlmAbortedError, LlmError, LlmFatalError, LlmOverflowError } from './errors';
+import { boundFileOps, MIN_CHUNK_TOKENS, planSummaryChunks, promptTokenBudget } from './chunking';
+import type { LlmSpend } from './errors';
+import {
+  addSpend,
+  InvalidSummaryError,
+  LlmAbortedError,
+  LlmError,
+  LlmFatalError,
+  LlmOverflowError,
+  NO_SPEND,
+  spentOf,
+  withSpent,
+} from './errors';
 import { shrinkMessage } from './shrink-message';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { countPromptTokens, summarizePrompt } from './summarize';
-import { addCost, addUsage, ZERO_USAGE } from './usage';
+import { ZERO_USAGE } from './usage';
 
 /** The policy's `summarizer` section, resolved for one call (see `resolveSummarizerSettings`). */
 export interface SummarizerSettings {
@@ -47,6 +60,21 @@ export interface SummarizeMessagesInput {
 const MAX_OVERFLOW_REPLANS = 4;
 const SHRINK_ATTEMPTS = 5;
 
+/**
+ * Share of `maxOutputTokens` each part of a summary written in several requests is asked to stay
+ * within (core's `summaryLengthNote`). The running summary is merged into the next request, and a
+ * model asked to keep everything tends to write a bit more each time: without a target below the
+ * output limit it grows from chunk to chunk until an answer is cut off at `max_tokens`. The rest
+ * of the budget is slack for a model that overshoots the target.
+ */
+export const FOLD_TARGET_SHARE = 0.5;
+/** The smallest length target a cut-off answer can bring the fold down to (or `maxOutputTokens / 2`). */
+export const MIN_FOLD_TARGET_TOKENS = 128;
+/** Cut-off answers in a row after which the fold gives up; each one made the next request smaller. */
+export const MAX_CUT_OFFS_IN_A_ROW = 4;
+/** Share of the prompt budget the "files touched so far" lists may take in one request. */
+const FILE_LIST_SHARE = 1 / 8;
+
 interface Range {
   start: number;
   end: number;
@@ -60,22 +88,39 @@ interface Range {
  * not fit is split again, a single message that does not fit is cut in the middle. When the
  * window is unknown, a provider overflow error sets the budget and the rest is re-planned.
  *
+ * The fold converges for any history size: every request's prompt fits (instructions, bounded
+ * file lists, a running summary of at most `maxOutputTokens`, a chunk planned around them), and
+ * every part is asked to stay within half the output budget (`FOLD_TARGET_SHARE`), so the
+ * running summary does not grow from chunk to chunk. An answer cut off at the output limit is
+ * answered with a smaller request, never the same one: half the length target and, for several
+ * messages, half of them; after `MAX_CUT_OFFS_IN_A_ROW`, or when nothing can be made smaller,
+ * `InvalidSummaryError` `cut-off`.
+ *
  * A range that holds nothing but the previous summary comes back as that summary, unchanged and
  * without a call (an "update" over an empty transcript would only paraphrase it). A window too
  * small for the instructions, a summary and some transcript is an `LlmFatalError` (configuration),
  * not an overflow. When a later chunk's output is invalid, the `InvalidSummaryError` carries the
- * running summary paid for so far (`partialSummary`).
+ * running summary paid for so far (`partialSummary`). Any other error thrown after answered
+ * requests carries what they cost (`spent`).
  */
 export async function summarizeMessages(
   deps: SummarizeDeps,
   input: SummarizeMessagesInput,
 ): Promise<SummaryResult> {
+  const spend: { total: LlmSpend } = { total: NO_SPEND };
   try {
-    return await summarizeWithinWindow(deps, input);
+    return await summarizeWithinWindow(deps, input, spend);
   } catch (error) {
     // Token counting rejects with a DOMException on abort: report it like an aborted request.
     if (input.signal?.aborted && !(error instanceof LlmError)) {
-      throw new LlmAbortedError('the summary was cancelled by the caller', { cause: error });
+      throw withSpent(
+        new LlmAbortedError('the summary was cancelled by the caller', { cause: error }),
+        spend.total,
+      );
+    }
+    // An InvalidSummaryError is built with the total already.
+    if (error instanceof LlmError && !(error instanceof InvalidSummaryError)) {
+      throw withSpent(error, spend.total);
     }
     throw error;
   }
@@ -84,6 +129,7 @@ export async function summarizeMessages(
 async function summarizeWithinWindow(
   deps: SummarizeDeps,
   input: SummarizeMessagesInput,
+  spend: { total: LlmSpend },
 ): Promise<SummaryResult> {
   const { settings } = input;
   const kind = input.kind ?? 'history';
@@ -116,21 +162,9 @@ async function summarizeWithinWindow(
   const count = (prompt: SummaryPrompt): Promise<number> =>
     countPromptTokens(prompt, deps.countTokens, input.signal);
 
-  const promptFor = (range: Range, chunk: Message[], running: string | null): SummaryPrompt => {
-    const whole = range.start === 0 && range.end === messages.length && running === initialSummary;
-    // A split turn's prefix that needs several chunks is folded with the history update prompt:
-    // core's turn-prefix prompt has no update form, and losing the earlier chunks would be worse.
-    const chunkKind = kind === 'turn-prefix' && whole ? 'turn-prefix' : 'history';
-    const earlierOps = range.start > 0 ? extractFileOps(messages.slice(0, range.start)) : null;
-    return buildSummaryPrompt({
-      messages: chunk,
-      previousSummary: running,
-      instructions: input.instructions ?? null,
-      fileOps: earlierOps ? mergeFileOps(input.fileOps, earlierOps) : (input.fileOps ?? null),
-      kind: chunkKind,
-      ...bounds,
-    });
-  };
+  /** The running summary as the next request carries it: without file-op blocks (core appends those). */
+  const carry = (summary: string | null): string | null =>
+    summary === null ? null : stripFileOpsBlocks(summary) || null;
 
   let budget =
     settings.contextWindow === null
@@ -144,49 +178,101 @@ async function summarizeWithinWindow(
       `maxOutputTokens ${settings.maxOutputTokens} leaves no room for a prompt in the ${settings.contextWindow}-token window of ${settings.model}`,
     );
   }
+  /**
+   * The length every answer is asked to stay within (core's `summaryLengthNote`); `null` (no
+   * note) while the input goes in one request that has not been cut off. Only ever lowered.
+   */
+  let target: number | null = null;
+  const firstTarget = Math.floor(settings.maxOutputTokens * FOLD_TARGET_SHARE);
+  const minTarget = Math.min(MIN_FOLD_TARGET_TOKENS, firstTarget);
 
-  /** Ranges of `messages[from…]` whose prompts should fit `budget`, from per-message counts. */
+  const promptFor = (range: Range, chunk: Message[], running: string | null): SummaryPrompt => {
+    const whole = range.start === 0 && range.end === messages.length && running === null;
+    // A split turn's prefix that needs several chunks is folded with the history update prompt:
+    // core's turn-prefix prompt has no update form, and losing the earlier chunks would be worse.
+    const chunkKind = kind === 'turn-prefix' && whole ? 'turn-prefix' : 'history';
+    const earlierOps = range.start > 0 ? extractFileOps(messages.slice(0, range.start)) : null;
+    const fileOps = earlierOps ? mergeFileOps(input.fileOps, earlierOps) : (input.fileOps ?? null);
+    const prompt = buildSummaryPrompt({
+      messages: chunk,
+      previousSummary: running,
+      instructions: input.instructions ?? null,
+      // About 4 characters a token: the exact count of the whole prompt is checked before sending.
+      fileOps: boundFileOps(
+        fileOps,
+        Number.isFinite(budget) ? Math.floor(budget * FILE_LIST_SHARE * 4) : Infinity,
+      ),
+      kind: chunkKind,
+      ...bounds,
+    });
+    return target === null ? prompt : { ...prompt, user: `${prompt.user}\n\n${summaryLengthNote(target)}` };
+  };
+
+  /** Transcript tokens of each message (+1: the blank line between blocks), counted once. */
+  const messageTokens: number[] = [];
+  const tokensFrom = async (from: number): Promise<number[]> => {
+    await Promise.all(
+      messages.map(async (m, i) => {
+        if (i >= from && messageTokens[i] === undefined) {
+          messageTokens[i] = (await countText(serializeTranscript([m], bounds))) + 1;
+        }
+      }),
+    );
+    return messageTokens.slice(from, messages.length);
+  };
+
+  /**
+   * The next request(s) for `messages[from…]`: all of it when its prompt fits `budget`, else the
+   * next chunk, sized around the running summary it will carry (after it succeeds, the rest is
+   * planned again around the new one).
+   */
   const plan = async (from: number, running: string | null): Promise<Range[]> => {
     const whole: Range = { start: from, end: messages.length };
-    if (
-      !Number.isFinite(budget) ||
-      (await count(promptFor(whole, messages.slice(from), running))) <= budget
-    ) {
-      return [whole];
-    }
+    if (!Number.isFinite(budget)) return [whole];
     const emptyRange = { start: from, end: from };
-    // The instructions (with the update section a later chunk has), and room for the running
-    // summary: the current one, or a summary of up to maxOutputTokens after the next chunk.
+    const fitsWhole = async (): Promise<boolean> =>
+      (await count(promptFor(whole, messages.slice(from), running))) <= budget;
+    // The first plan counts the whole prompt (one count in the usual case, where it fits); later
+    // ones count it only when the per-message counts say it may fit.
+    if (from === 0 && (await fitsWhole())) return [whole];
+    const rest = await tokensFrom(from);
+    if (from > 0) {
+      const fixed = await count(promptFor(emptyRange, [], running));
+      if (fixed + rest.reduce((a, b) => a + b, 0) <= budget * 1.1 && (await fitsWhole())) return [whole];
+    }
+    // Several requests: from now on each answer is asked to stay well below the output limit.
+    target ??= firstTarget;
+    // The instructions (with the update section a later chunk has) and a running summary of up
+    // to maxOutputTokens must leave room for some transcript, or no chunking can converge.
     const instructions = Math.max(
       await count(promptFor(emptyRange, [], null)),
       await count(promptFor(emptyRange, [], 'x')),
     );
-    const summaryReserve = Math.max(
-      settings.maxOutputTokens,
-      running === null ? 0 : await countText(running),
-    );
-    const chunkBudget = budget - instructions - summaryReserve;
-    if (chunkBudget < MIN_CHUNK_TOKENS) {
-      const message =
-        `the summarizer window (prompt budget ${budget} tokens) leaves ${chunkBudget} tokens per chunk after ` +
-        `instructions and the running summary`;
-      // The window cannot even hold the instructions and a summary of maxOutputTokens: a
-      // configuration problem no compaction can fix. Otherwise the running summary is too large.
-      if (budget - instructions - settings.maxOutputTokens < MIN_CHUNK_TOKENS) {
-        throw new LlmFatalError(`${message}; raise its contextWindow or lower maxOutputTokens`);
-      }
-      throw new LlmOverflowError(`${message}: the previous summary is too large for this window`, null);
+    if (budget - instructions - settings.maxOutputTokens < MIN_CHUNK_TOKENS) {
+      throw new LlmFatalError(
+        `the summarizer window (prompt budget ${budget} tokens) leaves ${budget - instructions - settings.maxOutputTokens} ` +
+          `tokens per chunk after instructions and a summary of ${settings.maxOutputTokens} tokens; ` +
+          'raise its contextWindow or lower maxOutputTokens',
+      );
     }
-    const rest = messages.slice(from);
-    // +1: the blank line between transcript blocks.
-    const messageTokens = await Promise.all(
-      rest.map(async (m) => (await countText(serializeTranscript([m], bounds))) + 1),
-    );
-    const turnStarts = new Set(rest.flatMap((m, i) => (isTurnStart(m) ? [i] : [])));
-    return planSummaryChunks({ messageTokens, budgetTokens: chunkBudget, turnStarts }).map((chunk) => ({
-      start: from + chunk.start,
-      end: from + chunk.end,
-    }));
+    // What the next chunk's prompt holds besides its messages: instructions, file lists and
+    // the running summary as it is now.
+    const chunkBudget = budget - (await count(promptFor(emptyRange, [], running)));
+    if (chunkBudget < MIN_CHUNK_TOKENS) {
+      if (chunks === 0) {
+        throw new LlmOverflowError(
+          `the summarizer window (prompt budget ${budget} tokens) leaves ${chunkBudget} tokens per chunk after ` +
+            'instructions and the running summary: the previous summary is too large for this window',
+          null,
+        );
+      }
+      // Our own running summary came back longer than we count maxOutputTokens: send one
+      // message (cut to fit if need be) with it; the answer is asked to be shorter.
+      return [{ start: from, end: from + 1 }];
+    }
+    const turnStarts = new Set(messages.slice(from).flatMap((m, i) => (isTurnStart(m) ? [i] : [])));
+    const [next] = planSummaryChunks({ messageTokens: rest, budgetTokens: chunkBudget, turnStarts });
+    return [{ start: from + (next?.start ?? 0), end: from + (next?.end ?? rest.length) }];
   };
 
   /** The prompt for `range` if it fits; `'split'` when a multi-message range must be halved. */
@@ -214,13 +300,30 @@ async function summarizeWithinWindow(
     );
   };
 
-  let running = initialSummary;
-  let usage = ZERO_USAGE;
-  let costUsd: number | null = 0;
-  let calls = 0;
+  /**
+   * After an answer to `range` was cut off: a smaller request (half the length target and, for
+   * several messages, half of them), or `null` when nothing can be made smaller.
+   */
+  const smallerAfterCutOff = (range: Range, cutOffsInARow: number): Range[] | null => {
+    if (cutOffsInARow >= MAX_CUT_OFFS_IN_A_ROW) return null;
+    const lowered = target === null ? firstTarget : Math.max(minTarget, Math.floor(target / 2));
+    const several = range.end - range.start > 1;
+    if (!several && target !== null && lowered >= target) return null;
+    target = lowered;
+    if (!several) return [range];
+    const middle = range.start + Math.ceil((range.end - range.start) / 2);
+    return [
+      { start: range.start, end: middle },
+      { start: middle, end: range.end },
+    ];
+  };
+
+  let running = carry(initialSummary);
+  let text = running ?? '';
   let chunks = 0;
   let model = settings.model;
   let replans = 0;
+  let cutOffsInARow = 0;
   let queue = await plan(0, running);
 
   while (queue.length > 0) {
@@ -240,17 +343,35 @@ async function summarizeWithinWindow(
         maxOutputTokensLimit: settings.maxOutputTokens,
         timeoutMs: settings.timeoutMs,
         signal: input.signal,
+        // A cut-off answer is answered here, with a smaller request.
+        cutOffRetry: false,
       });
     } catch (error) {
       if (error instanceof InvalidSummaryError) {
+        spend.total = addSpend(spend.total, {
+          usage: error.usage,
+          costUsd: error.costUsd,
+          calls: error.spent?.calls ?? error.attempts,
+        });
+        if (error.reason === 'cut-off') {
+          const smaller = smallerAfterCutOff(range, cutOffsInARow);
+          if (smaller !== null) {
+            cutOffsInARow += 1;
+            queue.unshift(...smaller);
+            continue;
+          }
+        }
         // Earlier chunks were paid for: hand their running summary to the truncate fallback.
-        throw new InvalidSummaryError(error.reason, error.attempts, {
-          usage: addUsage(usage, error.usage),
-          costUsd: addCost(costUsd, error.costUsd),
+        throw new InvalidSummaryError(error.reason, cutOffsInARow + error.attempts, {
+          usage: spend.total.usage,
+          costUsd: spend.total.costUsd,
+          calls: spend.total.calls,
           partialSummary: chunks > 0 ? running : null,
           partialSummaryCovers: offset + range.start,
         });
       }
+      // Invalid attempts before this error were answered (summarizePrompt says what they cost).
+      spend.total = addSpend(spend.total, spentOf(error));
       // The provider says it does not fit although we thought it did (unknown window, or its
       // tokenizer counts more than ours): halve the whole request (prompt + output) and plan the
       // rest again. Halving finds an unknown window in a few steps without guessing its size.
@@ -267,12 +388,19 @@ async function summarizeWithinWindow(
       queue = await plan(range.start, running);
       continue;
     }
-    running = result.text;
-    usage = addUsage(usage, result.usage);
-    costUsd = addCost(costUsd, result.costUsd);
-    calls += result.calls;
+    spend.total = addSpend(spend.total, {
+      usage: result.usage,
+      costUsd: result.costUsd,
+      calls: result.calls,
+    });
+    text = result.text;
+    running = carry(result.text);
     chunks += 1;
+    cutOffsInARow = 0;
     model = result.model;
+    // The next chunk is sized around the running summary it will carry.
+    if (queue.length === 0 && range.end < messages.length) queue = await plan(range.end, running);
   }
-  return { text: running ?? '', usage, costUsd, model, calls, chunks, truncated: false };
+  const { usage, costUsd, calls } = spend.total;
+  return { text, usage, costUsd, model, calls, chunks, truncated: false };
 }

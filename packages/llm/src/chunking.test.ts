@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedChunk } from './chunking';
-import { planSummaryChunks, promptTokenBudget } from './chunking';
+import { boundFileOps, planSummaryChunks, promptTokenBudget } from './chunking';
 
 const ranges = (chunks: PlannedChunk[]): Array<[number, number]> => chunks.map((c) => [c.start, c.end]);
 
@@ -99,5 +99,22 @@ describe('promptTokenBudget', () => {
     [{ contextWindow: 1_000, maxOutputTokens: 1_000 }, -116],
   ])('%o → %i', (input, expected) => {
     expect(promptTokenBudget(input)).toBe(expected);
+  });
+});
+
+describe('boundFileOps', () => {
+  const ops = { readFiles: ['a.ts', 'b.ts', 'c.ts'], modifiedFiles: ['x.ts', 'y.ts'] };
+  it.each<[string, number, { readFiles: string[]; modifiedFiles: string[] }]>([
+    ['everything fits: unchanged', 100, ops],
+    ['modified files first, then read files', 15, { modifiedFiles: ['x.ts', 'y.ts'], readFiles: ['a.ts'] }],
+    ['only some modified files', 7, { modifiedFiles: ['x.ts'], readFiles: [] }],
+    ['nothing', 0, { modifiedFiles: [], readFiles: [] }],
+  ])('%s', (_name, maxChars, expected) => {
+    expect(boundFileOps(ops, maxChars)).toEqual(expected);
+  });
+
+  it('returns the same object when nothing is cut, and null for null', () => {
+    expect(boundFileOps(ops, Infinity)).toBe(ops);
+    expect(boundFileOps(null, 10)).toBeNull();
   });
 });

@@ -88,6 +88,37 @@ export function planSummaryChunks(input: ChunkPlanInput): PlannedChunk[] {
   return chunks;
 }
 
+/**
+ * File lists for a summarizer prompt, bounded to about `maxChars` of paths (one a line): modified
+ * files first, then read files, each list in its order. The lists are context for the model
+ * (core appends the full lists to the summary), so in a session that touched thousands of files
+ * they must not crowd the transcript out of the window. `null` in, `null` out.
+ */
+export function boundFileOps<T extends { readFiles: string[]; modifiedFiles: string[] }>(
+  ops: T | null,
+  maxChars: number,
+): T | null {
+  if (ops === null) return null;
+  let left = maxChars;
+  const take = (paths: readonly string[]): string[] => {
+    const kept: string[] = [];
+    for (const path of paths) {
+      if (path.length + 1 > left) {
+        left = 0;
+        break;
+      }
+      left -= path.length + 1;
+      kept.push(path);
+    }
+    return kept;
+  };
+  const modifiedFiles = take(ops.modifiedFiles);
+  const readFiles = take(ops.readFiles);
+  if (modifiedFiles.length === ops.modifiedFiles.length && readFiles.length === ops.readFiles.length)
+    return ops;
+  return { ...ops, modifiedFiles, readFiles };
+}
+
 /** The latest turn start in the second half of `[start, end)`, else `end` unchanged. */
 function preferTurnBoundary(start: number, end: number, turnStarts: ReadonlySet<number> | undefined): number {
   if (!turnStarts) return end;

@@ -2,7 +2,7 @@ import { buildSummaryMessages, estimateTokens } from '@compactor/core';
 import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import type { SummarizerSettings } from './chunked-summary';
-import { InvalidSummaryError, LlmAbortedError, LlmOverflowError } from './errors';
+import { InvalidSummaryError, LlmAbortedError, LlmOverflowError, LlmRetryableError } from './errors';
 import { createLlm } from './llm';
 import { stubConfig, useLlmStub } from './test-support/stub';
 
@@ -46,6 +46,14 @@ const turnPrefix = conversation(
     ]),
   ],
   3,
+);
+
+/** A history that needs several chunks in a 6,000-token window. */
+const longHistory = conversation(
+  Array.from({ length: 30 }, (_, i) => [
+    user(`Step ${i}: set up job ${i}. Only use GitHub Actions.`),
+    assistant([text(`Job ${i}.`), toolCall('read', { path: `ci/job-${i}.yml` }, 'steps: []\n'.repeat(60))]),
+  ]).flat(),
 );
 
 const llm = () => createLlm(stubConfig(stub(), { countTokens: estimateTokens }));
@@ -203,5 +211,71 @@ describe('summarizeSplitTurn', () => {
     const sent = stub().requests.slice(from);
     expect(sent.some((r) => r.status === 400)).toBe(true);
     expect(sent.filter((r) => r.status !== 400).every((r) => r.clientClosed)).toBe(true);
+  });
+
+  it('a failure after paid requests carries what both halves spent', async () => {
+    // The history's first chunk and the turn prefix are held together and answered, then the
+    // provider fails the history's second chunk.
+    // A history of several chunks (known window); its first chunk and the turn prefix are held
+    // together and answered, then the provider fails the history's second chunk.
+    stub().setFaults({ barrier: 2 });
+    let finished = 0;
+    const onFinished = (): void => {
+      finished += 1;
+      if (finished === 2) stub().setFaults({ status: 500 });
+    };
+    stub().events.on('finished', onFinished);
+    const from = stub().requests.length;
+
+    const error = await llm()
+      .summarizeSplitTurn({
+        history: { messages: longHistory },
+        turnPrefix: { messages: turnPrefix },
+        settings: { ...settings, model: 'gpt-4o-mini', contextWindow: 6000 },
+      })
+      .catch((e: unknown) => e);
+    stub().events.off('finished', onFinished);
+
+    expect(error).toBeInstanceOf(LlmRetryableError);
+    const sent = stub().requests.slice(from);
+    const paid = sent.filter((r) => r.status === 200);
+    expect(paid).toHaveLength(2);
+    expect(paid.some((r) => r.messages.at(-1)?.text.includes('## Original Request'))).toBe(true);
+    // The history half's answered chunk and the finished turn-prefix half, both paid for.
+    const spent = (error as LlmRetryableError).spent;
+    expect(spent?.calls).toBe(2);
+    expect(spent?.usage.promptTokens).toBe(paid.reduce((sum, r) => sum + r.promptTokens, 0));
+    expect(spent?.costUsd).toBeGreaterThan(0);
+  });
+
+  it("an invalid history half's usage includes the turn-prefix half that finished", async () => {
+    // As above, but the history's second chunk comes back empty twice.
+    stub().setFaults({ barrier: 2 });
+    let finished = 0;
+    const onFinished = (): void => {
+      finished += 1;
+      if (finished === 2) stub().setFaults({ output: 'empty' });
+    };
+    stub().events.on('finished', onFinished);
+    const from = stub().requests.length;
+
+    const error = await llm()
+      .summarizeSplitTurn({
+        history: { messages: longHistory },
+        turnPrefix: { messages: turnPrefix },
+        settings: { ...settings, contextWindow: 6000 },
+      })
+      .catch((e: unknown) => e);
+    stub().events.off('finished', onFinished);
+
+    expect(error).toBeInstanceOf(InvalidSummaryError);
+    const invalid = error as InvalidSummaryError;
+    expect(invalid.reason).toBe('empty');
+    // The history's first chunk is still handed to the truncate fallback.
+    expect(invalid.partialSummary).toMatch(/^## Goal\nStep 0: set up job 0\./);
+    const sent = stub().requests.slice(from);
+    expect(sent).toHaveLength(4); // history chunk 1 and the turn prefix, then chunk 2 twice
+    expect(invalid.usage.promptTokens).toBe(sent.reduce((sum, r) => sum + r.promptTokens, 0));
+    expect(invalid.spent?.calls).toBe(4);
   });
 });

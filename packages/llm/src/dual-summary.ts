@@ -7,7 +7,8 @@ import type { FileOps, Message } from '@compactor/core';
 import { countLeadingSummaryMessages, extractPreviousSummary, joinSplitTurnSummaries } from '@compactor/core';
 import type { SummarizerSettings } from './chunked-summary';
 import { summarizeMessages } from './chunked-summary';
-import { InvalidSummaryError } from './errors';
+import type { LlmSpend } from './errors';
+import { addSpend, InvalidSummaryError, LlmError, NO_SPEND, spentOf, withSpent } from './errors';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { addCost, addUsage } from './usage';
 
@@ -41,7 +42,9 @@ export interface SplitTurnSummaryResult extends SummaryResult {
  * half as it is (no call); with no previous summary either, there is no history half.
  * An `InvalidSummaryError` keeps its `partialSummary` only when the history half failed (it then
  * covers `history.messages`); one from the turn-prefix half is rethrown without it, since its
- * count would refer to other messages.
+ * count would refer to other messages. The error thrown (the first half's failure) carries what
+ * both halves had paid for: its `spent`, and an `InvalidSummaryError`'s `usage` and `costUsd`,
+ * include the other half's answered requests, finished or cancelled.
  */
 export async function summarizeSplitTurn(
   deps: SummarizeDeps,
@@ -51,8 +54,11 @@ export async function summarizeSplitTurn(
   const onAbort = (): void => sibling.abort(input.signal?.reason);
   input.signal?.addEventListener('abort', onAbort, { once: true });
   if (input.signal?.aborted) sibling.abort(input.signal.reason);
+  // The first failure is the one reported; the other half's is usually our own cancellation.
+  const failures: unknown[] = [];
   const cancelSiblingOnFailure = <T>(promise: Promise<T>): Promise<T> =>
     promise.catch((error: unknown) => {
+      failures.push(error);
       sibling.abort(error);
       throw error;
     });
@@ -85,15 +91,28 @@ export async function summarizeSplitTurn(
     kind: 'turn-prefix',
   }).catch((error: unknown) => {
     throw error instanceof InvalidSummaryError
-      ? new InvalidSummaryError(error.reason, error.attempts, { usage: error.usage, costUsd: error.costUsd })
+      ? new InvalidSummaryError(error.reason, error.attempts, {
+          usage: error.usage,
+          costUsd: error.costUsd,
+          ...(error.spent ? { calls: error.spent.calls } : {}),
+        })
       : error;
   });
 
   try {
-    const [history, prefix] = await Promise.all([
+    // Both halves settle before this returns or throws: a failure cancels the other half, and
+    // what that half had already paid for is reported with the failure (`spent`).
+    const [historyOutcome, prefixOutcome] = await Promise.allSettled([
       cancelSiblingOnFailure(historyCall),
       cancelSiblingOnFailure(prefixCall),
     ]);
+    if (historyOutcome.status === 'rejected' || prefixOutcome.status === 'rejected') {
+      const [failure] = failures;
+      if (!(failure instanceof LlmError)) throw failure;
+      throw withSpent(failure, addSpend(spentOfHalf(historyOutcome), spentOfHalf(prefixOutcome)));
+    }
+    const history = historyOutcome.value;
+    const prefix = prefixOutcome.value;
     // No history messages but a previous summary: that summary is still the history.
     const historySummary = history?.text ?? previousSummary;
     return {
@@ -110,4 +129,11 @@ export async function summarizeSplitTurn(
   } finally {
     input.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** What one half paid for: its result, or what its error says it had spent. */
+function spentOfHalf(outcome: PromiseSettledResult<SummaryResult | null>): LlmSpend {
+  if (outcome.status === 'rejected') return spentOf(outcome.reason);
+  const result = outcome.value;
+  return result === null ? NO_SPEND : { usage: result.usage, costUsd: result.costUsd, calls: result.calls };
 }

@@ -1,4 +1,5 @@
 import type { LlmUsage } from './usage';
+import { addCost, addUsage, ZERO_USAGE } from './usage';
 
 /**
  * The errors callers act on. Each class is a decision, not a description: the job queue retries
@@ -12,23 +13,69 @@ export type LlmErrorKind = 'retryable' | 'overflow' | 'fatal' | 'invalid-output'
 /** Why a retryable error is retryable; useful in metrics and compaction step records. */
 export type RetryableReason = 'rate-limit' | 'server' | 'timeout' | 'connection' | 'malformed-response';
 
+/**
+ * What the answered (and so billed) requests of one summarize operation cost before it failed:
+ * earlier chunks, invalid attempts, the other half of a split turn. Summed like a result's usage.
+ */
+export interface LlmSpend {
+  usage: LlmUsage;
+  /** `null` when a price is unknown, as in results. */
+  costUsd: number | null;
+  /** Answered requests it covers. */
+  calls: number;
+}
+
+/** Nothing spent: the start of a sum with {@link addSpend}. Frozen. */
+export const NO_SPEND: LlmSpend = Object.freeze({ usage: ZERO_USAGE, costUsd: 0, calls: 0 });
+
+/** Field-by-field sum of two spends (`null` cost is contagious, as in {@link addCost}). */
+export function addSpend(a: LlmSpend, b: LlmSpend): LlmSpend {
+  return {
+    usage: addUsage(a.usage, b.usage),
+    costUsd: addCost(a.costUsd, b.costUsd),
+    calls: a.calls + b.calls,
+  };
+}
+
 /** Context of an {@link LlmError}: the provider's HTTP status and the underlying error. */
 export interface LlmErrorDetails {
   /** HTTP status of the provider's answer, when there was one. */
   status?: number | null;
   cause?: unknown;
+  /** See {@link LlmError.spent}. */
+  spent?: LlmSpend | null;
 }
 
 /** Base of the classified LLM errors: `kind` (or the subclass) says what the caller should do. */
 export abstract class LlmError extends Error {
   abstract readonly kind: LlmErrorKind;
   readonly status: number | null;
+  /**
+   * What this summarize operation had already paid for when it failed, if it had paid anything:
+   * set on errors thrown out of `summarize`, `summarizeMessages` and `summarizeSplitTurn` after
+   * answered requests (earlier chunks, invalid attempts, the other half of a split turn, including
+   * one cancelled because this error happened). `undefined` when no request had been answered
+   * (and for `complete` and `detectTopicBoundary`, which make one request). A compaction that
+   * fails or falls back records it, as it records a result's `usage`. `InvalidSummaryError` sets
+   * it too, equal to its `usage` and `costUsd`.
+   */
+  readonly spent?: LlmSpend;
 
   constructor(message: string, details: LlmErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
     this.status = details.status ?? null;
+    if (details.spent && !isNothingSpent(details.spent)) this.spent = details.spent;
   }
+}
+
+function isNothingSpent(spent: LlmSpend): boolean {
+  return (
+    spent.calls === 0 &&
+    spent.usage.promptTokens === 0 &&
+    spent.usage.completionTokens === 0 &&
+    spent.costUsd === 0
+  );
 }
 
 /** 429, 5xx, 408/409, timeouts, connection resets, garbled responses: worth trying again. */
@@ -105,11 +152,15 @@ export class InvalidSummaryError extends LlmError {
     spent: {
       usage: LlmUsage;
       costUsd: number | null;
+      /** Answered requests `usage` covers (for {@link LlmError.spent}). Default `attempts`. */
+      calls?: number;
       partialSummary?: string | null;
       partialSummaryCovers?: number;
     },
   ) {
-    super(`summarizer output was invalid after ${attempts} attempt(s): ${reason}`);
+    super(`summarizer output was invalid after ${attempts} attempt(s): ${reason}`, {
+      spent: { usage: spent.usage, costUsd: spent.costUsd, calls: spent.calls ?? attempts },
+    });
     this.reason = reason;
     this.attempts = attempts;
     this.usage = spent.usage;
@@ -117,6 +168,36 @@ export class InvalidSummaryError extends LlmError {
     this.partialSummary = spent.partialSummary ?? null;
     this.partialSummaryCovers = this.partialSummary === null ? 0 : (spent.partialSummaryCovers ?? 0);
   }
+}
+
+/**
+ * `error` carrying `spent` (the total, replacing what it carried) for the caller to record. The
+ * same instance (class, stack and cause kept), except an `InvalidSummaryError`, which is rebuilt
+ * with `usage` and `costUsd` set to the total too. Nothing spent: `error` unchanged.
+ */
+export function withSpent<E extends LlmError>(error: E, spent: LlmSpend): E {
+  if (isNothingSpent(spent)) return error;
+  if (error instanceof InvalidSummaryError) {
+    return new InvalidSummaryError(error.reason, error.attempts, {
+      usage: spent.usage,
+      costUsd: spent.costUsd,
+      calls: spent.calls,
+      partialSummary: error.partialSummary,
+      partialSummaryCovers: error.partialSummaryCovers,
+    }) as LlmError as E;
+  }
+  Object.defineProperty(error, 'spent', {
+    value: spent,
+    enumerable: true,
+    configurable: true,
+    writable: false,
+  });
+  return error;
+}
+
+/** What `error` says was spent ({@link LlmError.spent}); nothing for other errors. */
+export function spentOf(error: unknown): LlmSpend {
+  return error instanceof LlmError && error.spent ? error.spent : NO_SPEND;
 }
 
 /** Whether `error` is a classified LLM error ({@link LlmError}), whose `kind` says how to handle it. */

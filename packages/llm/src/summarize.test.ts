@@ -103,12 +103,41 @@ describe('summarize', () => {
     expect(stub().requests.length - from).toBe(1);
   });
 
+  it('a provider error after an invalid attempt carries what that attempt cost', async () => {
+    // The first answer is empty (invalid, paid for); the retry meets a 503.
+    stub().setFaults({ output: 'empty', times: 1 });
+    stub().events.once('finished', () => stub().setFaults({ status: 503 }));
+    const from = stub().requests.length;
+    const error = await llm()
+      .summarize(request)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmRetryableError);
+    const sent = stub().requests.slice(from);
+    expect(sent.map((r) => r.status)).toEqual([200, 503]);
+    expect((error as LlmRetryableError).spent).toMatchObject({
+      calls: 1,
+      usage: { promptTokens: sent[0]?.promptTokens },
+    });
+  });
+
+  it('rejects a cut-off answer at once when the caller retries with a smaller request itself', async () => {
+    const from = stub().requests.length;
+    const error = await llm()
+      .summarize({ ...request, maxOutputTokens: 60, cutOffRetry: false })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'cut-off', attempts: 1, spent: { calls: 1 } });
+    expect(stub().requests.length - from).toBe(1);
+  });
+
   it('does not retry provider errors itself: the queue decides', async () => {
     const before = stub().stats.requests;
-    await expect(llm({ 'x-stub-status': '503' }).summarize(request)).rejects.toBeInstanceOf(
-      LlmRetryableError,
-    );
+    const error = await llm({ 'x-stub-status': '503' })
+      .summarize(request)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmRetryableError);
     expect(stub().stats.requests - before).toBe(1);
+    // Nothing was answered, so nothing was spent.
+    expect((error as LlmRetryableError).spent).toBeUndefined();
   });
 
   it('refuses a prompt known not to fit the window, without sending it', async () => {

@@ -1,9 +1,9 @@
 import type { SummaryPrompt } from '@compactor/core';
 import { summaryCutOffNote, validateSummaryOutput } from '@compactor/core';
-import type { ChatCompleter } from './client';
+import type { ChatCompleter, CompletionResult } from './client';
 import { CHAT_FRAMING_TOKENS } from './chunking';
 import type { CountTokensAsync } from './count-tokens';
-import { InvalidSummaryError, LlmOverflowError } from './errors';
+import { InvalidSummaryError, LlmError, LlmOverflowError, withSpent } from './errors';
 import type { LlmUsage } from './usage';
 import { addCost, addUsage, ZERO_USAGE } from './usage';
 
@@ -27,6 +27,12 @@ export interface SummarizeRequest {
    * summary within the same budget.
    */
   maxOutputTokensLimit?: number;
+  /**
+   * `false`: a cut-off answer is rejected at once (`InvalidSummaryError` `cut-off`) instead of
+   * being retried with the same request and a note. For callers that answer a cut-off with a
+   * smaller request themselves (`summarizeMessages`). Default `true`.
+   */
+  cutOffRetry?: boolean;
 }
 
 /** A validated summary and what it cost, summed over every call (retries and chunks included). */
@@ -113,14 +119,20 @@ export async function summarizePrompt(
   let maxOutputTokens = request.maxOutputTokens;
   let cutOff = false;
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
-    const answer = await deps.completer.complete({
-      model: request.model,
-      system: prompt.system,
-      user: prompt.user,
-      maxOutputTokens,
-      signal: request.signal,
-      timeoutMs: request.timeoutMs,
-    });
+    let answer: CompletionResult;
+    try {
+      answer = await deps.completer.complete({
+        model: request.model,
+        system: prompt.system,
+        user: prompt.user,
+        maxOutputTokens,
+        signal: request.signal,
+        timeoutMs: request.timeoutMs,
+      });
+    } catch (error) {
+      // Earlier invalid attempts were answered, and paid for.
+      throw error instanceof LlmError ? withSpent(error, { usage, costUsd, calls: attempt - 1 }) : error;
+    }
     usage = addUsage(usage, answer.usage);
     costUsd = addCost(costUsd, answer.costUsd);
     // The request offers no tools, so a tool call means the model mistook its role.
@@ -144,7 +156,7 @@ export async function summarizePrompt(
     lastReason = verdict.reason;
     if (verdict.reason === 'cut-off') {
       // Once: the same request cut off twice will be cut off again.
-      if (cutOff) throw invalid(lastReason, attempt, usage, costUsd);
+      if (cutOff || request.cutOffRetry === false) throw invalid(lastReason, attempt, usage, costUsd);
       cutOff = true;
       const retry = await cutOffRetry(deps, request, maxOutputTokens);
       // No room for even the same budget next to the longer prompt: nothing left to try.

@@ -142,6 +142,20 @@ describe('POST /v1/sessions/:id/messages', () => {
     ['negative usage', [{ role: 'assistant', parts: [], usage: { input: -1, output: 1 } }]],
     ['a malformed createdAt', [{ role: 'user', parts: [], createdAt: 'yesterday' }]],
     ['an empty batch', []],
+    ['a NUL byte in a text part', [{ role: 'user', parts: [{ type: 'text', text: 'a\u0000b' }] }]],
+    ['a lone surrogate in a text part', [{ role: 'user', parts: [{ type: 'text', text: 'a\ud800b' }] }]],
+    ['a NUL byte in a tool output', [{ role: 'assistant', parts: [readCall('c', 'bin\u0000ary')] }]],
+    [
+      'a NUL byte inside a tool input',
+      [{ role: 'assistant', parts: [{ ...readCall('c', 'x'), input: { path: ['a', 'b\u0000'] } }] }],
+    ],
+    ['a NUL byte in a metadata key', [{ role: 'user', parts: [], metadata: { 'k\u0000': 1 } }]],
+    [
+      'metadata nested 65 deep',
+      [{ role: 'user', parts: [], metadata: { a: JSON.parse(`${'['.repeat(65)}${']'.repeat(65)}`) } }],
+    ],
+    ['usage above int4', [{ role: 'assistant', parts: [], usage: { input: 2_147_483_648, output: 1 } }]],
+    ['a float usage', [{ role: 'assistant', parts: [], usage: { input: 1.5, output: 1 } }]],
   ])('rejects %s with 400 and writes nothing', async (_label, messages) => {
     const before = (await history('m-bad')).length;
     const response = await post('m-bad', messages);

@@ -9,6 +9,7 @@ import {
   patchMessage,
   countPart,
   prepareMessages,
+  type CompactionRow,
 } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { commonErrors, SessionParams } from '../schemas/common';
@@ -23,16 +24,27 @@ import {
   type PartInput,
 } from '../schemas/messages';
 import { StatusOut } from '../schemas/sessions';
+import { afterWrite } from '../services/auto-trigger';
 import { requireSession } from '../services/sessions';
-import { sessionStatus } from '../services/status';
+
+const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, reason: true });
 
 const AppendResponse = z.object({
   messages: z.array(z.object({ id: z.string(), seq: z.number().int(), created: z.boolean() })),
   status: StatusOut,
-  compaction: CompactionOut.pick({ id: true, status: true, reason: true })
-    .nullable()
-    .describe('The compaction this append triggered, if any'),
+  compaction: TriggeredCompaction.nullable().describe('The compaction this append triggered, if any'),
 });
+
+const PatchResponse = MessageOut.extend({
+  compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
+});
+
+/** An assistant turn is over: it finished for any reason but to run tool calls. */
+const finishesTurn = (role: string, finish: string | null | undefined) =>
+  role === 'assistant' && finish !== null && finish !== undefined && finish !== 'tool-calls';
+
+const triggered = (row: CompactionRow | null) =>
+  row && { id: row.id, status: row.status, reason: row.reason };
 
 export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
@@ -57,10 +69,15 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           resources.clock(),
         );
         const appended = await appendMessages(resources.db, session.pk, prepared);
+        // A re-posted (not created) message finishes nothing new.
+        const finishedTurn = request.body.messages.some(
+          (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
+        );
+        const after = await afterWrite(resources, session, { finishedTurn, log: request.log });
         return reply.code(201).send({
           messages: appended,
-          status: await sessionStatus(resources.db, session),
-          compaction: null,
+          status: after.status,
+          compaction: triggered(after.compaction),
         });
       },
     );
@@ -72,7 +89,7 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           tags,
           params: MessageParams,
           body: PatchMessageBody,
-          response: { 200: MessageOut, ...commonErrors },
+          response: { 200: PatchResponse, ...commonErrors },
         },
       },
       async (request) => {
@@ -87,12 +104,17 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
         const parts = [];
         for (const part of inputs) parts.push(await countPart(part, counter));
         const { finish, error, usage } = request.body;
-        return patchMessage(resources.db, session.pk, request.params.messageId, {
+        const message = await patchMessage(resources.db, session.pk, request.params.messageId, {
           ...(finish !== undefined ? { finish } : {}),
           ...(error !== undefined ? { error } : {}),
           ...(usage !== undefined ? { usage } : {}),
           parts,
         });
+        const after = await afterWrite(resources, session, {
+          finishedTurn: finishesTurn(message.role, finish),
+          log: request.log,
+        });
+        return { ...message, compaction: triggered(after.compaction) };
       },
     );
 

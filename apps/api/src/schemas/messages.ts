@@ -1,31 +1,31 @@
 import { z } from 'zod';
-import { ClientId, JsonObject } from './common';
+import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeJson, SafeText } from './common';
 
-const FINISH = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'] as const;
+export const FINISH = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'] as const;
 const TOOL_STATUS = ['pending', 'running', 'completed', 'error'] as const;
 
 export const UsageSchema = z
   .object({
-    input: z.number().int().min(0).describe('Prompt tokens not read from or written to cache'),
-    output: z.number().int().min(0),
-    reasoning: z.number().int().min(0).default(0),
-    cacheRead: z.number().int().min(0).default(0),
-    cacheWrite: z.number().int().min(0).default(0),
+    input: Count.describe('Prompt tokens not read from or written to cache'),
+    output: Count,
+    reasoning: Count.default(0),
+    cacheRead: Count.default(0),
+    cacheWrite: Count.default(0),
   })
   .strict()
   .meta({ id: 'Usage' });
 
-const TextPartIn = z.object({ type: z.literal('text'), text: z.string() }).strict();
-const ReasoningPartIn = z.object({ type: z.literal('reasoning'), text: z.string() }).strict();
+const TextPartIn = z.object({ type: z.literal('text'), text: SafeText }).strict();
+const ReasoningPartIn = z.object({ type: z.literal('reasoning'), text: SafeText }).strict();
 const ToolPartIn = z
   .object({
     type: z.literal('tool'),
-    callId: z.string().min(1).max(200),
-    tool: z.string().min(1).max(200),
+    callId: SafeText.min(1).max(200),
+    tool: SafeText.min(1).max(200),
     status: z.enum(TOOL_STATUS),
-    input: z.unknown().optional(),
-    output: z.string().nullable().optional(),
-    error: z.string().nullable().optional(),
+    input: SafeJson.optional(),
+    output: SafeText.nullable().optional(),
+    error: SafeText.nullable().optional(),
   })
   .strict()
   .refine((p) => p.status !== 'completed' || typeof p.output === 'string', {
@@ -39,9 +39,9 @@ const ToolPartIn = z
 const FilePartIn = z
   .object({
     type: z.literal('file'),
-    mime: z.string().min(1),
-    filename: z.string().nullable().optional(),
-    url: z.string().min(1),
+    mime: SafeText.min(1),
+    filename: SafeText.nullable().optional(),
+    url: SafeText.min(1),
   })
   .strict();
 
@@ -49,8 +49,8 @@ export const PartIn = z.discriminatedUnion('type', [TextPartIn, ReasoningPartIn,
 export type PartInput = z.infer<typeof PartIn>;
 
 const MessageErrorIn = z.union([
-  z.string().transform((message) => ({ message })),
-  z.object({ message: z.string(), code: z.string().optional() }).strict(),
+  SafeText.transform((message) => ({ message })),
+  z.object({ message: SafeText, code: SafeText.optional() }).strict(),
 ]);
 
 export const MessageIn = z
@@ -62,7 +62,7 @@ export const MessageIn = z
     error: MessageErrorIn.nullable().optional(),
     usage: UsageSchema.nullable().optional().describe('Provider usage of an assistant turn'),
     createdAt: z.iso.datetime({ offset: true }).optional(),
-    metadata: JsonObject.optional(),
+    metadata: JsonObjectIn.optional(),
   })
   .strict()
   .superRefine((message, ctx) => {
@@ -128,7 +128,7 @@ export const MessageParams = z.object({ id: ClientId, messageId: ClientId });
 
 export const HistoryQuery = z
   .object({
-    afterSeq: z.coerce.number().int().min(0).default(0),
+    afterSeq: z.coerce.number().int().min(0).max(INT4_MAX).default(0),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
   })
   .strict();

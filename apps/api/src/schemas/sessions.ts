@@ -1,20 +1,15 @@
 import { z } from 'zod';
 import { PolicyInputSchema } from '@compactor/core';
-import { ClientId, JsonObject } from './common';
+import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeText, storable } from './common';
 import { CompactionOut } from './compactions';
 
 const ModelIn = z
   .object({
-    id: z.string().min(1).max(200),
-    provider: z.string().min(1).max(100).optional(),
-    contextWindow: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe('0 = unlimited; omitted = known-model table, else 128000'),
-    maxOutputTokens: z.number().int().min(0).optional(),
-    inputLimit: z.number().int().positive().nullable().optional(),
+    id: SafeText.min(1).max(200),
+    provider: SafeText.min(1).max(100).optional(),
+    contextWindow: Count.optional().describe('0 = unlimited; omitted = known-model table, else 128000'),
+    maxOutputTokens: Count.optional(),
+    inputLimit: z.number().int().positive().max(INT4_MAX).nullable().optional(),
   })
   .strict();
 
@@ -22,8 +17,8 @@ export const CreateSessionBody = z
   .object({
     id: ClientId.optional().describe('Client id; the same id and body again returns the session'),
     model: ModelIn,
-    policy: PolicyInputSchema.optional(),
-    metadata: JsonObject.optional(),
+    policy: PolicyInputSchema.superRefine(storable).optional(),
+    metadata: JsonObjectIn.optional(),
   })
   .strict();
 export type CreateSessionInput = z.infer<typeof CreateSessionBody>;
@@ -31,8 +26,10 @@ export type CreateSessionInput = z.infer<typeof CreateSessionBody>;
 export const PatchSessionBody = z
   .object({
     model: ModelIn.partial().strict().optional().describe('Merged into the stored model'),
-    policy: PolicyInputSchema.optional().describe('Deep-merged into the stored policy overrides'),
-    metadata: JsonObject.optional().describe('Merged into the stored metadata; a null value removes a key'),
+    policy: PolicyInputSchema.superRefine(storable)
+      .optional()
+      .describe('Deep-merged into the stored policy overrides'),
+    metadata: JsonObjectIn.optional().describe('Merged into the stored metadata; a null value removes a key'),
   })
   .strict()
   .refine((b) => b.model !== undefined || b.policy !== undefined || b.metadata !== undefined, {

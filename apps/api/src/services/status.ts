@@ -1,9 +1,17 @@
-import { resolvePolicy, statusFromEstimate, type PolicyInput } from '@compactor/core';
+import {
+  resolvePolicy,
+  statusFromEstimate,
+  type ModelInfo,
+  type Policy,
+  type PolicyInput,
+} from '@compactor/core';
 import {
   contextTokenStats,
   estimateFromStats,
   findActiveCompaction,
   findLastFinishedCompaction,
+  type CompactionRow,
+  type ContextTokenStats,
   type DbOrTx,
   type SessionRow,
   sessionModel,
@@ -11,11 +19,22 @@ import {
 import type { StatusView } from '../schemas/sessions';
 import { compactionView } from './views';
 
+/** The status and the numbers behind it (the auto trigger decides on the same numbers). */
+export interface StatusSnapshot {
+  status: StatusView;
+  stats: ContextTokenStats;
+  policy: Policy;
+  model: ModelInfo;
+  active: CompactionRow | null;
+  /** The most recently finished compaction, whatever its outcome. */
+  lastFinished: CompactionRow | null;
+}
+
 /**
  * A session's status from stored counts and the last reported usage (the hybrid estimate), in a
  * few indexed queries: the history itself is never re-read.
  */
-export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<StatusView> {
+export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<StatusSnapshot> {
   const policy = resolvePolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
   const [stats, active, last] = await Promise.all([
@@ -30,12 +49,24 @@ export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<St
     policy,
   });
   return {
-    ...status,
-    contextWindow: model.contextWindow,
-    estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
-    contextMessages: stats.contextMessages,
-    messagesSinceCompaction: stats.messagesSinceCompaction,
-    activeCompaction: active ? compactionView(active, session.id) : null,
-    lastCompaction: last ? compactionView(last, session.id) : null,
+    status: {
+      ...status,
+      contextWindow: model.contextWindow,
+      estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
+      contextMessages: stats.contextMessages,
+      messagesSinceCompaction: stats.messagesSinceCompaction,
+      activeCompaction: active ? compactionView(active, session.id) : null,
+      lastCompaction: last ? compactionView(last, session.id) : null,
+    },
+    stats,
+    policy,
+    model,
+    active,
+    lastFinished: last,
   };
+}
+
+/** A session's status (see {@link statusSnapshot}). */
+export async function sessionStatus(db: DbOrTx, session: SessionRow): Promise<StatusView> {
+  return (await statusSnapshot(db, session)).status;
 }

@@ -1,5 +1,5 @@
-import type { CompactionRow } from '@compactor/db';
-import type { CompactionView } from '../schemas/compactions';
+import type { CompactionRow, listCompactionSteps } from '@compactor/db';
+import type { CompactionStepView, CompactionView } from '../schemas/compactions';
 
 /** A compaction row in the API's shape. */
 export function compactionView(row: CompactionRow, sessionId: string): CompactionView {
@@ -11,6 +11,8 @@ export function compactionView(row: CompactionRow, sessionId: string): Compactio
     status: row.status,
     step: row.step,
     attempts: row.attempts,
+    keepRecentTokens: row.keepRecentTokens,
+    force: row.force,
     tokensBefore: row.tokensBefore,
     tokensAfter: row.tokensAfter,
     prunedParts: row.prunedParts,
@@ -27,5 +29,19 @@ export function compactionView(row: CompactionRow, sessionId: string): Compactio
     requestedAt: row.requestedAt.toISOString(),
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}
+
+type CompactionStepRow = Awaited<ReturnType<typeof listCompactionSteps>>[number];
+
+/** A step record in the API's shape: its numbers and labels, never its error text. */
+export function compactionStepView(row: CompactionStepRow): CompactionStepView {
+  return {
+    step: row.step,
+    attempt: row.attempt,
+    status: row.status,
+    startedAt: row.startedAt.toISOString(),
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+    detail: (row.detail ?? {}) as Record<string, unknown>,
   };
 }

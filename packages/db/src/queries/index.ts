@@ -8,3 +8,4 @@ export * from './health';
 export * from './compaction-lifecycle';
 export * from './outbox';
 export * from './reconcile';
+export * from './compaction-reads';

@@ -1,6 +1,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
+import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
+import { isAbort, safeErrorMessage } from '../workflow/errors';
 import { pruneSession, type PruneSessionOutcome } from '../workflow/prune-session';
 import type { WorkflowResources } from '../workflow/resources';
 import { runCompaction } from '../workflow/run-compaction';
@@ -38,7 +40,7 @@ export function compactProcessor(resources: WorkflowResources) {
     const outcome = await runCompaction(resources, compactionId, {
       lastAttempt: isLastAttempt(job),
       signal,
-    });
+    }).catch(forQueue);
     return {
       status: outcome.status,
       tokensBefore: outcome.compaction?.tokensBefore ?? null,
@@ -51,6 +53,26 @@ export function compactProcessor(resources: WorkflowResources) {
 export function pruneProcessor(resources: WorkflowResources) {
   return async (job: Job): Promise<PruneSessionOutcome> => {
     const { sessionPk } = payloadOf('prune', job);
-    return pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' });
+    return pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' }).catch(forQueue);
   };
+}
+
+/** A failure handed back to BullMQ for a retry: a safe message, and the provider's Retry-After. */
+export class RetryableJobError extends Error {
+  override readonly name = 'RetryableJobError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What BullMQ sees of a failure: BullMQ stores and logs the message, so a database error whose
+ * message holds SQL parameters (message text) is replaced by its root cause's message.
+ */
+function forQueue(error: unknown): never {
+  if (isAbort(error) || error instanceof UnrecoverableError) throw error;
+  throw new RetryableJobError(safeErrorMessage(error), retryAfterOf(error));
 }

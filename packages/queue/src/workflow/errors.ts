@@ -31,14 +31,43 @@ export class CompactionFailedError extends Error {
   }
 }
 
+/**
+ * The error a database or driver error wraps: drizzle wraps pg's errors (whose `code` says what
+ * happened) in one whose message holds the SQL and its parameters — message text, which must
+ * never reach a log or a row. Unwraps `cause` chains.
+ */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const wrapped = current as { query?: unknown; cause?: unknown } | null;
+    if (!wrapped || typeof wrapped !== 'object' || wrapped.cause === undefined) return current;
+    if (wrapped.query === undefined && !(current instanceof AggregateError)) return current;
+    current = wrapped.cause;
+  }
+  return current;
+}
+
+/** A failure's message safe to record and log: the root cause's, without SQL parameters, bounded. */
+export function safeErrorMessage(error: unknown): string {
+  const cause = rootCause(error);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
+}
+
 /** Whether another attempt could succeed (the queue retries these, with backoff). */
 export function isTransient(error: unknown): boolean {
   if (error instanceof LlmRetryableError) return true;
   if (isLlmError(error)) return false;
   if (error instanceof CompactionFailedError) return false;
-  // Database or network blips surface as plain errors with a connection code.
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|57P01|57P03|08)/.test(code);
+  // Database or network blips surface as driver errors with a connection code, or pg's own
+  // "Connection terminated" when the server ended the session (a restart, pg_terminate_backend).
+  const cause = rootCause(error) as { code?: unknown; message?: unknown } | null;
+  const code = cause?.code;
+  if (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08|53300)/.test(code)) return true;
+  const message = typeof cause?.message === 'string' ? cause.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/i.test(
+    message,
+  );
 }
 
 /** The code a summarizer failure is recorded with when it ends the compaction (or its fallback). */

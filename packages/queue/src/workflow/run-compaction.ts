@@ -13,7 +13,7 @@ import {
 } from '@compactor/db';
 import type { SessionEventType } from '../events/session-events';
 import { attemptFor, type Attempt } from './attempt';
-import { CompactionFailedError, shouldRethrow } from './errors';
+import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
 import { finalizeStep } from './steps/finalize';
 import { pruneStep } from './steps/prune';
@@ -95,7 +95,7 @@ export async function runCompaction(
     const failure =
       error instanceof CompactionFailedError
         ? error
-        : new CompactionFailedError('internal_error', (error as Error).message);
+        : new CompactionFailedError('internal_error', safeErrorMessage(error));
     resources.log.warn({ compactionId, code: failure.code, err: failure.message }, 'compaction failed');
     try {
       const failed = await end(resources, owner, 'failed', failure.code, failure.message);
@@ -196,7 +196,7 @@ async function step<T>(
   } catch (error) {
     await finishCompactionStep(resources.db, record.pk, {
       status: 'failed',
-      errorMessage: (error as Error).message,
+      errorMessage: safeErrorMessage(error),
       at: resources.clock(),
     });
     throw error;

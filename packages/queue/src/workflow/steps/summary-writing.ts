@@ -15,11 +15,11 @@ import {
   type SummaryResult,
 } from '@compactor/llm';
 import type { Attempt } from '../attempt';
-import { CompactionFailedError, llmFailureCode, rethrowForRetry } from '../errors';
+import { CompactionFailedError, llmFailureCode, rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
 
 /** What the summarizer calls cost, for the compaction row: `input`/`output` are prompt/completion tokens. */
-export interface LlmSpend {
+export interface SummarySpend {
   model: string;
   usage: { input: number; output: number };
   costUsd: number | null;
@@ -38,7 +38,7 @@ export type SummarizeOutcome =
       fileOps: FileOps;
       /** How the summary was written: by the LLM, the truncate strategy or fallback, or carried over. */
       writtenBy: 'llm' | 'truncate' | 'detector' | 'previous-summary' | 'none';
-      llm: LlmSpend | null;
+      llm: SummarySpend | null;
       /** Set when the LLM failed for good and the policy fell back to truncation. */
       fallback: { code: string; message: string } | null;
       /** Outputs of the kept tail cleared by an emergency compaction (force) so the context fits. */
@@ -99,7 +99,7 @@ export async function writeSummary(
   } catch (error) {
     rethrowForRetry(error, attempt);
     const code = llmFailureCode(error);
-    const message = (error as Error).message;
+    const message = safeErrorMessage(error);
     if (attempt.policy.fallback !== 'truncate')
       throw new CompactionFailedError(code, message, { cause: error });
     resources.log.warn(
@@ -125,7 +125,7 @@ export async function writeSummary(
  * What a failed summarizer run had already cost: `InvalidSummaryError` carries it, other LLM
  * errors may carry `spent` (chunked and dual summaries that failed after paid calls).
  */
-export function spentBeforeFailure(error: unknown): Pick<LlmSpend, 'usage' | 'costUsd'> | null {
+export function spentBeforeFailure(error: unknown): Pick<SummarySpend, 'usage' | 'costUsd'> | null {
   const e = error as { usage?: LlmUsage; costUsd?: number | null; spent?: { usage: LlmUsage; costUsd: number | null } };
   const spent = e?.spent ?? (error instanceof InvalidSummaryError ? { usage: e.usage!, costUsd: e.costUsd ?? null } : null);
   if (!spent || spent.usage.promptTokens + spent.usage.completionTokens === 0) return null;

@@ -8,13 +8,13 @@ import {
   type TopicBoundary,
 } from '@compactor/core';
 import type { Attempt } from '../attempt';
-import { rethrowForRetry } from '../errors';
+import { rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
 import {
   fileOpsOf,
   summarizerSettings,
   writeSummary,
-  type LlmSpend,
+  type SummarySpend,
   type SummarizeOutcome,
 } from './summary-writing';
 
@@ -100,7 +100,7 @@ async function detect(
   attempt: Attempt,
   request: { system: string; user: string },
   settings: ReturnType<typeof summarizerSettings>,
-): Promise<{ boundary: TopicBoundary; llm: LlmSpend | null }> {
+): Promise<{ boundary: TopicBoundary; llm: SummarySpend | null }> {
   try {
     const result = await resources.llm.detectTopicBoundary({
       prompt: { system: request.system, user: request.user },
@@ -121,14 +121,14 @@ async function detect(
   } catch (error) {
     rethrowForRetry(error, attempt);
     resources.log.warn(
-      { compactionId: attempt.compaction.id, err: (error as Error).message },
+      { compactionId: attempt.compaction.id, err: safeErrorMessage(error) },
       'topic detection failed; continuing with no boundary',
     );
     return { boundary: NO_TOPIC_BOUNDARY, llm: null };
   }
 }
 
-function addSpend(a: LlmSpend | null, b: LlmSpend | null): LlmSpend | null {
+function addSpend(a: SummarySpend | null, b: SummarySpend | null): SummarySpend | null {
   if (!a || !b) return a ?? b;
   return {
     model: b.model,

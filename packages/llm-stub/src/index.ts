@@ -1,7 +1,14 @@
-// Public surface of @compactor/llm-stub: start the server in-process (tests, demo, benchmarks).
+// Public surface of @compactor/llm-stub: start the server in-process (tests, demo, benchmarks);
+// `stubFaultConfigSchema` also reads the fault settings of a stub process (apps/llm-stub).
 export { startLlmStub } from './server';
 export type { LlmStub, LlmStubEvents, LlmStubOptions, LlmStubStats, RecordedRequest } from './server';
-export { FAULT_HEADERS, NO_FAULTS, STUB_DROP_FAULTS, STUB_OUTPUT_FAULTS } from './faults';
+export {
+  FAULT_HEADERS,
+  NO_FAULTS,
+  STUB_DROP_FAULTS,
+  STUB_OUTPUT_FAULTS,
+  stubFaultConfigSchema,
+} from './faults';
 export type {
   StubDropFault,
   StubFaultConfig,

@@ -124,6 +124,28 @@ export interface SummaryRequestView {
   promptFileOps: FileOps;
   /** The prompt asks for core's turn-prefix format (the start of a split turn). */
   turnPrefix: boolean;
+  /**
+   * The smallest "within N tokens" the prompt's own instructions ask for (core's length and
+   * cut-off notes), outside the transcript and the previous summary; `null` when none.
+   */
+  lengthTargetTokens: number | null;
+}
+
+/**
+ * Models overshoot length targets: asked for "within N tokens", the stub writes up to
+ * `LENGTH_OVERSHOOT × N` (never more than its untrimmed summary). A target equal to the output
+ * limit therefore still gets cut off, as real models' summaries are, and only a target with room
+ * to spare below it is safe.
+ */
+export const LENGTH_OVERSHOOT = 1.5;
+
+/** The smallest "within N tokens" in `instructions`. */
+function lengthTarget(instructions: string): number | null {
+  const targets = [...instructions.matchAll(/\bwithin (\d[\d,]*) tokens\b/gi)].map((match) =>
+    Number((match[1] ?? '').replace(/,/g, '')),
+  );
+  const valid = targets.filter((n) => Number.isFinite(n) && n > 0);
+  return valid.length === 0 ? null : Math.min(...valid);
 }
 
 /** Finds the transcript, previous summary and file-op blocks in a summarization prompt. */
@@ -131,15 +153,64 @@ export function readSummaryRequest(prompt: string): SummaryRequestView | null {
   const transcript = taggedSection(prompt, 'conversation');
   if (transcript === null) return null;
   const outside = withoutSection(prompt, 'conversation');
+  const previousSummary =
+    taggedSection(outside, 'previous-summary') ?? taggedSection(outside, 'previous_summary');
+  const instructions = withoutSection(withoutSection(outside, 'previous-summary'), 'previous_summary');
   return {
     transcript,
-    previousSummary: taggedSection(outside, 'previous-summary') ?? taggedSection(outside, 'previous_summary'),
+    previousSummary,
     promptFileOps: {
       readFiles: pathsInBlock(outside, 'read-files'),
       modifiedFiles: pathsInBlock(outside, 'modified-files'),
     },
     turnPrefix: /^## Original Request\b/m.test(outside),
+    lengthTargetTokens: lengthTarget(instructions),
   };
+}
+
+/**
+ * Lists in the order their items are given up when a summary must be shorter: finished steps
+ * first, constraints last. Each loses its least kept item (the one its merge would drop first).
+ */
+const TRIM_ORDER = [
+  'done',
+  'decisions',
+  'blocked',
+  'nextSteps',
+  'inProgress',
+  'criticalContext',
+  'constraints',
+] as const satisfies ReadonlyArray<keyof SummaryFacts>;
+/** Lists whose merge keeps the newest items: they lose their oldest one. */
+const KEEPS_NEWEST: ReadonlySet<string> = new Set(['done', 'blocked', 'nextSteps', 'inProgress']);
+
+/**
+ * The rendered summary, shortened towards `maxChars` the way the length notes ask: file lists
+ * first (they are appended to the summary anyway), then list items one at a time down to one per
+ * list, then shorter items. Never drops a section or the goal, so it can stay above `maxChars`.
+ */
+function renderWithin(
+  facts: SummaryFacts,
+  maxChars: number | null,
+  render: (f: SummaryFacts) => string,
+): string {
+  let current = facts;
+  let text = render(current);
+  if (maxChars === null || text.length <= maxChars) return text;
+  current = { ...current, readFiles: [], modifiedFiles: [] };
+  text = render(current);
+  while (text.length > maxChars) {
+    const key = TRIM_ORDER.find((name) => current[name].length > 1);
+    if (key === undefined) break;
+    const items = current[key];
+    current = { ...current, [key]: KEEPS_NEWEST.has(key) ? items.slice(1) : items.slice(0, -1) };
+    text = render(current);
+  }
+  if (text.length <= maxChars) return text;
+  const shorter = Object.fromEntries(
+    TRIM_ORDER.map((name) => [name, current[name].map((item) => clip(item, 80))]),
+  );
+  return render({ ...current, ...shorter, goal: current.goal === null ? null : clip(current.goal, 160) });
 }
 
 /** The full stub summary for a summarization prompt. */
@@ -157,6 +228,10 @@ export function writeSummary(request: SummaryRequestView): string {
     { readFiles: facts.readFiles, modifiedFiles: facts.modifiedFiles },
     request.promptFileOps,
   );
-  if (request.turnPrefix) return renderTurnPrefixSummary(facts);
-  return renderSummary({ ...facts, ...fileOps });
+  const maxChars =
+    request.lengthTargetTokens === null
+      ? null
+      : Math.floor(request.lengthTargetTokens * LENGTH_OVERSHOOT * 4);
+  if (request.turnPrefix) return renderWithin(facts, maxChars, renderTurnPrefixSummary);
+  return renderWithin({ ...facts, ...fileOps }, maxChars, renderSummary);
 }

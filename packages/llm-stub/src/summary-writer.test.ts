@@ -1,5 +1,7 @@
 import {
   buildSummaryPrompt,
+  summaryCutOffNote,
+  summaryLengthNote,
   validateSummaryOutput,
   type Message,
   type SummaryPromptInput,
@@ -7,7 +9,7 @@ import {
 import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import { parseSummary } from './summary-sections';
-import { readSummaryRequest, writeSummary } from './summary-writer';
+import { LENGTH_OVERSHOOT, readSummaryRequest, writeSummary } from './summary-writer';
 
 function summarise(messages: Message[], options: Omit<SummaryPromptInput, 'messages'> = {}): string {
   const prompt = buildSummaryPrompt({ messages, ...options });
@@ -173,5 +175,61 @@ describe('readSummaryRequest', () => {
     expect(summary).toMatch(/^## Original Request\nAdd retry logic/);
     expect(summary).toContain('## Attempted So Far\n- read src/http.ts\n- edit src/http.ts');
     expect(validateSummaryOutput(summary).ok).toBe(true);
+  });
+});
+
+describe('writeSummary honours a length target, overshooting it as models do', () => {
+  // Twelve turns, each with a constraint, an exact value, a decision and a file: every list full.
+  const busy = conversation(
+    Array.from({ length: 12 }, (_, i) => [
+      user(
+        `Step ${i}: port report ${i}. Always keep the \`--report-${i}\` flag and REPORT_${i}_LIMIT at ${1000 + i}.`,
+      ),
+      assistant([
+        text(`We decided to use the streaming reader for report ${i}.`),
+        toolCall('edit', { path: `src/report-${i}.ts`, old: 'a', new: 'b' }, 'ok'),
+      ]),
+    ]).flat(),
+  );
+  const ask = (note: string | null, target: Message[] = busy): string => {
+    const prompt = buildSummaryPrompt({ messages: target });
+    const view = readSummaryRequest(note === null ? prompt.user : `${prompt.user}\n\n${note}`);
+    return writeSummary(view!);
+  };
+  const full = ask(null);
+
+  it('reads the smallest "within N tokens" of the instructions, not of the transcript', () => {
+    const prompt = buildSummaryPrompt({
+      messages: conversation([user('Keep it within 10 tokens, please.')]),
+    });
+    expect(readSummaryRequest(prompt.user)?.lengthTargetTokens).toBeNull();
+    const notes = `${prompt.user}\n\n${summaryLengthNote(900)}\n\n${summaryCutOffNote(1200)}`;
+    expect(readSummaryRequest(notes)?.lengthTargetTokens).toBe(900);
+  });
+
+  it('leaves a summary within the target alone', () => {
+    expect(ask(summaryLengthNote(Math.ceil(full.length / 4)))).toBe(full);
+  });
+
+  it('drops file lists, then the least kept items, keeping every section, the goal and the first constraint', () => {
+    const target = 150;
+    const short = ask(summaryLengthNote(target));
+    expect(full.length).toBeGreaterThan(target * LENGTH_OVERSHOOT * 4);
+    expect(short.length).toBeLessThanOrEqual(target * LENGTH_OVERSHOOT * 4);
+    expect(short).not.toMatch(/<modified-files>/);
+    const facts = parseSummary(short);
+    expect(facts.goal).toBe(parseSummary(full).goal);
+    expect(facts.constraints[0]).toBe(parseSummary(full).constraints[0]);
+    expect(facts.nextSteps.at(-1)).toBe(parseSummary(full).nextSteps.at(-1));
+    expect(validateSummaryOutput(short).ok).toBe(true);
+    for (const heading of ['## Goal', '## Constraints', '### Done', '## Next Steps', '## Critical Context']) {
+      expect(short).toContain(heading);
+    }
+  });
+
+  it('cannot go below one item a section: a tiny target is overshot', () => {
+    const tiny = ask(summaryLengthNote(10));
+    expect(tiny.length).toBeGreaterThan(10 * LENGTH_OVERSHOOT * 4);
+    expect(tiny.length).toBeLessThan(full.length);
   });
 });

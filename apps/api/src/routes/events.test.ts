@@ -1,0 +1,353 @@
+/**
+ * `GET /v1/sessions/:id/events` over real HTTP: two API replicas on one database and one Redis
+ * prefix; the client listens on replica B, the compaction starts (and workers publish) through
+ * replica A.
+ */
+import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { eventChannel } from '@compactor/queue';
+import { getTokenizer } from '@compactor/tokenizer';
+import { createAuthenticator } from '../http/auth';
+import { buildServer } from '../server';
+import {
+  createTestReplica,
+  TENANT_A_KEY,
+  TENANT_B_KEY,
+  TEST_KEYS,
+  useTestApi,
+  type TestReplica,
+} from '../test-support/api';
+
+const a = useTestApi();
+
+interface Replica {
+  app: FastifyInstance;
+  replica: TestReplica;
+  url: string;
+}
+const replicas: Replica[] = [];
+let b: Replica;
+let redis: Redis;
+
+/** Another API process: its own server, connections and subscriber, on A's database and prefix. */
+async function startReplica(keepaliveMs?: number): Promise<Replica> {
+  const replica = createTestReplica(a.database.db, a.queuePrefix);
+  const app = await buildServer(
+    {
+      db: a.database.db,
+      redis,
+      auth: createAuthenticator(a.database.db, TEST_KEYS),
+      tokenizerFor: () => getTokenizer('o200k_base'),
+      clock: () => new Date(),
+      jobs: replica.jobs,
+      events: replica.events,
+    },
+    keepaliveMs ? { sseKeepaliveMs: keepaliveMs } : {},
+  );
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const started = { app, replica, url };
+  replicas.push(started);
+  return started;
+}
+
+beforeAll(async () => {
+  redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
+  b = await startReplica(100);
+});
+
+afterAll(async () => {
+  // fetch (undici) may hold a spare keep-alive connection that never carried a request; it
+  // would hold each server's close() for undici's 4 s idle timeout.
+  a.app.server.closeAllConnections();
+  for (const { app, replica } of replicas) {
+    app.server.closeAllConnections();
+    await app.close().catch(() => undefined);
+    await replica.close();
+  }
+  redis.disconnect();
+});
+
+/** An open event stream, read chunk by chunk with `fetch`. */
+interface Stream {
+  status: number;
+  headers: Headers;
+  /** Waits for the accumulated text to satisfy `done`, or fails after `timeoutMs`. */
+  until(done: (text: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves when the server ended the stream. */
+  ended(timeoutMs?: number): Promise<void>;
+  close(): void;
+}
+
+async function openStream(baseUrl: string, session: string, key = TENANT_A_KEY): Promise<Stream> {
+  const controller = new AbortController();
+  const response = await fetch(`${baseUrl}/v1/sessions/${session}/events`, {
+    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let finished = false;
+  const waiters = new Set<() => void>();
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        for (const wake of waiters) wake();
+      }
+    } catch {
+      // aborted by the test
+    }
+    finished = true;
+    for (const wake of waiters) wake();
+  })();
+  const wait = (check: () => boolean, what: string, timeoutMs: number) =>
+    new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        if (!check()) return;
+        clearTimeout(timer);
+        waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        reject(new Error(`${what} within ${timeoutMs} ms; stream so far:\n${text}`));
+      }, timeoutMs);
+      waiters.add(wake);
+      wake();
+    });
+  return {
+    status: response.status,
+    headers: response.headers,
+    async until(done, timeoutMs = 5000) {
+      await wait(() => done(text), 'no match', timeoutMs);
+      return text;
+    },
+    ended: (timeoutMs = 5000) => wait(() => finished, 'stream did not end', timeoutMs),
+    close: () => controller.abort(),
+  };
+}
+
+/** The `data:` JSON of each `event: <type>` block in a stream's text. */
+function eventsOf(text: string, type: string): Record<string, unknown>[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith(`event: ${type}\n`))
+    .map((block) => JSON.parse(block.split('\n')[1]!.replace(/^data: /, '')) as Record<string, unknown>);
+}
+
+async function newSession(id: string) {
+  const response = await a.request({
+    method: 'POST',
+    url: '/v1/sessions',
+    payload: { id, model: { id: 'gpt-4o' } },
+  });
+  expect(response.statusCode).toBe(201);
+  const { rows } = await a.database.database.pool.query('select pk from sessions where id = $1', [id]);
+  return Number(rows[0].pk);
+}
+
+async function subscribers(sessionPk: number): Promise<number> {
+  const [, count] = (await redis.pubsub('NUMSUB', eventChannel(a.queuePrefix, sessionPk))) as [
+    string,
+    number,
+  ];
+  return count;
+}
+
+describe('GET /v1/sessions/:id/events', () => {
+  it('delivers events started on replica A to a client on replica B', async () => {
+    const pk = await newSession('ev-two');
+    await newSession('ev-other');
+    const stream = await openStream(b.url, 'ev-two');
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(stream.headers.get('cache-control')).toContain('no-cache');
+    await stream.until((text) => text.startsWith(': connected\n\n'));
+
+    // A compaction requested through A's HTTP API.
+    const started = await a.request({ method: 'POST', url: '/v1/sessions/ev-two/compactions', payload: {} });
+    expect(started.statusCode).toBe(202);
+    const compactionId = started.json().id;
+    const afterRequest = await stream.until((text) => text.includes('event: compaction.requested\n'));
+    expect(eventsOf(afterRequest, 'compaction.requested')).toEqual([
+      {
+        type: 'compaction.requested',
+        sessionId: 'ev-two',
+        compactionId,
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        data: { reason: 'manual', strategy: 'summarize' },
+      },
+    ]);
+
+    // What a worker publishes on A's side, and another session's event that must not show up.
+    await a.publisher.publish({
+      type: 'compaction.completed',
+      sessionPk: pk + 1_000_000,
+      sessionId: 'ev-other',
+      compactionId: 'cmp_other',
+      at: new Date().toISOString(),
+      data: {},
+    });
+    await a.publisher.publish({
+      type: 'compaction.completed',
+      sessionPk: pk,
+      sessionId: 'ev-two',
+      compactionId,
+      at: '2026-01-01T00:00:00.000Z',
+      data: { tokensBefore: 120_000, tokensAfter: 30_000, messagesBefore: 80, messagesAfter: 12 },
+    });
+    const text = await stream.until((t) => t.includes('event: compaction.completed\n'));
+    expect(eventsOf(text, 'compaction.completed')).toEqual([
+      {
+        type: 'compaction.completed',
+        sessionId: 'ev-two',
+        compactionId,
+        at: '2026-01-01T00:00:00.000Z',
+        data: { tokensBefore: 120_000, tokensAfter: 30_000, messagesBefore: 80, messagesAfter: 12 },
+      },
+    ]);
+    expect(text).not.toContain('cmp_other');
+    expect(text).not.toContain('sessionPk');
+
+    // Disconnecting unsubscribes the channel.
+    expect(await subscribers(pk)).toBe(1);
+    stream.close();
+    await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+  });
+
+  it('sends a keepalive comment while nothing happens', async () => {
+    await newSession('ev-idle');
+    const stream = await openStream(b.url, 'ev-idle');
+    await stream.until((text) => text.includes(': keepalive\n\n'), 2000);
+    stream.close();
+  });
+
+  it('gives every listener of a session each event, on any replica', async () => {
+    const pk = await newSession('ev-many');
+    const onB = await openStream(b.url, 'ev-many');
+    const alsoOnB = await openStream(b.url, 'ev-many');
+    const onA = await a.app.listen({ port: 0, host: '127.0.0.1' }).then((url) => openStream(url, 'ev-many'));
+    for (const stream of [onB, alsoOnB, onA]) await stream.until((text) => text.startsWith(': connected'));
+    await b.replica.publisher.publish({
+      type: 'prune.completed',
+      sessionPk: pk,
+      sessionId: 'ev-many',
+      compactionId: null,
+      at: new Date().toISOString(),
+      data: { prunedParts: 2, prunedTokens: 30_000 },
+    });
+    for (const stream of [onB, alsoOnB, onA]) {
+      const text = await stream.until((t) => t.includes('event: prune.completed\n'));
+      expect(eventsOf(text, 'prune.completed')[0]).toMatchObject({
+        compactionId: null,
+        data: { prunedParts: 2 },
+      });
+    }
+    onB.close();
+    // The other listener on B keeps the channel.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await subscribers(pk)).toBe(2);
+    alsoOnB.close();
+    onA.close();
+    await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+  });
+
+  it('cuts off a client that stops reading, instead of buffering for it without end', async () => {
+    const pk = await newSession('ev-slow');
+    const { port } = new URL(b.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `GET /v1/sessions/ev-slow/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TENANT_A_KEY}\r\n\r\n`,
+    );
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause(); // reads nothing more
+    const blob = 'x'.repeat(64 * 1024);
+    try {
+      // Well past the socket buffers and the 1 MiB the server keeps for a client.
+      for (let i = 0; i < 400 && (await subscribers(pk)) > 0; i++) {
+        await a.publisher.publish({
+          type: 'compaction.step',
+          sessionPk: pk,
+          sessionId: 'ev-slow',
+          compactionId: 'cmp_slow',
+          at: new Date().toISOString(),
+          data: { blob },
+        });
+      }
+      await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('answers 404 (JSON) for another tenant’s session and for a missing one, 401 without a key', async () => {
+    await newSession('ev-private');
+    for (const [session, key, status] of [
+      ['ev-private', TENANT_B_KEY, 404],
+      ['ev-missing', TENANT_A_KEY, 404],
+      ['ev-private', 'no-such-key', 401],
+    ] as const) {
+      const response = await fetch(`${b.url}/v1/sessions/${session}/events`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(response.status).toBe(status);
+      expect(response.headers.get('content-type')).toContain('application/json');
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+        status === 404 ? 'not_found' : 'unauthorized',
+      );
+    }
+  });
+
+  it('ends open streams when the server closes, so shutdown is not held up', async () => {
+    await newSession('ev-close');
+    const c = await startReplica();
+    const stream = await openStream(c.url, 'ev-close');
+    await stream.until((text) => text.startsWith(': connected'));
+    const closing = Date.now();
+    await c.app.close();
+    await stream.ended(3000);
+    expect(Date.now() - closing).toBeLessThan(3000);
+  });
+
+  it('answers 503 when Redis cannot take the subscription, and documents the stream', async () => {
+    await newSession('ev-down');
+    const replica = createTestReplica(a.database.db, a.queuePrefix);
+    const app = await buildServer({
+      db: a.database.db,
+      redis,
+      auth: createAuthenticator(a.database.db, TEST_KEYS),
+      tokenizerFor: () => getTokenizer('o200k_base'),
+      clock: () => new Date(),
+      jobs: replica.jobs,
+      events: { subscribe: () => Promise.reject(new Error('ECONNREFUSED')), close: async () => undefined },
+    });
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/v1/sessions/ev-down/events',
+        headers: { authorization: `Bearer ${TENANT_A_KEY}` },
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().error.code).toBe('service_unavailable');
+      const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+      expect(spec.paths['/v1/sessions/{id}/events'].get.tags).toEqual(['events']);
+      expect(Object.keys(spec.paths)).toEqual(
+        expect.arrayContaining([
+          '/v1/sessions/{id}/compactions',
+          '/v1/sessions/{id}/prune',
+          '/v1/sessions/{id}/overflow',
+          '/v1/compactions/{id}',
+        ]),
+      );
+    } finally {
+      await app.close();
+      await replica.close();
+    }
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The auto trigger after `POST …/messages` and `PATCH …/messages/:id`: decided on stored counts,
+ * it starts a compaction (and its job) when the threshold is crossed, and a prune job when a
+ * turn finishes without one.
+ */
+import { describe, expect, it } from 'vitest';
+import { updateCompaction } from '@compactor/db';
+import { useTestApi } from '../test-support/api';
+import { compactionsOf, sessionPk as pkOf, newSession as createSession } from '../test-support/helpers';
+
+const api = useTestApi();
+const newSession = (id: string, model: Record<string, unknown>) => createSession(api, id, { model });
+const post = (session: string, messages: unknown[]) =>
+  api.request({ method: 'POST', url: `/v1/sessions/${session}/messages`, payload: { messages } });
+
+describe('the auto trigger on append and PATCH (from stored counts, never the history)', () => {
+  /** Usable 7,000 tokens (window 8,000 − reserve 1,000). */
+  const tiny = { id: 'tiny-model', contextWindow: 8_000, maxOutputTokens: 1_000 };
+
+  const sessionPk = (id: string) => pkOf(api, id);
+  const compactionRows = (id: string) => compactionsOf(api, id);
+  async function pruneJobs(id: string) {
+    const pk = await sessionPk(id);
+    return (await api.jobs('prune')).filter((job) => job.data.sessionPk === pk);
+  }
+  const turn = (input: number, finish = 'stop', id?: string) => ({
+    ...(id ? { id } : {}),
+    role: 'assistant',
+    parts: [{ type: 'text', text: 'done' }],
+    finish,
+    usage: { input, output: 10 },
+  });
+  const question = { role: 'user', parts: [{ type: 'text', text: 'next?' }] };
+
+  it('an append that crosses the threshold starts an auto compaction and enqueues its job', async () => {
+    await newSession('t-cross', tiny);
+    const response = await post('t-cross', [question, turn(7_500)]);
+    expect(response.statusCode).toBe(201);
+    const { compaction, status } = response.json();
+    expect(compaction).toEqual({ id: expect.stringMatching(/^cmp_/), status: 'pending', reason: 'auto' });
+    expect(status.activeCompaction).toMatchObject({ id: compaction.id, reason: 'auto' });
+    expect((await api.queues.queue('compact').getJob(compaction.id))?.data).toEqual({
+      compactionId: compaction.id,
+    });
+    // The compaction prunes itself: no separate turn prune.
+    expect(await pruneJobs('t-cross')).toEqual([]);
+
+    // While it is active, further appends start nothing.
+    const next = await post('t-cross', [question, turn(7_600)]);
+    expect(next.json().compaction).toBeNull();
+    expect(next.json().status.activeCompaction.id).toBe(compaction.id);
+    expect(await compactionRows('t-cross')).toHaveLength(1);
+  });
+
+  it('after a compaction that was skipped, appends do not start another until the session grew', async () => {
+    // Half of the 8,000 window: the threshold is 4,000 tokens, a quarter of it 1,000.
+    await createSession(api, 't-skipped', {
+      model: tiny,
+      policy: { trigger: { kind: 'ratio', ratio: 0.5 } },
+    });
+    const first = (await post('t-skipped', [question, turn(4_100)])).json().compaction;
+    expect(first).toMatchObject({ reason: 'auto' });
+    // The worker found nothing to compact (one huge turn, say) at 4,110 tokens.
+    await updateCompaction(api.database.db, first.id, {
+      status: 'skipped',
+      tokensBefore: 4_110,
+      finishedAt: new Date(),
+    });
+    const held = await post('t-skipped', [question, turn(4_600)]);
+    expect(held.json().compaction).toBeNull();
+    expect(await compactionRows('t-skipped')).toHaveLength(1);
+    // A quarter of the threshold appended since: it tries again.
+    const again = await post('t-skipped', [question, turn(5_200)]);
+    expect(again.json().compaction).toMatchObject({ reason: 'auto' });
+    expect(await compactionRows('t-skipped')).toHaveLength(2);
+  });
+
+  it('a failed compaction never holds an emergency (a reported overflow)', async () => {
+    await newSession('t-failed', tiny);
+    const first = (await post('t-failed', [question, turn(7_500)])).json().compaction;
+    await updateCompaction(api.database.db, first.id, {
+      status: 'failed',
+      tokensBefore: 7_510,
+      finishedAt: new Date(),
+    });
+    expect((await post('t-failed', [question, turn(7_600)])).json().compaction).toBeNull();
+    const emergency = await post('t-failed', [question, turn(9_000)]);
+    expect(emergency.json().compaction).toMatchObject({ reason: 'overflow' });
+  });
+
+  it('an append below the threshold starts nothing but the turn’s prune', async () => {
+    await newSession('t-below', tiny);
+    const response = await post('t-below', [question, turn(6_000)]);
+    expect(response.json().compaction).toBeNull();
+    expect(await compactionRows('t-below')).toEqual([]);
+    const jobs = await pruneJobs('t-below');
+    expect(jobs.map((job) => job.data)).toEqual([{ sessionPk: await sessionPk('t-below'), reason: 'turn' }]);
+  });
+
+  it.each([
+    ['a turn that stops for tool calls', {}, 'tool-calls'],
+    ['a session whose policy does not prune', { policy: { prune: false } }, 'stop'],
+  ])('no turn prune for %s', async (_label, extra, finish) => {
+    const id = `t-noprune-${finish}`;
+    const response = await api.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: { id, model: tiny, ...extra },
+    });
+    expect(response.statusCode).toBe(201);
+    expect((await post(id, [question, turn(100, finish)])).json().compaction).toBeNull();
+    expect(await pruneJobs(id)).toEqual([]);
+  });
+
+  it('a reported prompt above the window starts an emergency (overflow) compaction', async () => {
+    await newSession('t-silent', tiny);
+    const response = await post('t-silent', [question, turn(9_000)]);
+    expect(response.json().compaction).toMatchObject({ reason: 'overflow', status: 'pending' });
+  });
+
+  it('nothing starts with auto compaction off', async () => {
+    const created = await api.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: { id: 't-off', model: tiny, policy: { auto: false } },
+    });
+    expect(created.statusCode).toBe(201);
+    const response = await post('t-off', [question, turn(7_900)]);
+    expect(response.json()).toMatchObject({ compaction: null, status: { overflow: true } });
+    expect(await compactionRows('t-off')).toEqual([]);
+  });
+
+  it('a re-posted finished turn prunes nothing again', async () => {
+    await newSession('t-repost', tiny);
+    // Counted in the outbox: the queue would also collapse a second waiting prune of the session.
+    const prunes = async () => {
+      const { rows } = await api.database.database.pool.query(
+        `select count(*)::int as n from outbox where job_name = 'prune' and (payload->>'sessionPk')::bigint = $1`,
+        [await sessionPk('t-repost')],
+      );
+      return rows[0].n;
+    };
+    await post('t-repost', [question, turn(100, 'stop', 'a1')]);
+    expect(await prunes()).toBe(1);
+    const again = await post('t-repost', [turn(100, 'stop', 'a1')]);
+    expect(again.json().messages).toEqual([{ id: 'a1', seq: 2, created: false }]);
+    expect(await prunes()).toBe(1);
+  });
+
+  it('PATCH that finishes a streamed turn over the threshold starts the compaction and says so', async () => {
+    await newSession('t-patch', tiny);
+    await post('t-patch', [question, { id: 'streamed', role: 'assistant', parts: [] }]);
+    const response = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/t-patch/messages/streamed',
+      payload: { finish: 'stop', usage: { input: 7_200, output: 5 } },
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toMatchObject({ id: 'streamed', finish: 'stop' });
+    expect(body.compaction).toEqual({ id: expect.any(String), status: 'pending', reason: 'auto' });
+    expect(await api.queues.queue('compact').getJob(body.compaction.id)).toBeTruthy();
+  });
+
+  it('PATCH that finishes a small turn prunes; one that reports tool calls does not', async () => {
+    await newSession('t-patch-small', tiny);
+    await post('t-patch-small', [
+      question,
+      { id: 'calls', role: 'assistant', parts: [] },
+      { id: 'answer', role: 'assistant', parts: [] },
+    ]);
+    const calls = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/t-patch-small/messages/calls',
+      payload: { finish: 'tool-calls', usage: { input: 100, output: 5 } },
+    });
+    expect(calls.json().compaction).toBeNull();
+    expect(await pruneJobs('t-patch-small')).toEqual([]);
+    const answer = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/t-patch-small/messages/answer',
+      payload: { finish: 'stop', usage: { input: 200, output: 5 } },
+    });
+    expect(answer.json().compaction).toBeNull();
+    expect(await pruneJobs('t-patch-small')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,81 @@
+import { evaluateTriggerFromStats, type TriggerVerdict } from '@compactor/core';
+import { findLatestCompletedCompaction, type CompactionRow, type SessionRow } from '@compactor/db';
+import type { ApiResources } from '../resources';
+import type { StatusView } from '../schemas/sessions';
+import { statusSnapshot } from './status';
+import { compactionView } from './views';
+
+/** Where the trigger writes its warnings (the request's logger). Never message text. */
+export interface TriggerLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface AfterWrite {
+  /** The session's status after the write (showing the compaction it started, if any). */
+  status: StatusView;
+  /** The compaction this write started, if any. */
+  compaction: CompactionRow | null;
+  verdict: TriggerVerdict | null;
+}
+
+/**
+ * After messages were appended or a turn was finished: the status, the auto trigger on the same
+ * numbers (core `evaluateTriggerFromStats` over db `contextTokenStats`: the history is never
+ * loaded), and the per-turn prune. Starting work is best effort here: the messages are
+ * committed, and a failure to start a compaction or a prune is logged, never the request's
+ * failure (the next append evaluates the trigger again; the outbox covers enqueue failures).
+ */
+export async function afterWrite(
+  resources: ApiResources,
+  session: SessionRow,
+  { finishedTurn, log }: { finishedTurn: boolean; log: TriggerLog },
+): Promise<AfterWrite> {
+  const [snapshot, lastCompleted] = await Promise.all([
+    statusSnapshot(resources.db, session),
+    findLatestCompletedCompaction(resources.db, session.pk),
+  ]);
+  const { stats, policy, model } = snapshot;
+  let status = snapshot.status;
+  let compaction: CompactionRow | null = null;
+  let verdict: TriggerVerdict | null = null;
+
+  if (!snapshot.active) {
+    verdict = evaluateTriggerFromStats({
+      tokens: status.tokens,
+      report: stats.report,
+      newestSeq: stats.newestSeq,
+      newestIsSummary: stats.newestIsSummary,
+      lastCompactionSeq: lastCompleted?.coversThroughSeq ?? null,
+      lastCompactionTokensAfter: lastCompleted?.tokensAfter ?? null,
+      // A newer failed or skipped compaction holds the trigger until the session grew (no loop).
+      lastUnsuccessful:
+        snapshot.lastFinished && snapshot.lastFinished.status !== 'completed'
+          ? { tokensBefore: snapshot.lastFinished.tokensBefore }
+          : null,
+      model,
+      policy,
+    });
+    if (verdict.compact && verdict.compactionReason) {
+      try {
+        const started = await resources.jobs.startCompaction(session, { reason: verdict.compactionReason });
+        // Created by a racing request instead: that one reports it; this append shows it in status.
+        if (started.created) compaction = started.compaction;
+        status = { ...status, activeCompaction: compactionView(started.compaction, session.id) };
+      } catch (error) {
+        log.warn(
+          { sessionId: session.id, reason: verdict.reason, err: (error as Error).message },
+          'auto compaction could not be started; the next append will try again',
+        );
+      }
+    }
+  }
+
+  if (finishedTurn && policy.prune && compaction === null) {
+    try {
+      await resources.jobs.startPrune(session, 'turn');
+    } catch (error) {
+      log.warn({ sessionId: session.id, err: (error as Error).message }, 'turn prune could not be started');
+    }
+  }
+  return { status, compaction, verdict };
+}

@@ -1,0 +1,285 @@
+/**
+ * The durable workflow's own cost and throughput (issue 7), measured against what bounds it:
+ *  1. pipeline overhead with a zero-latency LLM stub: CPU per compaction of a 300-message
+ *     window (in this process), and compactions/s of one worker process beside BullMQ's own
+ *     no-op job throughput on the same Redis in the same run;
+ *  2. LLM-bound throughput: stub latency 500 ms, one worker process with concurrency 64,
+ *     against the 128/s bound;
+ *  3. peak worker RSS while compacting a 100,000-message session.
+ * `npm run bench -- workflow` (BENCH_RSS_MESSAGES=0 skips part 3).
+ */
+import { Queue, Worker } from 'bullmq';
+import type { Part } from '@compactor/core';
+import {
+  appendMessages,
+  createDatabase,
+  findCompaction,
+  insertSession,
+  newId,
+  type Db,
+  type NewMessage,
+  type SessionRow,
+} from '@compactor/db';
+import { createLlm } from '@compactor/llm';
+import { createJobQueues, noEvents, runCompaction, silentLog, startCompaction } from '@compactor/queue';
+import { sql } from 'drizzle-orm';
+import { freshDatabase, memoryOf, startStubProcess, startWorkerProcess } from './processes';
+
+const DATABASE_URL =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_workflow';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RSS_MESSAGES = Number(process.env.BENCH_RSS_MESSAGES ?? 100_000);
+/** Which parts to run (`1a,1b,2,3`); all by default. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1a,1b,2,3').split(','));
+const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+
+/** Message `i` of a coding session: a user request, then an assistant turn reading a file. */
+function message(i: number): NewMessage {
+  const user = i % 2 === 0;
+  const parts: Part[] = user
+    ? [{ type: 'text', text: `please look at module ${i} and fix the failing test `.repeat(4), tokens: 44 }]
+    : [
+        { type: 'text', text: `Reading src/module${i}.ts`, tokens: 6 },
+        {
+          type: 'tool',
+          callId: `call_${i}`,
+          tool: 'read',
+          status: 'completed',
+          input: { path: `src/module${i}.ts` },
+          output: `export const value${i} = compute(${i}); // line\n`.repeat(40),
+          error: null,
+          compactedAt: null,
+          tokens: 570,
+          outputTokens: 560,
+        },
+      ];
+  return {
+    id: `m${i}`,
+    role: user ? 'user' : 'assistant',
+    parts,
+    finish: user ? null : 'stop',
+    error: null,
+    usage: null,
+    createdAt: new Date(1_700_000_000_000 + i * 1000),
+    metadata: {},
+    contentHash: `h${i}`,
+  };
+}
+
+async function seedSessions(db: Db, count: number, messages: number): Promise<SessionRow[]> {
+  const sessions: SessionRow[] = [];
+  for (let s = 0; s < count; s++) {
+    const session = await insertSession(db, {
+      tenantId: 'bench',
+      id: newId('ses'),
+      modelId: 'stub-summarizer',
+      provider: 'stub',
+      contextWindow: 128_000,
+      maxOutputTokens: 8_000,
+      // One summarizer call per compaction (no chunking) keeps part 2's bound exact.
+      policy: { prune: true },
+      createHash: 'bench',
+    });
+    for (let i = 0; i < messages; i += 1_000) {
+      await appendMessages(
+        db,
+        session!.pk,
+        Array.from({ length: Math.min(1_000, messages - i) }, (_, k) => message(i + k)),
+      );
+    }
+    sessions.push(session!);
+  }
+  return sessions;
+}
+
+async function waitUntilFinished(db: Db, ids: string[], timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const result = await db.execute<{ done: number; failed: number }>(sql`
+      select count(*) filter (where status in ('completed', 'skipped', 'failed'))::int as done,
+             count(*) filter (where status = 'failed')::int as failed
+      from compactions where id = any(${ids})`);
+    const { done, failed } = result.rows[0]!;
+    if (failed > 0) throw new Error(`${failed} compactions failed`);
+    if (done === ids.length) return performance.now() - started;
+    if (performance.now() - started > timeoutMs) throw new Error(`only ${done}/${ids.length} finished`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** BullMQ alone: no-op jobs through one in-process worker, the queue's own ceiling on this machine. */
+async function bullmqNoopThroughput(jobs: number, concurrency: number): Promise<number> {
+  const prefix = `{bench-noop-${Date.now()}}`;
+  const queue = new Queue('noop', { connection, prefix });
+  let done = 0;
+  let finished!: () => void;
+  const all = new Promise<void>((resolve) => (finished = resolve));
+  const worker = new Worker('noop', async () => undefined, { connection, prefix, concurrency });
+  worker.on('completed', () => {
+    if (++done === jobs) finished();
+  });
+  const started = performance.now();
+  for (let i = 0; i < jobs; i += 500) {
+    await queue.addBulk(
+      Array.from({ length: Math.min(500, jobs - i) }, (_, k) => ({
+        name: 'noop',
+        data: { n: i + k },
+        opts: { removeOnComplete: true },
+      })),
+    );
+  }
+  await all;
+  const seconds = (performance.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return jobs / seconds;
+}
+
+const row = (label: string, value: string) => console.log(`${label.padEnd(62)} ${value}`);
+
+await freshDatabase(DATABASE_URL);
+const database = createDatabase(DATABASE_URL, { applicationName: 'compactor-bench', max: 20 });
+const { db } = database;
+const fastStub = await startStubProcess();
+const workerEnv = (prefix: string, concurrency: number) => ({
+  DATABASE_URL,
+  REDIS_URL,
+  QUEUE_PREFIX: prefix,
+  WORKER_CONCURRENCY: String(concurrency),
+  OPENAI_BASE_URL: fastStub.url,
+  OPENAI_API_KEY: 'stub',
+  LOG_LEVEL: 'warn',
+});
+
+try {
+  // 1a. CPU per compaction, in this process (the stub and Postgres are other processes).
+  const WINDOW = 300;
+  const cpuSessions = await seedSessions(db, 30, WINDOW);
+  const resources = {
+    db,
+    llm: createLlm({ apiKey: 'stub', baseURL: fastStub.url, timeoutMs: 30_000 }),
+    clock: () => new Date(),
+    log: silentLog,
+  };
+  const dispatch = (prefix: string) => ({
+    db,
+    queues: createJobQueues({ connection, prefix }),
+    events: noEvents,
+    log: silentLog,
+    clock: () => new Date(),
+  });
+  const direct = dispatch(`{bench-direct-${Date.now()}}`);
+  const ids: string[] = [];
+  for (const session of cpuSessions)
+    ids.push((await startCompaction(direct, session, { reason: 'manual' })).compaction.id);
+  // Warm-up (JIT, tokenizer ranks, connections) on the first five, then measure the rest.
+  for (const id of ids.slice(0, 5)) await runCompaction(resources, id, { lastAttempt: true });
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = performance.now();
+  for (const id of ids.slice(5)) {
+    const outcome = await runCompaction(resources, id, { lastAttempt: true });
+    if (outcome.status !== 'completed') throw new Error(`compaction ${id} ended ${outcome.status}`);
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const measured = ids.length - 5;
+  const sample = await findCompaction(db, ids[5]!);
+  console.log(
+    `\n1. pipeline overhead, zero-latency stub; window ${WINDOW} messages (${sample?.tokensBefore} tokens) → ${sample?.tokensAfter} tokens`,
+  );
+  row(
+    'CPU per compaction (claim, prune, summarize, finalize; this process)',
+    `${((cpu.user + cpu.system) / 1000 / measured).toFixed(2)} ms (user ${(cpu.user / 1000 / measured).toFixed(2)}, system ${(cpu.system / 1000 / measured).toFixed(2)})`,
+  );
+  row(
+    'wall time per compaction, sequential',
+    `${((performance.now() - wallBefore) / measured).toFixed(1)} ms`,
+  );
+  await direct.queues.close();
+
+  if (PARTS.has('1b')) {
+    // 1b. One worker process, concurrency 16, 150 compactions of 300-message windows.
+    const throughputSessions = await seedSessions(db, 150, WINDOW);
+    const prefix1 = `{bench-w1-${Date.now()}}`;
+    const worker1 = await startWorkerProcess(workerEnv(prefix1, 16));
+    const d1 = dispatch(prefix1);
+    const ids1: string[] = [];
+    const enqueueStarted = performance.now();
+    for (const session of throughputSessions)
+      ids1.push((await startCompaction(d1, session, { reason: 'manual' })).compaction.id);
+    const ms1 = (await waitUntilFinished(db, ids1, 300_000)) + (performance.now() - enqueueStarted) * 0;
+    const perSecond1 = ids1.length / ((performance.now() - enqueueStarted) / 1000);
+    const peak1 = memoryOf(worker1.process.pid!);
+    await worker1.stop();
+    await d1.queues.close();
+    const noop = await bullmqNoopThroughput(5_000, 16);
+    row(
+      'compactions/s, one worker process (concurrency 16)',
+      `${perSecond1.toFixed(1)} /s  (${ids1.length} in ${(ms1 / 1000).toFixed(1)} s after the last enqueue)`,
+    );
+    row('BullMQ no-op jobs/s, same Redis, concurrency 16', `${noop.toFixed(0)} /s`);
+    row('ratio: our job vs a no-op job', `${(noop / perSecond1).toFixed(1)}× the cost of BullMQ's own`);
+    row('worker peak RSS during 1b', `${peak1.peakMiB.toFixed(0)} MiB`);
+  }
+  if (PARTS.has('2')) {
+    // 2. LLM-bound: 500 ms per call, concurrency 64 → at most 128 compactions/s.
+    const slowStub = await startStubProcess({ LLM_STUB_LATENCY_MS: '500' });
+    const boundSessions = await seedSessions(db, 640, 12);
+    const prefix2 = `{bench-w2-${Date.now()}}`;
+    const worker2 = await startWorkerProcess({ ...workerEnv(prefix2, 64), OPENAI_BASE_URL: slowStub.url });
+    const d2 = dispatch(prefix2);
+    // Enqueue everything first (a backlog), then release the worker by measuring from the first start.
+    const ids2: string[] = [];
+    for (const session of boundSessions)
+      ids2.push((await startCompaction(d2, session, { reason: 'manual' })).compaction.id);
+    await waitUntilFinished(db, ids2, 300_000);
+    const span = await db.execute<{ seconds: number }>(sql`
+    select extract(epoch from max(finished_at) - min(started_at))::float8 as seconds
+    from compactions where id = any(${ids2})`);
+    const seconds2 = span.rows[0]!.seconds;
+    const perSecond2 = ids2.length / seconds2;
+    console.log('\n2. LLM-bound: stub latency 500 ms, one worker process, WORKER_CONCURRENCY=64');
+    row(
+      'compactions/s (first start → last finish)',
+      `${perSecond2.toFixed(1)} /s  (${ids2.length} in ${seconds2.toFixed(2)} s)`,
+    );
+    row('share of the 128/s bound (64 / 0.5 s)', `${((perSecond2 / 128) * 100).toFixed(1)} %`);
+    await worker2.stop();
+    await d2.queues.close();
+    await slowStub.stop();
+  }
+
+  // 3. Peak RSS compacting a 100,000-message session.
+  if (PARTS.has('3') && RSS_MESSAGES > 0) {
+    const seeded = performance.now();
+    const [big] = await seedSessions(db, 1, RSS_MESSAGES);
+    console.log(
+      `\n3. one session of ${RSS_MESSAGES} messages (seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s)`,
+    );
+    const prefix3 = `{bench-w3-${Date.now()}}`;
+    const worker3 = await startWorkerProcess(workerEnv(prefix3, 4));
+    const idle = memoryOf(worker3.process.pid!);
+    const d3 = dispatch(prefix3);
+    const { compaction } = await startCompaction(d3, big!, { reason: 'manual' });
+    let peak = idle.peakMiB;
+    const started = performance.now();
+    for (;;) {
+      peak = Math.max(peak, memoryOf(worker3.process.pid!).peakMiB);
+      const current = await findCompaction(db, compaction.id);
+      if (current && !['pending', 'running'].includes(current.status)) {
+        row('worker RSS idle → peak (VmHWM)', `${idle.rssMiB.toFixed(0)} → ${peak.toFixed(0)} MiB`);
+        row(
+          'compaction',
+          `${current.status} in ${((performance.now() - started) / 1000).toFixed(1)} s; ${current.tokensBefore} → ${current.tokensAfter} tokens, ${(current.details as { calls?: number }).calls ?? '?'} LLM calls`,
+        );
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await worker3.stop();
+    await d3.queues.close();
+  }
+} finally {
+  await fastStub.stop();
+  await database.close();
+}

@@ -1,0 +1,462 @@
+/**
+ * Import-cycle check, run by `npm test` (`npm run check:cycles`): fails when a workspace's source
+ * files import each other in a cycle, or when workspaces depend on each other in a cycle. A file
+ * cycle makes module evaluation order matter (an import that is `undefined` at load time, a
+ * circular `export *`); a package cycle breaks turbo's `^typecheck` order and any build.
+ *
+ * Dependency-free: a small lexer masks comments, strings, template literals and regular
+ * expressions, then the relative imports (`import … from './x'`, `import './x'`, `import('./x')`,
+ * `export … from './x'`) are read from what is left and resolved like the bundler resolution of
+ * tsconfig.base.json (`./x` → `x.ts`, `x.tsx`, `x/index.ts`; `./x.js` → `x.ts`). Type-only imports
+ * (`import type`, `export type`) count too, unless `--ignore-type-only`: they are erased at run
+ * time, but a cycle through them is still two files that cannot be understood one without the
+ * other. Package imports (`@compactor/…`) are the package-level check's business.
+ *
+ * Each cycle is reported once, as a path (`a.ts → b.ts → a.ts`): the shortest one through each
+ * group of files that reach each other (a strongly connected component), with the group's size
+ * when it holds more files than the path shows.
+ *
+ *   npx tsx scripts/check-import-cycles.ts [--ignore-type-only]
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** A directed graph: each node's direct dependencies. */
+export type Graph = ReadonlyMap<string, readonly string[]>;
+
+/** One relative import of a source file. */
+export interface ImportRef {
+  specifier: string;
+  /** `import type …` / `export type … from`: erased at run time. */
+  typeOnly: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexing: what is code, what is a string
+// ---------------------------------------------------------------------------------------------
+
+/** Keywords after which a `/` starts a regular expression, not a division. */
+const REGEX_AFTER_KEYWORDS = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+]);
+const REGEX_AFTER_PUNCTUATION = '(,=:[!&|?{};+-*%<>~^';
+
+/**
+ * `source` with comments blanked, regular expressions and template literals (outside their
+ * `${…}` expressions) blanked, and every quoted string replaced by `'#N'`, where `strings[N]` is
+ * its content. Imports are then plain patterns over code that cannot be fooled by text.
+ */
+export function maskSource(source: string): { code: string; strings: string[] } {
+  const strings: string[] = [];
+  let code = '';
+  let i = 0;
+  /** Open `${` expressions: the brace depth inside each, to find the `}` that closes it. */
+  const templateDepths: number[] = [];
+
+  /** The last word or punctuation character of the code so far (scanning back, no copies). */
+  const lastSignificant = (): string => {
+    let end = code.length;
+    while (end > 0 && /\s/.test(code[end - 1] as string)) end -= 1;
+    let start = end;
+    while (start > 0 && /[\w$]/.test(code[start - 1] as string)) start -= 1;
+    return start < end ? code.slice(start, end) : (code[end - 1] ?? '');
+  };
+  const startsRegex = (): boolean => {
+    const last = lastSignificant();
+    if (last === '') return true;
+    if (/^[\w$]+$/.test(last)) return REGEX_AFTER_KEYWORDS.has(last);
+    return REGEX_AFTER_PUNCTUATION.includes(last);
+  };
+
+  /** Skips a template literal's text from `i` (after the opening backtick or a `}`). */
+  const templateText = (): void => {
+    while (i < source.length) {
+      const c = source[i];
+      if (c === '\\') {
+        i += 2;
+      } else if (c === '`') {
+        code += '`';
+        i += 1;
+        return;
+      } else if (c === '$' && source[i + 1] === '{') {
+        code += '${';
+        i += 2;
+        templateDepths.push(0);
+        return;
+      } else {
+        if (c === '\n') code += '\n';
+        i += 1;
+      }
+    }
+  };
+
+  while (i < source.length) {
+    const c = source[i] as string;
+    const next = source[i + 1];
+    if (c === '/' && next === '/') {
+      while (i < source.length && source[i] !== '\n') i += 1;
+    } else if (c === '/' && next === '*') {
+      const end = source.indexOf('*/', i + 2);
+      const stop = end === -1 ? source.length : end + 2;
+      code += source.slice(i, stop).replace(/[^\n]/g, ' ');
+      i = stop;
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      let text = '';
+      while (j < source.length && source[j] !== c && source[j] !== '\n') {
+        if (source[j] === '\\') {
+          text += source[j + 1] ?? '';
+          j += 2;
+        } else {
+          text += source[j];
+          j += 1;
+        }
+      }
+      code += `'#${strings.length}'`;
+      strings.push(text);
+      i = j + 1;
+    } else if (c === '`') {
+      code += '`';
+      i += 1;
+      templateText();
+    } else if (c === '/' && startsRegex()) {
+      let j = i + 1;
+      let inClass = false;
+      while (j < source.length && source[j] !== '\n') {
+        const r = source[j];
+        if (r === '\\') j += 1;
+        else if (r === '[') inClass = true;
+        else if (r === ']') inClass = false;
+        else if (r === '/' && !inClass) break;
+        j += 1;
+      }
+      j += 1;
+      while (j < source.length && /[a-z]/i.test(source[j] as string)) j += 1;
+      code += '/r/';
+      i = j;
+    } else if (templateDepths.length > 0 && (c === '{' || c === '}')) {
+      const depth = templateDepths.length - 1;
+      if (c === '{') {
+        templateDepths[depth] = (templateDepths[depth] ?? 0) + 1;
+        code += c;
+        i += 1;
+      } else if ((templateDepths[depth] ?? 0) > 0) {
+        templateDepths[depth] = (templateDepths[depth] ?? 0) - 1;
+        code += c;
+        i += 1;
+      } else {
+        // The `}` closing a `${…}`: back to the template's text.
+        templateDepths.pop();
+        code += '}';
+        i += 1;
+        templateText();
+      }
+    } else {
+      code += c;
+      i += 1;
+    }
+  }
+  return { code, strings };
+}
+
+const IMPORT_PATTERNS: ReadonlyArray<{ pattern: RegExp; typeGroup: number | null }> = [
+  // import x from, import { a, type b } from, import * as ns from, import type { T } from
+  { pattern: /(?<![\w$.])import\s+(type\s+)?[^;'()]*?\bfrom\s*'#(\d+)'/g, typeGroup: 1 },
+  // import './side-effect'
+  { pattern: /(?<![\w$.])import\s*'#(\d+)'/g, typeGroup: null },
+  // import('./lazy')
+  { pattern: /(?<![\w$.])import\s*\(\s*'#(\d+)'\s*[,)]/g, typeGroup: null },
+  // export * from, export * as ns from, export { a } from, export type { T } from
+  {
+    pattern: /(?<![\w$.])export\s+(type\s+)?(?:\*(?:\s+as\s+[\w$]+)?|\{[^}]*\})\s*from\s*'#(\d+)'/g,
+    typeGroup: 1,
+  },
+];
+
+/** The relative imports and re-exports of a TypeScript source, in order of appearance. */
+export function relativeImports(source: string): ImportRef[] {
+  const { code, strings } = maskSource(source);
+  const found: Array<ImportRef & { at: number }> = [];
+  for (const { pattern, typeGroup } of IMPORT_PATTERNS) {
+    for (const match of code.matchAll(pattern)) {
+      const specifier = strings[Number(match.at(-1))] ?? '';
+      if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
+      const typeOnly = typeGroup !== null && match[typeGroup] !== undefined;
+      found.push({ specifier, typeOnly, at: match.index });
+    }
+  }
+  return found.sort((a, b) => a.at - b.at).map(({ specifier, typeOnly }) => ({ specifier, typeOnly }));
+}
+
+const SOURCE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts'];
+
+/**
+ * The file `specifier` (relative) imported from `from` names, among `files` (absolute or
+ * repository-relative paths, with `/`); `null` when it is none of them (a JSON file, a missing
+ * file: not ours to judge).
+ */
+export function resolveImport(from: string, specifier: string, files: ReadonlySet<string>): string | null {
+  const base = path.posix.join(path.posix.dirname(from), specifier);
+  const withoutJs = base.replace(/\.(m|c)?js$/, '');
+  const candidates = [
+    base,
+    ...SOURCE_EXTENSIONS.map((ext) => `${withoutJs}${ext}`),
+    ...SOURCE_EXTENSIONS.map((ext) => `${base}/index${ext}`),
+  ];
+  return candidates.find((candidate) => files.has(candidate)) ?? null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cycles
+// ---------------------------------------------------------------------------------------------
+
+/** Strongly connected components (Tarjan, iterative), each sorted, in a deterministic order. */
+export function stronglyConnectedComponents(graph: Graph): string[][] {
+  const nodes = [...new Set([...graph.keys(), ...[...graph.values()].flat()])].sort();
+  const sortedEdges = new Map(nodes.map((node) => [node, [...(graph.get(node) ?? [])].sort()]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+
+  for (const root of nodes) {
+    if (index.has(root)) continue;
+    const work: Array<{ node: string; edge: number }> = [{ node: root, edge: 0 }];
+    index.set(root, counter);
+    low.set(root, counter);
+    counter += 1;
+    stack.push(root);
+    onStack.add(root);
+    while (work.length > 0) {
+      const frame = work[work.length - 1] as { node: string; edge: number };
+      const edges = sortedEdges.get(frame.node) ?? [];
+      if (frame.edge < edges.length) {
+        const next = edges[frame.edge] as string;
+        frame.edge += 1;
+        if (!index.has(next)) {
+          index.set(next, counter);
+          low.set(next, counter);
+          counter += 1;
+          stack.push(next);
+          onStack.add(next);
+          work.push({ node: next, edge: 0 });
+        } else if (onStack.has(next)) {
+          low.set(frame.node, Math.min(low.get(frame.node) as number, index.get(next) as number));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent)
+        low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(frame.node) as number));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        const component: string[] = [];
+        let member: string | undefined;
+        do {
+          member = stack.pop() as string;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== frame.node);
+        components.push(component.sort());
+      }
+    }
+  }
+  return components.sort((a, b) => (a[0] as string).localeCompare(b[0] as string));
+}
+
+/** The shortest path from `start` back to `start` using only nodes of `within` (BFS). */
+function shortestCycleThrough(graph: Graph, start: string, within: ReadonlySet<string>): string[] | null {
+  const previous = new Map<string, string>();
+  const queue: string[] = [start];
+  const seen = new Set<string>([start]);
+  while (queue.length > 0) {
+    const node = queue.shift() as string;
+    for (const next of [...(graph.get(node) ?? [])].sort()) {
+      if (!within.has(next)) continue;
+      if (next === start) {
+        const cycle = [start];
+        // Walk back from `node` to `start`, prepending: [first, …, node, start].
+        for (let at: string | undefined = node; at !== undefined && at !== start; at = previous.get(at)) {
+          cycle.unshift(at);
+        }
+        cycle.unshift(start);
+        return cycle; // [start, …, node, start]
+      }
+      if (!seen.has(next)) {
+        seen.add(next);
+        previous.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return null;
+}
+
+/** One cycle of a component, with the component's size (a component may hold more cycles). */
+export interface Cycle {
+  /** `[a, b, …, a]`: starts and ends at the same node. */
+  path: string[];
+  /** How many nodes reach each other in the component this cycle belongs to. */
+  componentSize: number;
+}
+
+/**
+ * One cycle per group of nodes that reach each other: the shortest through the group's first
+ * node (sorted), so the report is stable. A node importing itself is a cycle of one.
+ */
+export function findCycles(graph: Graph): Cycle[] {
+  const cycles: Cycle[] = [];
+  for (const component of stronglyConnectedComponents(graph)) {
+    const [first] = component as [string];
+    const selfLoop = (graph.get(first) ?? []).includes(first);
+    if (component.length === 1 && !selfLoop) continue;
+    const within = new Set(component);
+    const cyclePath = selfLoop ? [first, first] : shortestCycleThrough(graph, first, within);
+    if (cyclePath) cycles.push({ path: cyclePath, componentSize: component.length });
+  }
+  return cycles;
+}
+
+/** `a → b → a`, with the size of the group when the path does not show all of it. */
+export function formatCycle(cycle: Cycle): string {
+  const shown = cycle.path.length - 1;
+  const rest = cycle.componentSize > shown ? ` (one of the cycles among ${cycle.componentSize} files)` : '';
+  return `${cycle.path.join(' → ')}${rest}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The repository
+// ---------------------------------------------------------------------------------------------
+
+interface Workspace {
+  name: string;
+  /** Repository-relative directory, with `/`. */
+  dir: string;
+  dependencies: string[];
+}
+
+function readJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+}
+
+/** The workspaces of the root package.json (`dir/*` patterns and plain directories). */
+export function listWorkspaces(root: string): Workspace[] {
+  const patterns = (readJson(path.join(root, 'package.json'))['workspaces'] as string[] | undefined) ?? [];
+  const dirs = patterns.flatMap((pattern) => {
+    if (!pattern.endsWith('/*')) return [pattern];
+    const parent = pattern.slice(0, -2);
+    if (!existsSync(path.join(root, parent))) return [];
+    return readdirSync(path.join(root, parent))
+      .sort()
+      .map((entry) => `${parent}/${entry}`);
+  });
+  return dirs
+    .filter((dir) => existsSync(path.join(root, dir, 'package.json')))
+    .map((dir) => {
+      const manifest = readJson(path.join(root, dir, 'package.json'));
+      const dependencies = [
+        'dependencies',
+        'devDependencies',
+        'peerDependencies',
+        'optionalDependencies',
+      ].flatMap((key) => Object.keys((manifest[key] as Record<string, string> | undefined) ?? {}));
+      return { name: String(manifest['name'] ?? dir), dir, dependencies };
+    });
+}
+
+function sourceFiles(root: string, dir: string): string[] {
+  const absolute = path.join(root, dir);
+  if (!existsSync(absolute)) return [];
+  const files: string[] = [];
+  for (const entry of readdirSync(absolute).sort()) {
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    const relative = `${dir}/${entry}`;
+    if (statSync(path.join(root, relative)).isDirectory()) files.push(...sourceFiles(root, relative));
+    else if (SOURCE_EXTENSIONS.some((ext) => entry.endsWith(ext)) && !entry.endsWith('.d.ts')) {
+      files.push(relative);
+    }
+  }
+  return files;
+}
+
+/** The file graph of every workspace's `src`: repository-relative paths to the files they import. */
+export function fileGraph(
+  root: string,
+  workspaces: readonly Workspace[],
+  options: { ignoreTypeOnly?: boolean } = {},
+): Map<string, string[]> {
+  const files = workspaces.flatMap((workspace) => sourceFiles(root, `${workspace.dir}/src`));
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const imports = relativeImports(readFileSync(path.join(root, file), 'utf8'))
+      .filter((ref) => !(options.ignoreTypeOnly && ref.typeOnly))
+      .map((ref) => resolveImport(file, ref.specifier, known))
+      .filter((target): target is string => target !== null);
+    graph.set(file, [...new Set(imports)]);
+  }
+  return graph;
+}
+
+/** Workspace names to the workspaces they depend on (any kind of dependency). */
+export function packageGraph(workspaces: readonly Workspace[]): Map<string, string[]> {
+  const names = new Set(workspaces.map((workspace) => workspace.name));
+  return new Map(
+    workspaces.map((workspace) => [
+      workspace.name,
+      [...new Set(workspace.dependencies.filter((dependency) => names.has(dependency)))],
+    ]),
+  );
+}
+
+/** Runs both checks on the repository at `root`; returns the report and whether it is clean. */
+export function checkRepository(
+  root: string,
+  options: { ignoreTypeOnly?: boolean } = {},
+): { ok: boolean; report: string } {
+  const workspaces = listWorkspaces(root);
+  const fileCycles = findCycles(fileGraph(root, workspaces, options));
+  const packageCycles = findCycles(packageGraph(workspaces));
+  const lines: string[] = [];
+  const section = (title: string, cycles: Cycle[]): void => {
+    if (cycles.length === 0) return;
+    lines.push(`${title} (${cycles.length}):`, ...cycles.map((cycle) => `  ${formatCycle(cycle)}`));
+  };
+  section('Import cycles between source files', fileCycles);
+  section('Dependency cycles between workspaces', packageCycles);
+  const ok = fileCycles.length === 0 && packageCycles.length === 0;
+  const checked = `${workspaces.length} workspace${workspaces.length === 1 ? '' : 's'}`;
+  return {
+    ok,
+    report: ok
+      ? `No import cycles (${checked}).`
+      : `${lines.join('\n')}\n\nImport-cycle check failed (${checked}).`,
+  };
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const { ok, report } = checkRepository(root, {
+    ignoreTypeOnly: process.argv.includes('--ignore-type-only'),
+  });
+  (ok ? console.log : console.error)(report);
+  process.exitCode = ok ? 0 : 1;
+}
