@@ -18,12 +18,20 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** Every child still running: killed when this process exits, however it exits. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 function start(script: string, env: Record<string, string>): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, script)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     out += chunk.toString();

@@ -1,198 +1,539 @@
 /**
- * `npm run demo`: compacts a real-looking coding-agent session end to end and prints the
- * context before and after.
+ * `npm run demo` (`bash scripts/demo.sh`): the real system, end to end, in about ten seconds.
  *
- * It runs the real API in-process on a free port and talks to it over HTTP, stores the session
- * in Postgres (database `compactor_demo`, or DATABASE_URL), and summarises with the LLM stub, or
- * with a real provider when OPENAI_BASE_URL / OPENAI_API_KEY are set (SUMMARIZER_MODEL names the
- * model). `--session file.jsonl[:n]` replays session n of a JSONL file of `{ messages }` lines
- * instead of the built-in one.
+ * 1. checks Postgres and Redis (DATABASE_URL / REDIS_URL or the local defaults) and says how to
+ *    start the one that is missing;
+ * 2. starts the API, worker processes and the LLM stub as child processes (`node --import tsx`),
+ *    on free ports, with a fresh database `compactor_demo` and its own queue prefix; a real
+ *    provider (OPENAI_API_KEY / OPENAI_BASE_URL) replaces the stub;
+ * 3. creates a session with a 32k window, follows its event stream (SSE), and appends a coding
+ *    agent's session one message at a time over HTTP until auto-compaction fires and runs through
+ *    the queue on the workers;
+ * 4. prints the compaction, the new context and its checks (valid OpenAI rendering, facts kept).
+ *
+ * Every child is stopped on exit, error or Ctrl-C. `--help` lists the options.
  */
-import { readFileSync } from 'node:fs';
+import { validateContext, type Message, type OpenAIChatMessage } from '@compactor/core';
+import { redactUrl, type MessageInput } from '@compactor/db';
+import { SESSION_FACTS } from '@compactor/testing/fixtures';
+import { Children, type ChildLogLine } from './demo/children';
+import { parseOptions, USAGE, UsageError, type DemoOptions } from './demo/options';
 import {
-  createDatabase,
-  ensureDatabase,
-  findSession,
-  migrateDatabase,
-  redactUrl,
-  type MessageInput,
-} from '@compactor/db';
-import { buildServer, createAuthenticator } from '@compactor/api';
-import { createLlm } from '@compactor/llm';
-import { startLlmStub } from '@compactor/llm-stub';
-import { requestCompaction, runCompaction } from '@compactor/queue';
-import { generateCodingSession } from '@compactor/testing/fixtures';
-import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { validateContext, type Message } from '@compactor/core';
+  bar,
+  bold,
+  cyan,
+  dim,
+  duration,
+  n,
+  ok,
+  preview,
+  progress,
+  red,
+  section,
+  trimmedJson,
+  yellow,
+} from './demo/print';
+import {
+  checkPostgres,
+  checkRedis,
+  deleteQueueKeys,
+  dropDatabase,
+  ServiceMissingError,
+  withDatabase,
+} from './demo/services';
+import { openEventStream, type EventStream, type SessionEventMessage } from './demo/sse';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_demo';
+const DEMO_DATABASE = 'compactor_demo';
+const QUEUE_PREFIX = '{compactor-demo}';
+const API_KEY = 'demo-key';
 const CONTEXT_WINDOW = 32_000;
+const MAX_OUTPUT_TOKENS = 4_000;
+const TERMINAL = new Set(['completed', 'failed', 'skipped']);
 
-const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
-const line = (title: string) => console.log(`\n${bold(`── ${title} `.padEnd(78, '─'))}`);
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function loadSession(): MessageInput[] {
-  const arg = process.argv.indexOf('--session');
-  if (arg === -1) return generateCodingSession({ turns: 6 });
-  const [file, index = '0'] = (process.argv[arg + 1] ?? '').split(':');
-  const lines = readFileSync(file!, 'utf8').split('\n').filter(Boolean);
-  const chosen = JSON.parse(lines[Number(index)] ?? 'null') as { messages: MessageInput[] } | null;
-  if (!chosen) throw new Error(`no session ${index} in ${file}`);
-  return chosen.messages;
+const children = new Children(showChildLog);
+
+function showChildLog({ child, level, msg, fields }: ChildLogLine): void {
+  const detail = Object.entries(fields)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  const label = level >= 50 ? red('error') : yellow('warn');
+  progress(`${label} ${child}: ${msg}${detail ? dim(`  ${detail}`.slice(0, 160)) : ''}`);
 }
 
-function preview(message: Message | Record<string, unknown>, width = 70): string {
-  const m = message as Message;
-  const text = m.parts
-    .map((p) =>
-      p.type === 'text'
-        ? p.text
-        : p.type === 'tool'
-          ? `[${p.tool} → ${(p.output ?? p.error ?? '').length} chars]`
-          : `[${p.type}]`,
-    )
-    .join(' ')
-    .replace(/\s+/g, ' ');
-  const flag = m.summary ? ' (summary)' : '';
-  return `${String(m.seq).padStart(4)} ${m.role.padEnd(9)}${flag} ${text.slice(0, width)}${text.length > width ? '…' : ''}`;
+/** Starts the stub (unless a real provider is configured), the API, then the workers. */
+async function startProcesses(options: DemoOptions, databaseUrl: string) {
+  const shared = { DATABASE_URL: databaseUrl, REDIS_URL: options.redisUrl, QUEUE_PREFIX, HOST: '127.0.0.1' };
+  const stub = options.provider
+    ? null
+    : children.start('llm-stub', 'apps/llm-stub/src/main.ts', { PORT: '0', HOST: '127.0.0.1' });
+  const api = children.start('api', 'apps/api/src/main.ts', {
+    ...shared,
+    PORT: '0',
+    API_KEYS: `demo:${API_KEY}`,
+    MIGRATE_ON_START: 'true',
+    LOG_LEVEL: 'info',
+  });
+  // Workers refuse an unmigrated database: they start as soon as the API has migrated it (and the
+  // stub listens), while the API finishes starting.
+  const [stubUrl] = await Promise.all([
+    stub?.waitFor('listen', (out) => /OPENAI_BASE_URL=(\S+?)\)/.exec(out)?.[1]) ?? null,
+    api.waitFor('migrate the database', (out) =>
+      /"msg":"(applied migrations|database schema is up to date)"/.test(out) ? true : undefined,
+    ),
+  ]);
+  const llmEnv: Record<string, string> = stubUrl
+    ? { OPENAI_BASE_URL: stubUrl, OPENAI_API_KEY: 'stub' }
+    : { LLM_SUMMARIZER_MODEL: options.provider!.model };
+  const workers = Array.from({ length: options.workers }, (_, i) =>
+    children.start(`worker-${i + 1}`, 'apps/worker/src/main.ts', {
+      ...shared,
+      ...llmEnv,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '3000',
+    }),
+  );
+  // Fastify's own line once it listens.
+  const apiUrl = await api.waitFor(
+    'listen',
+    (out) => /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out)?.[1],
+  );
+  const ports = await Promise.all(
+    workers.map((worker) =>
+      worker.waitFor('start', (out) => {
+        // A complete line only (the last one may still be arriving).
+        const line = out
+          .split('\n')
+          .slice(0, -1)
+          .find((l) => l.includes('"msg":"worker started"'));
+        return line ? (JSON.parse(line) as { port: number }).port : undefined;
+      }),
+    ),
+  );
+  return { stub, stubUrl, api, apiUrl, workers, ports };
 }
 
-async function main(): Promise<void> {
-  await ensureDatabase(DATABASE_URL);
-  await migrateDatabase(DATABASE_URL);
-  const database = createDatabase(DATABASE_URL, { applicationName: 'compactor-demo' });
-  const realProvider = Boolean(process.env.OPENAI_BASE_URL ?? process.env.OPENAI_API_KEY);
-  const stub = realProvider ? null : await startLlmStub();
-  const llm = createLlm({
-    apiKey: process.env.OPENAI_API_KEY ?? 'stub',
-    baseURL: process.env.OPENAI_BASE_URL ?? stub!.url,
-    timeoutMs: 120_000,
-  });
-  const app = await buildServer({
-    db: database.db,
-    redis: { ping: async () => 'PONG' },
-    auth: createAuthenticator(database.db, new Map([['demo-key', 'demo']])),
-    tokenizerFor: (model) => getTokenizer(encodingForModel(model)),
-    clock: () => new Date(),
-  });
-  const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  const call = async (method: string, path: string, body?: unknown) => {
+/** The API over HTTP with the demo's key; a non-2xx status throws with the error body. */
+function client(base: string) {
+  return async (method: string, path: string, body?: unknown): Promise<Json> => {
     const response = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: 'Bearer demo-key', ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : null,
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : null,
     });
-    const json = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${JSON.stringify(json)}`);
-    return json as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${text.slice(0, 500)}`);
+    return JSON.parse(text) as Json;
   };
+}
 
-  try {
-    line('Setup');
-    console.log(`API       ${base} (docs at ${base}/docs)`);
-    console.log(`Postgres  ${redactUrl(DATABASE_URL)}`);
-    console.log(
-      `LLM       ${realProvider ? (process.env.OPENAI_BASE_URL ?? 'OpenAI') : `stub at ${stub!.url}`}`,
-    );
+/** What a message is, in a few words: the user's request, or the tools an assistant step called. */
+function gist(message: MessageInput): string {
+  const tools = message.parts.flatMap((p) => (p.type === 'tool' ? [p.tool] : []));
+  if (tools.length > 0) {
+    const counts = new Map<string, number>();
+    for (const tool of tools) counts.set(tool, (counts.get(tool) ?? 0) + 1);
+    return [...counts].map(([tool, count]) => (count > 1 ? `${tool} ×${count}` : tool)).join(', ');
+  }
+  const text = message.parts
+    .map((p) => (p.type === 'text' ? p.text : ''))
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const quoted = message.role === 'user' ? `"${text}` : text;
+  return quoted.length > 30 ? `${quoted.slice(0, 29)}…` : quoted;
+}
 
-    const messages = loadSession();
-    const sessionId = `demo-${Date.now()}`;
-    await call('POST', '/v1/sessions', {
-      id: sessionId,
-      model: {
-        id: process.env.SUMMARIZER_MODEL ?? 'stub-summarizer',
-        provider: 'openai',
-        contextWindow: CONTEXT_WINDOW,
-        maxOutputTokens: 4_000,
-      },
-      // OpenCode's prune budgets (protect 40k, prune ≥ 20k) assume 128k+ windows; scaled to this one.
-      policy: {
-        pruning: { protectTokens: 8_000, minimumTokens: 4_000 },
-        ...(realProvider ? {} : { summarizer: { contextWindow: CONTEXT_WINDOW } }),
-      },
-    });
+/** A step's detail on one line: `{ a: 1, b: { c: 'x' } }` → `a=1 b.c=x`, nulls and `false` left out. */
+function flatten(value: unknown, prefix = ''): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return `${prefix}=${typeof value === 'string' ? value : JSON.stringify(value)}`;
+  }
+  const text = Object.entries(value)
+    .map(([k, v]) => flatten(v, prefix ? `${prefix}.${k}` : k))
+    .filter(Boolean)
+    .join(' ');
+  return prefix === '' && text.length > 110 ? `${text.slice(0, 109)}…` : text;
+}
 
-    line(`Ingest: ${messages.length} messages, one turn at a time`);
-    let batch: MessageInput[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const { status } = await call('POST', `/v1/sessions/${sessionId}/messages`, { messages: batch });
-      console.log(
-        `  +${String(batch.length).padStart(2)} messages → ${String(status.tokens).padStart(6)} tokens, ${String(status.percent).padStart(5)} % of usable${status.overflow ? '  ← over the limit' : ''}`,
-      );
-      batch = [];
-    };
-    for (const message of messages) {
-      if (message.role === 'user') await flush();
-      batch.push(message);
-    }
-    await flush();
-
-    const before = await call('GET', `/v1/sessions/${sessionId}/context`);
-    const status = (await call('GET', `/v1/sessions/${sessionId}`)).status;
-    line(
-      `BEFORE: ${before.messages.length} messages, ${before.tokens} stored tokens, status ${status.tokens} tokens (${status.percent} % of ${status.usable} usable)`,
-    );
-    for (const m of before.messages.slice(0, 4)) console.log(preview(m));
-    console.log(`     … ${before.messages.length - 6} more …`);
-    for (const m of before.messages.slice(-2)) console.log(preview(m));
-
-    line('Compaction: prune → summarize → finalize');
-    const session = await findSession(database.db, 'demo', sessionId);
-    const { compaction } = await requestCompaction(database.db, session!, { reason: 'manual' });
-    const started = Date.now();
-    const result = await runCompaction(
-      {
-        db: database.db,
-        llm,
-        clock: () => new Date(),
-        log: { info: () => {}, warn: (f, m) => console.warn(m, f) },
-      },
-      compaction.id,
-    );
-    const row = result.compaction!;
-    console.log(`status          ${result.status} in ${Date.now() - started} ms (${row.attempts} attempt)`);
-    console.log(`pruned          ${row.prunedParts} tool outputs, ${row.prunedTokens} tokens`);
-    console.log(
-      `summarized by   ${row.model ?? 'truncate fallback'}${row.usageInput ? ` (${row.usageInput} in / ${row.usageOutput} out tokens)` : ''}`,
-    );
-    console.log(
-      `tokens          ${row.tokensBefore} → ${row.tokensAfter} (${Math.round((1 - row.tokensAfter! / row.tokensBefore!) * 100)} % smaller)`,
-    );
-    console.log(
-      `messages        ${row.messagesBefore} → ${row.messagesAfter}; boundary at seq ${row.boundarySeq}`,
-    );
-
-    const after = await call('GET', `/v1/sessions/${sessionId}/context`);
-    const afterStatus = (await call('GET', `/v1/sessions/${sessionId}`)).status;
-    line(
-      `AFTER: ${after.messages.length} messages, ${after.tokens} tokens (${afterStatus.percent} % of usable)`,
-    );
-    for (const m of after.messages) console.log(preview(m));
-    const summary = (after.messages as Message[]).find((m) => m.summary && m.role === 'assistant');
-    if (summary) {
-      line('The summary the model will see');
-      const text = summary.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-      console.log(text.split('\n').slice(0, 45).join('\n'));
-    }
-    const openai = await call('GET', `/v1/sessions/${sessionId}/context?format=openai`);
-    const problems = validateContext(openai.messages);
-    line('Ready to send');
-    console.log(
-      `format=openai: ${openai.messages.length} Chat Completions messages, ${problems.length === 0 ? 'valid (every tool result answers a call)' : `PROBLEMS: ${JSON.stringify(problems)}`}`,
-    );
-    console.log(
-      `raw history still holds all ${messages.length + row.summaryMessageIds.length} messages: GET /v1/sessions/${sessionId}/messages`,
-    );
-    if (problems.length > 0 || result.status !== 'completed') process.exitCode = 1;
-  } finally {
-    await app.close();
-    await stub?.close();
-    await database.close();
+function describeEvent(event: SessionEventMessage): string {
+  const d = event.data;
+  switch (event.type) {
+    case 'compaction.requested':
+      return `${d.reason}, strategy ${d.strategy}`;
+    case 'compaction.started':
+      return `attempt ${d.attempt} (${d.reason})`;
+    case 'compaction.step':
+      return `${d.step} (attempt ${d.attempt})`;
+    case 'compaction.completed':
+    case 'session.compacted':
+      return `${n(d.tokensBefore as number)} → ${n(d.tokensAfter as number)} tokens, ${d.messagesBefore} → ${d.messagesAfter} messages, boundary at seq ${d.boundarySeq}`;
+    case 'compaction.failed':
+      return `error ${JSON.stringify(d.error ?? d)}`;
+    case 'compaction.skipped':
+      return String(d.reason);
+    case 'prune.completed':
+      return `${d.parts} tool outputs, ${n(d.tokens as number)} tokens`;
+    default:
+      return JSON.stringify(d);
   }
 }
 
-main().catch((error: Error) => {
-  console.error(`demo failed: ${error.message}`);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const databaseUrl = withDatabase(options.databaseUrl, DEMO_DATABASE);
+
+  section('Setup');
+  const checks = await Promise.allSettled([checkPostgres(options.databaseUrl), checkRedis(options.redisUrl)]);
+  const missing = checks.flatMap((c) => (c.status === 'rejected' ? [c.reason as Error] : []));
+  if (missing.length > 0) {
+    if (missing.some((e) => !(e instanceof ServiceMissingError))) throw missing[0];
+    throw new ServiceMissingError(missing.map((e) => e.message).join('\n\n'));
+  }
+  const [pgVersion = '?', redisVersion = '?'] = checks.map((c) =>
+    c.status === 'fulfilled' ? c.value.split(' ')[0]! : '?',
+  );
+  // A clean slate: the API creates and migrates the database again; earlier runs' jobs are gone.
+  await Promise.all([dropDatabase(databaseUrl), deleteQueueKeys(options.redisUrl, QUEUE_PREFIX)]);
+  console.log(
+    `  Postgres ${pgVersion.padEnd(8)} ${redactUrl(databaseUrl)} ${dim('(dropped; the API recreates it)')}`,
+  );
+  console.log(
+    `  Redis    ${redisVersion.padEnd(8)} ${redactUrl(options.redisUrl)}, queue prefix ${QUEUE_PREFIX}`,
+  );
+
+  const started = Date.now();
+  const processes = await Promise.race([startProcesses(options, databaseUrl), children.failed()]);
+  const { api, apiUrl, workers, ports, stub, stubUrl } = processes;
+  const cmd = (script: string) => dim(`node --import tsx ${script}`);
+  console.log(
+    `  API      pid ${String(api.pid).padEnd(7)} ${apiUrl} ${dim(`(docs at ${apiUrl}/docs)`)}  ${cmd('apps/api/src/main.ts')}`,
+  );
+  workers.forEach((worker, i) =>
+    console.log(
+      `  worker   pid ${String(worker.pid).padEnd(7)} probes on :${ports[i]}  ${cmd('apps/worker/src/main.ts')}`,
+    ),
+  );
+  if (stub)
+    console.log(
+      `  LLM stub pid ${String(stub.pid).padEnd(7)} ${stubUrl}  ${cmd('apps/llm-stub/src/main.ts')}`,
+    );
+  else
+    console.log(
+      `  LLM      ${options.provider!.baseUrl ?? 'OpenAI'}, model ${options.provider!.model} ${dim('(OPENAI_* from the environment)')}`,
+    );
+  console.log(dim(`  all up in ${((Date.now() - started) / 1000).toFixed(1)} s`));
+
+  const call = client(apiUrl);
+  const sessionId = `demo-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
+  const modelId = options.provider?.model ?? 'stub-model';
+  const created = await call('POST', '/v1/sessions', {
+    id: sessionId,
+    model: {
+      id: modelId,
+      provider: 'openai',
+      contextWindow: CONTEXT_WINDOW,
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+    },
+    // OpenCode's prune budgets (protect 40k, prune ≥ 20k) assume 128k+ windows; scaled down to this
+    // one. Pruning after each turn holds the session back for a while; then it outgrows the window.
+    policy: { pruning: { protectTokens: 12_000, minimumTokens: 6_000 } },
+  });
+  const usable = created.status.usable as number;
+  section(`Session ${sessionId}`);
+  console.log(
+    `  model ${modelId}, window ${n(CONTEXT_WINDOW)}: ${n(usable)} usable, ${n(MAX_OUTPUT_TOKENS)} reserved for the reply`,
+  );
+  console.log(
+    '  policy  opencode preset: prune old tool outputs after each finished turn (keep the newest 12k),',
+  );
+  console.log('          compact automatically when the next prompt would not fit (POST /v1/sessions)');
+
+  // Which compactions this run saw start, and their state as the events tell it.
+  const compactions = new Map<string, string>();
+  let wake: () => void = () => undefined;
+  let prunes = 0;
+  /** Resolves once more than `seen` prune jobs have reported, or after `ms`. */
+  const pruneAfter = async (seen: number, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (prunes <= seen && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
+  const onEvent = (event: SessionEventMessage) => {
+    if (event.type === 'prune.completed') prunes++;
+    if (event.compactionId) {
+      const status =
+        event.type === 'compaction.completed'
+          ? 'completed'
+          : event.type === 'compaction.failed'
+            ? 'failed'
+            : event.type === 'compaction.skipped'
+              ? 'skipped'
+              : 'running';
+      if (!TERMINAL.has(compactions.get(event.compactionId) ?? ''))
+        compactions.set(event.compactionId, status);
+    }
+    const line = `${event.type.padEnd(21)} ${describeEvent(event)}`;
+    // A turn's prune that found nothing old enough is routine: shown, but quietly.
+    const quiet = event.type === 'prune.completed' && event.data.parts === 0;
+    progress(`     ${quiet ? dim(`▸ ${line}`) : cyan(`▸ ${line}`)}`);
+    wake();
+  };
+  const events: EventStream = await openEventStream(
+    `${apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}/events`,
+    { authorization: `Bearer ${API_KEY}` },
+    onEvent,
+    // Not fatal (the wait below also polls); not news either when the demo is being stopped.
+    (error) =>
+      error &&
+      setTimeout(() => interrupted || stopping || progress(red(`event stream ended: ${error.message}`)), 300),
+  );
+  console.log(
+    `  following GET /v1/sessions/${sessionId}/events (SSE): every event below arrives as it happens`,
+  );
+
+  section(
+    `Agent: ${options.messages.length} messages${options.source ? ` from ${options.source}` : ''}, appended one at a time (POST …/messages)`,
+  );
+  console.log(dim(`   time   seq  role       what                             next prompt   of usable`));
+  const run = async () => {
+    for (const stored of options.messages) {
+      if (options.paceMs > 0) await new Promise((resolve) => setTimeout(resolve, options.paceMs));
+      // An agent's step: fetch the context, call the model with it, store the reply with the usage
+      // the model reported. The prompt is the context as it is now, compacted or not (the
+      // fixture's own usage counts the whole uncompacted history, which no real client reports).
+      let message = stored;
+      if (message.role === 'assistant' && message.usage) {
+        const prompt = await call('GET', `/v1/sessions/${sessionId}/context`);
+        message = { ...message, usage: { ...message.usage, input: prompt.tokens as number } };
+      }
+      const prunesBefore = prunes;
+      const response = await call('POST', `/v1/sessions/${sessionId}/messages`, { messages: [message] });
+      const { status, compaction } = response;
+      const seq = response.messages[0]?.seq as number;
+      const percent = status.percent as number;
+      const note = compaction
+        ? `  ${bold(`⚡ ${compaction.reason} compaction ${String(compaction.id).slice(0, 12)}… requested`)}`
+        : status.activeCompaction
+          ? dim(`  (compaction ${status.activeCompaction.status})`)
+          : '';
+      if (compaction) compactions.set(compaction.id as string, compaction.status as string);
+      progress(
+        `${String(seq).padStart(4)}  ${message.role.padEnd(9)}  ${gist(message).padEnd(31)}  ${n(status.tokens).padStart(7)} tok ${`${Math.round(percent)} %`.padStart(5)} ${bar(percent)}${note}`,
+      );
+      // A finished turn enqueued a prune job. The next request comes once it has run (as a user's
+      // reply would), so every run of the demo takes the same path.
+      const finishesTurn = message.role === 'assistant' && message.finish && message.finish !== 'tool-calls';
+      if (finishesTurn && !compaction) await pruneAfter(prunesBefore, 5_000);
+    }
+
+    if (compactions.size === 0) {
+      progress(yellow('the session never crossed the auto trigger: requesting a manual compaction'));
+      const manual = await call('POST', `/v1/sessions/${sessionId}/compactions`, {});
+      compactions.set(manual.id as string, manual.status as string);
+    }
+
+    // Wait for every compaction to end: the events say so at once; polling the rows is the
+    // safety net (the stream has no replay).
+    const deadline = Date.now() + options.timeoutMs;
+    for (;;) {
+      const open = [...compactions].filter(([, status]) => !TERMINAL.has(status));
+      const { status } = await call('GET', `/v1/sessions/${sessionId}`);
+      const active = status.activeCompaction as Json | null;
+      if (active && !compactions.has(active.id as string))
+        compactions.set(active.id as string, active.status as string);
+      if (open.length === 0 && !active) break;
+      if (Date.now() > deadline) {
+        const late = await Promise.all(open.map(([id]) => call('GET', `/v1/compactions/${id}`)));
+        throw new Error(
+          `not finished within ${options.timeoutMs / 1000} s (--timeout): ` +
+            late
+              .map(
+                (r) =>
+                  `compaction ${r.id} is ${r.status}${r.step ? ` at step ${r.step}` : ''}, attempt ${r.attempts}`,
+              )
+              .join('; '),
+        );
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 500);
+      });
+      for (const [id] of open) {
+        const row = await call('GET', `/v1/compactions/${id}`);
+        if (TERMINAL.has(row.status as string)) compactions.set(id, row.status as string);
+      }
+    }
+    // The events that follow the last one (session.compacted) print before the results.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  };
+  await Promise.race([run(), children.failed()]);
+  events.close();
+
+  const rows = await Promise.all([...compactions.keys()].map((id) => call('GET', `/v1/compactions/${id}`)));
+  let failures = 0;
+  for (const row of rows) {
+    section(`Compaction ${row.id}: ${row.reason}, ${row.strategy} → ${row.status}`);
+    if (row.status !== 'completed') {
+      // Skipped (nothing to compact) is an answer, not an error; failed is one.
+      if (row.status !== 'skipped') failures++;
+      const paint = row.status === 'skipped' ? yellow : red;
+      console.log(`  ${paint(row.status)}: ${row.error?.code} (${row.error?.message})`);
+    } else {
+      const smaller = Math.round((1 - row.tokensAfter / row.tokensBefore) * 100);
+      console.log(
+        `  tokens     ${bold(`${n(row.tokensBefore)} → ${n(row.tokensAfter)}`)} (${smaller} % smaller)`,
+      );
+      console.log(
+        `  messages   ${row.messagesBefore} → ${row.messagesAfter}; verbatim from seq ${row.boundarySeq}`,
+      );
+      console.log(`  pruned     ${row.prunedParts} tool outputs, ${n(row.prunedTokens)} tokens`);
+      console.log(
+        `  summary    by ${row.model ?? 'the truncate fallback'}${row.usage ? `, ${n(row.usage.input)} in / ${n(row.usage.output)} out tokens` : ''}`,
+      );
+    }
+    const steps = row.steps as Json[];
+    console.log(
+      `  took       ${duration(row.requestedAt, row.finishedAt)} from request to finish, ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}`,
+    );
+    for (const s of steps) {
+      console.log(
+        `    ${s.step.padEnd(10)} #${s.attempt} ${s.status === 'completed' ? ok(true) : red(s.status)} ${duration(s.startedAt, s.finishedAt).padStart(7)}  ${dim(flatten(s.detail))}`,
+      );
+    }
+    const { steps: _steps, ...fields } = row;
+    console.log(dim(`  GET /v1/compactions/${row.id} (steps above)`));
+    console.log(dim(trimmedJson(fields)));
+  }
+
+  const context = await call('GET', `/v1/sessions/${sessionId}/context`);
+  const { status } = await call('GET', `/v1/sessions/${sessionId}`);
+  const messages = context.messages as Message[];
+  section(
+    `Context now: ${messages.length} messages, ${n(context.tokens)} tokens, next prompt ${Math.round(status.percent)} % of usable (GET …/context)`,
+  );
+  const head = 6;
+  for (const m of messages.slice(0, head)) console.log(preview(m));
+  if (messages.length > head)
+    console.log(dim(`        … ${messages.length - head} more, up to seq ${messages.at(-1)!.seq}`));
+
+  const summaryText = messages
+    .filter((m) => m.summary && m.role === 'assistant')
+    .map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join(''))
+    .join('\n');
+  if (summaryText) {
+    // Blank lines and sections with nothing in them left out, to fit a screen.
+    const lines = summaryText.split('\n');
+    const shown = lines.filter((line, i) => {
+      if (line.trim() === '' || /^\s*-\s*\(none\)\s*$/.test(line)) return false;
+      const next = lines.slice(i + 1).find((l) => l.trim() !== '');
+      return !(line.startsWith('#') && (next === undefined || /^\s*-\s*\(none\)\s*$/.test(next)));
+    });
+    const limit = 30;
+    section(`The summary the model sees (${lines.length} lines; blank and empty sections left out)`);
+    for (const line of shown.slice(0, limit))
+      console.log(`  ${line.length > 108 ? `${line.slice(0, 107)}…` : line}`);
+    if (shown.length > limit) console.log(dim(`  … ${shown.length - limit} more lines`));
+  }
+
+  section('Checks');
+  const openai = await call('GET', `/v1/sessions/${sessionId}/context?format=openai`);
+  const problems = validateContext(openai.messages as OpenAIChatMessage[]);
+  console.log(
+    `  ${ok(problems.length === 0)} format=openai: ${openai.messages.length} Chat Completions messages, ` +
+      (problems.length === 0
+        ? 'valid (every tool result answers a call)'
+        : red(`PROBLEMS: ${JSON.stringify(problems)}`)),
+  );
+  const completed = rows.filter((r) => r.status === 'completed').length;
+  const counts = ['completed', 'skipped', 'failed', 'pending', 'running']
+    .map((state) => [state, rows.filter((r) => r.status === state).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([state, count]) => `${count} ${state}`);
+  console.log(
+    `  ${ok(completed > 0 && failures === 0)} compaction${rows.length === 1 ? '' : 's'}: ${counts.join(', ')}`,
+  );
+  console.log(
+    `  ${ok(status.percent < 100)} the next prompt fits: ${n(status.tokens)} of ${n(usable)} usable tokens`,
+  );
+  let factsMissing = 0;
+  if (options.builtIn) {
+    const verbatim = messages
+      .filter((m) => !m.summary)
+      .flatMap((m) =>
+        m.parts.map((p) => (p.type === 'text' ? p.text : p.type === 'tool' ? JSON.stringify(p.input) : '')),
+      )
+      .join('\n');
+    const where = (fact: string) =>
+      summaryText.includes(fact) ? 'in the summary' : verbatim.includes(fact) ? 'kept verbatim' : null;
+    const facts: [string, string][] = [
+      ['goal', SESSION_FACTS.goal],
+      ...SESSION_FACTS.constraints.map((c): [string, string] => ['constraint', c]),
+      ...SESSION_FACTS.files.map((f): [string, string] => ['file', f]),
+    ];
+    for (const [kind, fact] of facts) {
+      const found = where(fact);
+      if (!found) factsMissing++;
+      console.log(
+        `  ${ok(found !== null)} ${kind.padEnd(10)} ${fact.length > 60 ? `${fact.slice(0, 59)}…` : fact}  ${found ? dim(found) : red('LOST')}`,
+      );
+    }
+  }
+  console.log(dim(`  the raw history keeps every message: GET ${apiUrl}/v1/sessions/${sessionId}/messages`));
+  if (problems.length > 0 || failures > 0 || completed === 0 || factsMissing > 0) process.exitCode = 1;
+}
+
+let stopping: Promise<void> | null = null;
+let interrupted = false;
+/** Stops every child (once), then says which and how long it took. */
+function stop(): Promise<void> {
+  stopping ??= (async () => {
+    const begun = Date.now();
+    const running = children.running();
+    await children.stopAll({ last: ['llm-stub'] });
+    if (running.length > 0) {
+      console.log(dim(`\nstopped ${running.join(', ')} in ${((Date.now() - begun) / 1000).toFixed(1)} s`));
+    }
+  })();
+  return stopping;
+}
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping the API, the workers and the stub`);
+    void stop().finally(() => process.exit(code));
+  });
+}
+
+main()
+  .catch((error: Error) => {
+    process.exitCode = 1;
+    // Interrupted: whatever was waiting for a child that is now stopping failed; not news.
+    if (interrupted) return;
+    if (error instanceof UsageError) {
+      console.error(error.message ? `demo: ${error.message}\n\n${USAGE}` : USAGE);
+      process.exitCode = error.message ? 2 : 0;
+    } else if (error instanceof ServiceMissingError) {
+      console.error(`\n${red('demo: cannot run')}: ${error.message}`);
+      process.exitCode = 2;
+    } else {
+      // A child that died (its output included), a timeout, an HTTP error: the message says it all.
+      console.error(`\n${red('demo failed')}: ${error.message}`);
+    }
+  })
+  .finally(async () => {
+    if (interrupted) return; // the signal handler stops the children and exits
+    await stop();
+    // Open handles (the event stream's socket, keep-alive agents) must not keep the demo alive.
+    process.exit();
+  });

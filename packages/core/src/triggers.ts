@@ -194,18 +194,7 @@ export function statusFromEstimate(input: {
 
 /** Status of a session's context: what `GET /sessions/:id` reports. */
 export function sessionStatus(input: TriggerInput): SessionStatus {
-  const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
-  const { tokens } = estimateContextTokens(input.messages, {
-    mode: input.policy.estimate,
-    lastCompactionSeq,
-  });
-  const report = latestUsageReport(input.messages, lastCompactionSeq);
-  return statusFromEstimate({
-    tokens,
-    report: report && { usage: report.usage, finish: report.message.finish },
-    model: input.model,
-    policy: input.policy,
-  });
+  return statusFromEstimate(triggerStatsOf(input));
 }
 
 /**

@@ -35,6 +35,10 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // An idle client that loses its connection emits 'error' on the pool; without a listener
   // that would crash the process. The next checkout reconnects.
   pool.on('error', () => undefined);
+  // pg-pool drops its own listener while a client is checked out (a transaction between two
+  // statements): a FATAL from the server then (restart, pg_terminate_backend) would crash the
+  // process. The client's next query fails instead, which callers treat as transient.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzle({ client: pool, schema });
   return { db, pool, close: () => pool.end() };
 }

@@ -75,7 +75,9 @@ export function createChatCompleter(config: LlmClientConfig): ChatCompleter {
   const maxTokensParameter = config.maxTokensParameter ?? 'max_completion_tokens';
 
   async function complete(request: CompletionRequest): Promise<CompletionResult> {
-    const timeoutMs = request.timeoutMs ?? config.timeoutMs;
+    // The deployment's timeout (LLM_TIMEOUT_MS) is a ceiling: a session policy may ask for less,
+    // never for more (the policy's default would otherwise always win over the environment).
+    const timeoutMs = Math.min(request.timeoutMs ?? config.timeoutMs, config.timeoutMs);
     const controller = new AbortController();
     let timedOut = false;
     // Our own timer covers the whole exchange, body and stream included; the SDK's covers only

@@ -66,6 +66,9 @@ export function redisEventPublisher(
  */
 export function redisEventSource(subscriber: Redis, prefix: string): SessionEventSource {
   const listeners = new Map<string, Set<(event: SessionEvent) => void>>();
+  // A channel's SUBSCRIBE in flight: later listeners wait for it too, so none returns before
+  // Redis confirms (events published in between would be lost to it).
+  const pending = new Map<string, Promise<unknown>>();
   subscriber.on('message', (channel: string, message: string) => {
     const set = listeners.get(channel);
     if (!set) return;
@@ -80,9 +83,11 @@ export function redisEventSource(subscriber: Redis, prefix: string): SessionEven
       if (!set) {
         set = new Set();
         listeners.set(channel, set);
-        await subscriber.subscribe(channel);
+        const subscribed = subscriber.subscribe(channel).finally(() => pending.delete(channel));
+        pending.set(channel, subscribed);
       }
       set.add(listener);
+      await pending.get(channel);
       return () => {
         const current = listeners.get(channel);
         if (!current) return;

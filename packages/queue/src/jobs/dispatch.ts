@@ -43,7 +43,7 @@ export async function startCompaction(
     return { result, outbox };
   });
   if (result.created) {
-    await dispatchOutbox(deps, outbox);
+    // Announced before the enqueue, so no worker's `compaction.started` can overtake it.
     await deps.events.publish({
       type: 'compaction.requested',
       sessionPk: session.pk,
@@ -52,6 +52,7 @@ export async function startCompaction(
       at: deps.clock().toISOString(),
       data: { reason: result.compaction.reason, strategy: result.compaction.strategy },
     });
+    await dispatchOutbox(deps, outbox);
   }
   return result;
 }
