@@ -1,21 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, findSessionByPk, type Database } from '@compactor/db';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
+import { describe, expect, it } from 'vitest';
+import { findSessionByPk } from '@compactor/db';
 import { startCompaction } from '@compactor/queue';
-import { useTestDatabase } from '@compactor/testing';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import {
-  createRequester,
-  jobPolicy,
+  expectNoWorkerDiedOnItsOwn,
+  expectSummaryStored,
   seedSession,
-  sharedRedisUrl,
   summaryMessageCounts,
-  uniqueHashTaggedPrefix,
-  useWorkerFleet,
+  useReliabilityRig,
   waitForTerminal,
-  workerEnv,
-  type Requester,
 } from './harness';
 
 /**
@@ -24,46 +18,24 @@ import {
  */
 
 const REQUESTS = 20;
-const ATTEMPTS = 5;
-const BACKOFF_MS = 50;
 
-const database = useTestDatabase();
-const prefix = uniqueHashTaggedPrefix('rel-concurrent');
-let stub: LlmStub | undefined;
-let requester: Requester | undefined;
-/** A pool as large as the burst, so the 20 transactions really run side by side. */
-let wide: Database | undefined;
-const fleet = useWorkerFleet(() =>
-  workerEnv({
-    databaseUrl: database.url,
-    redisUrl: sharedRedisUrl(),
-    prefix,
-    llmUrl: stub!.url,
-    JOB_ATTEMPTS: String(ATTEMPTS),
-    JOB_BACKOFF_MS: String(BACKOFF_MS),
-  }),
-);
-
-beforeAll(async () => {
-  stub = await startLlmStub();
-  wide = createDatabase(database.url, { max: REQUESTS + 2, applicationName: 'compactor-test' });
-  requester = createRequester(wide.db, sharedRedisUrl(), prefix, jobPolicy(ATTEMPTS, BACKOFF_MS));
+/** The requester's pool is as large as the burst, so the 20 transactions really run side by side. */
+const rig = useReliabilityRig({
+  label: 'rel-concurrent',
+  requesterPool: REQUESTS + 2,
 });
-
-afterAll(async () => {
-  await fleet.killAll();
-  await requester?.close();
-  await wide?.close();
-  await stub?.close();
-});
+const { database, fleet } = rig;
 
 async function burst(sessionPk: number) {
-  const session = await findSessionByPk(wide!.db, sessionPk);
+  const wide = rig.requesterDb;
+  const session = await findSessionByPk(wide, sessionPk);
   if (!session) throw new Error(`session ${sessionPk} not found`);
   // Warm the pool so every request gets its own connection at once.
-  await Promise.all(Array.from({ length: REQUESTS }, () => wide!.db.execute(sql`select 1`)));
+  await Promise.all(Array.from({ length: REQUESTS }, () => wide.execute(sql`select 1`)));
   return Promise.all(
-    Array.from({ length: REQUESTS }, () => startCompaction(requester!.deps, session, { reason: 'manual' })),
+    Array.from({ length: REQUESTS }, () =>
+      startCompaction(rig.requester.deps, session, { reason: 'manual' }),
+    ),
   );
 }
 
@@ -87,17 +59,14 @@ describe(`${REQUESTS} concurrent identical compaction requests`, () => {
     );
     expect(outbox.rows.map((r) => r.job_id)).toEqual([id]);
     // No worker runs yet: the queue holds exactly the one job, under the compaction's id.
-    const queue = requester!.queues.queue('compact');
+    const queue = rig.requester.queues.queue('compact');
     const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']);
     expect(jobs.map((j) => j.id)).toEqual([id]);
 
     await fleet.spawn();
     const [done] = await waitForTerminal(db, [id], 30_000);
     expect(done).toMatchObject({ status: 'completed', attempts: 1, error_code: null });
-    expect((await summaryMessageCounts(db)).get(id)).toEqual({
-      total: done!.summary_message_ids.length,
-      summaryText: 1,
-    });
+    expectSummaryStored(await summaryMessageCounts(db), done!);
     const finalizes = await db.execute<{ status: string }>(
       sql`select status from compaction_steps where compaction_id = ${id} and step = 'finalize'`,
     );
@@ -123,6 +92,6 @@ describe(`${REQUESTS} concurrent identical compaction requests`, () => {
       sql`select count(*)::int as n from compactions where session_pk = ${session.pk}`,
     );
     expect(all.rows[0]!.n).toBe(2);
-    expect(fleet.diedOnTheirOwn.map((h) => h.id)).toEqual([]);
+    expectNoWorkerDiedOnItsOwn(fleet);
   }, 60_000);
 });

@@ -1,36 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
-import type { SessionRow } from '@compactor/db';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import {
-  redisEventSource,
-  startCompaction,
-  type SessionEvent,
-  type SessionEventSource,
-} from '@compactor/queue';
-import { useTestDatabase } from '@compactor/testing';
-import { generateCodingSession } from '@compactor/testing/fixtures';
+import type { Db } from '@compactor/db';
+import { redisEventSource, type SessionEvent, type SessionEventSource } from '@compactor/queue';
 import {
   TERMINAL,
   appendTo,
   compactionStates,
-  createRequester,
+  expectContext,
+  expectNoWorkerDiedOnItsOwn,
   followUp,
-  jobPolicy,
   prng,
-  seedSession,
+  seedCodingSessions,
   sharedRedisUrl,
-  stableContext,
   startContextReader,
   summaryMessageCounts,
-  uniqueHashTaggedPrefix,
-  useWorkerFleet,
+  useReliabilityRig,
   waitForTerminal,
-  workerEnv,
-  type Requester,
 } from './harness';
 
 /**
@@ -61,28 +49,31 @@ const POLICY: PolicyInput = {
   pruning: { protectTokens: 1_000, minimumTokens: 1_000 },
 };
 
-const database = useTestDatabase();
-const prefix = uniqueHashTaggedPrefix('rel-crash');
-let stub: LlmStub | undefined;
-let requester: Requester | undefined;
 let events: SessionEventSource | undefined;
-const fleet = useWorkerFleet(() =>
-  workerEnv({
-    databaseUrl: database.url,
-    redisUrl: sharedRedisUrl(),
-    prefix,
-    llmUrl: stub!.url,
-    WORKER_CONCURRENCY: '3',
-    JOB_ATTEMPTS: String(ATTEMPTS),
-    JOB_BACKOFF_MS: String(BACKOFF_MS),
-  }),
-);
+const rig = useReliabilityRig({
+  label: 'rel-crash',
+  attempts: ATTEMPTS,
+  backoffMs: BACKOFF_MS,
+  workerEnv: { WORKER_CONCURRENCY: '3' },
+  stub: { faults: { latencyMs: 300 } },
+  setup: async ({ database, prefix }) => {
+    await createSlowStepTriggers(database.db);
+    events = redisEventSource(new Redis(sharedRedisUrl()), prefix);
+  },
+  teardown: async () => {
+    await events?.close();
+  },
+});
+const { database, fleet } = rig;
 
-beforeAll(async () => {
-  // Test-only slowness, in this file's database only, so that every step lasts long enough for
-  // a kill to land inside it: the prune UPDATE of `parts` (when it changes compacted_at) and the
-  // INSERT of summary messages inside finalize's transaction each sleep 150 ms.
-  await database.db.execute(
+/**
+ * Test-only slowness, in this file's database only, so that every step lasts long enough for
+ * a kill to land inside it: the prune UPDATE of `parts` (when it changes compacted_at) and the
+ * INSERT of summary messages inside finalize's transaction sleep 150 ms and 500 ms (finalize is
+ * otherwise the shortest step: a kill must be able to land in it on a loaded CI machine).
+ */
+async function createSlowStepTriggers(db: Db): Promise<void> {
+  await db.execute(
     sql.raw(`
       create function rel_slow_prune() returns trigger language plpgsql as $$
       begin
@@ -96,25 +87,14 @@ beforeAll(async () => {
         for each statement execute function rel_slow_prune();
       create function rel_slow_summary() returns trigger language plpgsql as $$
       begin
-        perform pg_sleep(0.15);
+        perform pg_sleep(0.5);
         return null;
       end $$;
       create trigger rel_slow_summary after insert on messages
         for each row when (new.summary) execute function rel_slow_summary();
     `),
   );
-  stub = await startLlmStub();
-  stub.setFaults({ latencyMs: 300 });
-  requester = createRequester(database.db, sharedRedisUrl(), prefix, jobPolicy(ATTEMPTS, BACKOFF_MS));
-  events = redisEventSource(new Redis(sharedRedisUrl()), prefix);
-});
-
-afterAll(async () => {
-  await fleet.killAll();
-  await events?.close();
-  await requester?.close();
-  await stub?.close();
-});
+}
 
 /** Running compactions with their attempt (fence) and the step their row's `step` column names. */
 async function runningRows(): Promise<Array<{ id: string; fence: number; step: string | null }>> {
@@ -166,12 +146,7 @@ describe('worker processes SIGKILLed in every step', () => {
     const random = prng(seed);
 
     // 50 coding sessions of 3–4 turns.
-    const sessions: SessionRow[] = [];
-    for (let i = 0; i < SESSIONS; i++) {
-      sessions.push(
-        await seedSession(db, generateCodingSession({ turns: 3 + (i % 2), seed: i + 1 }), { policy: POLICY }),
-      );
-    }
+    const sessions = await seedCodingSessions(db, SESSIONS, { firstSeed: 1, policy: POLICY });
     const seededIds = new Map<number, string[]>();
     for (const s of sessions) {
       const rows = await db.execute<{ id: string }>(
@@ -187,9 +162,7 @@ describe('worker processes SIGKILLed in every step', () => {
     const seen: SessionEvent[] = [];
     for (const s of sessions) await events!.subscribe(s.pk, (e) => seen.push(e));
 
-    const requested = await Promise.all(
-      sessions.map((s) => startCompaction(requester!.deps, s, { reason: 'manual' })),
-    );
+    const requested = await rig.requestCompactions(sessions);
     expect(requested.every((r) => r.created)).toBe(true);
     const ids = requested.map((r) => r.compaction.id);
     const idOfSession = new Map(sessions.map((s, i) => [s.pk, ids[i]!]));
@@ -330,10 +303,7 @@ describe('worker processes SIGKILLed in every step', () => {
     // Kills landed in every step (attempts that died mid-step and were resumed by a later one).
     for (const step of STEPS) expect(diedIn[step] ?? 0, `an attempt killed in ${step}`).toBeGreaterThan(0);
     expect(kills.filter((k) => k.kind === 'one').length).toBeGreaterThanOrEqual(1);
-    expect(
-      fleet.diedOnTheirOwn.map((h) => h.id),
-      'workers that died without being killed',
-    ).toEqual([]);
+    expectNoWorkerDiedOnItsOwn(fleet, 'workers that died without being killed');
 
     // Every compaction completed, by the LLM, once.
     for (const row of rows) {
@@ -388,9 +358,10 @@ describe('worker processes SIGKILLed in every step', () => {
         `messages lost from ${session.id}`,
       ).toEqual([]);
 
-      const view = await stableContext(db, session.pk);
-      expect(view.problems, `context of ${session.id}`).toEqual([]);
-      expect(view).toMatchObject({ state: 'compacted', compactionId: idOfSession.get(session.pk) });
+      const view = await expectContext(db, session.pk, `context of ${session.id}`, {
+        state: 'compacted',
+        compactionId: idOfSession.get(session.pk),
+      });
       const late = appended.get(session.pk)?.ids ?? [];
       if (late.length > 0) {
         const row = rows.find((r) => r.id === idOfSession.get(session.pk))!;
@@ -414,7 +385,7 @@ describe('worker processes SIGKILLed in every step', () => {
     await expect
       .poll(
         async () =>
-          requester!.queues.queue('compact').getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
+          rig.requester.queues.queue('compact').getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
         {
           timeout: 10_000,
         },

@@ -1,30 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
-import {
-  startLlmStub,
-  type LlmStub,
-  type RecordedRequest,
-  type StubFaultConfigInput,
-} from '@compactor/llm-stub';
-import { startCompaction } from '@compactor/queue';
-import { useTestDatabase } from '@compactor/testing';
+import type { RecordedRequest, StubFaultConfigInput } from '@compactor/llm-stub';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import {
   compactionStates,
-  createRequester,
-  jobPolicy,
+  expectContext,
+  expectNoWorkerDiedOnItsOwn,
+  expectSummaryStored,
   seedSession,
-  sharedRedisUrl,
-  stableContext,
   summaryMessageCounts,
-  uniqueHashTaggedPrefix,
-  useWorkerFleet,
+  useReliabilityRig,
   waitForTerminal,
-  workerEnv,
   type CompactionState,
-  type Requester,
 } from './harness';
 
 /**
@@ -35,38 +24,19 @@ import {
  */
 
 const ATTEMPTS = 3;
-const BACKOFF_MS = 50;
 const LLM_TIMEOUT_MS = 1_000;
 
-const database = useTestDatabase();
-const prefix = uniqueHashTaggedPrefix('rel-llm');
-let stub: LlmStub | undefined;
-let requester: Requester | undefined;
-const fleet = useWorkerFleet(() =>
-  workerEnv({
-    databaseUrl: database.url,
-    redisUrl: sharedRedisUrl(),
-    prefix,
-    llmUrl: stub!.url,
-    JOB_ATTEMPTS: String(ATTEMPTS),
-    JOB_BACKOFF_MS: String(BACKOFF_MS),
-    LLM_TIMEOUT_MS: String(LLM_TIMEOUT_MS),
-  }),
-);
-
-beforeAll(async () => {
-  stub = await startLlmStub();
-  requester = createRequester(database.db, sharedRedisUrl(), prefix, jobPolicy(ATTEMPTS, BACKOFF_MS));
-  await fleet.spawn();
+const rig = useReliabilityRig({
+  label: 'rel-llm',
+  attempts: ATTEMPTS,
+  // The 429 test relies on it: only the Retry-After explains a wait of over half a second.
+  backoffMs: 50,
+  workerEnv: { LLM_TIMEOUT_MS: String(LLM_TIMEOUT_MS) },
+  setup: (r) => r.fleet.spawn(),
 });
+const { database, fleet } = rig;
 
-afterEach(() => stub?.setFaults({}));
-
-afterAll(async () => {
-  await fleet.killAll();
-  await requester?.close();
-  await stub?.close();
-});
+afterEach(() => rig.stub.setFaults({}));
 
 /** One session falls back to truncation (the default policy), one fails instead (`fallback: 'fail'`). */
 const FALLBACK_POLICIES: Array<{ name: 'truncate' | 'fail'; policy: PolicyInput }> = [
@@ -102,15 +72,13 @@ async function underFaults(
       }),
     );
   }
-  stub!.setFaults(faults);
-  const requestsBefore = stub!.requests.length;
-  const requested = await Promise.all(
-    sessions.map((s) => startCompaction(requester!.deps, s, { reason: 'manual' })),
-  );
+  rig.stub.setFaults(faults);
+  const requestsBefore = rig.stub.requests.length;
+  const requested = await rig.requestCompactions(sessions);
   const ids = requested.map((r) => r.compaction.id);
   const rows = await waitForTerminal(db, ids, 30_000);
-  stub!.setFaults({});
-  const llmRequests = stub!.requests.slice(requestsBefore);
+  rig.stub.setFaults({});
+  const llmRequests = rig.stub.requests.slice(requestsBefore);
 
   const summaries = await summaryMessageCounts(db);
   const stepCount = async () =>
@@ -127,20 +95,13 @@ async function underFaults(
     expect(row.step, row.id).toBeNull();
     if (row.status === 'completed') {
       expect(row.error_code, row.id).toBeNull();
-      expect(summaries.get(row.id), row.id).toEqual({
-        total: row.summary_message_ids.length,
-        summaryText: 1,
-      });
-      const view = await stableContext(db, sessions[i]!.pk);
-      expect(view.problems, row.id).toEqual([]);
-      expect(view).toMatchObject({ state: 'compacted', compactionId: row.id });
+      expectSummaryStored(summaries, row);
+      await expectContext(db, sessions[i]!.pk, row.id, { state: 'compacted', compactionId: row.id });
     } else {
       expect(row.status, row.id).toBe('failed');
       expect(row.error_code, row.id).toEqual(expect.any(String));
       expect(summaries.get(row.id), `${row.id}: a failed compaction writes no summary`).toBeUndefined();
-      const view = await stableContext(db, sessions[i]!.pk);
-      expect(view.problems, row.id).toEqual([]);
-      expect(view.state).toBe('uncompacted');
+      await expectContext(db, sessions[i]!.pk, row.id, { state: 'uncompacted' });
     }
   }
 
@@ -151,9 +112,9 @@ async function underFaults(
   expect(later.map(state)).toEqual(rows.map(state).sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
   expect(await stepCount()).toBe(stepsAtEnd);
   for (const id of ids) {
-    expect(await (await requester!.queues.queue('compact').getJob(id))?.getState(), id).toBe('completed');
+    expect(await (await rig.requester.queues.queue('compact').getJob(id))?.getState(), id).toBe('completed');
   }
-  expect(fleet.diedOnTheirOwn.map((h) => h.id)).toEqual([]);
+  expectNoWorkerDiedOnItsOwn(fleet);
   return rows.map((row, i) => ({ row, fallbackPolicy: policies[i]!.name, llmRequests }));
 }
 

@@ -1,24 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionRow } from '@compactor/db';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import { startCompaction } from '@compactor/queue';
-import { useTestDatabase } from '@compactor/testing';
-import { generateCodingSession } from '@compactor/testing/fixtures';
+import { describe, expect, it } from 'vitest';
 import {
-  compactionStates,
-  createRequester,
-  jobPolicy,
-  seedSession,
-  sharedRedisUrl,
-  stableContext,
-  summaryMessageCounts,
-  uniqueHashTaggedPrefix,
-  useWorkerFleet,
+  expectAllCompletedByLlm,
+  expectNoWorkerDiedOnItsOwn,
+  useReliabilityRig,
+  waitForRunning,
   waitForTerminal,
-  workerEnv,
-  type Requester,
 } from './harness';
 
 /**
@@ -29,58 +17,28 @@ import {
 
 const COMPACTIONS = 20;
 const ATTEMPTS = 5;
-const BACKOFF_MS = 50;
 const TERMINATIONS = 3;
 
-const database = useTestDatabase();
-const prefix = uniqueHashTaggedPrefix('rel-pgloss');
-let stub: LlmStub | undefined;
-let requester: Requester | undefined;
-const fleet = useWorkerFleet(() =>
-  workerEnv({
-    databaseUrl: database.url,
-    redisUrl: sharedRedisUrl(),
-    prefix,
-    llmUrl: stub!.url,
-    WORKER_CONCURRENCY: '4',
-    JOB_ATTEMPTS: String(ATTEMPTS),
-    JOB_BACKOFF_MS: String(BACKOFF_MS),
-  }),
-);
-
-beforeAll(async () => {
-  stub = await startLlmStub();
-  requester = createRequester(database.db, sharedRedisUrl(), prefix, jobPolicy(ATTEMPTS, BACKOFF_MS));
+const rig = useReliabilityRig({
+  label: 'rel-pgloss',
+  attempts: ATTEMPTS,
+  workerEnv: { WORKER_CONCURRENCY: '4' },
 });
-
-afterAll(async () => {
-  await fleet.killAll();
-  await requester?.close();
-  await stub?.close();
-});
+const { database, fleet } = rig;
 
 describe('Postgres connection loss', () => {
   it('retries the jobs whose connections were terminated and completes every compaction', async () => {
     const db = database.db;
-    stub!.setFaults({ latencyMs: 400 });
-    const sessions: SessionRow[] = [];
-    for (let i = 0; i < COMPACTIONS; i++) {
-      sessions.push(await seedSession(db, generateCodingSession({ turns: 3 + (i % 2), seed: 200 + i })));
-    }
-    await fleet.spawnMany(2);
-    const requested = await Promise.all(
-      sessions.map((s) => startCompaction(requester!.deps, s, { reason: 'manual' })),
-    );
-    const ids = requested.map((r) => r.compaction.id);
+    rig.stub.setFaults({ latencyMs: 400 });
+    const { sessions, ids } = await rig.compactCodingSessions({
+      count: COMPACTIONS,
+      firstSeed: 200,
+      workers: 2,
+    });
 
     const terminated: number[] = [];
     for (let round = 0; round < TERMINATIONS; round++) {
-      await expect
-        .poll(async () => (await compactionStates(db, ids)).filter((r) => r.status === 'running').length, {
-          timeout: 20_000,
-          interval: 25,
-        })
-        .toBeGreaterThanOrEqual(2);
+      await waitForRunning(db, ids, 2, 25);
       const result = await db.execute<{ terminated: boolean }>(sql`
         select pg_terminate_backend(pid) as terminated from pg_stat_activity
         where datname = ${database.name} and application_name = 'compactor-worker'
@@ -94,23 +52,7 @@ describe('Postgres connection loss', () => {
     ).toBe(true);
 
     const rows = await waitForTerminal(db, ids, 60_000);
-    for (const row of rows) {
-      expect(row, row.id).toMatchObject({ status: 'completed', error_code: null });
-      expect(row.details.writtenBy, row.id).toBe('llm');
-      expect(row.attempts, row.id).toBeLessThanOrEqual(ATTEMPTS);
-    }
-    const summaries = await summaryMessageCounts(db);
-    for (const row of rows) {
-      expect(summaries.get(row.id), row.id).toEqual({
-        total: row.summary_message_ids.length,
-        summaryText: 1,
-      });
-    }
-    for (const session of sessions) {
-      const view = await stableContext(db, session.pk);
-      expect(view.problems, session.id).toEqual([]);
-      expect(view.state).toBe('compacted');
-    }
+    await expectAllCompletedByLlm(db, rows, sessions, { maxAttempts: ATTEMPTS });
 
     // The terminations hit work in progress: some tries failed on a lost connection and were retried.
     const failedSteps = await db.execute<{ n: number }>(
@@ -124,6 +66,6 @@ describe('Postgres connection loss', () => {
         `(${[...new Set(tryFailures.map((l) => String(l.err)))].join(' | ')})`,
     );
     expect(retried + tryFailures.length).toBeGreaterThan(0);
-    expect(fleet.diedOnTheirOwn.map((h) => h.id)).toEqual([]);
+    expectNoWorkerDiedOnItsOwn(fleet);
   }, 90_000);
 });
