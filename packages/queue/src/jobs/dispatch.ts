@@ -37,7 +37,11 @@ export async function startCompaction(
     const result = await requestCompaction(tx, session, request);
     const outbox = result.created
       ? await insertOutboxEntries(tx, [
-          { jobName: 'compact', jobId: result.compaction.id, payload: { compactionId: result.compaction.id } },
+          {
+            jobName: 'compact',
+            jobId: result.compaction.id,
+            payload: { compactionId: result.compaction.id },
+          },
         ])
       : [];
     return { result, outbox };

@@ -1,7 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { uniqueQueuePrefix } from '@compactor/testing';
-import { redisEventPublisher, redisEventSource, type SessionEvent, type SessionEventSource } from '../events/session-events';
+import {
+  redisEventPublisher,
+  redisEventSource,
+  type SessionEvent,
+  type SessionEventSource,
+} from '../events/session-events';
 import type { DispatchDeps } from '../jobs/dispatch';
 import { createJobQueues, type JobQueues } from '../jobs/queues';
 import { silentLog, type WorkflowResources } from '../workflow/resources';
@@ -57,7 +62,8 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
   });
   afterAll(async () => {
     if (!state) return;
-    for (const name of ['compact', 'prune'] as const) await state.queues.queue(name).obliterate({ force: true });
+    for (const name of ['compact', 'prune'] as const)
+      await state.queues.queue(name).obliterate({ force: true });
     await state.queues.close();
     await state.events.close();
     state.redis.disconnect();

@@ -36,7 +36,11 @@ describe('reconciler: Postgres is the system of record', () => {
     const { compaction } = await q.resources.db.transaction(async (tx) => {
       const requested = await requestCompaction(tx, session, { reason: 'manual' });
       await insertOutboxEntries(tx, [
-        { jobName: 'compact', jobId: requested.compaction.id, payload: { compactionId: requested.compaction.id } },
+        {
+          jobName: 'compact',
+          jobId: requested.compaction.id,
+          payload: { compactionId: requested.compaction.id },
+        },
       ]);
       return requested;
     });

@@ -45,7 +45,10 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'wai
  * mid-try, a job stalled out). One process at a time runs a pass (advisory lock); enqueueing
  * is idempotent anyway (job id = compaction id).
  */
-export async function reconcileOnce(deps: ReconcilerDeps, options: ReconcilerOptions): Promise<ReconcileReport> {
+export async function reconcileOnce(
+  deps: ReconcilerDeps,
+  options: ReconcilerOptions,
+): Promise<ReconcileReport> {
   const graceMs = options.graceMs ?? 5_000;
   const maxClaims = options.maxClaims ?? deps.queues.policy.attempts * 3;
   const batch = options.batch ?? 500;
@@ -93,7 +96,11 @@ export async function reconcileOnce(deps: ReconcilerDeps, options: ReconcilerOpt
  */
 export function startReconciler(
   deps: ReconcilerDeps,
-  options: ReconcilerOptions & { intervalMs: number; random?: () => number; onPass?: (r: ReconcileReport) => void },
+  options: ReconcilerOptions & {
+    intervalMs: number;
+    random?: () => number;
+    onPass?: (r: ReconcileReport) => void;
+  },
 ): { stop(): Promise<void> } {
   const random = options.random ?? Math.random;
   let timer: NodeJS.Timeout | undefined;

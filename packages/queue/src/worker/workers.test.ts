@@ -72,7 +72,9 @@ describe('compact jobs on BullMQ workers', () => {
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
     await waitForStatus(compaction.id, ['completed']);
     q.stub.setFaults({});
-    const steps = (await listCompactionSteps(q.resources.db, compaction.id)).filter((s) => s.step === 'summarize');
+    const steps = (await listCompactionSteps(q.resources.db, compaction.id)).filter(
+      (s) => s.step === 'summarize',
+    );
     expect(steps).toHaveLength(2);
     // Backoff base is 20 ms here: only the Retry-After explains a gap of over a second.
     expect(steps[1]!.startedAt.getTime() - steps[0]!.finishedAt!.getTime()).toBeGreaterThanOrEqual(1_150);
@@ -115,7 +117,9 @@ describe('prune jobs', () => {
     const events = await q.record(session.pk);
     q.startWorkers();
     const { jobId } = await startPrune(q.dispatch, session, 'manual');
-    await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('prune.completed'), { timeout: 10_000 });
+    await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('prune.completed'), {
+      timeout: 10_000,
+    });
     const event = events.find((e) => e.type === 'prune.completed')!;
     expect(event.data).toMatchObject({ jobId });
     expect(event.data.parts).toBeGreaterThan(0);

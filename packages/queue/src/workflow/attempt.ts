@@ -1,4 +1,11 @@
-import { PolicyError, resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
+import {
+  PolicyError,
+  resolvePolicy,
+  type Message,
+  type ModelInfo,
+  type Policy,
+  type PolicyInput,
+} from '@compactor/core';
 import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
 import { CompactionFailedError } from './errors';
 
@@ -15,6 +22,11 @@ export interface Attempt {
   /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
   lastAttempt: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * The covered view as this attempt's prune step left it (its marks applied in memory), so the
+   * summarize step does not load it again.
+   */
+  view?: Message[];
 }
 
 /**
@@ -44,7 +56,10 @@ function storedPolicy(session: SessionRow): Policy {
     return resolvePolicy(session.policy as PolicyInput);
   } catch (error) {
     if (error instanceof PolicyError) {
-      throw new CompactionFailedError('invalid_policy', `the session's stored policy no longer resolves: ${error.message}`);
+      throw new CompactionFailedError(
+        'invalid_policy',
+        `the session's stored policy no longer resolves: ${error.message}`,
+      );
     }
     throw error;
   }

@@ -1,10 +1,18 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { InvalidSummaryError, LlmAbortedError, LlmFatalError, LlmRetryableError, ZERO_USAGE } from '@compactor/llm';
+import {
+  InvalidSummaryError,
+  LlmAbortedError,
+  LlmFatalError,
+  LlmRetryableError,
+  ZERO_USAGE,
+} from '@compactor/llm';
 import { CompactionFailedError, isTransient, rootCause, safeErrorMessage, shouldRethrow } from './errors';
 
-const pgError = (code: string | undefined, message: string) => Object.assign(new Error(message), code ? { code } : {});
-const wrapped = (cause: Error) => new DrizzleQueryError('insert into messages values ($1)', ['SECRET user text'], cause);
+const pgError = (code: string | undefined, message: string) =>
+  Object.assign(new Error(message), code ? { code } : {});
+const wrapped = (cause: Error) =>
+  new DrizzleQueryError('insert into messages values ($1)', ['SECRET user text'], cause);
 
 describe('isTransient', () => {
   it.each([
@@ -12,7 +20,11 @@ describe('isTransient', () => {
     ['a fatal LLM answer', new LlmFatalError('unauthorized'), false],
     ['an invalid summary', new InvalidSummaryError('empty', 2, { usage: ZERO_USAGE, costUsd: null }), false],
     ['a recorded failure', new CompactionFailedError('context_cannot_fit', 'no'), false],
-    ['pg admin shutdown (pg_terminate_backend), wrapped by drizzle', wrapped(pgError('57P01', 'terminating connection')), true],
+    [
+      'pg admin shutdown (pg_terminate_backend), wrapped by drizzle',
+      wrapped(pgError('57P01', 'terminating connection')),
+      true,
+    ],
     ['a dropped socket, wrapped', wrapped(pgError(undefined, 'Connection terminated unexpectedly')), true],
     ['connection refused', pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), true],
     ['too many connections', pgError('53300', 'sorry, too many clients already'), true],

@@ -63,7 +63,11 @@ export function isTransient(error: unknown): boolean {
   // "Connection terminated" when the server ended the session (a restart, pg_terminate_backend).
   const cause = rootCause(error) as { code?: unknown; message?: unknown } | null;
   const code = cause?.code;
-  if (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08|53300)/.test(code)) return true;
+  if (
+    typeof code === 'string' &&
+    /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08|53300)/.test(code)
+  )
+    return true;
   const message = typeof cause?.message === 'string' ? cause.message : '';
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/i.test(
     message,

@@ -9,7 +9,8 @@ import type { WorkflowResources } from './resources';
 const w = useWorkflow();
 
 /** A connection-level failure, as pg reports one: transient, so the queue would retry. */
-const connectionReset = () => Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+const connectionReset = () =>
+  Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
 
 describe('pay the LLM once', () => {
   it('a retry after a crash past the LLM call finalizes the saved draft without calling it again', async () => {
@@ -24,7 +25,9 @@ describe('pay the LLM once', () => {
         },
       },
     };
-    await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(/terminated/);
+    await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(
+      /terminated/,
+    );
     const paid = w.stub.stats.requests;
     expect(paid).toBeGreaterThan(0);
     const interrupted = await findCompaction(w.resources.db, compaction.id);
@@ -76,5 +79,19 @@ describe('defects fixed on the way', () => {
     expect(recorded).not.toContain('SECRET-PROJECT-NAME');
     expect(recorded).not.toContain('## '); // no summary sections either
     expect(steps.at(-1)?.detail).toMatchObject({ boundarySeq: result.compaction?.boundarySeq });
+  });
+});
+
+describe('one view per attempt', () => {
+  it('the summarizer sees the outputs this attempt pruned as cleared, exactly as a reload would', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 8 }), {
+      policy: { pruning: { protectTokens: 1_000, minimumTokens: 1_000 } },
+    });
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const before = w.stub.requests.length;
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.compaction?.prunedParts).toBeGreaterThan(0);
+    const prompts = w.stub.requests.slice(before).flatMap((r) => r.messages.map((m) => m.text)).join('\n');
+    expect(prompts).toContain('[Old tool result content cleared]');
   });
 });

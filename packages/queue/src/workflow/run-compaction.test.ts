@@ -190,7 +190,10 @@ describe('runCompaction (prune → summarize → finalize)', () => {
         finishedAt: new Date(),
       }),
     ).rejects.toBeInstanceOf(StaleAttemptError);
-    expect(await runCompaction(w.resources, compaction.id, { lastAttempt: true })).toEqual({ status: 'inactive', compaction: null });
+    expect(await runCompaction(w.resources, compaction.id, { lastAttempt: true })).toEqual({
+      status: 'inactive',
+      compaction: null,
+    });
     expect((await findCompaction(w.resources.db, compaction.id))?.boundarySeq).toBe(
       fresh.compaction!.boundarySeq,
     );

@@ -1,4 +1,4 @@
-import { selectPrunableParts } from '@compactor/core';
+import { selectPrunableParts, type Message } from '@compactor/core';
 import { markPartsCompacted } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
@@ -20,6 +20,7 @@ export interface PruneOutcome {
  */
 export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
   if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: 0, skipped: 'policy' };
+  const at = resources.clock();
   const view = await loadCoveredView(
     resources.db,
     attempt.session.pk,
@@ -31,7 +32,34 @@ export async function pruneStep(resources: WorkflowResources, attempt: Attempt):
     resources.db,
     attempt.session.pk,
     selection.parts.map((p) => ({ seq: p.seq, callId: p.callId })),
-    { at: resources.clock(), by: attempt.compaction.id },
+    { at, by: attempt.compaction.id },
   );
+  attempt.view = withMarks(view, selection.parts, at);
   return { ...marked, candidateTokens: selection.candidateTokens, skipped: null };
+}
+
+/** The view with the selected outputs marked pruned, as the database now has them. */
+function withMarks(
+  view: Message[],
+  marked: ReadonlyArray<{ seq: number; callId: string }>,
+  at: Date,
+): Message[] {
+  if (marked.length === 0) return view;
+  const keys = new Set(marked.map((p) => `${p.seq}:${p.callId}`));
+  const compactedAt = at.toISOString();
+  return view.map((message) =>
+    message.parts.some((p) => p.type === 'tool' && keys.has(`${message.seq}:${p.callId}`))
+      ? {
+          ...message,
+          parts: message.parts.map((p) =>
+            p.type === 'tool' &&
+            p.status === 'completed' &&
+            p.compactedAt === null &&
+            keys.has(`${message.seq}:${p.callId}`)
+              ? { ...p, compactedAt }
+              : p,
+          ),
+        }
+      : message,
+  );
 }

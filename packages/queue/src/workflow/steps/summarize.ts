@@ -1,4 +1,10 @@
-import { buildTruncateSummary, keepRecentTokensFor, planCompaction, extractPreviousSummary, type EmergencyPruneSelection } from '@compactor/core';
+import {
+  buildTruncateSummary,
+  keepRecentTokensFor,
+  planCompaction,
+  extractPreviousSummary,
+  type EmergencyPruneSelection,
+} from '@compactor/core';
 import { markPartsCompacted } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
@@ -18,7 +24,9 @@ export async function summarizeStep(
   attempt: Attempt,
 ): Promise<SummarizeOutcome> {
   const { compaction, policy, model } = attempt;
-  const view = await loadCoveredView(resources.db, attempt.session.pk, attempt.coversThroughSeq, policy);
+  const view =
+    attempt.view ??
+    (await loadCoveredView(resources.db, attempt.session.pk, attempt.coversThroughSeq, policy));
   if (compaction.strategy === 'topic') return topicOutcome(resources, attempt, view);
 
   const keepRecentTokens = keepRecentTokensFor(

@@ -126,8 +126,14 @@ export async function writeSummary(
  * errors may carry `spent` (chunked and dual summaries that failed after paid calls).
  */
 export function spentBeforeFailure(error: unknown): Pick<SummarySpend, 'usage' | 'costUsd'> | null {
-  const e = error as { usage?: LlmUsage; costUsd?: number | null; spent?: { usage: LlmUsage; costUsd: number | null } };
-  const spent = e?.spent ?? (error instanceof InvalidSummaryError ? { usage: e.usage!, costUsd: e.costUsd ?? null } : null);
+  const e = error as {
+    usage?: LlmUsage;
+    costUsd?: number | null;
+    spent?: { usage: LlmUsage; costUsd: number | null };
+  };
+  const spent =
+    e?.spent ??
+    (error instanceof InvalidSummaryError ? { usage: e.usage!, costUsd: e.costUsd ?? null } : null);
   if (!spent || spent.usage.promptTokens + spent.usage.completionTokens === 0) return null;
   return {
     usage: { input: spent.usage.promptTokens, output: spent.usage.completionTokens },
