@@ -23,5 +23,9 @@ export const outbox = pgTable(
     index('outbox_undispatched_idx')
       .on(t.createdAt)
       .where(sql`${t.dispatchedAt} is null`),
+    // The reconciler deletes dispatched entries by age: without this it scans the whole table.
+    index('outbox_dispatched_idx')
+      .on(t.dispatchedAt)
+      .where(sql`${t.dispatchedAt} is not null`),
   ],
 );

@@ -1,0 +1,1 @@
+CREATE INDEX "outbox_dispatched_idx" ON "outbox" USING btree ("dispatched_at") WHERE "outbox"."dispatched_at" is not null;
