@@ -36,13 +36,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   const database = createDatabase(env.DATABASE_URL, {
     applicationName: 'compactor-worker',
     max: Math.min(50, env.WORKER_CONCURRENCY + 4),
+    onConnectionError: (error) => log.warn({ err: error.message }, 'postgres connection lost'),
   });
-  // A checked-out client has no 'error' listener (pg-pool removes its idle one): a backend
-  // terminated between two queries (restart, failover, pg_terminate_backend) would crash the
-  // process. Handled, the client's next query fails (a transient error, retried) and is discarded.
-  database.pool.on('connect', (client) =>
-    client.on('error', (error) => log.warn({ err: error.message }, 'postgres connection lost')),
-  );
   // BullMQ's blocking commands need maxRetriesPerRequest: null; events get their own connection.
   const connection = { url: env.REDIS_URL, maxRetriesPerRequest: null } as const;
   const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });

@@ -23,6 +23,8 @@ export interface DatabaseOptions {
   /** Pool size; the API and each worker process own one pool. */
   max?: number;
   applicationName?: string;
+  /** Told when a connection is lost (idle or checked out); the pool replaces it either way. */
+  onConnectionError?: (error: Error) => void;
 }
 
 /** Opens a pool and a drizzle handle over it. The caller owns `close()`. */
@@ -38,7 +40,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   // pg-pool drops its own listener while a client is checked out (a transaction between two
   // statements): a FATAL from the server then (restart, pg_terminate_backend) would crash the
   // process. The client's next query fails instead, which callers treat as transient.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  // The client's own listener sees both cases, so a loss is reported once.
+  const lost = options.onConnectionError ?? (() => undefined);
+  pool.on('connect', (client) => client.on('error', lost));
   const db = drizzle({ client: pool, schema });
   return { db, pool, close: () => pool.end() };
 }
