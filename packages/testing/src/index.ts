@@ -1,3 +1,4 @@
 import './provided-context';
 export * from './database';
 export * from './queue';
+export * from './session';

@@ -1,23 +1,15 @@
 import { afterAll, beforeAll } from 'vitest';
 import {
   appendMessages,
-  insertSession,
   loadContextRows,
-  newId,
   prepareMessages,
   type MessageInput,
   type SessionRow,
 } from '@compactor/db';
-import {
-  assembleContext,
-  resolveModelInfo,
-  type AssembledContext,
-  type Message,
-  type PolicyInput,
-} from '@compactor/core';
+import { assembleContext, type AssembledContext, type Message, type PolicyInput } from '@compactor/core';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import { useTestDatabase } from '@compactor/testing';
+import { insertTestSession, useTestDatabase } from '@compactor/testing';
 import { getTokenizer } from '@compactor/tokenizer';
 import { silentLog, type WorkflowResources } from '../workflow/resources';
 
@@ -73,24 +65,7 @@ export function useWorkflow(): WorkflowHarness {
       return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
     },
     async seedSession(messages, options = {}) {
-      const model = resolveModelInfo({
-        id: 'stub-summarizer',
-        provider: 'stub',
-        contextWindow: options.contextWindow ?? 32_000,
-        maxOutputTokens: 4_000,
-      });
-      const session = await insertSession(database.db, {
-        tenantId: 'tenant-a',
-        id: newId('ses'),
-        modelId: model.id,
-        provider: model.provider,
-        contextWindow: model.contextWindow,
-        maxOutputTokens: model.maxOutputTokens,
-        inputLimit: model.inputLimit,
-        policy: options.policy ?? {},
-        createHash: 'test',
-      });
-      if (!session) throw new Error('session insert failed');
+      const session = await insertTestSession(database.db, { tenantId: 'tenant-a', ...options });
       await append(session, messages);
       return session;
     },

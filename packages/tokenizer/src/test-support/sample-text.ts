@@ -2,18 +2,7 @@
  * Deterministic, varied text for tests: prose with contractions and capitals, numbers, code with
  * indentation and comments, JSON, CRLF lines, and non-Latin scripts, emoji and combining marks.
  */
-
-/** mulberry32: a tiny seeded PRNG, so every run builds the same text. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '@compactor/testing/fixtures';
 
 const WORDS = [
   'the',
@@ -72,7 +61,7 @@ const CODE_LINES = [
 
 /** About `length` characters (cut at exactly `length`) of mixed sample text. */
 export function sampleText(length: number, seed = 1): string {
-  const random = seededRandom(seed);
+  const random = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const chunks: string[] = [];
   let size = 0;
