@@ -38,6 +38,30 @@ export default tseslint.config(
     },
   },
   {
+    // The client reaches the API over HTTP only: the wire contract and zod, global fetch, nothing
+    // of the server (its tests and their test-support start the real API, so they are exempt).
+    files: ['packages/client/src/**/*.ts', 'packages/client/examples/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/client/src/test-support/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@compactor/*', '!@compactor/contract', '!@compactor/client'],
+              message: 'the client imports no server code: only @compactor/contract (and zod)',
+            },
+            {
+              group: ['node:*', 'fs', 'http', 'https', 'net', 'undici', 'ioredis', 'pg', 'fastify'],
+              message: 'the client runs anywhere fetch does: no Node modules, no server libraries',
+            },
+            { group: ['../../*'], message: 'the client imports nothing outside its package' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Only apps read process.env, through their env.ts.
     files: ['packages/**/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'packages/testing/**', 'packages/db/src/cli/**'],

@@ -14,14 +14,12 @@ import {
   estimateFromStats,
   insertCompaction,
   insertSession,
-  listCompactions,
-  boundaryFromRow,
   loadContextRows,
-  loadHistoryPage,
   migrateDatabase,
   newId,
   type NewMessage,
 } from '@compactor/db';
+import { loadEverything } from './baseline';
 
 const URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench';
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
@@ -68,18 +66,6 @@ async function time(fn: () => Promise<unknown>): Promise<{ median: number; p95: 
   }
   samples.sort((a, b) => a - b);
   return { median: samples[Math.floor(RUNS / 2)]!, p95: samples[Math.floor(RUNS * 0.95)]! };
-}
-
-async function loadEverything(db: Parameters<typeof loadHistoryPage>[0], sessionPk: number) {
-  const all = [];
-  for (let afterSeq = 0; ;) {
-    const page = await loadHistoryPage(db, sessionPk, { afterSeq, limit: 1000 });
-    all.push(...page.messages);
-    if (page.nextAfterSeq === null) break;
-    afterSeq = page.nextAfterSeq;
-  }
-  const compactions = (await listCompactions(db, sessionPk, { limit: 1000 })).map(boundaryFromRow);
-  return { all, compactions };
 }
 
 await ensureDatabase(URL);

@@ -58,3 +58,27 @@ export function timingRow(name: string, timing: Timing, width: number): string {
   const ms = (value: number): string => value.toFixed(2).padStart(width);
   return `${name.padEnd(48)} median ${ms(timing.median)} ms   p95 ${ms(timing.p95)} ms   (${timing.runs} runs)`;
 }
+
+/**
+ * Runs `work` under the V8 CPU profiler when `BENCH_CPU_PROFILE` names a file (open it in Chrome
+ * DevTools or speedscope), so a profile shows only the measured part, not the seeding before it.
+ */
+export async function profiled<T>(work: () => Promise<T>): Promise<T> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return work();
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+    console.log(`CPU profile of the measured part: ${file}`);
+  }
+}

@@ -25,7 +25,11 @@ process.on('exit', () => {
 });
 
 function start(script: string, env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, script)], {
+  // BENCH_CHILD_PROFILE_DIR: every child writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_CHILD_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHILD_PROFILE_DIR}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(root, script)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -84,6 +88,18 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<C
   return { ...child, port };
 }
 
+/** The API (`npm run api`) with this environment; resolves with its URL once it listens. */
+export async function startApiProcess(env: Record<string, string>): Promise<Child & { url: string }> {
+  // Fastify logs `Server listening at http://…` (info) once the port is bound.
+  const child = start('apps/api/src/main.ts', { PORT: '0', ...env, LOG_LEVEL: 'info' });
+  let url = '';
+  await until(() => {
+    url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1] ?? '';
+    return url !== '';
+  }, 'the API to listen');
+  return { ...child, url };
+}
+
 /** Peak and current resident memory of a process, from /proc (Linux), in MiB. */
 export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -93,6 +109,13 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
 
 /** A fresh, migrated database for one benchmark run (dropped first if a previous run left it). */
 export async function freshDatabase(url: string): Promise<void> {
+  await dropDatabase(url);
+  await ensureDatabase(url);
+  await migrateDatabase(url);
+}
+
+/** Drops a benchmark's database, if it exists (a large one should not outlive its run). */
+export async function dropDatabase(url: string): Promise<void> {
   const admin = new URL(url);
   const name = admin.pathname.slice(1);
   admin.pathname = '/postgres';
@@ -100,6 +123,4 @@ export async function freshDatabase(url: string): Promise<void> {
   await client.connect();
   await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
   await client.end();
-  await ensureDatabase(url);
-  await migrateDatabase(url);
 }

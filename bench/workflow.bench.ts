@@ -5,10 +5,14 @@
  *     no-op job throughput on the same Redis in the same run;
  *  2. LLM-bound throughput: stub latency 500 ms, one worker process with concurrency 64,
  *     against the 128/s bound;
- *  3. peak worker RSS while compacting a 100,000-message session.
- * `npm run bench -- workflow` (BENCH_RSS_MESSAGES=0 skips part 3).
+ *  3. peak worker RSS while compacting a 100,000-message session;
+ *  4. scale-out: the LLM-bound load of part 2 over 1, 2 and 3 worker processes (issue 10).
+ * `npm run bench -- workflow` (BENCH_RSS_MESSAGES=0 skips part 3; BENCH_CPU_PROFILE=file.cpuprofile
+ * profiles part 1's measured compactions).
  */
+import os from 'node:os';
 import { Queue, Worker } from 'bullmq';
+import pg from 'pg';
 import type { Part } from '@compactor/core';
 import {
   appendMessages,
@@ -23,6 +27,7 @@ import {
 import { createLlm } from '@compactor/llm';
 import { createJobQueues, noEvents, runCompaction, silentLog, startCompaction } from '@compactor/queue';
 import { sql } from 'drizzle-orm';
+import { profiled } from './harness';
 import { freshDatabase, memoryOf, startStubProcess, startWorkerProcess } from './processes';
 
 const DATABASE_URL =
@@ -30,7 +35,7 @@ const DATABASE_URL =
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RSS_MESSAGES = Number(process.env.BENCH_RSS_MESSAGES ?? 100_000);
 /** Which parts to run (`1a,1b,2,3`); all by default. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? '1a,1b,2,3').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1a,1b,2,3,4').split(','));
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
 
 /** Message `i` of a coding session: a user request, then an assistant turn reading a file. */
@@ -155,6 +160,23 @@ function cpuMetered<T extends object>(target: T, add: (micros: number) => void):
   });
 }
 
+/** Counts the statements every pg client in this process sends until `stop()` (round trips to Postgres). */
+function countStatements(): { stop(): number } {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = prototype.query;
+  let count = 0;
+  prototype.query = function (this: unknown, ...args: unknown[]) {
+    count += 1;
+    return query.apply(this, args);
+  };
+  return {
+    stop: () => {
+      prototype.query = query;
+      return count;
+    },
+  };
+}
+
 const row = (label: string, value: string) => console.log(`${label.padEnd(62)} ${value}`);
 
 await freshDatabase(DATABASE_URL);
@@ -204,13 +226,17 @@ try {
   // Warm-up (JIT, tokenizer ranks, connections) on the first five, then measure the rest.
   for (const id of ids.slice(0, 5)) await runCompaction(resources, id, { lastAttempt: true });
   llmCpuMicros = 0;
+  const statements = countStatements();
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
-  for (const id of ids.slice(5)) {
-    const outcome = await runCompaction(resources, id, { lastAttempt: true });
-    if (outcome.status !== 'completed') throw new Error(`compaction ${id} ended ${outcome.status}`);
-  }
+  await profiled(async () => {
+    for (const id of ids.slice(5)) {
+      const outcome = await runCompaction(resources, id, { lastAttempt: true });
+      if (outcome.status !== 'completed') throw new Error(`compaction ${id} ended ${outcome.status}`);
+    }
+  });
   const cpu = process.cpuUsage(cpuBefore);
+  const statementCount = statements.stop();
   const measured = ids.length - 5;
   const sample = await findCompaction(db, ids[5]!);
   console.log(
@@ -227,6 +253,10 @@ try {
   row(
     '  of which the pipeline (DB, steps, fencing, finalize)',
     `${((cpu.user + cpu.system - llmCpuMicros) / 1000 / measured).toFixed(2)} ms`,
+  );
+  row(
+    'SQL statements per compaction (BEGIN and COMMIT included)',
+    `${(statementCount / measured).toFixed(1)}`,
   );
   row(
     'wall time per compaction, sequential',
@@ -258,31 +288,67 @@ try {
     row('ratio: our job vs a no-op job', `${(noop / perSecond1).toFixed(1)}× the cost of BullMQ's own`);
     row('worker peak RSS during 1b', `${peak1.peakMiB.toFixed(0)} MiB`);
   }
-  if (PARTS.has('2')) {
-    // 2. LLM-bound: 500 ms per call, concurrency 64 → at most 128 compactions/s.
-    const slowStub = await startStubProcess({ LLM_STUB_LATENCY_MS: '500' });
-    const boundSessions = await seedSessions(db, 640, 12);
-    const prefix2 = `{bench-w2-${Date.now()}}`;
-    const worker2 = await startWorkerProcess({ ...workerEnv(prefix2, 64), OPENAI_BASE_URL: slowStub.url });
-    const d2 = dispatch(prefix2);
-    // Enqueue everything first (a backlog), then release the worker by measuring from the first start.
-    const ids2: string[] = [];
-    for (const session of boundSessions)
-      ids2.push((await startCompaction(d2, session, { reason: 'manual', keepRecentTokens: 1_000 })).compaction.id);
-    await waitUntilFinished(db, ids2, 300_000);
-    const span = await db.execute<{ seconds: number }>(sql`
-    select extract(epoch from max(finished_at) - min(started_at))::float8 as seconds
-    from compactions where id = any(${sql.param(ids2)}::text[])`);
-    const seconds2 = span.rows[0]!.seconds;
-    const perSecond2 = ids2.length / seconds2;
-    console.log('\n2. LLM-bound: stub latency 500 ms, one worker process, WORKER_CONCURRENCY=64');
-    row(
-      'compactions/s (first start → last finish)',
-      `${perSecond2.toFixed(1)} /s  (${ids2.length} in ${seconds2.toFixed(2)} s)`,
+  /**
+   * The LLM-bound load: `sessions` small compactions (one LLM call each) enqueued as a backlog,
+   * run by `processes` worker processes of `concurrency` each against a stub answering in
+   * 500 ms. Compactions/s from the first start to the last finish.
+   */
+  const llmBound = async (slowStubUrl: string, processes: number, concurrency: number, count: number) => {
+    const sessions = await seedSessions(db, count, 12);
+    const prefix = `{bench-llm-${processes}x${concurrency}-${Date.now()}}`;
+    const workers = await Promise.all(
+      Array.from({ length: processes }, () =>
+        startWorkerProcess({ ...workerEnv(prefix, concurrency), OPENAI_BASE_URL: slowStubUrl }),
+      ),
     );
-    row('share of the 128/s bound (64 / 0.5 s)', `${((perSecond2 / 128) * 100).toFixed(1)} %`);
-    await worker2.stop();
-    await d2.queues.close();
+    const d = dispatch(prefix);
+    const ids: string[] = [];
+    for (const session of sessions)
+      ids.push(
+        (await startCompaction(d, session, { reason: 'manual', keepRecentTokens: 1_000 })).compaction.id,
+      );
+    await waitUntilFinished(db, ids, 600_000);
+    const span = await db.execute<{ seconds: number }>(sql`
+      select extract(epoch from max(finished_at) - min(started_at))::float8 as seconds
+      from compactions where id = any(${sql.param(ids)}::text[])`);
+    await Promise.all(workers.map((w) => w.stop()));
+    await d.queues.close();
+    const seconds = span.rows[0]!.seconds;
+    return {
+      count: ids.length,
+      seconds,
+      perSecond: ids.length / seconds,
+      bound: (processes * concurrency) / 0.5,
+    };
+  };
+
+  if (PARTS.has('2') || PARTS.has('4')) {
+    const slowStub = await startStubProcess({ LLM_STUB_LATENCY_MS: '500' });
+    if (PARTS.has('2')) {
+      // 2. LLM-bound: 500 ms per call, concurrency 64 → at most 128 compactions/s.
+      const run = await llmBound(slowStub.url, 1, 64, 640);
+      console.log('\n2. LLM-bound: stub latency 500 ms, one worker process, WORKER_CONCURRENCY=64');
+      row(
+        'compactions/s (first start → last finish)',
+        `${run.perSecond.toFixed(1)} /s  (${run.count} in ${run.seconds.toFixed(2)} s)`,
+      );
+      row('share of the 128/s bound (64 / 0.5 s)', `${((run.perSecond / run.bound) * 100).toFixed(1)} %`);
+    }
+    if (PARTS.has('4')) {
+      // 4. Scale-out: the same load over several worker processes sharing the queue.
+      console.log(
+        `\n4. scale-out: stub latency 500 ms, WORKER_CONCURRENCY=32 per process, ${os.availableParallelism()} CPUs`,
+      );
+      let first = 0;
+      for (const processes of [1, 2, 3]) {
+        const run = await llmBound(slowStub.url, processes, 32, 320 * processes);
+        first ||= run.perSecond;
+        row(
+          `${processes} worker process${processes > 1 ? 'es' : ''} (bound ${run.bound}/s)`,
+          `${run.perSecond.toFixed(1)} /s  (${run.count} in ${run.seconds.toFixed(1)} s; ${(run.perSecond / first).toFixed(2)}× one process; ${((run.perSecond / run.bound) * 100).toFixed(0)} % of the bound)`,
+        );
+      }
+    }
     await slowStub.stop();
   }
 

@@ -14,19 +14,25 @@
  * Every child is stopped on exit, error or Ctrl-C. `--help` lists the options.
  */
 import { redactUrl, type MessageInput } from '@compactor/db';
-import { Children, type ChildLogLine } from './demo/children';
-import { parseOptions, USAGE, UsageError, type DemoOptions } from './demo/options';
-import { bar, bold, cyan, dim, n, progress, red, section, yellow } from './demo/print';
 import {
+  apiClient,
   checkPostgres,
   checkRedis,
+  Children,
   deleteQueueKeys,
   dropDatabase,
+  openEventStream,
   ServiceMissingError,
+  startStack,
   withDatabase,
-} from './demo/services';
-import { printReport, type Json } from './demo/report';
-import { openEventStream, type EventStream, type SessionEventMessage } from './demo/sse';
+  type ChildLogLine,
+  type EventStream,
+  type Json,
+  type SessionEventMessage,
+} from '@compactor/stack';
+import { parseOptions, USAGE, UsageError, type DemoOptions } from './demo/options';
+import { bar, bold, cyan, dim, n, progress, red, section, yellow } from './demo/print';
+import { printReport } from './demo/report';
 
 const DEMO_DATABASE = 'compactor_demo';
 const QUEUE_PREFIX = '{compactor-demo}';
@@ -35,7 +41,7 @@ const CONTEXT_WINDOW = 32_000;
 const MAX_OUTPUT_TOKENS = 4_000;
 const TERMINAL = new Set(['completed', 'failed', 'skipped']);
 
-const children = new Children(showChildLog);
+const children = new Children(process.env, showChildLog);
 
 function showChildLog({ child, level, msg, fields }: ChildLogLine): void {
   const detail = Object.entries(fields)
@@ -46,73 +52,15 @@ function showChildLog({ child, level, msg, fields }: ChildLogLine): void {
 }
 
 /** Starts the stub (unless a real provider is configured), the API, then the workers. */
-async function startProcesses(options: DemoOptions, databaseUrl: string) {
-  const shared = { DATABASE_URL: databaseUrl, REDIS_URL: options.redisUrl, QUEUE_PREFIX, HOST: '127.0.0.1' };
-  const stub = options.provider
-    ? null
-    : children.start('llm-stub', 'apps/llm-stub/src/main.ts', { PORT: '0', HOST: '127.0.0.1' });
-  const api = children.start('api', 'apps/api/src/main.ts', {
-    ...shared,
-    PORT: '0',
-    API_KEYS: `demo:${API_KEY}`,
-    MIGRATE_ON_START: 'true',
-    LOG_LEVEL: 'info',
+function startProcesses(options: DemoOptions, databaseUrl: string) {
+  return startStack(children, {
+    databaseUrl,
+    redisUrl: options.redisUrl,
+    queuePrefix: QUEUE_PREFIX,
+    apiKey: API_KEY,
+    workers: options.workers,
+    provider: options.provider,
   });
-  // Workers refuse an unmigrated database: they start as soon as the API has migrated it (and the
-  // stub listens), while the API finishes starting.
-  const [stubUrl] = await Promise.all([
-    stub?.waitFor('listen', (out) => /OPENAI_BASE_URL=(\S+?)\)/.exec(out)?.[1]) ?? null,
-    api.waitFor('migrate the database', (out) =>
-      /"msg":"(applied migrations|database schema is up to date)"/.test(out) ? true : undefined,
-    ),
-  ]);
-  const llmEnv: Record<string, string> = stubUrl
-    ? { OPENAI_BASE_URL: stubUrl, OPENAI_API_KEY: 'stub' }
-    : { LLM_SUMMARIZER_MODEL: options.provider!.model };
-  const workers = Array.from({ length: options.workers }, (_, i) =>
-    children.start(`worker-${i + 1}`, 'apps/worker/src/main.ts', {
-      ...shared,
-      ...llmEnv,
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      SHUTDOWN_TIMEOUT_MS: '3000',
-    }),
-  );
-  // Fastify's own line once it listens.
-  const apiUrl = await api.waitFor(
-    'listen',
-    (out) => /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out)?.[1],
-  );
-  const ports = await Promise.all(
-    workers.map((worker) =>
-      worker.waitFor('start', (out) => {
-        // A complete line only (the last one may still be arriving).
-        const line = out
-          .split('\n')
-          .slice(0, -1)
-          .find((l) => l.includes('"msg":"worker started"'));
-        return line ? (JSON.parse(line) as { port: number }).port : undefined;
-      }),
-    ),
-  );
-  return { stub, stubUrl, api, apiUrl, workers, ports };
-}
-
-/** The API over HTTP with the demo's key; a non-2xx status throws with the error body. */
-function client(base: string) {
-  return async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${API_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : null,
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${text.slice(0, 500)}`);
-    return JSON.parse(text) as Json;
-  };
 }
 
 /** What a message is, in a few words: the user's request, or the tools an assistant step called. */
@@ -160,7 +108,10 @@ async function main(): Promise<void> {
   const databaseUrl = withDatabase(options.databaseUrl, DEMO_DATABASE);
 
   section('Setup');
-  const checks = await Promise.allSettled([checkPostgres(options.databaseUrl), checkRedis(options.redisUrl)]);
+  const checks = await Promise.allSettled([
+    checkPostgres(options.databaseUrl, process.env.DATABASE_URL !== undefined),
+    checkRedis(options.redisUrl, process.env.REDIS_URL !== undefined),
+  ]);
   const missing = checks.flatMap((c) => (c.status === 'rejected' ? [c.reason as Error] : []));
   if (missing.length > 0) {
     if (missing.some((e) => !(e instanceof ServiceMissingError))) throw missing[0];
@@ -180,7 +131,7 @@ async function main(): Promise<void> {
 
   const started = Date.now();
   const processes = await Promise.race([startProcesses(options, databaseUrl), children.failed()]);
-  const { api, apiUrl, workers, ports, stub, stubUrl } = processes;
+  const { api, apiUrl, workers, workerPorts: ports, stub, stubUrl } = processes;
   const cmd = (script: string) => dim(`node --import tsx ${script}`);
   console.log(
     `  API      pid ${String(api.pid).padEnd(7)} ${apiUrl} ${dim(`(docs at ${apiUrl}/docs)`)}  ${cmd('apps/api/src/main.ts')}`,
@@ -200,7 +151,7 @@ async function main(): Promise<void> {
     );
   console.log(dim(`  all up in ${((Date.now() - started) / 1000).toFixed(1)} s`));
 
-  const call = client(apiUrl);
+  const call = apiClient(apiUrl, API_KEY);
   const sessionId = `demo-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
   const modelId = options.provider?.model ?? 'stub-model';
   const created = await call('POST', '/v1/sessions', {

@@ -3,14 +3,12 @@
  * model sees, and the checks (valid OpenAI rendering, compactions, the next prompt fits, facts kept).
  */
 import { validateContext, type Message, type OpenAIChatMessage } from '@compactor/core';
+import type { ApiCall, Json } from '@compactor/stack';
 import { SESSION_FACTS } from '@compactor/testing/fixtures';
 import type { DemoOptions } from './options';
 import { bold, dim, duration, n, ok, preview, red, section, trimmedJson, yellow } from './print';
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** The API over HTTP (`client` in scripts/demo.ts). */
-export type ApiCall = (method: string, path: string, body?: unknown) => Promise<Json>;
+export type { ApiCall, Json };
 
 /** A step's detail on one line: `{ a: 1, b: { c: 'x' } }` → `a=1 b.c=x`, nulls and `false` left out. */
 function flatten(value: unknown, prefix = ''): string {

@@ -71,7 +71,8 @@ describe(`${REQUESTS} concurrent identical compaction requests`, () => {
       sql`select status from compaction_steps where compaction_id = ${id} and step = 'finalize'`,
     );
     expect(finalizes.rows.map((r) => r.status)).toEqual(['completed']);
-    expect(await (await queue.getJob(id))?.getState()).toBe('completed');
+    // BullMQ marks the job completed just after the processor returned (the row is written first).
+    await expect.poll(async () => (await queue.getJob(id))?.getState(), { timeout: 5_000 }).toBe('completed');
     expect(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed')).toEqual({
       waiting: 0,
       active: 0,
@@ -80,8 +81,12 @@ describe(`${REQUESTS} concurrent identical compaction requests`, () => {
       failed: 0,
     });
 
-    // Once it finished, the next burst starts exactly one new compaction.
+    // Once it finished, the next burst starts exactly one new compaction. The queue is paused
+    // meanwhile: a worker could otherwise run the new one to its end (skipped: nothing new to
+    // compact) before the burst's last request, which would then rightly start another.
+    await queue.pause();
     const again = await burst(session.pk);
+    await queue.resume();
     const next = again.filter((r) => r.created);
     expect(next).toHaveLength(1);
     expect(next[0]!.compaction.id).not.toBe(id);

@@ -68,22 +68,22 @@ const { database, fleet } = rig;
 
 /**
  * Test-only slowness, in this file's database only, so that every step lasts long enough for
- * a kill to land inside it: the prune UPDATE of `parts` (when it changes compacted_at) and the
- * INSERT of summary messages inside finalize's transaction sleep 150 ms and 500 ms (finalize is
- * otherwise the shortest step: a kill must be able to land in it on a loaded CI machine).
+ * a kill to land inside it: the prune's INSERT into `part_prunes` (when it marks a part) and the
+ * INSERT of summary messages inside finalize's transaction sleep 500 ms each (both are otherwise
+ * far shorter than the LLM call: a kill must be able to land in them on a loaded CI machine).
  */
 async function createSlowStepTriggers(db: Db): Promise<void> {
   await db.execute(
     sql.raw(`
       create function rel_slow_prune() returns trigger language plpgsql as $$
       begin
-        if exists (select 1 from rel_new n join rel_old o using (pk) where n.compacted_at is distinct from o.compacted_at) then
-          perform pg_sleep(0.15);
+        if exists (select 1 from rel_new) then
+          perform pg_sleep(0.5);
         end if;
         return null;
       end $$;
-      create trigger rel_slow_prune after update on parts
-        referencing old table as rel_old new table as rel_new
+      create trigger rel_slow_prune after insert on part_prunes
+        referencing new table as rel_new
         for each statement execute function rel_slow_prune();
       create function rel_slow_summary() returns trigger language plpgsql as $$
       begin
@@ -260,8 +260,13 @@ describe('worker processes SIGKILLed in every step', () => {
         for (let i = fleet.alive.length; i < WORKERS; i++) void respawn();
         continue;
       }
-      // Random single kills, while at least one other worker keeps working.
-      if (Date.now() >= nextRandomKill && fleet.ready.length >= 2) {
+      // Random single kills, while at least one other worker keeps working. They wait until
+      // every step was hit (or a third of the chaos time went by): a random kill leaves the
+      // fleet short of a worker for a respawn's seconds, and a kill of every worker waits for a
+      // full fleet, so random kills first could let every compaction get past a short step (prune)
+      // before a targeted kill lands in it, as on a loaded CI machine.
+      const targetedDone = hit.size === STEPS.length || Date.now() - started > CHAOS_MS / 3;
+      if (targetedDone && Date.now() >= nextRandomKill && fleet.ready.length >= 2) {
         const victim = fleet.ready[Math.floor(random() * fleet.ready.length)]!;
         await fleet.kill(victim, 'SIGKILL');
         kills.push({

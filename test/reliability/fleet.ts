@@ -6,7 +6,11 @@
  * handler SIGKILLs whatever is left, and each worker preloads `orphan-guard.mjs`, which exits
  * when the test process's end of its stdin pipe closes (a crashed or killed vitest fork).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +19,7 @@ import { afterAll, beforeEach } from 'vitest';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER_MAIN = fileURLToPath(new URL('../../apps/worker/src/main.ts', import.meta.url));
+const execFileAsync = promisify(execFile);
 const ORPHAN_GUARD = fileURLToPath(new URL('./orphan-guard.mjs', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
@@ -308,12 +313,17 @@ export function useWorkerFleet(
   return fleet;
 }
 
-/** A redis-server of this test's own (FLUSHALL-able), on a free port, without persistence. */
-export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+/**
+ * A redis-server of this test's own (FLUSHALL-able), on a free port, without persistence;
+ * `extraArgs` go on its command line.
+ */
+export async function startPrivateRedis(
+  extraArgs: string[] = [],
+): Promise<{ url: string; port: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   track(child);
@@ -350,4 +360,103 @@ export async function startPrivateRedis(): Promise<{ url: string; port: number; 
       await exited;
     },
   };
+}
+
+/**
+ * A Redis Cluster of `masters` masters (no replicas) on loopback, every slot assigned; `url` is
+ * the `redis-cluster://` form REDIS_URL takes.
+ */
+export async function startRedisCluster(
+  masters = 3,
+): Promise<{ url: string; ports: number[]; stop(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'compactor-cluster-'));
+  const nodes: Array<Awaited<ReturnType<typeof startPrivateRedis>>> = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      // The cluster bus port is set, not derived (port + 10000 may not exist for a high port).
+      const bus = await freePort();
+      nodes.push(
+        await startPrivateRedis([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-port',
+          String(bus),
+          '--cluster-config-file',
+          `nodes-${i}.conf`,
+          '--dir',
+          dir,
+        ]),
+      );
+    }
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    await execFileAsync('redis-cli', [
+      '--cluster',
+      'create',
+      ...addresses,
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    const deadline = Date.now() + 20_000;
+    for (const node of nodes) {
+      for (;;) {
+        const { stdout } = await execFileAsync('redis-cli', ['-p', String(node.port), 'cluster', 'info']);
+        if (stdout.includes('cluster_state:ok')) break;
+        if (Date.now() > deadline) throw new Error(`cluster not ok on ${node.port}:\n${stdout}`);
+        await sleep(100);
+      }
+    }
+    return { url: `redis-cluster://${addresses.join(',')}`, ports: nodes.map((n) => n.port), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+const API_MAIN = fileURLToPath(new URL('../../apps/api/src/main.ts', import.meta.url));
+
+/** An API process (`apps/api/src/main.ts`), its output kept, once `/healthz` answers. */
+export interface ApiProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+/** Starts the API with `env` (on top of PATH/HOME, a free PORT, HOST); fails if it does not come up. */
+export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const chunks: string[] = [];
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', ORPHAN_GUARD, API_MAIN], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  track(child);
+  child.stdout?.on('data', (c: Buffer) => chunks.push(c.toString()));
+  child.stderr?.on('data', (c: Buffer) => chunks.push(c.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const up = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return { child, url, output: () => chunks.join('') };
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the API did not start\n${chunks.join('')}`);
+    }
+    await sleep(100);
+  }
 }

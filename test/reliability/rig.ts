@@ -9,7 +9,7 @@ import { startCompaction } from '@compactor/queue';
 import { useTestDatabase, type TestDatabase } from '@compactor/testing';
 import { jobPolicy, sharedRedisUrl, uniqueHashTaggedPrefix, workerEnv } from './config';
 import { stableContext, type ContextSample } from './context-check';
-import { startPrivateRedis, useWorkerFleet, type WorkerFleet } from './fleet';
+import { startPrivateRedis, startRedisCluster, useWorkerFleet, type WorkerFleet } from './fleet';
 import { compactionStates, summaryMessageCounts, type CompactionState } from './records';
 import { createRequester, seedCodingSessions, type Requester } from './seeding';
 
@@ -24,6 +24,8 @@ export interface RigOptions {
   backoffMs?: number;
   /** A redis-server of this file's own (FLUSHALL-able) instead of the shared one. */
   privateRedis?: boolean;
+  /** A Redis Cluster of three masters of this file's own (`redis-cluster://` REDIS_URL). */
+  redisCluster?: boolean;
   /** Worker environment on top of `workerEnv`'s defaults and the attempts/backoff above. */
   workerEnv?: Record<string, string>;
   /** How the LLM stub starts (e.g. with `faults`). */
@@ -69,11 +71,12 @@ export function useReliabilityRig(options: RigOptions): ReliabilityRig {
   const { attempts = 5, backoffMs = 50 } = options;
   const database = useTestDatabase();
   const prefix = uniqueHashTaggedPrefix(options.label);
-  let redis: Awaited<ReturnType<typeof startPrivateRedis>> | undefined;
+  let redis: { url: string; stop(): Promise<void> } | undefined;
   let stub: LlmStub | undefined;
   let pool: Database | undefined;
   let requester: Requester | undefined;
-  const redisUrl = () => (options.privateRedis ? started(redis).url : sharedRedisUrl());
+  const ownRedis = options.privateRedis === true || options.redisCluster === true;
+  const redisUrl = () => (ownRedis ? started(redis).url : sharedRedisUrl());
   const fleet = useWorkerFleet(() =>
     workerEnv({
       databaseUrl: database.url,
@@ -115,7 +118,8 @@ export function useReliabilityRig(options: RigOptions): ReliabilityRig {
   };
 
   beforeAll(async () => {
-    if (options.privateRedis) redis = await startPrivateRedis();
+    if (options.redisCluster) redis = await startRedisCluster();
+    else if (options.privateRedis) redis = await startPrivateRedis();
     stub = await startLlmStub(options.stub);
     if (options.requesterPool !== undefined) {
       pool = createDatabase(database.url, { max: options.requesterPool, applicationName: 'compactor-test' });

@@ -2,7 +2,9 @@
 import type { PolicyInput } from '@compactor/core';
 import { appendMessages, prepareMessages, type Db, type MessageInput, type SessionRow } from '@compactor/db';
 import {
+  closeRedis,
   createJobQueues,
+  createRedis,
   noEvents,
   silentLog,
   type DispatchDeps,
@@ -22,11 +24,9 @@ export interface Requester {
 }
 
 export function createRequester(db: Db, redisUrl: string, prefix: string, policy: JobPolicy): Requester {
-  const queues = createJobQueues({
-    connection: { url: redisUrl, maxRetriesPerRequest: null },
-    prefix,
-    policy,
-  });
+  const connection = createRedis(redisUrl, { maxRetriesPerRequest: null });
+  connection.on('error', () => undefined);
+  const queues = createJobQueues({ connection, prefix, policy });
   return {
     queues,
     deps: { db, queues, events: noEvents, log: silentLog, clock: () => new Date() },
@@ -40,6 +40,7 @@ export function createRequester(db: Db, redisUrl: string, prefix: string, policy
         }
       }
       await queues.close();
+      await closeRedis(connection);
     },
   };
 }

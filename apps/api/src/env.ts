@@ -1,3 +1,4 @@
+import { redisUrlSchema } from '@compactor/queue';
 import { z } from 'zod';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/compactor';
@@ -12,9 +13,12 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().url().default(DEFAULT_DATABASE_URL),
-  REDIS_URL: z.string().url().default(DEFAULT_REDIS_URL),
+  /** One server (`redis://`) or a Redis Cluster's seed nodes (`redis-cluster://host:port,host:port`). */
+  REDIS_URL: redisUrlSchema.default(DEFAULT_REDIS_URL),
   /** `tenant:key,tenant:key`. Empty, with no key in the keys table either, runs the API open. */
   API_KEYS: z.string().default(''),
+  /** Operator token for the queue dashboard (/admin/queues); the dashboard is off without one. */
+  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   /** Apply migrations at start (default), or refuse to start on an unmigrated database. */
   MIGRATE_ON_START: booleanFlag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -36,6 +40,10 @@ export const EnvSchema = z.object({
     .default('{compactor}'),
   /** `auto` picks the encoding from the session's model id (o200k_base for unknown models). */
   TOKENIZER_ENCODING: z.enum(['auto', 'o200k_base', 'cl100k_base']).default('auto'),
+  /** Postgres connections of this process. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+  /** Writes to one session that wait in this process (without a connection) before a 429. */
+  SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

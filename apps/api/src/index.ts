@@ -2,3 +2,5 @@
 export { buildServer, type ServerOptions } from './server';
 export { createAuthenticator, hashApiKey, OPEN_TENANT, type Authenticator } from './http/auth';
 export type { ApiResources, RedisPing } from './resources';
+export { buildDescribingServer, openApiDocument } from './openapi';
+export { UNDOCUMENTED_ROUTES } from './http/openapi-options';

@@ -2,13 +2,22 @@
  * `npm run api`: parses the environment, prepares the database (creates it if missing, migrates
  * or refuses to start unmigrated), then serves until SIGTERM/SIGINT, draining in-flight requests.
  */
-import { Redis } from 'ioredis';
 import pino from 'pino';
 import { createDatabase, ensureDatabase, migrateDatabase, migrationState, redactUrl } from '@compactor/db';
-import { createJobQueues, redisEventPublisher, redisEventSource } from '@compactor/queue';
+import {
+  closeRedis,
+  createRedis,
+  queueCounts,
+  createJobQueues,
+  redisEventPublisher,
+  redisEventSource,
+  REDIS_CLOSE_TIMEOUT_MS,
+  settleWithin,
+} from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import { parseApiKeys, parseEnv, type Env } from './env';
 import { createAuthenticator } from './http/auth';
+import { createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
 import { buildServer } from './server';
 
@@ -45,8 +54,11 @@ async function prepareDatabase(): Promise<void> {
 
 async function main(): Promise<void> {
   await prepareDatabase();
-  const database = createDatabase(env.DATABASE_URL, { applicationName: 'compactor-api' });
-  const redis = new Redis(env.REDIS_URL, {
+  const database = createDatabase(env.DATABASE_URL, {
+    applicationName: 'compactor-api',
+    max: env.DATABASE_POOL_SIZE,
+  });
+  const redis = createRedis(env.REDIS_URL, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
@@ -60,13 +72,13 @@ async function main(): Promise<void> {
   // maxRetriesPerRequest null), and no offline queue, so an enqueue while Redis is away fails at
   // once (BullMQ's docs for HTTP producers) instead of queueing in memory; jobs.ts also bounds
   // each enqueue by a timeout. Either way the outbox keeps the job for the reconciler.
-  const queueRedis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null, enableOfflineQueue: false });
+  const queueRedis = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null, enableOfflineQueue: false });
   queueRedis.on('error', (error) => log.warn({ err: error.message }, 'queue redis connection problem'));
   const queues = createJobQueues({ connection: queueRedis, prefix: env.QUEUE_PREFIX });
   // A subscribed connection can do nothing else: the event stream gets a dedicated one.
-  const subscriber = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  const subscriber = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
   subscriber.on('error', (error) => log.warn({ err: error.message }, 'event subscriber connection problem'));
-  const events = redisEventSource(subscriber, env.QUEUE_PREFIX);
+  const events = redisEventSource(subscriber, env.QUEUE_PREFIX, redis);
   const clock = () => new Date();
   const jobs = createApiJobs({
     db: database.db,
@@ -93,7 +105,13 @@ async function main(): Promise<void> {
 
   const app = await buildServer(
     { db: database.db, redis, auth, tokenizerFor, clock, jobs, events },
-    { logger: log, bodyLimit: env.BODY_LIMIT_BYTES },
+    {
+      logger: log,
+      bodyLimit: env.BODY_LIMIT_BYTES,
+      sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
+      metrics: createApiMetrics({ queueCounts: () => queueCounts(queues) }),
+      ...(env.ADMIN_TOKEN ? { queueDashboard: { queues, adminToken: env.ADMIN_TOKEN } } : {}),
+    },
   );
   await app.listen({ port: env.PORT, host: env.HOST });
 
@@ -108,9 +126,15 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     await app.close();
-    await Promise.allSettled([queues.close(), events.close()]);
-    await Promise.allSettled([database.close(), redis.quit(), queueRedis.quit()]);
+    // Bounded: an unreachable Redis answers neither BullMQ's close nor QUIT, and its clients
+    // would keep reconnecting (and the process alive) until the force exit.
+    await Promise.all([
+      settleWithin(queues.close(), REDIS_CLOSE_TIMEOUT_MS),
+      settleWithin(events.close(), REDIS_CLOSE_TIMEOUT_MS),
+    ]);
+    await Promise.all([database.close().catch(() => undefined), closeRedis(redis), closeRedis(queueRedis)]);
     log.info('stopped');
+    process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));

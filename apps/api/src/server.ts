@@ -1,22 +1,22 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Registry } from 'prom-client';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
-import { installErrorHandling } from './http/error-handler';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http/error-handler';
 import type { ApiResources } from './resources';
 import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
+import { registerMetrics } from './http/metrics';
+import { openApiOptions } from './http/openapi-options';
+import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
+import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
 import { newId } from '@compactor/db';
+import type { JobQueues } from '@compactor/queue';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,10 +30,18 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Interval of the `: keepalive` comment on event streams (default 15 s). */
   sseKeepaliveMs?: number;
+  /** Writes to one session queued in this process before a 429 (default 32). */
+  sessionWriteQueueLimit?: number;
+  /** Prometheus registry from `createApiMetrics`: requests are recorded and `GET /metrics` serves it. */
+  metrics?: Registry;
+  /** bull-board on these queues at /admin/queues, behind the operator token; off without one. */
+  queueDashboard?: { queues: JobQueues; adminToken: string };
+  /** Called for every route as Fastify registers it (the OpenAPI test lists them with it). */
+  onRoute?: (route: { method: string | string[]; url: string }) => void;
 }
 
 /** Paths served without a key: probes and the API description. */
-const PUBLIC_PREFIXES = ['/healthz', '/readyz', '/docs', '/openapi.json'];
+const PUBLIC_PREFIXES = ['/healthz', '/readyz', '/docs', '/openapi.json', '/metrics', QUEUE_DASHBOARD_PATH];
 
 /**
  * The whole HTTP surface, built from explicit resources. Tests call this and use `inject` or
@@ -47,33 +55,29 @@ export async function buildServer(
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
     genReqId: () => newId('req'),
+    // Path parameters are client ids: the longest one creation accepts, every character
+    // percent-encoded (three each), must still route (the default, 100, answered 414).
+    routerOptions: { maxParamLength: 3 * MAX_CLIENT_ID_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { coerceTypes: false } },
   }).withTypeProvider<ZodTypeProvider>();
 
+  if (options.onRoute) {
+    const onRoute = options.onRoute;
+    app.addHook('onRoute', (route) => onRoute({ method: route.method, url: route.url }));
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
   app.decorateRequest('tenantId', '');
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: {
-        title: 'Compactor API',
-        version: '1.0.0',
-        description:
-          'Stores LLM agent sessions, compacts them durably, and returns the exact context the model should see next.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
-  });
+  await app.register(fastifySwagger, openApiOptions);
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Authenticate before the body is read, so an unauthenticated upload costs nothing.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     if (
       PUBLIC_PREFIXES.some(
         (prefix) =>
@@ -85,14 +89,36 @@ export async function buildServer(
       return;
     }
     request.tenantId = await resources.auth.tenantFor(request.headers.authorization);
+    // Every line of this request (the completion line included) says whose it is and what it is about.
+    request.log = reply.log = request.log.child(requestIds(request));
   });
 
+  if (options.metrics) registerMetrics(app, options.metrics);
+  if (options.queueDashboard) await registerQueueDashboard(app, options.queueDashboard);
   await app.register(healthRoutes(resources));
   await app.register(sessionRoutes(resources));
-  await app.register(messageRoutes(resources));
+  await app.register(
+    messageRoutes(
+      resources,
+      options.sessionWriteQueueLimit === undefined
+        ? {}
+        : { sessionWriteQueueLimit: options.sessionWriteQueueLimit },
+    ),
+  );
   await app.register(contextRoutes(resources));
   await app.register(compactionRoutes(resources));
   await app.register(eventRoutes(resources, { keepaliveMs: options.sseKeepaliveMs }));
   await app.ready();
   return app;
+}
+
+/** The tenant, and the session or compaction the route names (client ids, never message text). */
+function requestIds(request: FastifyRequest): Record<string, string> {
+  const { id } = request.params as { id?: string };
+  const route = request.routeOptions.url ?? '';
+  if (id !== undefined && route.startsWith('/v1/sessions/:id'))
+    return { tenantId: request.tenantId, sessionId: id };
+  if (id !== undefined && route.startsWith('/v1/compactions/:id'))
+    return { tenantId: request.tenantId, compactionId: id };
+  return { tenantId: request.tenantId };
 }

@@ -1,4 +1,5 @@
 import { llmEnvSchema } from '@compactor/llm';
+import { redisUrlSchema } from '@compactor/queue';
 import { z } from 'zod';
 
 const positiveMs = z.coerce.number().int().positive();
@@ -7,7 +8,8 @@ const positiveMs = z.coerce.number().int().positive();
 export const WorkerEnvSchema = z
   .object({
     DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/compactor'),
-    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    /** One server (`redis://`) or a Redis Cluster's seed nodes (`redis-cluster://host:port,host:port`). */
+    REDIS_URL: redisUrlSchema.default('redis://127.0.0.1:6379'),
     /** Must equal the API's: the queues and event channels live under it. Hash-tagged for Redis Cluster. */
     QUEUE_PREFIX: z.string().min(1).default('{compactor}'),
     /** Jobs run at once by this process; compactions wait on the LLM, so dozens are fine. */

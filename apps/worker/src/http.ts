@@ -35,7 +35,9 @@ export async function startProbeServer(
       deps.registry
         .metrics()
         .then((text) => send(200, text, deps.registry.contentType))
-        .catch((error: Error) => send(500, JSON.stringify({ error: { code: 'metrics_failed', message: error.message } })));
+        .catch((error: Error) =>
+          send(500, JSON.stringify({ error: { code: 'metrics_failed', message: error.message } })),
+        );
       return;
     }
     send(404, JSON.stringify({ error: { code: 'not_found', message: `no route ${path}` } }));

@@ -1,33 +1,83 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { JOB_NAMES, type JobQueues, type ReconcileReport } from '@compactor/queue';
+import type { ChatCompleter } from '@compactor/llm';
+import { queueCounts, type JobQueues, type ReconcileReport, type WorkflowObserver } from '@compactor/queue';
 
 /** The worker's Prometheus metrics; queue depths are read from Redis at scrape time. */
 export interface WorkerMetrics {
   readonly registry: Registry;
   jobEnded(queue: string, outcome: string, durationMs: number): void;
   reconciled(report: ReconcileReport): void;
+  /** Steps and compactions as the workflow reports them. */
+  readonly observer: Required<WorkflowObserver>;
+  /** The same completer, timing every LLM request and counting its tokens and cost. */
+  metered(completer: ChatCompleter): ChatCompleter;
 }
+
+const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
 export function createWorkerMetrics(queues: JobQueues, activeJobs: () => number): WorkerMetrics {
   const registry = new Registry();
+  const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'compactor_worker_' });
   const jobSeconds = new Histogram({
     name: 'compactor_job_duration_seconds',
     help: 'Duration of one job try, by queue and outcome (completed, skipped, failed, inactive, stale, error).',
     labelNames: ['queue', 'outcome'],
-    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
-    registers: [registry],
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const stepSeconds = new Histogram({
+    name: 'compactor_step_duration_seconds',
+    help: "Duration of one compaction step's work (prune, summarize, finalize), by outcome.",
+    labelNames: ['step', 'outcome'],
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const compactions = new Counter({
+    name: 'compactor_compactions_total',
+    help: 'Compactions that ended for good, by reason (auto, manual, overflow), strategy and status.',
+    labelNames: ['reason', 'strategy', 'status'],
+    registers,
+  });
+  const tokensSaved = new Counter({
+    name: 'compactor_tokens_saved_total',
+    help: 'Context tokens removed by completed compactions (tokens before − tokens after).',
+    registers,
+  });
+  const prunedTokens = new Counter({
+    name: 'compactor_pruned_tokens_total',
+    help: 'Tool-output tokens cleared by the prune step of ended compactions.',
+    registers,
+  });
+  const llmSeconds = new Histogram({
+    name: 'compactor_llm_request_duration_seconds',
+    help: 'Duration of one LLM request, by model and outcome (ok, or the error class).',
+    labelNames: ['model', 'outcome'],
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const llmTokens = new Counter({
+    name: 'compactor_llm_tokens_total',
+    help: 'Tokens of answered LLM requests, by model and kind (input, output).',
+    labelNames: ['model', 'kind'],
+    registers,
+  });
+  const llmCost = new Counter({
+    name: 'compactor_llm_cost_usd_total',
+    help: 'Estimated USD cost of answered LLM requests, by model (models the price table knows).',
+    labelNames: ['model'],
+    registers,
   });
   const reconciled = new Counter({
     name: 'compactor_reconciler_actions_total',
     help: 'Reconciler actions: outbox entries dispatched, compactions re-enqueued or abandoned.',
     labelNames: ['action'],
-    registers: [registry],
+    registers,
   });
   new Gauge({
     name: 'compactor_worker_active_jobs',
     help: 'Jobs this process is running now.',
-    registers: [registry],
+    registers,
     collect() {
       this.set(activeJobs());
     },
@@ -36,11 +86,10 @@ export function createWorkerMetrics(queues: JobQueues, activeJobs: () => number)
     name: 'compactor_queue_jobs',
     help: 'Jobs in each queue by state (the autoscaling signal: waiting + delayed).',
     labelNames: ['queue', 'state'],
-    registers: [registry],
+    registers,
     async collect() {
-      for (const name of JOB_NAMES) {
-        const counts = await queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
-        for (const [state, count] of Object.entries(counts)) this.set({ queue: name, state }, count);
+      for (const [queue, states] of Object.entries(await queueCounts(queues))) {
+        for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
       }
     },
   });
@@ -53,6 +102,37 @@ export function createWorkerMetrics(queues: JobQueues, activeJobs: () => number)
       if (report.dispatched) reconciled.inc({ action: 'dispatched' }, report.dispatched);
       if (report.redriven) reconciled.inc({ action: 'redriven' }, report.redriven);
       if (report.abandoned) reconciled.inc({ action: 'abandoned' }, report.abandoned);
+    },
+    observer: {
+      stepEnded(step, outcome, durationMs) {
+        stepSeconds.observe({ step, outcome }, durationMs / 1000);
+      },
+      compactionEnded(row) {
+        compactions.inc({ reason: row.reason, strategy: row.strategy, status: row.status });
+        prunedTokens.inc(row.prunedTokens);
+        if (row.status === 'completed' && row.tokensBefore !== null && row.tokensAfter !== null) {
+          tokensSaved.inc(Math.max(0, row.tokensBefore - row.tokensAfter));
+        }
+      },
+    },
+    metered(completer) {
+      return {
+        async complete(request) {
+          const started = performance.now();
+          try {
+            const result = await completer.complete(request);
+            llmSeconds.observe({ model: request.model, outcome: 'ok' }, (performance.now() - started) / 1000);
+            llmTokens.inc({ model: request.model, kind: 'input' }, result.usage.promptTokens);
+            llmTokens.inc({ model: request.model, kind: 'output' }, result.usage.completionTokens);
+            if (result.costUsd !== null) llmCost.inc({ model: request.model }, result.costUsd);
+            return result;
+          } catch (error) {
+            const outcome = error instanceof Error ? error.name : 'error';
+            llmSeconds.observe({ model: request.model, outcome }, (performance.now() - started) / 1000);
+            throw error;
+          }
+        },
+      };
     },
   };
 }

@@ -1,8 +1,11 @@
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createDatabase, migrationState, pingDatabase, redactUrl } from '@compactor/db';
-import { createLlm, llmConfigFromEnv } from '@compactor/llm';
+import { createChatCompleter, createLlm, llmConfigFromEnv } from '@compactor/llm';
 import {
+  closeRedis,
+  createRedis,
+  REDIS_CLOSE_TIMEOUT_MS,
+  settleWithin,
   createJobQueues,
   redisEventPublisher,
   startReconciler,
@@ -38,28 +41,24 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     max: Math.min(50, env.WORKER_CONCURRENCY + 4),
     onConnectionError: (error) => log.warn({ err: error.message }, 'postgres connection lost'),
   });
-  // BullMQ's blocking commands need maxRetriesPerRequest: null; events get their own connection.
-  const connection = { url: env.REDIS_URL, maxRetriesPerRequest: null } as const;
-  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  // BullMQ's blocking commands need maxRetriesPerRequest: null (it duplicates this client for
+  // them); events and probes get their own connection.
+  const connection = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  connection.on('error', (error: Error) =>
+    log.warn({ err: error.message }, 'queue redis connection problem'),
+  );
+  const redis = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis connection problem'));
-  await redis.connect().catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
+  await redis
+    .connect()
+    .catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
 
   const { config, defaults } = llmConfigFromEnv(env);
   const tokenizerFor = (modelId: string) =>
     getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
   tokenizerFor('gpt-4o').countSync('warm up');
-  const resources: WorkflowResources = {
-    db: database.db,
-    llm: createLlm(config),
-    clock: () => new Date(),
-    log,
-    events: redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
-      log.warn({ err: error.message }, 'event publish failed'),
-    ),
-    tokenizerFor,
-    summarizerModel: defaults.summarizerModel,
-    topicModel: defaults.topicModel,
-  };
+  // The queues exist before the resources: the metrics read queue depths from them, and the
+  // workflow reports steps, compactions and LLM requests to the metrics.
   const policy = {
     attempts: env.JOB_ATTEMPTS,
     backoffBaseMs: env.JOB_BACKOFF_MS,
@@ -69,6 +68,19 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
   let active = () => 0;
   const metrics = createWorkerMetrics(queues, () => active());
+  const resources: WorkflowResources = {
+    db: database.db,
+    llm: createLlm(config, metrics.metered(createChatCompleter(config))),
+    observer: metrics.observer,
+    clock: () => new Date(),
+    log,
+    events: redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
+      log.warn({ err: error.message }, 'event publish failed'),
+    ),
+    tokenizerFor,
+    summarizerModel: defaults.summarizerModel,
+    topicModel: defaults.topicModel,
+  };
   const running = startWorkers(resources, {
     connection,
     prefix: env.QUEUE_PREFIX,
@@ -109,7 +121,14 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
       accepting = false;
       await reconciler.stop();
       const { drained } = await running.close(env.SHUTDOWN_TIMEOUT_MS);
-      await Promise.allSettled([queues.close(), database.close(), redis.quit()]);
+      // Bounded: an unreachable Redis answers neither BullMQ's close nor QUIT.
+      await Promise.all([
+        settleWithin(queues.close(), REDIS_CLOSE_TIMEOUT_MS),
+        database.close().catch(() => undefined),
+        closeRedis(redis),
+      ]);
+      // Shared with BullMQ, which leaves a client it was given open.
+      await closeRedis(connection);
       await new Promise((resolve) => probes.server.close(resolve));
       return { drained };
     },

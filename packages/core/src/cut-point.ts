@@ -14,8 +14,8 @@
 import { assertNever, type CompactionReason, type Message, type ModelInfo } from './model';
 import { DEFAULT_KEEP_RECENT_TOKENS, type Policy } from './policy';
 import { countLeadingSummaryMessages } from './summary-messages';
-import { messageTokens } from './tokens';
-import { usableTokens } from './triggers';
+import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
+import { reserveTokens, usableTokens } from './triggers';
 
 /** Opal's fallback when no valid cut exists and `force` is set: keep this many messages. */
 export const FORCED_KEEP_MESSAGES = 2;
@@ -30,6 +30,8 @@ export interface CutPointOptions {
   cutAt?: Policy['cutAt'];
   /** Keep at least this many user messages (seed 002's `min_verbatim_exchanges`), moving the cut back. */
   minKeptUserTurns?: number;
+  /** Sizes messages for the budget (default: stored tokens; `tokenMeasureFor(policy.tokenCount)`). */
+  measure?: TokenMeasure;
 }
 
 /** How a cut was found. `mid-turn` cuts start the kept part with a non-user message (a split turn). */
@@ -40,7 +42,7 @@ export interface CutPoint {
   /** Index of the first kept message. Everything before it (after any previous summary) is compacted. */
   index: number;
   kind: CutKind;
-  /** Stored tokens of the kept messages. */
+  /** Tokens of the kept messages, by the options' measure (stored tokens by default). */
   keptTokens: number;
 }
 
@@ -49,9 +51,9 @@ export function isTurnStart(message: Message): boolean {
   return message.role === 'user' && !message.summary;
 }
 
-function keptTokensFrom(messages: readonly Message[], index: number): number {
+function keptTokensFrom(messages: readonly Message[], index: number, measure: TokenMeasure): number {
   let total = 0;
-  for (let i = index; i < messages.length; i++) total += messageTokens(messages[i]!);
+  for (let i = index; i < messages.length; i++) total += measure.message(messages[i]!);
   return total;
 }
 
@@ -60,10 +62,11 @@ function budgetPoint(
   messages: readonly Message[],
   start: number,
   keepRecentTokens: number,
+  measure: TokenMeasure,
 ): { index: number; keptTokens: number } | null {
   let accumulated = 0;
   for (let index = messages.length - 1; index >= start; index--) {
-    accumulated += messageTokens(messages[index]!);
+    accumulated += measure.message(messages[index]!);
     if (accumulated >= keepRecentTokens) return { index, keptTokens: accumulated };
   }
   return null;
@@ -75,10 +78,11 @@ function keptTokensAt(
   index: number,
   known: number,
   knownTokens: number,
+  measure: TokenMeasure,
 ): number {
   let total = knownTokens;
-  for (let i = known; i < index; i++) total -= messageTokens(messages[i]!);
-  for (let i = index; i < known; i++) total += messageTokens(messages[i]!);
+  for (let i = known; i < index; i++) total -= measure.message(messages[i]!);
+  for (let i = index; i < known; i++) total += measure.message(messages[i]!);
   return total;
 }
 
@@ -93,7 +97,8 @@ function nthLastTurnStart(messages: readonly Message[], count: number): number {
 }
 
 function naturalCut(messages: readonly Message[], start: number, options: CutPointOptions): CutPoint | null {
-  const budget = budgetPoint(messages, start, options.keepRecentTokens);
+  const measure = options.measure ?? TOKENIZER_MEASURE;
+  const budget = budgetPoint(messages, start, options.keepRecentTokens, measure);
   if (budget === null) return null;
   const point = budget.index;
   // Seed 002's minimum exchanges: the cut may not pass the N-th user turn from the end.
@@ -121,14 +126,14 @@ function naturalCut(messages: readonly Message[], start: number, options: CutPoi
   }
   if (index <= start) return null;
   const kind: CutKind = isTurnStart(messages[index]!) ? 'turn-start' : 'mid-turn';
-  return { index, kind, keptTokens: keptTokensAt(messages, index, point, budget.keptTokens) };
+  return { index, kind, keptTokens: keptTokensAt(messages, index, point, budget.keptTokens, measure) };
 }
 
 /** Opal's force: keep the last 2 messages. */
-function forcedCut(messages: readonly Message[], start: number): CutPoint | null {
+function forcedCut(messages: readonly Message[], start: number, measure: TokenMeasure): CutPoint | null {
   const index = messages.length - FORCED_KEEP_MESSAGES;
   if (index <= start) return null;
-  return { index, kind: 'forced', keptTokens: keptTokensFrom(messages, index) };
+  return { index, kind: 'forced', keptTokens: keptTokensFrom(messages, index, measure) };
 }
 
 /**
@@ -141,18 +146,35 @@ export function findCutPoint(messages: readonly Message[], options: CutPointOpti
   const start = countLeadingSummaryMessages(messages);
   const natural = naturalCut(messages, start, options);
   if (natural !== null || !options.force) return natural;
-  return forcedCut(messages, start);
+  return forcedCut(messages, start, options.measure ?? TOKENIZER_MEASURE);
+}
+
+/**
+ * The most a ratio keep budget may keep: what the trigger leaves for the prompt. klaude-code
+ * caps its budget at `window − reserve` (its trigger's point); the others at the usable input
+ * (OpenCode's). `null` when there is no such bound (unlimited window, no room).
+ */
+function keepCeiling(model: ModelInfo, policy: Pick<Policy, 'trigger'>): number | null {
+  const { trigger } = policy;
+  if (trigger.kind === 'reserve' && model.contextWindow > 0 && !model.inputLimit) {
+    const room = model.contextWindow - reserveTokens(trigger, model.contextWindow);
+    return room > 0 ? room : null;
+  }
+  const usable = usableTokens(model, policy);
+  return usable === null || usable <= 0 ? null : usable;
 }
 
 /**
  * Tokens to keep verbatim for a compaction: an explicit per-request `override` wins; in topic
  * mode the verbatim window (seed 002); else auto keeps `autoRatio` × window (Opal: window / 4),
  * an overflow emergency `emergencyRatio` × window (window / 5), and a manual request
- * `manualTokens` (20,000), or the auto budget when that is smaller or `manualTokens` is null
- * (klaude-code uses one budget). Ratio budgets are clamped to the policy's `minTokens` /
- * `maxTokens` (klaude-code: min(20000, max(4096, 35 %))) and never exceed the usable input
- * (when there is any). An unlimited window (0) falls back to the manual budget, else the
- * ceiling, else {@link DEFAULT_KEEP_RECENT_TOKENS}.
+ * `manualTokens` (20,000), or the auto budget when that is smaller (unless
+ * `manualCappedByAuto` is false: Opal keeps its 20,000) or `manualTokens` is null (klaude-code
+ * uses one budget). Ratio budgets are clamped to the policy's `minTokens` / `maxTokens`
+ * (klaude-code: min(20000, max(4096, 35 %))) and never exceed what the trigger leaves for the
+ * prompt: `window − reserve` for the reserve trigger (klaude-code), else the usable input. An
+ * unlimited window (0) falls back to the manual budget, else the ceiling, else
+ * {@link DEFAULT_KEEP_RECENT_TOKENS}.
  */
 export function keepRecentTokensFor(
   reason: CompactionReason,
@@ -164,12 +186,12 @@ export function keepRecentTokensFor(
   if (policy.strategy === 'topic') return policy.topic.verbatimWindowTokens;
   const { keepRecent } = policy;
   const fallback = keepRecent.manualTokens ?? keepRecent.maxTokens ?? DEFAULT_KEEP_RECENT_TOKENS;
-  const usable = usableTokens(model, policy);
+  const ceiling = keepCeiling(model, policy);
   const ratioBudget = (ratio: number): number => {
     if (model.contextWindow <= 0) return fallback;
     const clamped = Math.max(keepRecent.minTokens, Math.floor(model.contextWindow * ratio));
     const capped = keepRecent.maxTokens === null ? clamped : Math.min(clamped, keepRecent.maxTokens);
-    return usable === null || usable <= 0 ? capped : Math.min(capped, usable);
+    return ceiling === null ? capped : Math.min(capped, ceiling);
   };
   switch (reason) {
     case 'auto':
@@ -177,8 +199,9 @@ export function keepRecentTokensFor(
     case 'overflow':
       return ratioBudget(keepRecent.emergencyRatio);
     case 'manual': {
-      const auto = ratioBudget(keepRecent.autoRatio);
-      return keepRecent.manualTokens === null ? auto : Math.min(keepRecent.manualTokens, auto);
+      if (keepRecent.manualTokens === null) return ratioBudget(keepRecent.autoRatio);
+      if (!keepRecent.manualCappedByAuto) return keepRecent.manualTokens;
+      return Math.min(keepRecent.manualTokens, ratioBudget(keepRecent.autoRatio));
     }
     default:
       return assertNever(reason, 'compaction reason');

@@ -8,6 +8,7 @@ import {
   fileOpsOfToolPart,
   mergeFileOps,
   pathsInToolInput,
+  MAX_LISTED_FILES,
   renderFileOps,
   stripFileOpsBlocks,
   withFileOps,
@@ -289,6 +290,20 @@ describe('rendering', () => {
       '<modified-files>\nb.ts\n</modified-files>',
     );
     expect(renderFileOps(emptyFileOps())).toBe('');
+  });
+
+  it(`lists at most ${MAX_LISTED_FILES} paths a block and says how many it leaves out`, () => {
+    const many = Array.from({ length: 50_000 }, (_, i) => `src/module${String(i).padStart(5, '0')}.ts`);
+    const rendered = renderFileOps({ readFiles: many, modifiedFiles: ['a.ts'] });
+    const lines = rendered.split('\n');
+    expect(lines.filter((line) => line.startsWith('src/'))).toEqual(many.slice(0, MAX_LISTED_FILES));
+    expect(rendered).toContain(
+      `(… and ${50_000 - MAX_LISTED_FILES} more files read, not listed)\n</read-files>`,
+    );
+    expect(rendered).toContain('<modified-files>\na.ts\n</modified-files>');
+    // What a summary carries stays bounded whatever the session touched.
+    expect(rendered.length).toBeLessThan(25_000);
+    expect(stripFileOpsBlocks(`Summary.\n\n${rendered}`)).toBe('Summary.');
   });
 
   it('withFileOps replaces blocks already present instead of listing files twice', () => {

@@ -232,14 +232,32 @@ export function fileOpsFromMetadata(
   return { readFiles: readFiles ?? [], modifiedFiles: modifiedFiles ?? [] };
 }
 
-/** `<read-files>` and `<modified-files>` blocks, one path a line; empty lists render nothing. */
+/**
+ * Paths listed per block at most. A summary must fit the window it is made for, and the lists
+ * are cumulative: a 100,000-message session that read 50,000 files rendered a 300,000-token
+ * summary for a 128k window. Real coding sessions touch hundreds of files across dozens of
+ * compactions (953 in the largest transcript tried), so the cap keeps them whole while bounding
+ * the worst case near 10,000 tokens. Beyond it a block ends with how many it leaves out (the
+ * summary message's metadata keeps every path).
+ */
+export const MAX_LISTED_FILES = 500;
+
+/**
+ * `<read-files>` and `<modified-files>` blocks, one path a line, at most {@link MAX_LISTED_FILES}
+ * each; empty lists render nothing.
+ */
 export function renderFileOps(ops: FileOps): string {
   const blocks: string[] = [];
-  if (ops.readFiles.length > 0) blocks.push(`<read-files>\n${ops.readFiles.join('\n')}\n</read-files>`);
-  if (ops.modifiedFiles.length > 0) {
-    blocks.push(`<modified-files>\n${ops.modifiedFiles.join('\n')}\n</modified-files>`);
-  }
+  if (ops.readFiles.length > 0) blocks.push(fileBlock('read-files', ops.readFiles, 'read'));
+  if (ops.modifiedFiles.length > 0) blocks.push(fileBlock('modified-files', ops.modifiedFiles, 'modified'));
   return blocks.join('\n\n');
+}
+
+function fileBlock(tag: string, paths: readonly string[], verb: string): string {
+  const listed = paths.slice(0, MAX_LISTED_FILES);
+  const omitted = paths.length - listed.length;
+  const more = omitted > 0 ? `\n(… and ${omitted} more files ${verb}, not listed)` : '';
+  return `<${tag}>\n${listed.join('\n')}${more}\n</${tag}>`;
 }
 
 const FILE_OPS_BLOCK = /<(read-files|modified-files)>[\s\S]*?<\/\1>/g;

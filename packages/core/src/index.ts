@@ -13,6 +13,8 @@ export * from './file-ops';
 export * from './transcript';
 export * from './prompts';
 export * from './summary-messages';
+export * from './continuation';
+export * from './token-measure';
 export * from './truncate';
 export * from './topic-detection';
 export * from './topic';

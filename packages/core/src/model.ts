@@ -1,7 +1,7 @@
 /**
  * The stored conversation model every package shares.
  *
- * These are plain data, shaped like the HTTP API's messages (../../../shared/API.md) plus what
+ * These are plain data, shaped like the HTTP API's messages (docs/API.md) plus what
  * the store adds at write time: a per-session `seq` and a token count per part. Tool results are
  * not separate messages: as in OpenCode, a `tool` part on an assistant message carries both the
  * call (`input`) and its result (`output` / `error`). Renderers split them into provider messages.

@@ -42,6 +42,9 @@ describe('DEFAULT_POLICY: DESIGN.md policy table', () => {
     ['topic.maxCharsPerMessage', DEFAULT_POLICY.topic.maxCharsPerMessage, 1000],
     ['topic.summaryFrom (the normal summarizer)', DEFAULT_POLICY.topic.summaryFrom, 'summarizer'],
     ['summaryMessage', DEFAULT_POLICY.summaryMessage, 'opencode'],
+    ['summarizer.prompt (structured, Opal)', DEFAULT_POLICY.summarizer.prompt, 'structured'],
+    ['tokenCount (exact counts)', DEFAULT_POLICY.tokenCount, 'tokenizer'],
+    ['continueMessage (none)', DEFAULT_POLICY.continueMessage, null],
     ['summarizer.model (session model)', DEFAULT_POLICY.summarizer.model, null],
     ['summarizer.toolResultMaxChars', DEFAULT_POLICY.summarizer.toolResultMaxChars, 2000],
     ['instructions', DEFAULT_POLICY.instructions, null],
@@ -50,8 +53,8 @@ describe('DEFAULT_POLICY: DESIGN.md policy table', () => {
     expect(actual).toEqual(expected);
   });
 
-  it('is the opencode preset and what an empty input resolves to', () => {
-    expect(POLICY_PRESETS.opencode).toEqual(DEFAULT_POLICY);
+  it('is the default preset and what an empty input resolves to', () => {
+    expect(POLICY_PRESETS.default).toEqual(DEFAULT_POLICY);
     expect(resolvePolicy()).toEqual(DEFAULT_POLICY);
     expect(resolvePolicy({})).toEqual(DEFAULT_POLICY);
   });
@@ -87,12 +90,19 @@ describe('POLICY_PRESETS reproduce each reference system', () => {
   it.each([
     ['opal', 'trigger', { kind: 'ratio', ratio: 0.8 }],
     ['opal', 'prune', false],
-    ['opal', 'summaryMessage', 'user'],
+    ['opal', 'summaryMessage', 'opal'],
     ['opal', 'splitTurnShortPrefix', 'summarize'],
     [
       'opal',
       'keepRecent',
-      { autoRatio: 0.25, emergencyRatio: 0.2, manualTokens: 20_000, minTokens: 0, maxTokens: null },
+      {
+        autoRatio: 0.25,
+        emergencyRatio: 0.2,
+        manualTokens: 20_000,
+        manualCappedByAuto: false,
+        minTokens: 0,
+        maxTokens: null,
+      },
     ],
     [
       'klaude',
@@ -102,13 +112,23 @@ describe('POLICY_PRESETS reproduce each reference system', () => {
     [
       'klaude',
       'keepRecent',
-      { autoRatio: 0.35, emergencyRatio: 0.35, manualTokens: null, minTokens: 4096, maxTokens: 20_000 },
+      {
+        autoRatio: 0.35,
+        emergencyRatio: 0.35,
+        manualTokens: null,
+        manualCappedByAuto: true,
+        minTokens: 4096,
+        maxTokens: 20_000,
+      },
     ],
     ['klaude', 'cutAt', 'message'],
+    ['opencode', 'continueMessage', 'Continue if you have next steps'],
+    ['opencode', 'summaryMessage', 'opencode'],
     ['klaude', 'splitTurnMinPrefix', 1],
     ['klaude', 'summaryMessage', 'user'],
     ['topic', 'trigger', { kind: 'tokens', tokens: 6000 }],
     ['topic', 'strategy', 'topic'],
+    ['topic', 'cutAt', 'message'],
     ['topic', 'estimate', 'exact'],
     ['topic', 'summaryMessage', 'system'],
     [

@@ -5,197 +5,43 @@
  * A client sends a {@link PolicyInput}: an optional `preset` plus deep-partial overrides.
  * {@link resolvePolicy} lays the overrides over the preset and validates the result, so a stored
  * session always carries a complete {@link Policy}. Objects merge key by key; arrays and scalars
- * replace. Where the seeds disagree, the policy offers each behaviour and the default (the
- * `opencode` preset, which is DESIGN.md's table) wins.
+ * replace. Where the seeds disagree, the policy offers each behaviour and the `default` preset
+ * (DESIGN.md's table) picks one; each other preset reproduces its reference system (docs/PRESETS.md).
  */
 import { z } from 'zod';
-import { DEFAULT_FILE_TOOLS } from './file-ops';
-
-/** Names of the presets, one per reference system (see the README for what each reproduces). */
-export const POLICY_PRESET_NAMES = ['opencode', 'opal', 'klaude', 'topic'] as const;
-/** Validates a preset name (one of {@link POLICY_PRESET_NAMES}). */
-export const PolicyPresetSchema = z.enum(POLICY_PRESET_NAMES);
-/** `opencode` (the default), `opal`, `klaude` (klaude-code) or `topic` (seed 002). */
-export type PolicyPreset = z.infer<typeof PolicyPresetSchema>;
-
-const tokens = z.number().int().nonnegative();
-const positiveTokens = z.number().int().positive();
-/** A fraction of the context window. */
-const windowRatio = z.number().gt(0).lte(1);
-const toolNames = z.array(z.string().min(1));
-
-/** OpenCode: `input + cache.read + output > usable`, usable = input limit or window − min(maxOutput, cap). */
-const OverflowTriggerSchema = z.strictObject({
-  kind: z.literal('overflow'),
-  /** Cap on the output reserve subtracted from the window (OpenCode's `OUTPUT_TOKEN_MAX`). */
-  outputReserveCap: positiveTokens,
-});
-/** Opal: estimated context ≥ `ratio` × window. */
-const RatioTriggerSchema = z.strictObject({ kind: z.literal('ratio'), ratio: windowRatio });
-/**
- * klaude-code: context > window − reserve, reserve = min(reserveTokens, max(minReserveTokens,
- * reserveRatio × window)). "16384 or 25 %" resolves to the smaller, so small windows still have room.
- */
-const ReserveTriggerSchema = z.strictObject({
-  kind: z.literal('reserve'),
-  reserveTokens: positiveTokens,
-  reserveRatio: windowRatio,
-  minReserveTokens: tokens,
-});
-/** Seed 002: history tokens > `compaction_trigger_tokens`, whatever the window. */
-const TokensTriggerSchema = z.strictObject({ kind: z.literal('tokens'), tokens: positiveTokens });
-
-/** When auto compaction fires: one reference system's rule per `kind` (the variant schemas above). */
-export const TriggerSchema = z.discriminatedUnion('kind', [
+import {
   OverflowTriggerSchema,
+  POLICY_PRESET_NAMES,
+  PolicyInputSchema,
+  PolicySchema,
   RatioTriggerSchema,
   ReserveTriggerSchema,
   TokensTriggerSchema,
-]);
-/** A resolved trigger; {@link TRIGGER_DEFAULTS} holds each kind's defaults. */
-export type Trigger = z.infer<typeof TriggerSchema>;
-/** `overflow` (OpenCode, the default), `ratio` (Opal), `reserve` (klaude-code) or `tokens` (seed 002). */
-export type TriggerKind = Trigger['kind'];
+  type PolicyInput,
+  type PolicyPreset,
+  type Policy,
+  type Trigger,
+  type TriggerInput,
+  type TriggerKind,
+} from '@compactor/contract';
+import { DEFAULT_FILE_TOOLS } from './file-ops';
 
-const PruningSchema = z.strictObject({
-  /** Newest completed tool-output tokens never pruned (OpenCode `PRUNE_PROTECT`). */
-  protectTokens: tokens,
-  /** Prune only when strictly more than this would be saved (OpenCode `PRUNE_MINIMUM`). */
-  minimumTokens: tokens,
-  /** Tools whose outputs are never pruned. */
-  protectedTools: toolNames,
-  /** The newest user turns (a user message and what follows it) pruning never touches. */
-  protectUserTurns: z.number().int().nonnegative(),
-});
+// The schemas are the wire contract's (clients send policies); core owns what they mean.
+export {
+  POLICY_PRESET_NAMES,
+  PolicyInputSchema,
+  PolicyPresetSchema,
+  PolicySchema,
+  TriggerSchema,
+  type KeepRecentPolicy,
+  type Policy,
+  type PolicyInput,
+  type PolicyPreset,
+  type PruningPolicy,
+  type Trigger,
+  type TriggerKind,
+} from '@compactor/contract';
 
-const KeepRecentFieldsSchema = z.strictObject({
-  /** Auto compaction keeps `autoRatio` × window (Opal: window / 4). */
-  autoRatio: windowRatio,
-  /** Emergency (overflow) compaction keeps `emergencyRatio` × window (Opal: window / 5). */
-  emergencyRatio: windowRatio,
-  /** Manual compaction keeps this many tokens; `null` = the auto budget (klaude-code). */
-  manualTokens: positiveTokens.nullable(),
-  /** Floor of the ratio budgets (klaude-code: 4096). */
-  minTokens: tokens,
-  /** Ceiling of the ratio budgets, `null` = none (klaude-code: 20000). */
-  maxTokens: positiveTokens.nullable(),
-});
-const KeepRecentSchema = KeepRecentFieldsSchema.refine(
-  (k) => k.maxTokens === null || k.minTokens <= k.maxTokens,
-  {
-    message: 'keepRecent.minTokens must not exceed keepRecent.maxTokens',
-  },
-);
-
-const TopicSchema = z.strictObject({
-  /** User/assistant exchanges always kept verbatim (seed 002 `min_verbatim_exchanges`). */
-  minVerbatimExchanges: z.number().int().nonnegative(),
-  /** A detected boundary below this confidence is ignored (seed 002: 0.5). */
-  minConfidence: z.number().min(0).max(1),
-  /** Recent history always kept verbatim; the keep-recent budget in topic mode. */
-  verbatimWindowTokens: positiveTokens,
-  /** At most this many recent messages are shown to the boundary detector. */
-  maxMessages: z.number().int().positive(),
-  /** Each message shown to the detector is cut to this many characters. */
-  maxCharsPerMessage: z.number().int().positive(),
-  /**
-   * A `summarize` case's summary: the detector's own `summary` (seed 002, no second LLM call), or
-   * the normal summarizer, which merges the previous summary and writes the structured sections.
-   */
-  summaryFrom: z.enum(['detector', 'summarizer']),
-});
-
-const SummarizerSchema = z.strictObject({
-  /** Model for summaries; `null` = the session's own model. */
-  model: z.string().min(1).nullable(),
-  maxOutputTokens: positiveTokens,
-  timeoutMs: z.number().int().positive(),
-  /** The summarizer model's window when it differs from the session's; `null` = the session's. */
-  contextWindow: positiveTokens.nullable(),
-  /** Tool results in the transcript are cut to this many characters. */
-  toolResultMaxChars: z.number().int().positive(),
-  /** Tool-call arguments in the transcript are cut to this many characters. */
-  toolArgsMaxChars: z.number().int().positive(),
-});
-
-const FileToolsSchema = z.strictObject({ read: toolNames, write: toolNames, edit: toolNames });
-
-/** A fully resolved policy, as stored with a session. Every field is present. */
-export const PolicySchema = z.strictObject({
-  preset: PolicyPresetSchema,
-  /** Automatic compaction (threshold and usage overflow); `false` also disables auto emergencies. */
-  auto: z.boolean(),
-  /** Prune old tool outputs after finished assistant turns and before summarising. */
-  prune: z.boolean(),
-  trigger: TriggerSchema,
-  /** `hybrid`: last reported usage + stored counts since (Opal); `exact`: stored counts only. */
-  estimate: z.enum(['hybrid', 'exact']),
-  pruning: PruningSchema,
-  keepRecent: KeepRecentSchema,
-  /** Where a cut may land: the nearest user message (Opal) or any message (klaude-code). */
-  cutAt: z.enum(['turn-start', 'message']),
-  /** A cut inside a turn whose prefix has at least this many messages gets its own summary. */
-  splitTurnMinPrefix: z.number().int().positive(),
-  /** A shorter prefix is kept by moving the cut to the turn start, or summarised with the history (Opal's code). */
-  splitTurnShortPrefix: z.enum(['keep', 'summarize']),
-  strategy: z.enum(['summarize', 'truncate', 'topic']),
-  /** After the last failed attempt: write a truncate summary, or fail the compaction. */
-  fallback: z.enum(['truncate', 'fail']),
-  topic: TopicSchema,
-  /** How the summary is stored: OpenCode's assistant message, a user message, or a system message. */
-  summaryMessage: z.enum(['opencode', 'user', 'system']),
-  summarizer: SummarizerSchema,
-  /** Tool names per file operation, for the read/modified file lists kept across compactions. */
-  fileTools: FileToolsSchema,
-  /** Default custom summary instructions, appended to the summary prompt. */
-  instructions: z.string().min(1).nullable(),
-  /**
-   * Pin system messages (role `system`, not written by a compaction): never compacted, not counted
-   * by the keep-recent cut, shown before the summary (REFERENCE: "instructions missing after compaction").
-   */
-  pinSystemMessages: z.boolean(),
-});
-/** A complete, validated policy: get one from {@link resolvePolicy} or {@link POLICY_PRESETS}. */
-export type Policy = z.infer<typeof PolicySchema>;
-/** Tool-output pruning budgets (OpenCode), as prune.ts `selectPrunableParts` takes them. */
-export type PruningPolicy = Policy['pruning'];
-/** Keep-recent budgets per compaction reason; cut-point.ts `keepRecentTokensFor` turns them into tokens. */
-export type KeepRecentPolicy = Policy['keepRecent'];
-
-/** A trigger override: any trigger field; `kind` switches to that trigger's defaults first. */
-const TriggerInputSchema = z
-  .strictObject({
-    ...OverflowTriggerSchema.shape,
-    ...RatioTriggerSchema.shape,
-    ...ReserveTriggerSchema.shape,
-    ...TokensTriggerSchema.shape,
-    kind: z.enum(['overflow', 'ratio', 'reserve', 'tokens']),
-  })
-  .partial();
-
-/** What a client sends: an optional preset and deep-partial overrides. Unknown keys are rejected. */
-export const PolicyInputSchema = z.strictObject({
-  preset: PolicyPresetSchema.optional(),
-  auto: z.boolean().optional(),
-  prune: z.boolean().optional(),
-  trigger: TriggerInputSchema.optional(),
-  estimate: PolicySchema.shape.estimate.optional(),
-  pruning: PruningSchema.partial().optional(),
-  keepRecent: KeepRecentFieldsSchema.partial().optional(),
-  cutAt: PolicySchema.shape.cutAt.optional(),
-  splitTurnMinPrefix: PolicySchema.shape.splitTurnMinPrefix.optional(),
-  splitTurnShortPrefix: PolicySchema.shape.splitTurnShortPrefix.optional(),
-  strategy: PolicySchema.shape.strategy.optional(),
-  fallback: PolicySchema.shape.fallback.optional(),
-  topic: TopicSchema.partial().optional(),
-  summaryMessage: PolicySchema.shape.summaryMessage.optional(),
-  summarizer: SummarizerSchema.partial().optional(),
-  fileTools: FileToolsSchema.partial().optional(),
-  instructions: PolicySchema.shape.instructions.optional(),
-  pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
-});
-/** A policy as a client sends it, every field optional; {@link resolvePolicy} completes and validates it. */
-export type PolicyInput = z.input<typeof PolicyInputSchema>;
 type PolicyOverrides = Omit<PolicyInput, 'preset'>;
 
 /** An invalid policy. `message` lists every problem with its path, one per line. */
@@ -213,6 +59,9 @@ export class PolicyError extends Error {
 /** The default manual keep-recent budget (Opal, klaude-code), also an unlimited window's last resort. */
 export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
+/** OpenCode's synthetic user message after an automatic compaction (seed 004, `process()` step 9). */
+export const OPENCODE_CONTINUE_MESSAGE = 'Continue if you have next steps';
+
 /**
  * Defaults of each trigger kind, used when an override switches `trigger.kind`. `outputReserveCap`
  * (OpenCode's 32,000) is also an unknown model's output limit and the other triggers' reserve cap.
@@ -225,16 +74,18 @@ export const TRIGGER_DEFAULTS = {
 } as const satisfies { [K in TriggerKind]: Extract<Trigger, { kind: K }> };
 
 const DEFAULT_POLICY_VALUES: Policy = {
-  preset: 'opencode',
+  preset: 'default',
   auto: true,
   prune: true,
   trigger: TRIGGER_DEFAULTS.overflow,
   estimate: 'hybrid',
+  tokenCount: 'tokenizer',
   pruning: { protectTokens: 40_000, minimumTokens: 20_000, protectedTools: ['skill'], protectUserTurns: 2 },
   keepRecent: {
     autoRatio: 0.25,
     emergencyRatio: 0.2,
     manualTokens: DEFAULT_KEEP_RECENT_TOKENS,
+    manualCappedByAuto: true,
     minTokens: 0,
     maxTokens: null,
   },
@@ -252,7 +103,9 @@ const DEFAULT_POLICY_VALUES: Policy = {
     summaryFrom: 'summarizer',
   },
   summaryMessage: 'opencode',
+  continueMessage: null,
   summarizer: {
+    prompt: 'structured',
     model: null,
     maxOutputTokens: 8192,
     timeoutMs: 120_000,
@@ -272,16 +125,28 @@ const DEFAULT_POLICY_VALUES: Policy = {
   pinSystemMessages: true,
 };
 
-/** What each preset changes relative to the default (`opencode`) policy. */
+/**
+ * What each preset changes relative to the `default` policy. Every rule and deliberate deviation,
+ * with its seed source, is listed in docs/PRESETS.md; the table tests (presets.*.test.ts) hold
+ * each preset to its seed's numbers.
+ */
 const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
-  opencode: {},
-  // Opal has no tool-output pruning; it summarises at 80 % into a user message, and its code
-  // summarises a short split-turn prefix with the history instead of keeping it.
+  default: {},
+  // OpenCode: its summary request and compaction-agent directive, and the synthetic "Continue if
+  // you have next steps" after an automatic compaction.
+  opencode: {
+    continueMessage: OPENCODE_CONTINUE_MESSAGE,
+    summarizer: { prompt: 'opencode' },
+  },
+  // Opal has no tool-output pruning; it summarises at 80 % into its own user message (whose
+  // prefix it looks for to find the previous summary), its code summarises a short split-turn
+  // prefix with the history, and manual compaction keeps 20,000 whatever the window.
   opal: {
     prune: false,
     trigger: TRIGGER_DEFAULTS.ratio,
+    keepRecent: { manualCappedByAuto: false },
     splitTurnShortPrefix: 'summarize',
-    summaryMessage: 'user',
+    summaryMessage: 'opal',
     summarizer: { timeoutMs: 30_000, toolResultMaxChars: 500, toolArgsMaxChars: 200 },
   },
   // klaude-code: reserve trigger, keep min(20000, max(4096, 35 %)) for every reason, cut at any
@@ -303,11 +168,13 @@ const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
     summarizer: { maxOutputTokens: 13_107, toolResultMaxChars: 4000, toolArgsMaxChars: 2000 },
   },
   // Seed 002: a token trigger (default 6000), exact counts, topic detection whose own summary is
-  // the summary, a system summary of at most 500 tokens, and a 3000-token verbatim window.
+  // the summary, a system summary of at most 500 tokens, a 3000-token verbatim window, and cuts
+  // exactly at the verbatim window's start or the boundary, whatever the message's role.
   topic: {
     prune: false,
     trigger: TRIGGER_DEFAULTS.tokens,
     estimate: 'exact',
+    cutAt: 'message',
     strategy: 'topic',
     topic: { summaryFrom: 'detector' },
     summaryMessage: 'system',
@@ -337,7 +204,7 @@ const TRIGGER_FIELDS: { [K in TriggerKind]: readonly string[] } = {
 };
 
 /** A trigger override applied to a trigger: a new `kind` starts from that kind's defaults. */
-function mergeTrigger(base: Trigger, override: z.infer<typeof TriggerInputSchema> | undefined): Trigger {
+function mergeTrigger(base: Trigger, override: TriggerInput | undefined): Trigger {
   if (override === undefined) return base;
   const kind = override.kind ?? base.kind;
   const start: Trigger = kind === base.kind ? base : TRIGGER_DEFAULTS[kind];
@@ -372,7 +239,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** The default policy: DESIGN.md's table, which is also the `opencode` preset. Frozen. */
+/** The default policy: DESIGN.md's table, the `default` preset. Frozen. */
 export const DEFAULT_POLICY: Policy = deepFreeze(parsePolicy(DEFAULT_POLICY_VALUES, 'default policy'));
 
 /** Every preset, fully resolved. Frozen: resolve a copy with {@link resolvePolicy} to change one. */
@@ -386,14 +253,14 @@ export const POLICY_PRESETS: Readonly<Record<PolicyPreset, Policy>> = deepFreeze
 );
 
 /**
- * The complete policy for a client's input: its preset (default `opencode`) with the overrides
+ * The complete policy for a client's input: its preset (default `default`) with the overrides
  * laid over it. Throws {@link PolicyError} with one readable line per problem.
  */
 export function resolvePolicy(input: PolicyInput = {}): Policy {
   const parsed = PolicyInputSchema.safeParse(input);
   if (!parsed.success)
     throw new PolicyError(`invalid policy:\n${z.prettifyError(parsed.error)}`, parsed.error.issues);
-  const { preset = 'opencode', ...overrides } = parsed.data;
+  const { preset = 'default', ...overrides } = parsed.data;
   return parsePolicy(applyOverrides(POLICY_PRESETS[preset], overrides, preset), 'invalid policy');
 }
 

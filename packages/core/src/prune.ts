@@ -9,11 +9,13 @@
  * only when the candidates save strictly more than `minimumTokens`: pruning breaks the provider's
  * prompt cache, so it must happen rarely and in large steps.
  *
- * Sizes are the stored `outputTokens` of each part, never a re-estimate. This is the reference
- * the set-based SQL implementation in packages/db is checked against.
+ * Sizes are the stored `outputTokens` of each part, never a re-estimate, unless the policy's
+ * `tokenCount` is `chars`: then OpenCode's own `Token.estimate(output)` = `round(length / 4)`.
+ * This is the reference the set-based SQL implementation in packages/db is checked against.
  */
 import type { Message } from './model';
 import type { PruningPolicy } from './policy';
+import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
 
 /** One tool output to prune, addressed the way the store addresses it. */
 export interface PrunablePart {
@@ -21,7 +23,7 @@ export interface PrunablePart {
   seq: number;
   callId: string;
   tool: string;
-  /** What pruning it saves (the stored output tokens). */
+  /** What pruning it saves (the stored output tokens, or the estimate with a `chars` measure). */
   outputTokens: number;
 }
 
@@ -40,9 +42,13 @@ export interface PruneSelection {
 /**
  * Select the tool outputs to prune in a context view (the latest summary first, then the kept
  * and newer messages, in order). Pure: the caller marks the parts (`compactedAt`) and gates on
- * the policy's `prune` switch.
+ * the policy's `prune` switch. `measure` sizes each output (`tokenMeasureFor(policy.tokenCount)`).
  */
-export function selectPrunableParts(messages: readonly Message[], pruning: PruningPolicy): PruneSelection {
+export function selectPrunableParts(
+  messages: readonly Message[],
+  pruning: PruningPolicy,
+  measure: TokenMeasure = TOKENIZER_MEASURE,
+): PruneSelection {
   const protectedTools = new Set(pruning.protectedTools);
   const candidates: PrunablePart[] = [];
   let scanned = 0;
@@ -62,16 +68,17 @@ export function selectPrunableParts(messages: readonly Message[], pruning: Pruni
       if (part.type !== 'tool' || part.status !== 'completed') continue;
       if (protectedTools.has(part.tool)) continue;
       if (part.compactedAt !== null) break walk;
-      scanned += part.outputTokens;
+      const outputTokens = measure.output(part);
+      scanned += outputTokens;
       if (scanned > pruning.protectTokens) {
-        candidateTokens += part.outputTokens;
+        candidateTokens += outputTokens;
         // Built while the part is in cache: cheaper than revisiting it (measured, bench/core-prune).
         candidates.push({
           messageId: message.id,
           seq: message.seq,
           callId: part.callId,
           tool: part.tool,
-          outputTokens: part.outputTokens,
+          outputTokens,
         });
       }
     }

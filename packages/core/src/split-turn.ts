@@ -23,7 +23,8 @@ import { selectEmergencyPrune, emergencyRoomTokens, type EmergencyPruneSelection
 import type { Message, ModelInfo } from './model';
 import type { Policy } from './policy';
 import { countLeadingSummaryMessages } from './summary-messages';
-import { messageTokens, storedTokens } from './tokens';
+import { storedTokens } from './tokens';
+import { tokenMeasureFor } from './token-measure';
 
 /**
  * A short split-turn prefix is kept verbatim (the cut moved back to the turn start) only while
@@ -76,7 +77,7 @@ export interface PlanOptions {
    * emergency prune; `trigger` and `summarizer` size the emergency room when `model` is given.
    */
   policy: Pick<Policy, 'cutAt' | 'splitTurnMinPrefix' | 'splitTurnShortPrefix' | 'strategy' | 'topic'> &
-    Partial<Pick<Policy, 'pinSystemMessages' | 'pruning' | 'trigger' | 'summarizer'>>;
+    Partial<Pick<Policy, 'pinSystemMessages' | 'pruning' | 'trigger' | 'summarizer' | 'tokenCount'>>;
   /**
    * The session's model. With `force`, the kept part must fit {@link emergencyRoomTokens} (usable
    * − pinned − the largest summary); without a model (or a `trigger` and `summarizer` in the
@@ -122,7 +123,11 @@ function slices(
 function planSlices(messages: readonly Message[], options: PlanOptions): Slices | null {
   const { policy } = options;
   const force = options.force ?? false;
+  // The budget and its bounds in the policy's measure (`tokenCount`); `keptTokens` of the plan
+  // stays in stored tokens, what the emergency room is checked against.
+  const measure = tokenMeasureFor(policy.tokenCount);
   const point = findCutPoint(messages, {
+    measure,
     keepRecentTokens: options.keepRecentTokens,
     force,
     cutAt: policy.cutAt,
@@ -134,7 +139,7 @@ function planSlices(messages: readonly Message[], options: PlanOptions): Slices 
   if (kind === 'mid-turn' && keptTokens > bound && cutIndex + 1 < messages.length) {
     // The message at the budget point alone breaks the budget (one giant tool output): keeping
     // it would leave the context as full as it was. It is summarised; what follows it is kept.
-    keptTokens -= messageTokens(messages[cutIndex]!);
+    keptTokens -= measure.message(messages[cutIndex]!);
     cutIndex += 1;
     kind = isTurnStart(messages[cutIndex]!) ? 'turn-start' : 'mid-turn';
   }
@@ -150,7 +155,8 @@ function planSlices(messages: readonly Message[], options: PlanOptions): Slices 
   // Moving back must still compact something new, never undo an emergency, and keep the kept
   // part near the budget (else the compaction would leave the context as full as it found it).
   if (policy.splitTurnShortPrefix === 'keep' && !force && turnStart > start) {
-    const keptIfMoved = keptTokens + storedTokens(messages.slice(turnStart, cutIndex));
+    let keptIfMoved = keptTokens;
+    for (let index = turnStart; index < cutIndex; index++) keptIfMoved += measure.message(messages[index]!);
     if (keptIfMoved <= bound) {
       return slices(messages, turnStart, 'turn-start', 'moved-to-turn-start');
     }

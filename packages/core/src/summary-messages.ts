@@ -4,7 +4,9 @@
  *
  * - `opencode` (default): a user message carrying a `compaction` part (the request marker), then
  *   an assistant message with `summary: true` and finish `stop` holding the summary.
- * - `user` (Opal, klaude-code): one user message opening {@link USER_SUMMARY_PREFIX}.
+ * - `user` (klaude-code): one user message opening {@link USER_SUMMARY_PREFIX}.
+ * - `opal` (Opal): one user message opening {@link OPAL_SUMMARY_PREFIX}, the prefix Opal looks
+ *   for to find the previous summary.
  * - `system` (seed 002): one system message `[History Summary - N earlier messages]`.
  *
  * All of them are stored with `summary: true` and the compaction's id; the context view shows
@@ -24,6 +26,12 @@ export type NewMessage = Omit<Message, 'seq'>;
 /** Opening of the `user`-style summary message (klaude-code and pi's wording). */
 export const USER_SUMMARY_PREFIX =
   'The conversation history before this point was compacted into the following summary:';
+
+/**
+ * Opening of Opal's summary message. Opal recognises a previous summary by its `[Conversation
+ * summary` prefix (seed 000, "Iterative updates"), so a history written here stays readable by it.
+ */
+export const OPAL_SUMMARY_PREFIX = '[Conversation summary — older messages were compacted]';
 
 /**
  * How the model sees the OpenCode-style request marker. OpenCode renders it as "What did we do so
@@ -116,6 +124,8 @@ export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] 
       ];
     case 'user':
       return [textMessage('user', `${USER_SUMMARY_PREFIX}\n\n<summary>\n${body}\n</summary>`)];
+    case 'opal':
+      return [textMessage('user', `${OPAL_SUMMARY_PREFIX}\n\n${body}`)];
     case 'system':
       return [textMessage('system', `${historySummaryHeading(input.messagesCompacted)}\n\n${body}`)];
     default:

@@ -7,7 +7,9 @@ import { assertNever, type Message, type Part } from './model';
 import { toolCallArguments } from './openai-format';
 import { DEFAULT_POLICY, POLICY_PRESETS } from './policy';
 import { countLeadingSummaryMessages, extractPreviousSummary } from './summary-messages';
-import { messageTokens } from './tokens';
+import { summarizeCaseCut, type TopicCutRules } from './topic-cut';
+
+export { findVerbatimStart } from './topic-cut';
 
 /** Who writes the summary of a topic-mode `summarize` case (policy `topic.summaryFrom`). */
 export type TopicSummaryFrom = 'detector' | 'summarizer';
@@ -33,6 +35,12 @@ export interface TopicDetectionOptions {
    * asked for one (saves its output). Default `detector` (the seed's request).
    */
   summaryFrom?: TopicSummaryFrom;
+  /** Default: the default policy's `cutAt`; pass the policy's, as {@link planTopicCompaction} gets it. */
+  cutAt?: TopicCutRules['cutAt'];
+  /** Default: the policy's `topic.minVerbatimExchanges` (2); pass the policy's. */
+  minVerbatimExchanges?: number;
+  /** Sizes a message for the verbatim window (default: stored tokens; see `tokenMeasureFor`). */
+  measure?: (message: Message) => number;
 }
 
 /** Which messages of the session the request showed: request index `i` is session index `start + i`. */
@@ -40,8 +48,9 @@ export interface DetectionWindow {
   start: number;
   size: number;
   /**
-   * Session index before which the detector was asked to summarise (the verbatim window's
-   * start); `null` or absent when it was asked for no summary. Its summary also covers the
+   * Session index before which the detector was asked to summarise: where the `summarize` case
+   * cuts (the verbatim window's start, aligned by `cutAt` and the minimum exchanges), so the
+   * summary covers exactly the dropped messages; `null` or absent when it was asked for none. Its summary also covers the
    * previous summary, which the request gave in full.
    */
   summaryEnd?: number | null;
@@ -130,26 +139,12 @@ export function formatTopicMessage(message: Message, index: number, maxChars: nu
 }
 
 /**
- * Index of the first message of the verbatim window (seed 002): scanning back from the newest
- * message, the messages that fit in `verbatimWindowTokens` together. The message that overflows
- * the budget is not in the window (so the window is empty when the newest message alone
- * overflows it).
- */
-export function findVerbatimStart(messages: readonly Message[], verbatimWindowTokens: number): number {
-  let total = 0;
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    total += messageTokens(messages[index] as Message);
-    if (total > verbatimWindowTokens) return index + 1;
-  }
-  return 0;
-}
-
-/**
  * The detection request over the newest `maxMessages` of `messages` (the seed's format). A
  * previous summary at the start is not one of them: it is given whole in `<previous-summary>`
  * (cut to `maxCharsPerMessage` it would lose what earlier cycles kept). Unless `summaryFrom` is
- * `summarizer`, the request names the messages to summarise: those before the verbatim window,
- * the ones the `summarize` case drops. It asks for none when the detector cannot see all of
+ * `summarizer`, the request names the messages to summarise: exactly the ones the `summarize`
+ * case drops (before the verbatim window, the cut aligned as the plan aligns it: never one the
+ * plan keeps). It asks for none when the detector cannot see all of
  * them (more than `maxMessages` after the previous summary); the plan then uses the summarizer.
  */
 export function buildTopicDetectionRequest(
@@ -164,11 +159,17 @@ export function buildTopicDetectionRequest(
   const shown = messages.slice(start);
   const lines = shown.map((message, index) => formatTopicMessage(message, index, maxChars));
 
-  // What the `summarize` case drops: everything before the verbatim window.
-  const summaryEnd = findVerbatimStart(
-    messages,
-    options.verbatimWindowTokens ?? DEFAULT_POLICY.topic.verbatimWindowTokens,
-  );
+  // What the `summarize` case drops: everything before its cut (topic-cut.ts, shared with the plan).
+  const summaryEnd =
+    summarizeCaseCut(
+      messages,
+      options.verbatimWindowTokens ?? DEFAULT_POLICY.topic.verbatimWindowTokens,
+      {
+        cutAt: options.cutAt ?? DEFAULT_POLICY.cutAt,
+        minVerbatimExchanges: options.minVerbatimExchanges ?? DEFAULT_POLICY.topic.minVerbatimExchanges,
+      },
+      options.measure,
+    )?.keepFrom ?? 0;
   const askForSummary = summaryFrom === 'detector' && start === leading && summaryEnd > start;
   let summaryRequest: string;
   if (summaryFrom === 'summarizer') summaryRequest = 'Leave "summary" empty.';

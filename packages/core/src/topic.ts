@@ -10,18 +10,22 @@
  * Truncate-only when the boundary lies inside the verbatim window with enough confidence: the
  * current topic is recent, everything before it goes. Otherwise summarize: everything before the
  * verbatim window is replaced by a summary. Either way at least `minVerbatimExchanges` user
- * messages and the whole current turn stay, and the kept part starts at a user message.
+ * messages and the newest message stay. The cut lands where the seed puts it (`cutAt:
+ * 'message'`, the `topic` preset) or at the turn's user message (`turn-start`, the default).
+ *
+ * What is summarised and what is kept never overlap: the detector is asked to summarise exactly
+ * the messages the `summarize` case drops (topic-cut.ts decides both), and its summary is used
+ * only when it covers exactly them; otherwise the summarizer writes one over the dropped range.
  *
  * Where the seed loses history, this does not: its "no summary → just drop" becomes "the normal
  * summarizer writes it" (the seed's own error path says to skip rather than drop), and a previous
  * summary at the start is never dropped unmerged (DESIGN: merge with the previous summary).
  */
-import { isTurnStart } from './cut-point';
 import type { Message } from './model';
 import { countLeadingSummaryMessages, extractPreviousSummary } from './summary-messages';
 import { storedTokens } from './tokens';
+import { alignTopicCut, findVerbatimStart, type TopicCutRules } from './topic-cut';
 import {
-  findVerbatimStart,
   mapBoundaryToSession,
   type DetectionWindow,
   type TopicBoundary,
@@ -29,40 +33,7 @@ import {
 } from './topic-detection';
 import { DEFAULT_POLICY } from './policy';
 
-/** A message the user wrote (not a compaction's summary or request marker). */
-function isUserExchange(message: Message): boolean {
-  return message.role === 'user' && !message.summary;
-}
-
-/**
- * Moves `keepFrom` back until the kept messages hold at least `minExchanges` user messages, or
- * everything is kept (the seed's minimum exchange guarantee).
- */
-export function applyMinVerbatimExchanges(
-  messages: readonly Message[],
-  keepFrom: number,
-  minExchanges: number,
-): number {
-  let start = Math.min(Math.max(0, keepFrom), messages.length);
-  let users = messages.slice(start).filter(isUserExchange).length;
-  while (users < minExchanges && start > 0) {
-    start -= 1;
-    if (isUserExchange(messages[start] as Message)) users += 1;
-  }
-  return start;
-}
-
-/**
- * The user message that opens the turn containing `index` (at or before it; `index` past the end
- * means the last turn), or -1 when there is none. Topic mode has no split-turn summary, so its
- * cut must fall on a turn start, as the normal planner's does.
- */
-function turnStartAtOrBefore(messages: readonly Message[], index: number): number {
-  for (let i = Math.min(index, messages.length - 1); i >= 0; i -= 1) {
-    if (isTurnStart(messages[i] as Message)) return i;
-  }
-  return -1;
-}
+export { applyMinVerbatimExchanges } from './topic-cut';
 
 /** Seed 002's outcomes: drop the old topic without a summary, summarise it, or compact nothing. */
 export type TopicCase = 'truncate-only' | 'summarize' | 'none';
@@ -79,7 +50,7 @@ export type TopicPlan =
   | { case: 'none'; reason: 'empty' | 'below-trigger' | 'nothing-to-drop' }
   | {
       case: 'truncate-only' | 'summarize';
-      /** Index of the first kept message: always a user message, never past the last turn's start. */
+      /** Index of the first kept message: a user message with `cutAt: 'turn-start'`; never past the newest message. */
       keepFrom: number;
       /** Its seq: the compaction's boundary. */
       boundarySeq: number;
@@ -101,7 +72,7 @@ export type TopicPlan =
       /** The boundary in session indices, `null` if none or rejected. */
       boundaryIndex: number | null;
       verbatimStart: number;
-      /** The cut landed inside a turn (or past the last turn's start) and moved back to its user message. */
+      /** The cut moved back from its planned position: to its turn's user message, or to keep the newest message. */
       movedToTurnStart: boolean;
       /** Whether the minimum exchange guarantee moved `keepFrom` back. */
       extendedForMinExchanges: boolean;
@@ -121,6 +92,10 @@ export interface TopicPlanInput {
   minConfidence?: number;
   /** Default: the policy's `topic.minVerbatimExchanges` (2). */
   minVerbatimExchanges?: number;
+  /** Default: the default policy's `cutAt` (`turn-start`); the `topic` preset's is `message` (the seed). */
+  cutAt?: TopicCutRules['cutAt'];
+  /** Sizes a message for the verbatim window (default: stored tokens; see `tokenMeasureFor`). */
+  measure?: (message: Message) => number;
   /**
    * Who writes the `summarize` case's summary (policy `topic.summaryFrom`). `summarizer`
    * (default): always the normal summarizer. `detector` (the seed): the detector's summary when
@@ -141,12 +116,13 @@ export function topicTriggerReached(
 }
 
 /**
- * Whether the detector summarised every message a cut at `keepFrom` drops: it was shown all of
- * them (only the previous summary, given whole, comes before its window) and asked to summarise
- * up to at least `keepFrom`.
+ * Whether the detector summarised exactly the messages a cut at `keepFrom` drops: it was shown
+ * all of them (only the previous summary, given whole, comes before its window) and asked to
+ * summarise up to `keepFrom`, no further (a summary of a message that is also kept would show
+ * the model that message twice).
  */
 function detectorSummaryCovers(window: DetectionWindow, leading: number, keepFrom: number): boolean {
-  return typeof window.summaryEnd === 'number' && window.start === leading && keepFrom <= window.summaryEnd;
+  return window.summaryEnd === keepFrom && window.start === leading;
 }
 
 /** The topic-mode case and what it keeps (seed 002, "Compaction Cases"). */
@@ -158,23 +134,20 @@ export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
   }
 
   const minConfidence = input.minConfidence ?? DEFAULT_POLICY.topic.minConfidence;
-  const verbatimStart = findVerbatimStart(messages, input.verbatimWindowTokens);
+  const verbatimStart = findVerbatimStart(messages, input.verbatimWindowTokens, input.measure);
   const boundaryIndex = mapBoundaryToSession(boundary.boundaryIndex, input.window);
   const truncateOnly =
     boundaryIndex !== null && boundaryIndex >= verbatimStart && boundary.confidence >= minConfidence;
 
   const planned = truncateOnly ? boundaryIndex : verbatimStart;
-  // Past the last turn's start (an empty verbatim window) this is the last turn's user message:
-  // the current turn always stays.
-  const turnStart = turnStartAtOrBefore(messages, planned);
-  const keepFrom = applyMinVerbatimExchanges(
-    messages,
-    turnStart,
-    input.minVerbatimExchanges ?? DEFAULT_POLICY.topic.minVerbatimExchanges,
-  );
+  const cut = alignTopicCut(messages, planned, {
+    cutAt: input.cutAt ?? DEFAULT_POLICY.cutAt,
+    minVerbatimExchanges: input.minVerbatimExchanges ?? DEFAULT_POLICY.topic.minVerbatimExchanges,
+  });
   // Dropping nothing, or only the previous summary, is not a compaction.
   const leading = countLeadingSummaryMessages(messages);
-  if (turnStart === -1 || keepFrom <= leading) return { case: 'none', reason: 'nothing-to-drop' };
+  if (cut === null || cut.keepFrom <= leading) return { case: 'none', reason: 'nothing-to-drop' };
+  const { aligned, keepFrom } = cut;
 
   let summaryText: string | null;
   let summarySource: TopicSummarySource | null;
@@ -204,7 +177,7 @@ export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
     summarySource,
     boundaryIndex,
     verbatimStart,
-    movedToTurnStart: turnStart < planned,
-    extendedForMinExchanges: keepFrom < turnStart,
+    movedToTurnStart: aligned < planned,
+    extendedForMinExchanges: keepFrom < aligned,
   };
 }

@@ -7,6 +7,7 @@
  * emergency compaction. Loop guards keep compaction from re-firing right after itself.
  */
 import type { CompactionReason, Finish, Message, ModelInfo, Usage } from './model';
+import { isContinuationMessage } from './continuation';
 import { assertNever } from './model';
 import { TRIGGER_DEFAULTS, type Policy, type Trigger, type TriggerKind } from './policy';
 import {
@@ -162,7 +163,7 @@ export interface TriggerInput {
    */
   lastCompactionTokensAfter?: number | null;
   /** See {@link TriggerStats.lastUnsuccessful}. */
-  lastUnsuccessful?: { tokensBefore: number | null } | null;
+  lastUnsuccessful?: UnsuccessfulCompaction | null;
 }
 
 function percentOf(tokens: number, usable: number | null): number | null {
@@ -200,7 +201,7 @@ export function sessionStatus(input: TriggerInput): SessionStatus {
 /**
  * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow` (emergency).
  * Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a compaction's
- * summary), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
+ * summary, or the synthetic continuation appended after it), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
  * `no-room` (a window-based threshold of 0 or less), `ineffective-compaction` (the last
  * compaction left the view above the threshold and little was appended since),
  * `last-compaction-unsuccessful` (the newest compaction failed or was skipped and little was
@@ -225,9 +226,18 @@ export type TriggerReason =
  * window (Opal: window / 4); once that much is new, the next one can cut inside the new messages
  * and compact the tail the last one could not. Before that it would keep the same tail, so it
  * would fire on every append and fail the same way ("compaction re-fires right after a
- * compaction"). Emergencies (`usage-overflow`, provider errors) are not held.
+ * compaction"). Emergencies (`usage-overflow`, provider errors) are not held, except after an
+ * emergency that failed.
  */
 export const INEFFECTIVE_COMPACTION_REFIRE_SHARE = 0.25;
+
+/** The newest finished compaction of a session when it failed or was skipped. */
+export interface UnsuccessfulCompaction {
+  /** The view's size when it started; `null` when it failed before measuring. */
+  tokensBefore: number | null;
+  /** Its reason; an emergency's (`overflow`) failure also holds the next emergency. */
+  reason?: 'auto' | 'manual' | 'overflow';
+}
 
 /** Whether to start an automatic compaction now, with the numbers behind the decision. */
 export interface TriggerVerdict extends SessionStatus {
@@ -262,7 +272,10 @@ export interface TriggerStats {
   report: { usage: Usage; finish: Finish | null } | null;
   /** Seq of the newest message of the view; `null` for an empty view. */
   newestSeq: number | null;
-  /** Whether a compaction wrote the newest message (its summary): the `just-compacted` guard. */
+  /**
+   * Whether the newest message belongs to the last compaction: its summary, or the synthetic
+   * continuation a client appends after it (continuation.ts). The `just-compacted` guard.
+   */
   newestIsSummary: boolean;
   /**
    * The highest seq the latest completed compaction covered or wrote (its `coversThroughSeq`
@@ -274,9 +287,10 @@ export interface TriggerStats {
   /**
    * The newest finished compaction when it did not complete (`failed` or `skipped`), newer than
    * any completed one: its size when it started (`tokensBefore`, `null` if it failed before
-   * measuring). For the `last-compaction-unsuccessful` guard.
+   * measuring) and whether it was an emergency (`reason: 'overflow'`). For the
+   * `last-compaction-unsuccessful` guard.
    */
-  lastUnsuccessful?: { tokensBefore: number | null } | null;
+  lastUnsuccessful?: UnsuccessfulCompaction | null;
   model: ModelInfo;
   policy: Pick<Policy, 'auto' | 'trigger'>;
 }
@@ -294,7 +308,7 @@ export function triggerStatsOf(input: TriggerInput): TriggerStats {
     tokens,
     report: report && { usage: report.usage, finish: report.message.finish },
     newestSeq: newest?.seq ?? null,
-    newestIsSummary: newest?.summary ?? false,
+    newestIsSummary: newest !== null && (newest.summary || isContinuationMessage(newest)),
     lastCompactionSeq,
     lastCompactionTokensAfter: input.lastCompactionTokensAfter ?? null,
     lastUnsuccessful: input.lastUnsuccessful ?? null,
@@ -331,13 +345,22 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   if (input.newestIsSummary) return verdict('just-compacted');
   const lastCompactionSeq = input.lastCompactionSeq ?? null;
   if (lastCompactionSeq !== null && input.newestSeq <= lastCompactionSeq) return verdict('nothing-new');
+  const unsuccessful = input.lastUnsuccessful;
+  const refire = (thresholdPoint?.tokens ?? status.usable ?? 0) * INEFFECTIVE_COMPACTION_REFIRE_SHARE;
   if (input.report !== null && detectUsageOverflow(input.report.usage, input.model, input.report.finish)) {
+    // An emergency is not held by the guards below, except after an emergency that failed: the
+    // report stays the newest usage until the next model call, so every append would request
+    // the same emergency and fail the same way (a replay saw one failed compaction per append).
+    if (
+      unsuccessful?.reason === 'overflow' &&
+      status.tokens - (unsuccessful.tokensBefore ?? thresholdPoint?.tokens ?? 0) < refire
+    )
+      return verdict('last-compaction-unsuccessful');
     return verdict('usage-overflow');
   }
   if (thresholdPoint === null)
     return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
   if (!crossesThreshold(status.tokens, thresholdPoint)) return verdict('below-threshold');
-  const refire = thresholdPoint.tokens * INEFFECTIVE_COMPACTION_REFIRE_SHARE;
   const after = input.lastCompactionTokensAfter;
   if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint)) {
     if (status.tokens - after < refire) return verdict('ineffective-compaction');
@@ -345,7 +368,6 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   // A compaction that failed or found nothing to compact would fail the same way on the next
   // append: wait until the session grew by the same share (from the threshold when it failed
   // before measuring its size).
-  const unsuccessful = input.lastUnsuccessful;
   if (unsuccessful) {
     const from = unsuccessful.tokensBefore ?? thresholdPoint.tokens;
     if (status.tokens - from < refire) return verdict('last-compaction-unsuccessful');

@@ -33,6 +33,10 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'compactor',
+    // No JIT: every query here is an OLTP read of one session's kept window, and the planner,
+    // which cannot know the boundary before run time, over-estimates the view and switches JIT
+    // on: measured on a 100k-message session, 89 ms of JIT compilation for a 1 ms status query.
+    options: '-c jit=off',
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener
   // that would crash the process. The next checkout reconnects.

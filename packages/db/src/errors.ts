@@ -30,3 +30,37 @@ export class StaleAttemptError extends Error {
     );
   }
 }
+
+/**
+ * The error a database or driver error wraps: drizzle wraps pg's errors (whose `code` says what
+ * happened) in one whose message holds the SQL and its parameters — message text, which must
+ * never reach a log or a row. Unwraps `cause` chains.
+ */
+export function rootCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const wrapped = current as { query?: unknown; cause?: unknown } | null;
+    if (!wrapped || typeof wrapped !== 'object' || wrapped.cause === undefined) return current;
+    if (wrapped.query === undefined && !(current instanceof AggregateError)) return current;
+    current = wrapped.cause;
+  }
+  return current;
+}
+
+/** A failure's message safe to record and log: the root cause's, without SQL parameters, bounded. */
+export function safeErrorMessage(error: unknown): string {
+  const cause = rootCause(error);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
+}
+
+/**
+ * An error as logs may carry it: its class, its code (pg's SQLSTATE, a driver's errno) and the
+ * safe message, never the SQL, its parameters or a stack that quotes them.
+ */
+export function loggableError(error: unknown): { type: string; code?: string; message: string } {
+  const cause = rootCause(error) as { code?: unknown; name?: unknown } | null;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const type = error instanceof Error ? error.name : typeof error;
+  return { type, ...(code ? { code } : {}), message: safeErrorMessage(error) };
+}

@@ -1,34 +1,17 @@
-import type { Finish, Part, Role, ToolStatus, Usage } from '@compactor/core';
+import type { MessageInput, PartInput } from '@compactor/contract';
+import type { Part } from '@compactor/core';
 import { assertNever } from '@compactor/core';
 import { canonicalJson, contentHash } from './hashing';
 import { newId } from './ids';
 import type { NewMessage } from './operations/new-message';
 
-/** A part as a client posts it (the API validates it; this is its plain shape). */
-export type PartInput =
-  | { type: 'text' | 'reasoning'; text: string }
-  | {
-      type: 'tool';
-      callId: string;
-      tool: string;
-      status: ToolStatus;
-      input?: unknown;
-      output?: string | null | undefined;
-      error?: string | null | undefined;
-    }
-  | { type: 'file'; mime: string; filename?: string | null | undefined; url: string };
-
-/** A message as a client posts it. */
-export interface MessageInput {
-  id?: string | undefined;
-  role: Role;
-  parts: PartInput[];
-  finish?: Finish | null | undefined;
-  error?: { message: string; code?: string | undefined } | null | undefined;
-  usage?: Usage | null | undefined;
-  createdAt?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
+/*
+ * What a client posts, as the API hands it on once validated: the types inferred from the wire
+ * contract's schemas, not a copy of them. db may depend on @compactor/contract because the contract
+ * is a leaf (zod only, no HTTP or server code): what it admits is exactly what db must store, so a
+ * field added to the API's message schema reaches the ingest code's types without a second edit.
+ */
+export type { MessageInput, PartInput } from '@compactor/contract';
 
 /** Exact token counting, cooperative with the event loop (see @compactor/tokenizer). */
 export interface TokenCounter {

@@ -7,13 +7,17 @@ import { parseIndexedMessages } from './transcript';
 
 /**
  * The stub's answer to core's detection request for a conversation of alternating turns; a
- * verbatim window of 10 tokens keeps the last reply, so every earlier message is to be summarised.
+ * verbatim window of 10 tokens keeps the last reply, so (cutting at any message, no minimum
+ * exchanges) every earlier message is to be summarised.
  */
 function answerFor(userTexts: string[]) {
   const messages = conversation(userTexts.flatMap((text, i) => [user(text), assistant(`Reply ${i}.`)]));
-  const request = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 10 });
+  const request = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 10, ...SEED_CUT });
   return detectTopicBoundary(parseIndexedMessages(request.user), readTopicSummaryRequest(request.user, null));
 }
+
+/** Seed 002's cut with no minimum exchanges: the summary covers everything before the verbatim window. */
+const SEED_CUT = { cutAt: 'message', minVerbatimExchanges: 0 } as const;
 
 /** The answer the stub sends over the wire for a core detection request. */
 function wireAnswer(request: { system: string; user: string }) {
@@ -81,7 +85,7 @@ describe('detectTopicBoundary answers from cues', () => {
       ...previous,
       ...conversation([user('Fix the parser.'), assistant('Done.'), user('Add tests.'), assistant('Added.')]),
     ];
-    const answer = wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 3 }));
+    const answer = wireAnswer(buildTopicDetectionRequest(messages, { verbatimWindowTokens: 3, ...SEED_CUT }));
     expect(answer.summary).toContain('Earlier: Goal: ship the exporter.');
     expect(answer.summary).toContain('The user asked: Fix the parser.');
     expect(answer.summary).toContain('(3 earlier messages summarised.)');

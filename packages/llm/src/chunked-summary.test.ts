@@ -178,6 +178,39 @@ describe('summarizer input larger than the summarizer window', () => {
     expect(requestsSince(from)).toHaveLength(1);
   });
 
+  it('counts a prompt that fits once: the count that planned it is not repeated before sending', async () => {
+    stub().setFaults({ contextWindow: WINDOW });
+    const counted: number[] = [];
+    const countTokens = (text: string) => {
+      counted.push(text.length);
+      return estimateTokens(text);
+    };
+    const llm = createLlm(stubConfig(stub(), { countTokens }));
+    const from = stub().requests.length;
+    await llm.summarizeMessages({ messages: session.slice(0, 4), settings });
+    const [sent] = requestsSince(from);
+    const userPrompt = sent!.messages.find((m) => m.role === 'user')!.text;
+    // The system and user prompts, each counted exactly once.
+    expect(counted.filter((length) => length === userPrompt.length)).toHaveLength(1);
+    expect(counted).toHaveLength(2);
+  });
+
+  it('never tokenizes a prompt whose bytes alone fit the window', async () => {
+    stub().setFaults({});
+    const counted: string[] = [];
+    const countTokens = (text: string) => {
+      counted.push(text);
+      return estimateTokens(text);
+    };
+    const llm = createLlm(stubConfig(stub(), { countTokens }));
+    const result = await llm.summarizeMessages({
+      messages: session.slice(0, 4),
+      settings: { ...settings, contextWindow: 1_000_000 },
+    });
+    expect(result).toMatchObject({ chunks: 1, calls: 1 });
+    expect(counted).toEqual([]);
+  });
+
   it('learns an unknown window from overflow errors and re-plans', async () => {
     stub().setFaults({ contextWindow: WINDOW });
     const from = stub().requests.length;

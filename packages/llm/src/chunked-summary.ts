@@ -1,4 +1,4 @@
-import type { FileOps, Message, SummaryPrompt } from '@compactor/core';
+import type { FileOps, Message, SummaryPrompt, SummaryPromptStyle } from '@compactor/core';
 import {
   buildSummaryPrompt,
   countLeadingSummaryMessages,
@@ -25,7 +25,7 @@ import {
 } from './errors';
 import { shrinkMessage } from './shrink-message';
 import type { SummarizeDeps, SummaryResult } from './summarize';
-import { countPromptTokens, summarizePrompt } from './summarize';
+import { countPromptTokens, promptTokenBound, summarizePrompt } from './summarize';
 import { ZERO_USAGE } from './usage';
 
 /** The policy's `summarizer` section, resolved for one call (see `resolveSummarizerSettings`). */
@@ -37,6 +37,8 @@ export interface SummarizerSettings {
   contextWindow: number | null;
   toolResultMaxChars: number;
   toolArgsMaxChars: number;
+  /** The policy's `summarizer.prompt` (core `SummaryPromptStyle`); absent: `structured`. */
+  prompt?: SummaryPromptStyle;
 }
 
 /** A range of any size to summarise; `settings` usually come from `resolveSummarizerSettings`. */
@@ -159,8 +161,19 @@ async function summarizeWithinWindow(
   // Counting a huge transcript takes a while: a cancelled compaction stops counting too.
   const countText = (text: string): number | Promise<number> =>
     deps.countTokens(text, { signal: input.signal });
-  const count = (prompt: SummaryPrompt): Promise<number> =>
-    countPromptTokens(prompt, deps.countTokens, input.signal);
+  // The prompt that decided the plan is usually the one sent (`plan` counts it, then `fit`
+  // builds the same strings again): the last count is reused, not repeated on a huge prompt.
+  let lastCounted: { prompt: SummaryPrompt; tokens: number } | null = null;
+  const count = async (prompt: SummaryPrompt): Promise<number> => {
+    if (lastCounted && lastCounted.prompt.system === prompt.system && lastCounted.prompt.user === prompt.user)
+      return lastCounted.tokens;
+    const tokens = await countPromptTokens(prompt, deps.countTokens, input.signal);
+    lastCounted = { prompt, tokens };
+    return tokens;
+  };
+  /** Whether `prompt` fits the budget: counted only when its byte bound does not already say so. */
+  const fits = async (prompt: SummaryPrompt): Promise<boolean> =>
+    promptTokenBound(prompt) <= budget || (await count(prompt)) <= budget;
 
   /** The running summary as the next request carries it: without file-op blocks (core appends those). */
   const carry = (summary: string | null): string | null =>
@@ -203,6 +216,7 @@ async function summarizeWithinWindow(
         Number.isFinite(budget) ? Math.floor(budget * FILE_LIST_SHARE * 4) : Infinity,
       ),
       kind: chunkKind,
+      ...(settings.prompt === undefined ? {} : { style: settings.prompt }),
       ...bounds,
     });
     return target === null ? prompt : { ...prompt, user: `${prompt.user}\n\n${summaryLengthNote(target)}` };
@@ -230,8 +244,7 @@ async function summarizeWithinWindow(
     const whole: Range = { start: from, end: messages.length };
     if (!Number.isFinite(budget)) return [whole];
     const emptyRange = { start: from, end: from };
-    const fitsWhole = async (): Promise<boolean> =>
-      (await count(promptFor(whole, messages.slice(from), running))) <= budget;
+    const fitsWhole = (): Promise<boolean> => fits(promptFor(whole, messages.slice(from), running));
     // The first plan counts the whole prompt (one count in the usual case, where it fits); later
     // ones count it only when the per-message counts say it may fit.
     if (from === 0 && (await fitsWhole())) return [whole];
@@ -279,12 +292,12 @@ async function summarizeWithinWindow(
   const fit = async (
     range: Range,
     running: string | null,
-  ): Promise<{ prompt: SummaryPrompt; tokens: number } | 'split'> => {
+  ): Promise<{ prompt: SummaryPrompt; tokens?: number } | 'split'> => {
     const chunk = messages.slice(range.start, range.end);
     let prompt = promptFor(range, chunk, running);
-    let tokens = await count(prompt);
-    if (tokens <= budget) return { prompt, tokens };
+    if (await fits(prompt)) return { prompt };
     if (chunk.length > 1) return 'split';
+    let tokens = await count(prompt);
     const [message] = chunk as [Message];
     const fixed = await count(promptFor(range, [], running));
     let ratio = 1;
@@ -375,14 +388,10 @@ async function summarizeWithinWindow(
       // The provider says it does not fit although we thought it did (unknown window, or its
       // tokenizer counts more than ours): halve the whole request (prompt + output) and plan the
       // rest again. Halving finds an unknown window in a few steps without guessing its size.
-      const smaller = Math.floor((fitted.tokens + settings.maxOutputTokens) / 2) - settings.maxOutputTokens;
-      if (
-        !(error instanceof LlmOverflowError) ||
-        replans >= MAX_OVERFLOW_REPLANS ||
-        smaller < MIN_CHUNK_TOKENS
-      ) {
-        throw error;
-      }
+      if (!(error instanceof LlmOverflowError) || replans >= MAX_OVERFLOW_REPLANS) throw error;
+      const promptTokens = fitted.tokens ?? (await count(fitted.prompt));
+      const smaller = Math.floor((promptTokens + settings.maxOutputTokens) / 2) - settings.maxOutputTokens;
+      if (smaller < MIN_CHUNK_TOKENS) throw error;
       replans += 1;
       budget = smaller;
       queue = await plan(range.start, running);

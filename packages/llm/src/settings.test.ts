@@ -4,6 +4,7 @@ import { LlmFatalError } from './errors';
 import { resolveSummarizerSettings } from './settings';
 
 const policy: Policy['summarizer'] = {
+  prompt: 'structured',
   model: null,
   maxOutputTokens: 4096,
   timeoutMs: 60_000,
@@ -91,6 +92,7 @@ describe('resolveSummarizerSettings', () => {
       timeoutMs: 60_000,
       toolResultMaxChars: 2000,
       toolArgsMaxChars: 1000,
+      prompt: 'structured',
     });
   });
 });

@@ -51,6 +51,7 @@ export function resolveSummarizerSettings(input: ResolveSummarizerInput): Summar
     contextWindow: window,
     toolResultMaxChars: policy.toolResultMaxChars,
     toolArgsMaxChars: policy.toolArgsMaxChars,
+    prompt: policy.prompt,
   };
 }
 

@@ -18,8 +18,9 @@ const messages = conversation([
   user("Thanks. Now let's work on the API endpoint in routes.py."),
   assistant('Looking at routes.py.'),
 ]);
-// A verbatim window of 20 tokens keeps the last exchange: the detector summarises [0] and [1].
-const detection = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 20 });
+// A verbatim window of 20 tokens keeps the last exchange (one exchange kept at least, as the plan
+// below): the detector summarises [0] and [1].
+const detection = buildTopicDetectionRequest(messages, { verbatimWindowTokens: 20, minVerbatimExchanges: 1 });
 
 function detect(
   headers: Record<string, string> = {},

@@ -12,3 +12,5 @@ export * from './workflow/prune-session';
 export * from './worker/processors';
 export * from './worker/workers';
 export * from './worker/reconciler';
+export * from './shutdown/bounded-close';
+export * from './redis/connect';

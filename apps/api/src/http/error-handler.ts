@@ -1,7 +1,9 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { PolicyError } from '@compactor/core';
-import { ConflictError, NotFoundError } from '@compactor/db';
+import { ConflictError, NotFoundError, loggableError } from '@compactor/db';
 import { ApiError, type ErrorCode } from './errors';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
@@ -18,6 +20,39 @@ const FASTIFY_CLIENT_ERRORS: Record<string, [number, ErrorCode]> = {
 };
 
 /**
+ * Fastify's own answers to a URL it cannot route (bad percent-encoding, a parameter longer than
+ * the router takes), in the contract's shape and without echoing the URL back.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply
+      .code(414)
+      .send(body('validation_error', 'a path parameter is longer than any id can be (200 characters)'));
+    return;
+  }
+  void reply.code(400).send(body('validation_error', 'the URL is not valid (bad percent-encoding)'));
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (headers too large, a timeout,
+ * malformed HTTP), answered in the contract's shape; a reset connection gets nothing.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request took too long to arrive']
+        : [400, 'the request is not valid HTTP'];
+  const payload = JSON.stringify(body('validation_error', message));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+  );
+}
+
+/**
  * Every error leaves as `{ error: { code, message, details? } }`. Bad input is always a 4xx;
  * only our own faults are 500s, and their details stay in the log.
  */
@@ -31,8 +66,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
       return reply.code(400).send(body('validation_error', `invalid request: ${summary}`, { issues }));
     }
-    if (error instanceof ApiError)
+    if (error instanceof ApiError) {
+      const retryAfter = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+      if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
       return reply.code(error.status).send(body(error.code, error.message, error.details));
+    }
     if (error instanceof PolicyError) return reply.code(400).send(body('validation_error', error.message));
     if (error instanceof ConflictError)
       return reply.code(409).send(body('conflict', error.message, error.details));
@@ -45,10 +83,18 @@ export function installErrorHandling(app: FastifyInstance): void {
     ) {
       return reply.code(error.statusCode ?? 400).send(body('validation_error', error.message));
     }
+    // Never the error object itself: a database error carries the statement and its parameters,
+    // i.e. the client's message text, and its stack quotes them.
     if (isResponseSerializationError(error)) {
-      request.log.error({ err: error, issues: error.cause.issues }, 'response did not match its schema');
+      request.log.error(
+        {
+          err: loggableError(error),
+          issues: error.cause.issues.map((i) => ({ path: i.path, code: i.code })),
+        },
+        'response did not match its schema',
+      );
     } else {
-      request.log.error({ err: error }, 'request failed');
+      request.log.error({ err: loggableError(error) }, 'request failed');
     }
     return reply.code(500).send(
       body('internal_error', 'internal error; see the server log for the request id', {

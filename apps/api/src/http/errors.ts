@@ -1,13 +1,7 @@
-/** Stable error codes of the API contract. */
-export type ErrorCode =
-  | 'validation_error'
-  | 'not_found'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'unsupported_media_type'
-  | 'service_unavailable'
-  | 'internal_error';
+import type { ErrorCode } from '@compactor/contract';
+
+/** Stable error codes of the API contract (the contract's list). */
+export type { ErrorCode };
 
 /** An error the API answers with its own status and code (thrown by handlers). */
 export class ApiError extends Error {

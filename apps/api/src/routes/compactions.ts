@@ -2,8 +2,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { findTenantCompaction, listCompactionSteps, listCompactionsPage } from '@compactor/db';
 import { invalid, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
-import { commonErrors, SessionParams } from '../schemas/common';
+import { commonErrors } from '../http/route-errors';
 import {
+  SessionParams,
   CompactionDetailOut,
   CompactionListQuery,
   CompactionOut,
@@ -14,7 +15,7 @@ import {
   OverflowBody,
   OverflowOut,
   PruneOut,
-} from '../schemas/compactions';
+} from '@compactor/contract';
 import { reportOverflow, requestManualCompaction } from '../services/compactions';
 import { requireSession } from '../services/sessions';
 import { compactionStepView, compactionView } from '../services/views';

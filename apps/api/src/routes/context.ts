@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { assembleContext, resolvePolicy, toOpenAIMessages, type PolicyInput } from '@compactor/core';
 import { loadContextRows } from '@compactor/db';
 import type { ApiResources } from '../resources';
-import { commonErrors, SessionParams } from '../schemas/common';
-import { ContextOut, ContextQuery } from '../schemas/context';
+import { ContextOut, ContextQuery, SessionParams } from '@compactor/contract';
+import { commonErrors } from '../http/route-errors';
 import { requireSession } from '../services/sessions';
 
 /**
@@ -17,6 +17,7 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['context'],
+          summary: 'What the model should see next (native messages or a Chat Completions array)',
           params: SessionParams,
           querystring: ContextQuery,
           response: { 200: ContextOut, ...commonErrors },

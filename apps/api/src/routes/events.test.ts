@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventChannel } from '@compactor/queue';
+import { compareEventIds, eventChannel } from '@compactor/queue';
 import { getTokenizer } from '@compactor/tokenizer';
 import { createAuthenticator } from '../http/auth';
 import { buildServer } from '../server';
@@ -80,10 +80,15 @@ interface Stream {
   close(): void;
 }
 
-async function openStream(baseUrl: string, session: string, key = TENANT_A_KEY): Promise<Stream> {
+async function openStream(
+  baseUrl: string,
+  session: string,
+  key = TENANT_A_KEY,
+  headers: Record<string, string> = {},
+): Promise<Stream> {
   const controller = new AbortController();
   const response = await fetch(`${baseUrl}/v1/sessions/${session}/events`, {
-    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...headers },
     signal: controller.signal,
   });
   const reader = response.body!.getReader();
@@ -134,10 +139,22 @@ async function openStream(baseUrl: string, session: string, key = TENANT_A_KEY):
 
 /** The `data:` JSON of each `event: <type>` block in a stream's text. */
 function eventsOf(text: string, type: string): Record<string, unknown>[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.startsWith(`event: ${type}\n`))
-    .map((block) => JSON.parse(block.split('\n')[1]!.replace(/^data: /, '')) as Record<string, unknown>);
+  return blocksOf(text)
+    .filter((block) => block.event === type)
+    .map((block) => JSON.parse(block.data) as Record<string, unknown>);
+}
+
+/** Every event block of a stream's text: its `id:`, `event:` and `data:`. */
+function blocksOf(text: string): Array<{ id: string | null; event: string; data: string }> {
+  return text.split('\n\n').flatMap((block) => {
+    const field = (name: string) =>
+      block
+        .split('\n')
+        .find((line) => line.startsWith(`${name}: `))
+        ?.slice(name.length + 2) ?? null;
+    const event = field('event');
+    return event === null ? [] : [{ id: field('id'), event, data: field('data') ?? '' }];
+  });
 }
 
 async function newSession(id: string) {
@@ -160,6 +177,54 @@ async function subscribers(sessionPk: number): Promise<number> {
 }
 
 describe('GET /v1/sessions/:id/events', () => {
+  it('replays what a client missed while away (Last-Event-ID), then goes on live, none twice', async () => {
+    const pk = await newSession('ev-replay');
+    const publish = (compactionId: string) =>
+      a.publisher.publish({
+        type: 'compaction.step',
+        sessionPk: pk,
+        sessionId: 'ev-replay',
+        compactionId,
+        at: new Date().toISOString(),
+        data: {},
+      });
+    const compactionsIn = (text: string) =>
+      blocksOf(text).map((block) => JSON.parse(block.data).compactionId);
+
+    const first = await openStream(b.url, 'ev-replay');
+    await first.until((text) => text.startsWith(': connected\n\n'));
+    await publish('cmp_1');
+    const seen = blocksOf(await first.until((text) => text.includes('cmp_1')));
+    const lastId = seen.at(-1)!.id!;
+    expect(lastId).toMatch(/^\d+-\d+$/);
+    first.close();
+    await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+
+    // Published while nobody listens.
+    await publish('cmp_2');
+    await publish('cmp_3');
+
+    const again = await openStream(b.url, 'ev-replay', TENANT_A_KEY, { 'last-event-id': lastId });
+    await again.until((text) => text.includes('cmp_3'));
+    await publish('cmp_4');
+    const text = await again.until((t) => t.includes('cmp_4'));
+    again.close();
+    expect(compactionsIn(text)).toEqual(['cmp_2', 'cmp_3', 'cmp_4']);
+    const ids = blocksOf(text).map((block) => block.id!);
+    expect([...ids].sort(compareEventIds)).toEqual(ids);
+    expect(compareEventIds(ids[0]!, lastId)).toBeGreaterThan(0);
+
+    // No Last-Event-ID, or one that is not ours: live events only.
+    for (const headers of [{}, { 'last-event-id': 'garbage' }] as Array<Record<string, string>>) {
+      const fresh = await openStream(b.url, 'ev-replay', TENANT_A_KEY, headers);
+      await fresh.until((t) => t.startsWith(': connected\n\n'));
+      await publish('cmp_5');
+      const live = await fresh.until((t) => t.includes('cmp_5'));
+      fresh.close();
+      expect(compactionsIn(live)).toEqual(['cmp_5']);
+    }
+  });
+
   it('delivers events started on replica A to a client on replica B', async () => {
     const pk = await newSession('ev-two');
     await newSession('ev-other');
@@ -325,7 +390,11 @@ describe('GET /v1/sessions/:id/events', () => {
       tokenizerFor: () => getTokenizer('o200k_base'),
       clock: () => new Date(),
       jobs: replica.jobs,
-      events: { subscribe: () => Promise.reject(new Error('ECONNREFUSED')), close: async () => undefined },
+      events: {
+        subscribe: () => Promise.reject(new Error('ECONNREFUSED')),
+        since: async () => [],
+        close: async () => undefined,
+      },
     });
     try {
       const response = await app.inject({

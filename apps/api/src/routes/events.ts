@@ -1,9 +1,15 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/queue';
+import {
+  compareEventIds,
+  EVENT_HISTORY,
+  EVENT_ID_PATTERN,
+  SESSION_EVENT_TYPES,
+  type SessionEvent,
+} from '@compactor/queue';
 import { ApiError } from '../http/errors';
 import type { ApiResources } from '../resources';
-import { commonErrors, ErrorBody, SessionParams } from '../schemas/common';
+import { ErrorBody, EventStreamText, SessionParams } from '@compactor/contract';
+import { commonErrors } from '../http/route-errors';
 import { requireSession } from '../services/sessions';
 
 /** A client that stops reading is cut off once this much is waiting for it. */
@@ -20,7 +26,8 @@ export function formatSseEvent(event: SessionEvent): string {
     at: event.at,
     data: event.data,
   };
-  return `event: ${event.type}\ndata: ${JSON.stringify(payload)}\n\n`;
+  const id = event.id ? `id: ${event.id}\n` : '';
+  return `${id}event: ${event.type}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
 
 /** Subscribes, or throws a 503 when Redis does not confirm in time (and drops a late subscription). */
@@ -57,7 +64,9 @@ async function subscribeInTime(
 
 /**
  * `GET /v1/sessions/:id/events`: the session's events as Server-Sent Events. Events travel over
- * Redis pub/sub, so a client connected to any replica gets what every process publishes.
+ * Redis pub/sub, so a client connected to any replica gets what every process publishes. Each
+ * carries its id in the session's history: a client reconnecting with `Last-Event-ID` first gets
+ * what it missed (what the history still holds), then the live events, none twice.
  */
 export function eventRoutes(
   resources: ApiResources,
@@ -78,10 +87,14 @@ export function eventRoutes(
           summary: "The session's events (Server-Sent Events)",
           description:
             `\`text/event-stream\`: \`event: <type>\` (${SESSION_EVENT_TYPES.join(', ')}) and ` +
-            '`data: {"type","sessionId","compactionId","at","data"}`; a `: keepalive` comment every 15 s.',
+            '`data: {"type","sessionId","compactionId","at","data"}`, each with an `id:`; a `: keepalive` comment every 15 s. ' +
+            `Reconnecting with the \`Last-Event-ID\` header replays the events published since that one first (the session's last ${EVENT_HISTORY.length} events are kept for ${EVENT_HISTORY.ttlSeconds / 60} minutes after the newest).`,
           params: SessionParams,
           response: {
-            200: z.string().describe('text/event-stream'),
+            200: {
+              description: 'The event stream',
+              content: { 'text/event-stream': { schema: EventStreamText } },
+            },
             ...commonErrors,
             503: ErrorBody,
           },
@@ -90,9 +103,10 @@ export function eventRoutes(
       async (request, reply) => {
         const session = await requireSession(resources.db, request.tenantId, request.params.id);
         const raw = reply.raw;
+        // Live events wait in `pending` until the stream is open and the missed ones are sent.
         let started = false;
         let closed = false;
-        const pending: string[] = [];
+        const pendingEvents: Array<{ chunk: string; id: string | undefined }> = [];
         let keepalive: NodeJS.Timeout | undefined = undefined;
         let unsubscribe: (() => void) | undefined = undefined;
 
@@ -104,10 +118,10 @@ export function eventRoutes(
           open.delete(end);
           if (started && !raw.writableEnded) raw.end();
         };
-        const write = (chunk: string) => {
+        const write = (chunk: string, id?: string) => {
           if (closed) return;
           if (!started) {
-            pending.push(chunk);
+            pendingEvents.push({ chunk, id });
             return;
           }
           raw.write(chunk);
@@ -120,7 +134,7 @@ export function eventRoutes(
         raw.on('close', end);
         // Subscribed before the stream opens: whatever happens after the client sees it is delivered.
         const subscription = await subscribeInTime(resources, session.pk, (event) =>
-          write(formatSseEvent(event)),
+          write(formatSseEvent(event), event.id),
         );
         if (closed || raw.destroyed) {
           // The client left while Redis confirmed.
@@ -137,13 +151,46 @@ export function eventRoutes(
           connection: 'keep-alive',
           'x-accel-buffering': 'no',
         });
-        started = true;
         raw.write(': connected\n\n');
-        for (const chunk of pending.splice(0)) write(chunk);
+        const replayedUpTo = await replayMissed(
+          resources,
+          session.pk,
+          request.headers['last-event-id'],
+          (e) => {
+            if (!closed) raw.write(formatSseEvent(e));
+          },
+        ).catch((error: unknown) => {
+          request.log.warn(
+            { sessionId: session.id, err: (error as Error).message },
+            'event history unavailable',
+          );
+          return null;
+        });
+        started = true;
+        for (const { chunk, id } of pendingEvents.splice(0)) {
+          if (replayedUpTo === null || id === undefined || compareEventIds(id, replayedUpTo) > 0)
+            write(chunk);
+        }
         keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
         keepalive.unref();
         return reply;
       },
     );
   };
+}
+
+/**
+ * Sends what a reconnecting client missed: the events after its `Last-Event-ID` that the history
+ * still holds. Returns the id of the last one sent (`null`: nothing to replay).
+ */
+async function replayMissed(
+  resources: ApiResources,
+  sessionPk: number,
+  lastEventId: string | string[] | undefined,
+  send: (event: SessionEvent) => void,
+): Promise<string | null> {
+  if (typeof lastEventId !== 'string' || !EVENT_ID_PATTERN.test(lastEventId)) return null;
+  const missed = await resources.events.since(sessionPk, lastEventId);
+  for (const event of missed) send(event);
+  return missed.at(-1)?.id ?? lastEventId;
 }

@@ -14,13 +14,14 @@ describe('probes', () => {
     expect(response.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
   });
 
-  it('/readyz is 503 naming the failing dependency, while /healthz stays 200', async () => {
+  it('/readyz is 503 naming the failing dependency in plain words (not its error), while /healthz stays 200', async () => {
     const response = await redisDown.request({ method: 'GET', url: '/readyz', key: null });
     expect(response.statusCode).toBe(503);
     expect(response.json()).toEqual({
       status: 'unavailable',
-      checks: { postgres: 'ok', redis: 'connect ECONNREFUSED 127.0.0.1:6390' },
+      checks: { postgres: 'ok', redis: 'unreachable' },
     });
+    expect(response.body).not.toContain('ECONNREFUSED');
     expect((await redisDown.request({ method: 'GET', url: '/healthz', key: null })).statusCode).toBe(200);
   });
 });
@@ -34,6 +35,27 @@ describe('request limits and unknown routes', () => {
     });
     expect(response.statusCode).toBe(413);
     expect(response.json().error.code).toBe('payload_too_large');
+  });
+
+  it.each([
+    ['a bad percent-escape', '/v1/sessions/%E0%A4%A', 400],
+    ['a malformed escape', '/v1/sessions/%zz/messages', 400],
+    ['a path parameter longer than any id', `/v1/sessions/${'secret'.repeat(120)}`, 414],
+  ])('answers %s in the error shape, without echoing the URL', async (_label, url, status) => {
+    const response = await healthy.request({ method: 'GET', url });
+    expect(response.statusCode).toBe(status);
+    expect(response.json()).toEqual({ error: { code: 'validation_error', message: expect.any(String) } });
+    expect(response.body).not.toContain('/v1/sessions');
+    expect(response.body).not.toContain('secret');
+  });
+
+  it('answers 431 for headers too large, in the error shape (Node refuses them before Fastify)', async () => {
+    const address = await healthy.app.listen({ port: 0, host: '127.0.0.1' });
+    const response = await fetch(`${address}/healthz`, { headers: { 'x-padding': 'y'.repeat(64 * 1024) } });
+    expect(response.status).toBe(431);
+    expect(await response.json()).toEqual({
+      error: { code: 'validation_error', message: 'the request headers are too large' },
+    });
   });
 
   it('answers 404 not_found for an unknown route, in the error shape', async () => {

@@ -1,47 +1,67 @@
-import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { pingDatabase } from '@compactor/db';
+import { pingDatabase, safeErrorMessage } from '@compactor/db';
+import { HealthOut, ReadinessOut } from '@compactor/contract';
 import type { ApiResources } from '../resources';
 
 const PROBE_TIMEOUT_MS = 2000;
 
-async function probe(check: () => Promise<unknown>): Promise<'ok' | string> {
+/** What a probe says of a dependency, in plain words: never the driver's own message. */
+type ProbeResult = 'ok' | 'not answering' | 'unreachable';
+
+async function probe(
+  check: () => Promise<unknown>,
+  onFailure: (detail: string) => void,
+): Promise<ProbeResult> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       check(),
       new Promise((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
-          PROBE_TIMEOUT_MS,
-        );
+        timer = setTimeout(() => reject(new ProbeTimeout()), PROBE_TIMEOUT_MS);
       }),
     ]);
     return 'ok';
   } catch (error) {
-    return (error as Error).message || 'unreachable';
+    // The detail (addresses, driver errors) is for the operator's log, not for anonymous callers.
+    onFailure(error instanceof ProbeTimeout ? error.message : safeErrorMessage(error));
+    return error instanceof ProbeTimeout ? 'not answering' : 'unreachable';
   } finally {
     clearTimeout(timer);
   }
 }
 
-const Checks = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()) });
+class ProbeTimeout extends Error {
+  constructor() {
+    super(`no answer within ${PROBE_TIMEOUT_MS} ms`);
+  }
+}
 
-/** `/healthz`: the process is up. `/readyz`: Postgres and Redis answer, so traffic can come. */
+/**
+ * `/healthz`: the process is up. `/readyz`: Postgres and Redis answer, so traffic can come; a
+ * failing dependency is named with `unreachable` or `not answering`, its error goes to the log.
+ */
 export function healthRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/healthz',
-      { schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } } },
+      { schema: { tags: ['operations'], summary: 'The process is up', response: { 200: HealthOut } } },
       async () => ({ status: 'ok' as const }),
     );
     app.get(
       '/readyz',
-      { schema: { tags: ['operations'], response: { 200: Checks, 503: Checks } } },
-      async (_req, reply) => {
+      {
+        schema: {
+          tags: ['operations'],
+          summary: 'Postgres and Redis answer (503 names the one that does not)',
+          response: { 200: ReadinessOut, 503: ReadinessOut },
+        },
+      },
+      async (request, reply) => {
+        const failed = (dependency: string) => (detail: string) =>
+          request.log.warn({ dependency, err: detail }, 'readiness probe failed');
         const [postgres, redis] = await Promise.all([
-          probe(() => pingDatabase(resources.db)),
-          probe(() => resources.redis.ping()),
+          probe(() => pingDatabase(resources.db), failed('postgres')),
+          probe(() => resources.redis.ping(), failed('redis')),
         ]);
         const ready = postgres === 'ok' && redis === 'ok';
         return reply

@@ -93,6 +93,56 @@ describe('POST /v1/sessions/:id/messages', () => {
     expect(response.json().status).toMatchObject({ overflow: true, usable: 7_000, estimate: 'hybrid' });
   });
 
+  it('accepts usage at the int4 limit whose sum passes it, and the session stays readable (no 500 after commit)', async () => {
+    await newSession('m-int4');
+    const response = await post('m-int4', [
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+      {
+        role: 'assistant',
+        parts: [{ type: 'text', text: 'ok' }],
+        finish: 'stop',
+        usage: { input: 2_147_483_647, output: 2_147_483_647, cacheRead: 1, cacheWrite: 2_147_483_647 },
+      },
+    ]);
+    expect(response.statusCode).toBe(201);
+    expect(response.json().status.tokens).toBe(3 * 2_147_483_647 + 1);
+    expect((await api.request({ method: 'GET', url: '/v1/sessions/m-int4' })).statusCode).toBe(200);
+    expect(
+      (await post('m-int4', [{ role: 'user', parts: [{ type: 'text', text: 'more' }] }])).statusCode,
+    ).toBe(201);
+    expect(await history('m-int4')).toHaveLength(3);
+  });
+
+  it.each([
+    ['year 0', '0000-01-01T00:00:00Z'],
+    ['an offset that carries past year 9999', '9999-12-31T23:59:59-23:59'],
+    ['before 1970', '1969-12-31T23:59:59Z'],
+  ])('refuses a createdAt of %s with 400 and writes nothing', async (_label, createdAt) => {
+    const session = `m-date-${createdAt.slice(0, 4)}-${createdAt.length}`;
+    await newSession(session);
+    const response = await post(session, [
+      { role: 'user', parts: [{ type: 'text', text: 'hi' }], createdAt },
+    ]);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.code).toBe('validation_error');
+    expect(await history(session)).toHaveLength(0);
+  });
+
+  it('stores one batch of 14 messages × 5,000 tool parts (70,000 call ids: one array parameter, chunked inserts)', async () => {
+    await newSession('m-wide');
+    const messages = Array.from({ length: 14 }, (_, m) => ({
+      id: `wide-${m}`,
+      role: 'assistant',
+      parts: Array.from({ length: 5000 }, (_, p) => readCall(`c${m}_${p}`, 'ok')),
+    }));
+    const response = await post('m-wide', messages);
+    expect(response.statusCode).toBe(201);
+    const stored = await api.database.database.pool.query(
+      "select count(*)::int as n from parts p join sessions s on s.pk = p.session_pk where s.id = 'm-wide'",
+    );
+    expect(stored.rows[0].n).toBe(70_000);
+  });
+
   it('is idempotent by client id: an identical re-post returns the same seq and writes nothing', async () => {
     await newSession('m-idem');
     const batch = [{ id: 'only', role: 'user', parts: [{ type: 'text', text: 'once' }] }];

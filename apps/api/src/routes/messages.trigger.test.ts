@@ -75,7 +75,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     expect(await compactionRows('t-skipped')).toHaveLength(2);
   });
 
-  it('a failed compaction never holds an emergency (a reported overflow)', async () => {
+  it('a failed compaction does not hold an emergency; a failed emergency holds the next until the session grew', async () => {
     await newSession('t-failed', tiny);
     const first = (await post('t-failed', [question, turn(7_500)])).json().compaction;
     await updateCompaction(api.database.db, first.id, {
@@ -86,6 +86,21 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     expect((await post('t-failed', [question, turn(7_600)])).json().compaction).toBeNull();
     const emergency = await post('t-failed', [question, turn(9_000)]);
     expect(emergency.json().compaction).toMatchObject({ reason: 'overflow' });
+
+    // The emergency fails as well (say the pinned messages alone overflow): the overflow report
+    // is still the newest usage, but appends no longer request one emergency each.
+    await updateCompaction(api.database.db, emergency.json().compaction.id, {
+      status: 'failed',
+      tokensBefore: 9_010,
+      finishedAt: new Date(),
+    });
+    for (const input of [9_100, 9_200]) {
+      expect((await post('t-failed', [question, turn(input)])).json().compaction).toBeNull();
+    }
+    expect(await compactionRows('t-failed')).toHaveLength(2);
+    // Once the session grew by a quarter of the threshold, the next emergency is tried.
+    const grown = await post('t-failed', [question, turn(9_010 + 2_000)]);
+    expect(grown.json().compaction).toMatchObject({ reason: 'overflow' });
   });
 
   it('an append below the threshold starts nothing but the turn’s prune', async () => {

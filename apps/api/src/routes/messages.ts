@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { Part } from '@compactor/core';
 import {
   appendMessages,
   findMessage,
@@ -12,52 +12,50 @@ import {
   type CompactionRow,
 } from '@compactor/db';
 import type { ApiResources } from '../resources';
-import { commonErrors, SessionParams } from '../schemas/common';
-import { CompactionOut } from '../schemas/compactions';
+import { commonErrors } from '../http/route-errors';
 import {
   AppendMessagesBody,
+  AppendResponse,
+  ErrorBody,
+  PatchResponse,
+  SessionParams,
   HistoryPage,
   HistoryQuery,
-  MessageOut,
   MessageParams,
   PatchMessageBody,
   type PartInput,
-} from '../schemas/messages';
-import { StatusOut } from '../schemas/sessions';
+} from '@compactor/contract';
 import { afterWrite } from '../services/auto-trigger';
+import { SessionWriteQueue } from '../services/session-writes';
 import { requireSession } from '../services/sessions';
-
-const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, reason: true });
-
-const AppendResponse = z.object({
-  messages: z.array(z.object({ id: z.string(), seq: z.number().int(), created: z.boolean() })),
-  status: StatusOut,
-  compaction: TriggeredCompaction.nullable().describe('The compaction this append triggered, if any'),
-});
-
-const PatchResponse = MessageOut.extend({
-  compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
-});
 
 /** An assistant turn is over: it finished for any reason but to run tool calls. */
 const finishesTurn = (role: string, finish: string | null | undefined) =>
   role === 'assistant' && finish !== null && finish !== undefined && finish !== 'tool-calls';
 
+/** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
+export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
+
 const triggered = (row: CompactionRow | null) =>
   row && { id: row.id, status: row.status, reason: row.reason };
 
-export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+export function messageRoutes(
+  resources: ApiResources,
+  { sessionWriteQueueLimit = DEFAULT_SESSION_WRITE_QUEUE_LIMIT }: { sessionWriteQueueLimit?: number } = {},
+): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['messages'];
+    const writes = new SessionWriteQueue(sessionWriteQueueLimit);
 
     app.post(
       '/v1/sessions/:id/messages',
       {
         schema: {
           tags,
+          summary: 'Append a batch of messages (idempotent by client id)',
           params: SessionParams,
           body: AppendMessagesBody,
-          response: { 201: AppendResponse, ...commonErrors },
+          response: { 201: AppendResponse, ...commonErrors, 429: ErrorBody },
         },
       },
       async (request, reply) => {
@@ -68,12 +66,18 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           resources.tokenizerFor(session.modelId),
           resources.clock(),
         );
-        const appended = await appendMessages(resources.db, session.pk, prepared);
-        // A re-posted (not created) message finishes nothing new.
-        const finishedTurn = request.body.messages.some(
-          (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
-        );
-        const after = await afterWrite(resources, session, { finishedTurn, log: request.log });
+        // The write and what it triggers, one at a time per session (see SessionWriteQueue).
+        const { appended, after } = await writes.run(session.pk, async () => {
+          const appended = await appendMessages(resources.db, session.pk, prepared);
+          // A re-posted (not created) message finishes nothing new.
+          const finishedTurn = request.body.messages.some(
+            (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
+          );
+          return {
+            appended,
+            after: await afterWrite(resources, session, { finishedTurn, log: request.log }),
+          };
+        });
         return reply.code(201).send({
           messages: appended,
           status: after.status,
@@ -87,9 +91,10 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags,
+          summary: 'Finish a streamed turn: finish, usage, error, tool results',
           params: MessageParams,
           body: PatchMessageBody,
-          response: { 200: PatchResponse, ...commonErrors },
+          response: { 200: PatchResponse, ...commonErrors, 429: ErrorBody },
         },
       },
       async (request) => {
@@ -101,18 +106,21 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           request.params.messageId,
           request.body.parts,
         );
-        const parts = [];
+        const parts: Part[] = [];
         for (const part of inputs) parts.push(await countPart(part, counter));
         const { finish, error, usage } = request.body;
-        const message = await patchMessage(resources.db, session.pk, request.params.messageId, {
-          ...(finish !== undefined ? { finish } : {}),
-          ...(error !== undefined ? { error } : {}),
-          ...(usage !== undefined ? { usage } : {}),
-          parts,
-        });
-        const after = await afterWrite(resources, session, {
-          finishedTurn: finishesTurn(message.role, finish),
-          log: request.log,
+        const { message, after } = await writes.run(session.pk, async () => {
+          const message = await patchMessage(resources.db, session.pk, request.params.messageId, {
+            ...(finish !== undefined ? { finish } : {}),
+            ...(error !== undefined ? { error } : {}),
+            ...(usage !== undefined ? { usage } : {}),
+            parts,
+          });
+          const after = await afterWrite(resources, session, {
+            finishedTurn: finishesTurn(message.role, finish),
+            log: request.log,
+          });
+          return { message, after };
         });
         return { ...message, compaction: triggered(after.compaction) };
       },
@@ -123,6 +131,7 @@ export function messageRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags,
+          summary: 'The raw history, a page at a time (pruned outputs and summaries included)',
           params: SessionParams,
           querystring: HistoryQuery,
           response: { 200: HistoryPage, ...commonErrors },

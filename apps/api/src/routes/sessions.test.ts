@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
 import { TENANT_B_KEY, useTestApi } from '../test-support/api';
 
 const api = useTestApi();
@@ -13,6 +14,41 @@ async function countSessions(): Promise<number> {
   const result = await api.database.database.pool.query('select count(*)::int as n from sessions');
   return result.rows[0].n;
 }
+
+describe('ids at the length limit', () => {
+  it('reaches a session and a message whose ids are as long as creation allows, even percent-encoded', async () => {
+    // Every character of these ids must be percent-encoded in a path: 600 characters in the URL.
+    const sessionId = '/'.repeat(MAX_CLIENT_ID_LENGTH);
+    const messageId = '%'.repeat(MAX_CLIENT_ID_LENGTH);
+    const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+    expect(
+      (await api.request({ method: 'POST', url: '/v1/sessions', payload: createBody(sessionId) })).statusCode,
+    ).toBe(201);
+    expect((await api.request({ method: 'GET', url: path })).statusCode).toBe(200);
+    const appended = await api.request({
+      method: 'POST',
+      url: `${path}/messages`,
+      payload: { messages: [{ id: messageId, role: 'assistant', parts: [{ type: 'text', text: 'hi' }] }] },
+    });
+    expect(appended.statusCode).toBe(201);
+    const message = await api.request({
+      method: 'PATCH',
+      url: `${path}/messages/${encodeURIComponent(messageId)}`,
+      payload: { finish: 'stop' },
+    });
+    expect(message.statusCode).toBe(200);
+    expect((await api.request({ method: 'DELETE', url: path })).statusCode).toBe(204);
+  });
+
+  it('refuses at creation an id one character longer than the limit', async () => {
+    const response = await api.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: createBody('x'.repeat(MAX_CLIENT_ID_LENGTH + 1)),
+    });
+    expect(response.statusCode).toBe(400);
+  });
+});
 
 describe('POST /v1/sessions', () => {
   it('creates a session, filling the model from the known-model table, with an empty status', async () => {
@@ -43,7 +79,7 @@ describe('POST /v1/sessions', () => {
         lastCompaction: null,
       },
     });
-    expect(session.effectivePolicy).toMatchObject({ preset: 'opencode', auto: true, prune: true });
+    expect(session.effectivePolicy).toMatchObject({ preset: 'default', auto: true, prune: true });
   });
 
   it('gives an unknown model a 128000 window', async () => {

@@ -3,12 +3,18 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { resolvePolicy, type PolicyInput } from '@compactor/core';
 import { sessionModel, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
-import { commonErrors, SessionParams } from '../schemas/common';
-import { CreateSessionBody, PatchSessionBody, SessionOut, type SessionView } from '../schemas/sessions';
+import {
+  CreateSessionBody,
+  PatchSessionBody,
+  SessionOut,
+  SessionParams,
+  type Session,
+} from '@compactor/contract';
+import { commonErrors } from '../http/route-errors';
 import { createSession, patchSession, removeSession, requireSession } from '../services/sessions';
 import { sessionStatus } from '../services/status';
 
-async function sessionView(resources: ApiResources, session: SessionRow): Promise<SessionView> {
+async function sessionView(resources: ApiResources, session: SessionRow): Promise<Session> {
   return {
     id: session.id,
     model: sessionModel(session),
@@ -29,6 +35,7 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags,
+          summary: 'Create a session (201), or get it back: same id and body again (200)',
           body: CreateSessionBody,
           response: { 200: SessionOut, 201: SessionOut, ...commonErrors },
         },
@@ -41,7 +48,14 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/sessions/:id',
-      { schema: { tags, params: SessionParams, response: { 200: SessionOut, ...commonErrors } } },
+      {
+        schema: {
+          tags,
+          summary: 'A session with its live status',
+          params: SessionParams,
+          response: { 200: SessionOut, ...commonErrors },
+        },
+      },
       async (request) =>
         sessionView(resources, await requireSession(resources.db, request.tenantId, request.params.id)),
     );
@@ -51,6 +65,7 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags,
+          summary: 'Change the model, policy overrides or metadata of a session',
           params: SessionParams,
           body: PatchSessionBody,
           response: { 200: SessionOut, ...commonErrors },
@@ -64,7 +79,14 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
 
     app.delete(
       '/v1/sessions/:id',
-      { schema: { tags, params: SessionParams, response: { 204: z.undefined(), ...commonErrors } } },
+      {
+        schema: {
+          tags,
+          summary: 'Delete a session and everything in it',
+          params: SessionParams,
+          response: { 204: z.undefined(), ...commonErrors },
+        },
+      },
       async (request, reply) => {
         await removeSession(
           resources.db,

@@ -1,7 +1,7 @@
 import { evaluateTriggerFromStats, type TriggerVerdict } from '@compactor/core';
-import { findLatestCompletedCompaction, type CompactionRow, type SessionRow } from '@compactor/db';
+import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
-import type { StatusView } from '../schemas/sessions';
+import type { SessionStatus as StatusView } from '@compactor/contract';
 import { statusSnapshot } from './status';
 import { compactionView } from './views';
 
@@ -30,10 +30,8 @@ export async function afterWrite(
   session: SessionRow,
   { finishedTurn, log }: { finishedTurn: boolean; log: TriggerLog },
 ): Promise<AfterWrite> {
-  const [snapshot, lastCompleted] = await Promise.all([
-    statusSnapshot(resources.db, session),
-    findLatestCompletedCompaction(resources.db, session.pk),
-  ]);
+  const snapshot = await statusSnapshot(resources.db, session);
+  const lastCompleted = snapshot.latestCompleted;
   const { stats, policy, model } = snapshot;
   let status = snapshot.status;
   let compaction: CompactionRow | null = null;
@@ -50,7 +48,7 @@ export async function afterWrite(
       // A newer failed or skipped compaction holds the trigger until the session grew (no loop).
       lastUnsuccessful:
         snapshot.lastFinished && snapshot.lastFinished.status !== 'completed'
-          ? { tokensBefore: snapshot.lastFinished.tokensBefore }
+          ? { tokensBefore: snapshot.lastFinished.tokensBefore, reason: snapshot.lastFinished.reason }
           : null,
       model,
       policy,
@@ -63,7 +61,7 @@ export async function afterWrite(
         status = { ...status, activeCompaction: compactionView(started.compaction, session.id) };
       } catch (error) {
         log.warn(
-          { sessionId: session.id, reason: verdict.reason, err: (error as Error).message },
+          { sessionId: session.id, reason: verdict.reason, err: safeErrorMessage(error) },
           'auto compaction could not be started; the next append will try again',
         );
       }
@@ -74,7 +72,7 @@ export async function afterWrite(
     try {
       await resources.jobs.startPrune(session, 'turn');
     } catch (error) {
-      log.warn({ sessionId: session.id, err: (error as Error).message }, 'turn prune could not be started');
+      log.warn({ sessionId: session.id, err: safeErrorMessage(error) }, 'turn prune could not be started');
     }
   }
   return { status, compaction, verdict };

@@ -15,7 +15,7 @@ import {
 } from '@compactor/db';
 import { ApiError, invalid } from '../http/errors';
 import type { ApiResources } from '../resources';
-import type { CreateCompactionInput } from '../schemas/compactions';
+import type { CreateCompactionInput } from '@compactor/contract';
 
 /**
  * `POST /v1/sessions/:id/compactions`: a manual compaction, or the active one (`created:

@@ -16,9 +16,8 @@ import {
   contentHash,
 } from '@compactor/db';
 import { ApiError, invalid, notFound } from '../http/errors';
-import type { CreateSessionInput } from '../schemas/sessions';
 import type { z } from 'zod';
-import type { PatchSessionBody } from '../schemas/sessions';
+import type { CreateSessionInput, PatchSessionBody } from '@compactor/contract';
 import { newId } from '@compactor/db';
 
 /** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */

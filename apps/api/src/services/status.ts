@@ -8,15 +8,14 @@ import {
 import {
   contextTokenStats,
   estimateFromStats,
-  findActiveCompaction,
-  findLastFinishedCompaction,
+  findSessionCompactions,
   type CompactionRow,
   type ContextTokenStats,
   type DbOrTx,
   type SessionRow,
   sessionModel,
 } from '@compactor/db';
-import type { StatusView } from '../schemas/sessions';
+import type { SessionStatus as StatusView } from '@compactor/contract';
 import { compactionView } from './views';
 
 /** The status and the numbers behind it (the auto trigger decides on the same numbers). */
@@ -28,6 +27,8 @@ export interface StatusSnapshot {
   active: CompactionRow | null;
   /** The most recently finished compaction, whatever its outcome. */
   lastFinished: CompactionRow | null;
+  /** The compaction that defines the context view now. */
+  latestCompleted: CompactionRow | null;
 }
 
 /**
@@ -37,10 +38,9 @@ export interface StatusSnapshot {
 export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<StatusSnapshot> {
   const policy = resolvePolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
-  const [stats, active, last] = await Promise.all([
+  const [stats, { active, lastFinished: last, latestCompleted }] = await Promise.all([
     contextTokenStats(db, session.pk, { pinSystemMessages: policy.pinSystemMessages }),
-    findActiveCompaction(db, session.pk),
-    findLastFinishedCompaction(db, session.pk),
+    findSessionCompactions(db, session.pk),
   ]);
   const status = statusFromEstimate({
     tokens: estimateFromStats(stats, policy.estimate),
@@ -63,6 +63,7 @@ export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<S
     model,
     active,
     lastFinished: last,
+    latestCompleted,
   };
 }
 

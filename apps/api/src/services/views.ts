@@ -1,5 +1,5 @@
 import type { CompactionRow, listCompactionSteps } from '@compactor/db';
-import type { CompactionStepView, CompactionView } from '../schemas/compactions';
+import type { Compaction as CompactionView, CompactionStep as CompactionStepView } from '@compactor/contract';
 
 /** A compaction row in the API's shape. */
 export function compactionView(row: CompactionRow, sessionId: string): CompactionView {

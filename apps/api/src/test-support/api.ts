@@ -85,7 +85,7 @@ export function createTestReplica(
   const subscriber = new Redis(url, { maxRetriesPerRequest: null });
   const queues = createJobQueues({ connection: queueRedis, prefix });
   const publisher = redisEventPublisher(publisherRedis, prefix);
-  const events = redisEventSource(subscriber, prefix);
+  const events = redisEventSource(subscriber, prefix, publisherRedis);
   const jobs = createApiJobs({
     db,
     queues,

@@ -67,13 +67,32 @@ export async function appendMessagesInTx(
       m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
     ),
   );
-  const firstSeq = fresh.length > 0 ? await reserveSeqs(tx, sessionPk, fresh.length) : 0;
+  const insertedById = new Map((await insertNewMessages(tx, sessionPk, fresh)).map((row) => [row.id, row]));
+
+  return batch.map((message) => {
+    const existing = stored.get(message.id);
+    if (existing) return { id: message.id, seq: existing.seq, created: false };
+    const row = insertedById.get(message.id);
+    return { id: message.id, seq: row?.seq ?? 0, created: true };
+  });
+}
+
+/**
+ * Inserts messages known to be new (no id stored yet) with their parts, at the next seqs; the
+ * seq reservation locks the session row. Returns each message's pk and seq.
+ */
+export async function insertNewMessages(
+  tx: DbOrTx,
+  sessionPk: number,
+  fresh: NewMessage[],
+): Promise<Array<{ pk: number; id: string; seq: number }>> {
+  if (fresh.length === 0) return [];
+  const firstSeq = await reserveSeqs(tx, sessionPk, fresh.length);
   const inserted = await insertMessages(
     tx,
     fresh.map((message, i) => messageToRow(message, sessionPk, firstSeq + i)),
   );
   const insertedById = new Map(inserted.map((row) => [row.id, row]));
-
   const partRows: NewPartRow[] = [];
   for (const message of fresh) {
     const row = insertedById.get(message.id);
@@ -85,13 +104,7 @@ export async function appendMessagesInTx(
   for (let i = 0; i < partRows.length; i += PART_ROWS_PER_INSERT) {
     await insertParts(tx, partRows.slice(i, i + PART_ROWS_PER_INSERT));
   }
-
-  return batch.map((message) => {
-    const existing = stored.get(message.id);
-    if (existing) return { id: message.id, seq: existing.seq, created: false };
-    const row = insertedById.get(message.id);
-    return { id: message.id, seq: row?.seq ?? 0, created: true };
-  });
+  return inserted;
 }
 
 /**

@@ -3,3 +3,4 @@ export * from './append-messages';
 export * from './patch-message';
 export * from './load-messages';
 export * from './complete-compaction';
+export * from './purge-retention';

@@ -2,13 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '@compactor/testing';
 import fc from 'fast-check';
-import { assembleContext, estimateContextTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from '@compactor/core';
-import { insertCompaction, updateCompaction } from '../queries/compactions';
+import {
+  assembleContext,
+  CONTINUATION_METADATA_TYPE,
+  estimateContextTokens,
+  isContinuationMessage,
+  PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+} from '@compactor/core';
+import { insertCompaction, listCompactions, updateCompaction } from '../queries/compactions';
+import { boundaryFromRow } from '../mappers';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { markPartsCompacted } from '../queries/parts';
 import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
-import { loadContextRows } from './load-messages';
+import { loadContextRows, loadHistoryPage } from './load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 
 const t = useTestDatabase();
@@ -31,6 +38,19 @@ async function sessionWithHistory() {
 }
 
 const ids = (messages: { id: string }[]) => messages.map((m) => m.id);
+
+/** Core's view over the whole stored history (the reference the SQL filter must match), in seq order. */
+async function referenceViewIds(sessionPk: number): Promise<string[]> {
+  const history = await loadHistoryPage(t.db, sessionPk, { afterSeq: 0, limit: 10_000 });
+  const compactions = (await listCompactions(t.db, sessionPk, { limit: 100 })).map(boundaryFromRow);
+  const view = assembleContext(history.messages, compactions).messages;
+  return ids([...view].sort((a, b) => a.seq - b.seq));
+}
+
+/** A completed compaction with neither a boundary nor a summary (rows of an older writer). */
+async function withoutBoundaryOrSummary(compactionId: string) {
+  await updateCompaction(t.db, compactionId, { boundarySeq: null, summaryMessageIds: [] });
+}
 
 /** Inserts a compaction and completes it with one assistant summary message of `summaryTokens`. */
 async function compactWithSummary(
@@ -147,6 +167,24 @@ describe('loadContextRows (the context view filter)', () => {
 });
 
 describe('contextTokenStats (hybrid estimate inputs)', () => {
+  it('says the newest message is a summary for the continuation message sent after a compaction, as core does', async () => {
+    const session = await sessionWithHistory();
+    const continueWith = { type: CONTINUATION_METADATA_TYPE };
+    const cases: Array<[string, Parameters<typeof newMessage>[2], 'user' | 'assistant', boolean]> = [
+      ['a plain user message', {}, 'user', false],
+      ['the continuation', { metadata: continueWith }, 'user', true],
+      ['an assistant message with that metadata', { metadata: continueWith }, 'assistant', false],
+    ];
+    for (const [label, extra, role, expected] of cases) {
+      const [appended] = await appendMessages(t.db, session.pk, [newMessage(role, [text('go on')], extra)]);
+      const stats = await contextTokenStats(t.db, session.pk);
+      expect(stats.newestSeq, label).toBe(appended!.seq);
+      expect(stats.newestIsSummary, label).toBe(expected);
+      const rows = await loadContextRows(t.db, session.pk);
+      expect(isContinuationMessage(rows.messages.at(-1)!), `core on ${label}`).toBe(expected);
+    }
+  });
+
   it('uses the newest usage report as the base and adds stored counts after it', async () => {
     const session = await sessionWithHistory();
     const stats = await contextTokenStats(t.db, session.pk);
@@ -185,10 +223,16 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     expect(stats.storedTokens).toBe(165 - 100 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
     // Pruned after the report (seq 4, created long before): the report's count shrinks too.
     expect(stats.report?.prunedSince).toBe(100 - PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+    // The context view does not read the pruned text (the model sees the placeholder) ...
     const context = await loadContextRows(t.db, session.pk);
     const part = context.messages[1]?.parts[1];
-    expect(part).toMatchObject({ type: 'tool', output: 'x'.repeat(400) });
+    expect(part).toMatchObject({ type: 'tool', output: null });
     expect(part && 'compactedAt' in part && part.compactedAt).toBeTruthy();
+    // ... and the raw history still returns it (lazy deletion).
+    const history = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    const stored = history.messages.find((m) => m.seq === 2)?.parts[1];
+    expect(stored).toMatchObject({ type: 'tool', output: 'x'.repeat(400) });
+    expect(stored && 'compactedAt' in stored && stored.compactedAt).toBeTruthy();
   });
 
   it('ignores usage reported before the latest compaction', async () => {
@@ -231,7 +275,9 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
               }),
             ),
             // Text after the tool calls: a second step in one message (its own usage report).
-            closingText: fc.constantFrom('', '   ', 'and then', 'and then'),
+            // Blank by JavaScript's trim (core) whatever the server's locale says: no-break and
+            // ideographic spaces, a BOM; and text that is not blank outside ASCII.
+            closingText: fc.constantFrom('', '   ', '\u00a0', '\u3000\ufeff\u2003', 'and then', 'é', '🙂'),
             failed: fc.constantFrom(false, false, false, true),
             tools: fc.array(
               fc.record({ status: fc.constantFrom('completed', 'error', 'running'), size: fc.nat(800) }),
@@ -244,7 +290,8 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
           { minLength: 1, maxLength: 10 },
         ),
         fc.option(fc.nat(12)),
-        async (shape, compactAt) => {
+        fc.constantFrom('boundary', 'boundary', 'neither'),
+        async (shape, compactAt, compactionShape) => {
           const session = await createTestSession(t.db);
           await appendMessages(
             t.db,
@@ -260,7 +307,9 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
                           ? tool(`c${i}_${j}`, 'y'.repeat(tl.size))
                           : tool(`c${i}_${j}`, null, {
                               status: tl.status,
-                              error: tl.status === 'error' ? 'e'.repeat(tl.size) : null,
+                              // Astral characters: two UTF-16 units each, as core counts length.
+                              error:
+                                tl.status === 'error' ? '😀'.repeat(tl.size % 7) + 'e'.repeat(tl.size) : null,
                             }),
                       )
                     : []),
@@ -287,13 +336,16 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
             by: 'p',
           });
           if (compactAt !== null) {
-            await compactWithSummary(session.pk, {
+            const done = await compactWithSummary(session.pk, {
               boundarySeq: compactAt,
               summaryId: 'sum',
               summaryTokens: 25,
             });
+            // Neither a boundary nor a summary: core keeps only the pinned messages.
+            if (compactionShape === 'neither') await withoutBoundaryOrSummary(done.id);
           }
           const rows = await loadContextRows(t.db, session.pk);
+          expect(ids(rows.messages)).toEqual(await referenceViewIds(session.pk));
           // The stored view (summary first), which core's estimate is defined on.
           const view = [
             ...rows.messages.filter((m) => m.summary),

@@ -15,29 +15,32 @@ export interface ContextRows {
 
 /**
  * Loads the rows of the context view: only what the model will see is read (the filter runs in
- * SQL), never the whole history. Rendering (placeholders, summary first) is core's job. The
- * reads share one snapshot, so a compaction that completes meanwhile is seen whole or not at all.
+ * SQL), never the whole history, and no pruned output's text (the model sees the placeholder).
+ * Rendering (placeholders, summary first) is core's job. The reads share one snapshot, so a
+ * compaction that completes meanwhile is seen whole or not at all; `snapshot: false` skips the
+ * transaction for a caller that knows no compaction can complete meanwhile (the worker running
+ * the session's only active one).
  */
 export async function loadContextRows(
   db: Db,
   sessionPk: number,
-  options: { pinSystemMessages?: boolean } = {},
+  options: { pinSystemMessages?: boolean; snapshot?: boolean } = {},
 ): Promise<ContextRows> {
-  return db.transaction(
-    async (tx) => {
-      const rows = await listContextMessages(tx, sessionPk, options);
-      const compaction = await findLatestCompletedCompaction(tx, sessionPk);
-      const parts = await listPartsOfMessages(
-        tx,
-        rows.map((r) => r.pk),
-      );
-      return {
-        messages: messagesFromRows(rows, parts),
-        compaction: compaction ? boundaryFromRow(compaction) : null,
-      };
-    },
-    { isolationLevel: 'repeatable read', accessMode: 'read only' },
-  );
+  const load = async (tx: DbOrTx): Promise<ContextRows> => {
+    const rows = await listContextMessages(tx, sessionPk, options);
+    const compaction = await findLatestCompletedCompaction(tx, sessionPk);
+    const parts = await listPartsOfMessages(
+      tx,
+      rows.map((r) => r.pk),
+      { omitPrunedOutputs: true },
+    );
+    return {
+      messages: messagesFromRows(rows, parts),
+      compaction: compaction ? boundaryFromRow(compaction) : null,
+    };
+  };
+  if (options.snapshot === false) return load(db);
+  return db.transaction(load, { isolationLevel: 'repeatable read', accessMode: 'read only' });
 }
 
 /** A page of the raw history with parts, and the cursor of the next page. */

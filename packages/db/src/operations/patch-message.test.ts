@@ -57,6 +57,18 @@ describe('patchMessage', () => {
     expect(again.parts.filter((p) => p.type === 'tool')).toHaveLength(1);
   });
 
+  it('accepts an identical retry whose tool input jsonb stores with its keys reordered', async () => {
+    const session = await streamedTurn();
+    const finished = () =>
+      tool('call_1', 'file contents', { input: { b: 1, a: 2, nested: { z: [1, { y: 0, x: 1 }], c: 'é' } } });
+    await patchMessage(t.db, session.pk, 'turn', { parts: [finished()] });
+    const again = await patchMessage(t.db, session.pk, 'turn', { parts: [finished()] });
+    expect(again.parts.find((p) => p.type === 'tool')).toMatchObject({
+      status: 'completed',
+      input: { b: 1, a: 2 },
+    });
+  });
+
   it('refuses to change a message written by a compaction', async () => {
     const session = await createTestSession(t.db);
     await appendMessages(t.db, session.pk, [

@@ -1,6 +1,7 @@
 import type { Finish, Message, MessageError, Part, ToolPart, ToolStatus, Usage } from '@compactor/core';
 import type { Db } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
+import { canonicalJson } from '../hashing';
 import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
 import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
 import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
@@ -79,7 +80,8 @@ function toolPartChange(storedRow: PartRow, incoming: ToolPart) {
     stored.status === incoming.status &&
     stored.output === incoming.output &&
     stored.error === incoming.error &&
-    JSON.stringify(stored.input) === JSON.stringify(incoming.input);
+    // jsonb stores object keys in its own order: compare canonical forms, or a retry conflicts.
+    canonicalJson(stored.input) === canonicalJson(incoming.input);
   if (same) return null;
   if (finished) throw conflict('a finished tool call cannot change');
   if (stored.compactedAt) throw conflict('a pruned tool call cannot change');

@@ -1,30 +1,110 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { CompactionStep } from '@compactor/core';
+import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import type { CompactionRow } from '../mappers';
+import type { CompactionRow, SessionRow } from '../mappers';
 import { compactions, compactionSteps, sessions } from '../schema';
+import { rowMapper, selectList } from './raw-rows';
+
+/** A claimed attempt: the compaction row (new fence) and the session it compacts. */
+export interface ClaimedCompaction {
+  compaction: CompactionRow;
+  session: SessionRow;
+}
+
+const claimedCompactionRow = rowMapper(compactions, 'c_');
+const claimedSessionRow = rowMapper(sessions, 's_');
 
 /**
  * Starts (or restarts) an attempt: `running`, attempts + 1, a new fence, and, on the first
  * attempt only, the range it covers fixed at the session's current last seq, so messages
- * appended meanwhile land after the boundary. Returns null when the compaction is no longer
- * active (finished, or gone).
+ * appended meanwhile land after the boundary. Returns the row with its session (one round
+ * trip), or null when the compaction is no longer active (finished, or gone).
  */
-export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promise<CompactionRow | null> {
-  const [row] = await db
-    .update(compactions)
-    .set({
-      status: 'running',
-      attempts: sql`${compactions.attempts} + 1`,
-      fence: sql`${compactions.fence} + 1`,
-      startedAt: sql`coalesce(${compactions.startedAt}, ${now})`,
-      progressAt: sql`now()`,
-      coversThroughSeq: sql`coalesce(${compactions.coversThroughSeq}, (select ${sessions.lastSeq} from ${sessions} where ${sessions.pk} = ${compactions.sessionPk}))`,
-      errorCode: null,
-      errorMessage: null,
-    })
-    .where(and(eq(compactions.id, id), inArray(compactions.status, ['pending', 'running'])))
-    .returning();
-  return row ?? null;
+export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promise<ClaimedCompaction | null> {
+  const result = await db.execute<Record<string, unknown>>(sql`
+    with claimed as (
+      update compactions c
+      set status = 'running',
+          attempts = c.attempts + 1,
+          fence = c.fence + 1,
+          started_at = coalesce(c.started_at, ${now}),
+          progress_at = now(),
+          covers_through_seq = coalesce(c.covers_through_seq,
+                                        (select s.last_seq from sessions s where s.pk = c.session_pk)),
+          error_code = null,
+          error_message = null
+      where c.id = ${id} and c.status in ('pending', 'running')
+      returning c.*
+    )
+    select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')}
+    from claimed join sessions s on s.pk = claimed.session_pk`);
+  const [raw] = result.rows;
+  return raw ? { compaction: claimedCompactionRow(raw), session: claimedSessionRow(raw) } : null;
+}
+
+/** Fenced columns a step change may write with it. */
+export interface StepPatch {
+  tokensBefore?: number;
+  messagesBefore?: number;
+  prunedParts?: number;
+  prunedTokens?: number;
+  /** Stored as jsonb. */
+  summaryDraft?: unknown;
+}
+
+const STEP_PATCH_COLUMNS: Record<keyof StepPatch, string> = {
+  tokensBefore: 'tokens_before',
+  messagesBefore: 'messages_before',
+  prunedParts: 'pruned_parts',
+  prunedTokens: 'pruned_tokens',
+  summaryDraft: 'summary_draft',
+};
+
+/**
+ * Moves a running attempt into `step` in ONE statement: closes the previous step's record as
+ * completed (`finish`), sets the row's `step` (and `patch`) fenced, and opens the new step's
+ * record. Returns the new record's pk, or null when the fence moved (a newer attempt owns the
+ * row: nothing fenced was written, and no record was opened).
+ */
+export async function enterStep(
+  db: DbOrTx,
+  entry: {
+    compactionId: string;
+    fence: number;
+    attempt: number;
+    step: CompactionStep;
+    at: Date;
+    patch?: StepPatch;
+    finish?: { pk: number; detail: Record<string, unknown> };
+  },
+): Promise<number | null> {
+  const sets = [sql`step = ${entry.step}`, sql`progress_at = now()`];
+  for (const [key, value] of Object.entries(entry.patch ?? {}) as Array<[keyof StepPatch, unknown]>) {
+    if (value === undefined) continue;
+    const column = sql.raw(STEP_PATCH_COLUMNS[key]);
+    sets.push(
+      key === 'summaryDraft' ? sql`${column} = ${JSON.stringify(value)}::jsonb` : sql`${column} = ${value}`,
+    );
+  }
+  const finish = entry.finish
+    ? sql`finished as (
+        update compaction_steps
+        set status = 'completed', detail = ${JSON.stringify(entry.finish.detail)}::jsonb,
+            error_message = null, finished_at = ${entry.at}
+        where pk = ${entry.finish.pk}
+      ),`
+    : sql``;
+  const result = await db.execute<{ pk: string | number }>(sql`
+    with ${finish} fenced as (
+      update compactions set ${sql.join(sets, sql`, `)}
+      where id = ${entry.compactionId} and fence = ${entry.fence} and status = 'running'
+      returning id
+    )
+    insert into compaction_steps (compaction_id, step, attempt, status, started_at)
+    select id, ${entry.step}, ${entry.attempt}, 'running', ${entry.at} from fenced
+    returning pk`);
+  const [row] = result.rows;
+  return row ? Number(row.pk) : null;
 }
 
 /**

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { CompactionRow } from '../mappers';
 import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
+import { rowMapper, selectList } from './raw-rows';
 
 /** A `compactions` row to insert; `status` defaults to `pending`. */
 export type NewCompactionRow = typeof compactions.$inferInsert;
@@ -101,4 +102,41 @@ export async function findCompactionByIdempotencyKey(
     .from(compactions)
     .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.idempotencyKey, idempotencyKey)));
   return row ?? null;
+}
+
+/** The compactions a session's status and its auto trigger look at. */
+export interface SessionCompactions {
+  /** The pending or running one (at most one). */
+  active: CompactionRow | null;
+  /** The most recently finished one, whatever its outcome. */
+  lastFinished: CompactionRow | null;
+  /** The one that defines the context view now. */
+  latestCompleted: CompactionRow | null;
+}
+
+const sessionCompactionRow = rowMapper(compactions, '');
+
+/**
+ * {@link findActiveCompaction}, {@link findLastFinishedCompaction} and
+ * {@link findLatestCompletedCompaction} in one statement (every append and status read needs all
+ * three); each branch is one index probe.
+ */
+export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Promise<SessionCompactions> {
+  const columns = selectList(compactions, 'c', '');
+  const result = await db.execute<Record<string, unknown> & { which: string }>(sql`
+    (select 'active' as which, ${columns} from compactions c
+     where c.session_pk = ${sessionPk} and c.status in ('pending', 'running') limit 1)
+    union all
+    (select 'lastFinished', ${columns} from compactions c
+     where c.session_pk = ${sessionPk} and c.finished_at is not null
+     order by c.finished_at desc limit 1)
+    union all
+    (select 'latestCompleted', ${columns} from compactions c
+     where c.session_pk = ${sessionPk} and c.status = 'completed'
+     order by c.finished_at desc, c.requested_at desc limit 1)`);
+  const found: SessionCompactions = { active: null, lastFinished: null, latestCompleted: null };
+  for (const raw of result.rows) {
+    found[raw.which as keyof SessionCompactions] = sessionCompactionRow(raw);
+  }
+  return found;
 }

@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import {
+  CONTINUATION_METADATA_TYPE,
   INTERRUPTED_TOOL_RESULT_TOKENS,
   PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
   reportedContextTokens,
@@ -8,6 +9,26 @@ import {
   type Usage,
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
+import { viewBoundsCte, viewMessagesSql } from './view-bounds';
+
+/**
+ * A character that JavaScript's `String.prototype.trim` keeps (core `startsStep`: text that is
+ * not blank starts a step). Spelled out because `[[:space:]]` follows the server's locale, where
+ * a no-break space, for one, is not a space.
+ */
+const NOT_JS_WHITESPACE = sql.raw(
+  String.raw`'[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]'`,
+);
+
+/**
+ * A text's length in UTF-16 code units, as JavaScript's `.length` counts it (core's estimates
+ * divide that by four): Postgres' `length` counts code points, one fewer for each character
+ * outside the Basic Multilingual Plane (emoji among them).
+ */
+function utf16Length(text: SQL): SQL {
+  const astral = sql.raw(String.raw`'[\U00010000-\U0010FFFF]'`);
+  return sql`(length(${text}) + length(${text}) - length(regexp_replace(${text}, ${astral}, '', 'g')))`;
+}
 
 /** The usage report the hybrid estimate is calibrated on, with the sums around it. */
 export interface UsageReportStats {
@@ -50,62 +71,75 @@ export async function contextTokenStats(
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   const result = await db.execute<Record<string, number | string | boolean | null>>(sql`
-    with latest as (
-      select boundary_seq, summary_message_ids, covers_through_seq from compactions
-      where session_pk = ${sessionPk} and status = 'completed'
-      order by finished_at desc, requested_at desc limit 1
-    ),
-    -- The same view as listContextMessages (first kept seq, summaries, pinned system messages).
-    view as (
-      select m.* from messages m left join latest l on true
-      where m.session_pk = ${sessionPk}
-        and ((not m.summary and m.seq >= coalesce(l.boundary_seq,
-                (select max(s.seq) + 1 from messages s where s.session_pk = ${sessionPk} and s.id = any(l.summary_message_ids)), 0))
-             or m.id = any(coalesce(l.summary_message_ids, '{}'::text[]))
-             or (${pinSystemMessages}::boolean and not m.summary and m.role = 'system'))
-    ),
+    with bounds as (${viewBoundsCte(sessionPk)}),
+    -- The same view as listContextMessages, narrow: no text is read.
+    view as materialized (${viewMessagesSql(
+      sessionPk,
+      pinSystemMessages,
+      sql`m.pk, m.seq, m.role, m.summary, m.error is null as ok, m.finish, m.created_at, m.usage_input,
+          m.usage_output, m.usage_reasoning, m.usage_cache_read, m.usage_cache_write`,
+    )}),
     -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
-    -- interrupted result, a pruned output the placeholder.
-    view_parts as (
-      select p.*, case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
-                       when p.compacted_at is not null then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
-                       else p.tokens end as effective
-      from parts p join view v on v.pk = p.message_pk
+    -- interrupted result, a pruned output the placeholder. Parts are read per view message with
+    -- an index lookup each: the lateral subquery's \`offset 0\` keeps the planner from flattening it
+    -- into a hash join over the whole parts table, which it picks whenever it cannot know how
+    -- short the view is (the boundary is only known at run time).
+    view_parts as materialized (
+      select v.pk as message_pk, v.seq, v.summary, p.idx, p.type, p.tool_status, p.output_tokens,
+             p.compacted_at,
+             case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
+                  when p.compacted_at is not null then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
+                  else p.tokens end::bigint as effective
+      from view v
+      cross join lateral (
+        select q.idx, q.type, q.tool_status, q.tokens, q.output_tokens,
+               (select pp.compacted_at from part_prunes pp
+                where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as compacted_at
+        from parts q where q.message_pk = v.pk offset 0
+      ) p
     ),
     stale as (
-      select coalesce((select max(seq) from view where summary), (select covers_through_seq from latest)) as seq
+      select coalesce((select max(seq) from view where summary), (select covers_through_seq from bounds)) as seq
     ),
     report as (
       select v.* from view v, stale s
-      where v.role = 'assistant' and not v.summary and v.error is null and v.usage_input is not null
-        and v.usage_input + coalesce(v.usage_cache_read, 0) + coalesce(v.usage_cache_write, 0) > 0
+      where v.role = 'assistant' and not v.summary and v.ok and v.usage_input is not null
+        and v.usage_input::bigint + coalesce(v.usage_cache_read, 0) + coalesce(v.usage_cache_write, 0) > 0
         and (s.seq is null or v.seq > s.seq)
       order by v.seq desc limit 1
     )
     select
-      (select coalesce(sum(effective), 0)::int from view_parts) as stored_tokens,
-      (select count(*)::int from view) as context_messages,
-      (select count(*)::int from view v, stale s where not v.summary and (s.seq is null or v.seq > s.seq))
+      (select coalesce(sum(effective), 0) from view_parts) as stored_tokens,
+      (select count(*) from view) as context_messages,
+      (select count(*) from view v, stale s where not v.summary and (s.seq is null or v.seq > s.seq))
         as messages_since_compaction,
       (select max(seq) from view) as newest_seq,
-      coalesce((select summary from view order by seq desc limit 1), false) as newest_is_summary,
+      -- core triggerStatsOf: a summary, or the synthetic continuation appended after one. The
+      -- newest message is found in the view first and its metadata read by key: a join of the
+      -- view with messages is planned on the view's estimate (tens of thousands of rows) as a
+      -- hash join over the whole messages table, every tenant's rows (114 ms at 100k).
+      coalesce((select n.summary or (n.role = 'user' and coalesce(
+                  (select m.metadata->>'type' from messages m where m.pk = n.pk) = ${CONTINUATION_METADATA_TYPE}, false))
+                from (select v.pk, v.summary, v.role from view v order by v.seq desc limit 1) n), false)
+        as newest_is_summary,
       r.seq as report_seq, r.finish as report_finish, r.usage_input, r.usage_output, r.usage_reasoning,
       r.usage_cache_read, r.usage_cache_write,
       -- Results of the report's last step only (core lastStepStart): a tool part counts when no
       -- later part of the message starts a step (non-blank text, a file or a compaction note).
       (select coalesce(sum(case when p.tool_status = 'completed'
-                                then case when p.compacted_at is not null then ${placeholder} else p.output_tokens end
-                                when p.tool_status = 'error' then round(length(coalesce(p.tool_error, '')) / 4.0)
-                                else ${interrupted} end), 0)::int
-         from view_parts p
+                                then case when pp.compacted_at is not null then ${placeholder} else p.output_tokens end
+                                when p.tool_status = 'error' then round(${utf16Length(sql`coalesce(p.tool_error, '')`)} / 4.0)
+                                else ${interrupted} end), 0)
+         from parts p
+         left join part_prunes pp on pp.session_pk = ${sessionPk} and pp.seq = p.seq and pp.idx = p.idx
          where p.message_pk = r.pk and p.type = 'tool'
            and not exists (select 1 from parts q where q.message_pk = r.pk and q.idx > p.idx
-                             and ((q.type = 'text' and q.text ~ '[^[:space:]]') or q.type in ('file', 'compaction'))))
+                             and ((q.type = 'text' and q.text ~ ${NOT_JS_WHITESPACE}) or q.type in ('file', 'compaction'))))
         as report_tool_results,
-      (select coalesce(sum(effective), 0)::int from view_parts p where p.seq > r.seq) as tokens_after,
-      (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)::int
-         from view_parts p join view v on v.pk = p.message_pk
-         where (v.seq < r.seq or v.summary) and p.type = 'tool' and p.tool_status = 'completed'
+      (select coalesce(sum(effective), 0) from view_parts p where p.seq > r.seq) as tokens_after,
+      (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)
+         from view_parts p
+         where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
            and p.compacted_at > r.created_at) as pruned_since
     from (select 1) one left join report r on true
   `);

@@ -9,3 +9,4 @@ export * from './compaction-lifecycle';
 export * from './outbox';
 export * from './reconcile';
 export * from './compaction-reads';
+export * from './prune-selection';

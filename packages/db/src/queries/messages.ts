@@ -1,7 +1,8 @@
-import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, not, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { MessageRow } from '../mappers';
-import { compactions, messages } from '../schema';
+import { messages } from '../schema';
+import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /** A `messages` row to insert; build one with `messageToRow`. */
 export type NewMessageRow = typeof messages.$inferInsert;
@@ -24,7 +25,7 @@ export async function findMessagesByIds(
   return db
     .select({ pk: messages.pk, id: messages.id, seq: messages.seq, contentHash: messages.contentHash })
     .from(messages)
-    .where(and(eq(messages.sessionPk, sessionPk), inArray(messages.id, ids)));
+    .where(and(eq(messages.sessionPk, sessionPk), sql`${messages.id} = any(${sql.param(ids)}::text[])`));
 }
 
 /** Inserts rows whose seqs `reserveSeqs` handed out (session locked); returns each row's pk, id and seq. */
@@ -86,46 +87,23 @@ export async function listMessages(
 }
 
 /**
- * The context view's message filter, in one statement: the latest completed compaction's
- * summary messages, every non-summary message from its boundary on, and (policy
- * `pinSystemMessages`) the session's own system messages from before it, which are never
- * compacted. With no completed compaction: every non-summary message. A pending, running or
- * failed compaction changes nothing because only `status = 'completed'` rows are considered.
+ * The context view's messages, in seq order: the latest completed compaction's summary messages,
+ * every non-summary message from its boundary on, and (policy `pinSystemMessages`) the
+ * session's own system messages from before it, which are never compacted. With no completed
+ * compaction: every non-summary message. The filter is `viewMessagesSql` (bounded index scans,
+ * shared with the status sums and prune selection); it yields the pks, an init plan, and the rows
+ * are then fetched by primary key, so the cost is the kept window's, not the history's.
  */
 export async function listContextMessages(
   db: DbOrTx,
   sessionPk: number,
   { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
 ): Promise<MessageRow[]> {
-  const latest = db.$with('latest').as(
-    db
-      .select({ boundarySeq: compactions.boundarySeq, summaryMessageIds: compactions.summaryMessageIds })
-      .from(compactions)
-      .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.status, 'completed')))
-      .orderBy(desc(compactions.finishedAt), desc(compactions.requestedAt))
-      .limit(1),
-  );
   return db
-    .with(latest)
-    .select(getTableColumns(messages))
+    .select()
     .from(messages)
-    .leftJoin(latest, sql`true`)
     .where(
-      and(
-        eq(messages.sessionPk, sessionPk),
-        or(
-          // First kept seq: the boundary; with none, the seq after the summary (core's rule); 0 without a compaction.
-          and(
-            not(messages.summary),
-            gte(
-              messages.seq,
-              sql`coalesce(${latest.boundarySeq}, (select max(s.seq) + 1 from messages s where s.session_pk = ${sessionPk} and s.id = any(${latest.summaryMessageIds})), 0)`,
-            ),
-          ),
-          sql`${messages.id} = any(coalesce(${latest.summaryMessageIds}, '{}'::text[]))`,
-          pinSystemMessages ? and(not(messages.summary), eq(messages.role, 'system')) : sql`false`,
-        ),
-      ),
+      sql`${messages.pk} = any(array(with bounds as (${viewBoundsCte(sessionPk)}) ${viewMessagesSql(sessionPk, pinSystemMessages, sql`m.pk`)}))`,
     )
     .orderBy(asc(messages.seq));
 }

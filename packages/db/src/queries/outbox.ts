@@ -1,4 +1,4 @@
-import { and, asc, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, isNull, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { outbox } from '../schema';
 
@@ -18,7 +18,7 @@ export async function markOutboxDispatched(db: DbOrTx, pks: number[], at: Date):
   await db
     .update(outbox)
     .set({ dispatchedAt: at })
-    .where(and(inArray(outbox.pk, pks), isNull(outbox.dispatchedAt)));
+    .where(and(sql`${outbox.pk} = any(${sql.param(pks)}::bigint[])`, isNull(outbox.dispatchedAt)));
 }
 
 /**

@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
-import { messages, parts } from '../schema';
+import { messages, partPrunes, parts } from '../schema';
 
 /** Inserts part rows; callers keep a batch under Postgres' 65,535 bind parameters (~1,000 rows). */
 export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
@@ -9,15 +9,39 @@ export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void>
   await db.insert(parts).values(rows);
 }
 
-/** All parts of these messages, in message then position order. */
-export async function listPartsOfMessages(db: DbOrTx, messagePks: number[]): Promise<PartRow[]> {
+/**
+ * All parts of these messages, in message then position order, with their prune state. The pks
+ * go as one array parameter: a list of one parameter per message failed past 65,535 messages.
+ * `omitPrunedOutputs` leaves a pruned output unread (`toolOutput` null): readers of the context
+ * view render the placeholder instead, so the text of a long session's pruned outputs (most of
+ * its bytes) never leaves the database. The raw history reads them.
+ */
+export async function listPartsOfMessages(
+  db: DbOrTx,
+  messagePks: number[],
+  { omitPrunedOutputs = false }: { omitPrunedOutputs?: boolean } = {},
+): Promise<PartRow[]> {
   if (messagePks.length === 0) return [];
   return db
-    .select()
+    .select({
+      ...getTableColumns(parts),
+      toolOutput: omitPrunedOutputs
+        ? sql<string | null>`case when ${partPrunes.compactedAt} is null then ${parts.toolOutput} end`
+        : parts.toolOutput,
+      compactedAt: partPrunes.compactedAt,
+    })
     .from(parts)
-    .where(inArray(parts.messagePk, messagePks))
+    .leftJoin(partPrunes, prunedPartJoin)
+    .where(sql`${parts.messagePk} = any(${sql.param(messagePks)}::bigint[])`)
     .orderBy(asc(parts.messagePk), asc(parts.idx));
 }
+
+/** A part's row in `part_prunes`, if it is pruned. */
+const prunedPartJoin = and(
+  eq(partPrunes.sessionPk, parts.sessionPk),
+  eq(partPrunes.seq, parts.seq),
+  eq(partPrunes.idx, parts.idx),
+);
 
 /** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<
@@ -36,9 +60,11 @@ export interface PartRef {
 }
 
 /**
- * Prunes tool outputs in one set-based statement (lazy deletion: the output stays stored).
- * Parts already pruned are left alone, so repeating the statement is harmless. Returns how
- * many parts it marked and the output tokens that no longer reach the model.
+ * Prunes tool outputs in one set-based statement (lazy deletion: the output stays stored; the
+ * mark is a row in the narrow `part_prunes`). Only finished outputs can be cleared, and parts
+ * already pruned are left alone, so repeating the statement is harmless. The refs go as two
+ * array parameters, however many. Returns how many parts it marked and the output tokens that
+ * no longer reach the model.
  */
 export async function markPartsCompacted(
   db: DbOrTx,
@@ -47,21 +73,23 @@ export async function markPartsCompacted(
   { at, by }: { at: Date; by: string },
 ): Promise<{ parts: number; tokens: number }> {
   if (refs.length === 0) return { parts: 0, tokens: 0 };
-  const updated = await db
-    .update(parts)
-    .set({ compactedAt: at, compactedBy: by })
-    .where(
-      and(
-        eq(parts.sessionPk, sessionPk),
-        eq(parts.type, 'tool'),
-        // Only a finished output can be cleared; an errored or unfinished call has none.
-        eq(parts.toolStatus, 'completed'),
-        isNull(parts.compactedAt),
-        sql`(${parts.seq}, ${parts.callId}) in (select * from unnest(${sql.param(refs.map((r) => r.seq))}::int[], ${sql.param(refs.map((r) => r.callId))}::text[]))`,
-      ),
+  const result = await db.execute<{ parts: string; tokens: string }>(sql`
+    with marked as (
+      insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+      select p.session_pk, p.seq, p.idx, ${at.toISOString()}::timestamptz, ${by}
+      from unnest(${sql.param(refs.map((r) => r.seq))}::int[], ${sql.param(refs.map((r) => r.callId))}::text[]) r(seq, call_id)
+      join parts p on p.session_pk = ${sessionPk} and p.seq = r.seq and p.call_id = r.call_id
+      where p.type = 'tool' and p.tool_status = 'completed'
+      -- Key order, as pruneToolOutputs: concurrent prunes of a session queue, never deadlock.
+      order by p.seq, p.idx
+      on conflict do nothing
+      returning seq, idx
     )
-    .returning({ outputTokens: parts.outputTokens });
-  return { parts: updated.length, tokens: updated.reduce((sum, r) => sum + r.outputTokens, 0) };
+    select count(*) as parts, coalesce(sum(p.output_tokens), 0) as tokens
+    from marked join parts p on p.session_pk = ${sessionPk} and p.seq = marked.seq and p.idx = marked.idx
+  `);
+  const row = result.rows[0];
+  return { parts: Number(row?.parts ?? 0), tokens: Number(row?.tokens ?? 0) };
 }
 
 /** Tool calls of the session still pending or running, among these call ids, with their message. */
@@ -78,8 +106,9 @@ export async function findUnfinishedToolCalls(
     .where(
       and(
         eq(parts.sessionPk, sessionPk),
-        inArray(parts.callId, callIds),
-        inArray(parts.toolStatus, ['pending', 'running']),
+        // One array parameter, and the predicate of the partial index parts_session_unfinished_call_idx.
+        sql`${parts.callId} = any(${sql.param(callIds)}::text[])`,
+        sql`${parts.toolStatus} in ('pending', 'running')`,
       ),
     );
 

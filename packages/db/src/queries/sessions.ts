@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { SessionRow } from '../mappers';
-import { sessions } from '../schema';
+import { partPrunes, sessions } from '../schema';
 
 /** A `sessions` row to insert; `policy` is the client's policy input, resolved on use. */
 export type NewSessionRow = typeof sessions.$inferInsert;
@@ -56,10 +56,16 @@ export async function updateSession(db: DbOrTx, pk: number, patch: SessionPatch)
   return row ?? null;
 }
 
-/** Deletes a session with its messages, parts and compactions (cascade). */
+/**
+ * Deletes a session with its messages, parts and compactions (cascade) and its prune marks
+ * (`part_prunes` has no foreign key, see there), in one transaction.
+ */
 export async function deleteSession(db: DbOrTx, pk: number): Promise<boolean> {
-  const rows = await db.delete(sessions).where(eq(sessions.pk, pk)).returning({ pk: sessions.pk });
-  return rows.length > 0;
+  return db.transaction(async (tx) => {
+    await tx.delete(partPrunes).where(eq(partPrunes.sessionPk, pk));
+    const rows = await tx.delete(sessions).where(eq(sessions.pk, pk)).returning({ pk: sessions.pk });
+    return rows.length > 0;
+  });
 }
 
 /** A session by its internal key (workers hold the key, not the tenant's id). */

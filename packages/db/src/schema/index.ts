@@ -1,6 +1,7 @@
 export * from './sessions';
 export * from './messages';
 export * from './parts';
+export * from './part-prunes';
 export * from './compactions';
 export * from './api-keys';
 export * from './outbox';

@@ -39,6 +39,11 @@ export const messages = pgTable(
     /** Hash of the message as first posted: a re-post must match it (idempotency). */
     contentHash: text('content_hash').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /**
+     * When the retention purge cleared this message's content (its parts' text): set only on
+     * messages behind the latest completed compaction's boundary, never on one the view serves.
+     */
+    purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     // Every history read is a range scan by seq within a session.
@@ -49,5 +54,13 @@ export const messages = pgTable(
     index('messages_session_usage_idx')
       .on(t.sessionPk, t.seq)
       .where(sql`${t.usageInput} is not null`),
+    // The context view reads the session's pinned system messages from before the boundary and
+    // the summaries inside the kept range without scanning the history: both are a handful.
+    index('messages_session_pinned_idx')
+      .on(t.sessionPk, t.seq)
+      .where(sql`${t.role} = 'system' and not ${t.summary}`),
+    index('messages_session_summary_idx')
+      .on(t.sessionPk, t.seq)
+      .where(sql`${t.summary}`),
   ],
 );

@@ -16,7 +16,8 @@ import { sessions } from './sessions';
 /**
  * Message parts, one table for every part type (nullable columns per type) so that prune is one
  * set-based UPDATE and analysts need no JSON. `session_pk` and `seq` are copied from the message
- * so that context sums and prune selection are range scans without a join.
+ * so that context sums and prune selection are range scans without a join. Whether a tool output
+ * is pruned lives in `part_prunes`, a narrow table (see there why).
  */
 export const parts = pgTable(
   'parts',
@@ -39,10 +40,6 @@ export const parts = pgTable(
     toolInput: jsonb('tool_input'),
     toolOutput: text('tool_output'),
     toolError: text('tool_error'),
-    /** Lazy deletion: set when pruned; the output stays stored. */
-    compactedAt: timestamp('compacted_at', { withTimezone: true, mode: 'date' }),
-    /** The prune job that cleared it, for history queries. */
-    compactedBy: text('compacted_by'),
     mime: text('mime'),
     filename: text('filename'),
     url: text('url'),
@@ -54,6 +51,11 @@ export const parts = pgTable(
     metadata: jsonb('metadata')
       .notNull()
       .default(sql`'{}'::jsonb`),
+    /**
+     * When the retention purge cleared this part's content (a pruned output's text, or every
+     * content column of a superseded message's part); token counts and labels stay.
+     */
+    purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
     // Parts are read per message in order, and positions are unique.
@@ -64,5 +66,10 @@ export const parts = pgTable(
       .where(sql`${t.callId} is not null`),
     // Context token sums and prune selection scan a session's parts by seq.
     index('parts_session_seq_idx').on(t.sessionPk, t.seq),
+    // Appends look up the session's unfinished calls by call id (a deferred result is refused):
+    // only pending and running calls are indexed, a handful per session.
+    index('parts_session_unfinished_call_idx')
+      .on(t.sessionPk, t.callId)
+      .where(sql`${t.toolStatus} in ('pending', 'running')`),
   ],
 );

@@ -1,18 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import { z } from 'zod';
+import { SESSION_EVENT_TYPES } from '@compactor/contract';
 
-/** Every event type a session's stream carries (API.md "Events"). */
-export const SESSION_EVENT_TYPES = [
-  'compaction.requested',
-  'compaction.started',
-  'compaction.step',
-  'compaction.completed',
-  'compaction.failed',
-  'compaction.skipped',
-  'session.compacted',
-  'prune.completed',
-] as const;
-export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+// The event types are the wire contract's: what workers publish is what the API documents.
+export { SESSION_EVENT_TYPES, type SessionEventType } from '@compactor/contract';
 
 /**
  * One event: its type, the session (public id), the compaction it concerns (null for a prune
@@ -25,8 +16,18 @@ export const SessionEventSchema = z.object({
   compactionId: z.string().nullable(),
   at: z.string(),
   data: z.record(z.string(), z.unknown()),
+  /** Its id in the session's event history (a Redis stream id, `<ms>-<n>`), once published. */
+  id: z.string().optional(),
 });
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
+
+/**
+ * How much of a session's event history Redis keeps for clients that reconnect (SSE
+ * `Last-Event-ID`): about the last 200 events (a compaction publishes about ten), for ten
+ * minutes after the newest. Enough to ride out a deploy or a dropped connection; Redis holds
+ * this for every session active in those minutes (about 3 KB for ten events), so it stays short.
+ */
+export const EVENT_HISTORY = { length: 200, ttlSeconds: 600 } as const;
 
 /** Publishes session events; best effort (an event lost to a Redis blip is not worth failing a job). */
 export interface SessionEventPublisher {
@@ -37,21 +38,42 @@ export interface SessionEventPublisher {
 export interface SessionEventSource {
   /** Calls `listener` for each event of the session until the returned function is called. */
   subscribe(sessionPk: number, listener: (event: SessionEvent) => void): Promise<() => void>;
+  /** The session's events published after `afterId` that the history still holds, oldest first. */
+  since(sessionPk: number, afterId: string): Promise<SessionEvent[]>;
   close(): Promise<void>;
 }
 
 export const eventChannel = (prefix: string, sessionPk: number) => `${prefix}:events:${sessionPk}`;
+/** The session's event history: a capped Redis stream beside the channel (same hash slot). */
+export const eventHistoryKey = (prefix: string, sessionPk: number) => `${prefix}:event-history:${sessionPk}`;
 
-/** Publishes with Redis PUBLISH on the session's channel: every API replica's subscribers get it. */
+/**
+ * Publishes an event: appended to the session's history (which gives it its id), then sent with
+ * Redis PUBLISH on the session's channel, so every API replica's subscribers get it.
+ */
 export function redisEventPublisher(
-  redis: Pick<Redis, 'publish'>,
+  redis: Pick<RedisClient, 'publish' | 'xadd' | 'expire'>,
   prefix: string,
   onError: (error: Error) => void = () => undefined,
 ): SessionEventPublisher {
   return {
     async publish(event) {
       try {
-        await redis.publish(eventChannel(prefix, event.sessionPk), JSON.stringify(event));
+        const key = eventHistoryKey(prefix, event.sessionPk);
+        const { id: _unset, ...stored } = event;
+        const id = await redis.xadd(
+          key,
+          'MAXLEN',
+          '~',
+          String(EVENT_HISTORY.length),
+          '*',
+          'event',
+          JSON.stringify(stored),
+        );
+        await Promise.all([
+          redis.expire(key, EVENT_HISTORY.ttlSeconds),
+          redis.publish(eventChannel(prefix, event.sessionPk), JSON.stringify({ ...stored, id })),
+        ]);
       } catch (error) {
         onError(error as Error);
       }
@@ -59,12 +81,28 @@ export function redisEventPublisher(
   };
 }
 
+/** Orders two history ids (`<ms>-<n>`): negative when `a` is older. */
+export function compareEventIds(a: string, b: string): number {
+  const [aMs = 0n, aSeq = 0n] = a.split('-').map(BigInt);
+  const [bMs = 0n, bSeq = 0n] = b.split('-').map(BigInt);
+  if (aMs !== bMs) return aMs < bMs ? -1 : 1;
+  return aSeq === bSeq ? 0 : aSeq < bSeq ? -1 : 1;
+}
+
+/** A history id as a client may send it back (`Last-Event-ID`); anything else is ignored. */
+export const EVENT_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
+
 /**
  * One Redis subscriber connection per process, shared by every listener: a channel is
  * subscribed while it has listeners and unsubscribed when its last one leaves.
- * `subscriber` must be a dedicated connection (a subscribed connection can do nothing else).
+ * `subscriber` must be a dedicated connection (a subscribed connection can do nothing else);
+ * `reader`, a normal one, reads the history for reconnecting clients (none: no history).
  */
-export function redisEventSource(subscriber: Redis, prefix: string): SessionEventSource {
+export function redisEventSource(
+  subscriber: RedisClient,
+  prefix: string,
+  reader: Pick<RedisClient, 'xrange'> | null = null,
+): SessionEventSource {
   const listeners = new Map<string, Set<(event: SessionEvent) => void>>();
   // A channel's SUBSCRIBE in flight: later listeners wait for it too, so none returns before
   // Redis confirms (events published in between would be lost to it).
@@ -97,6 +135,20 @@ export function redisEventSource(subscriber: Redis, prefix: string): SessionEven
           void subscriber.unsubscribe(channel).catch(() => undefined);
         }
       };
+    },
+    async since(sessionPk, afterId) {
+      if (!reader || !EVENT_ID_PATTERN.test(afterId)) return [];
+      const entries = await reader.xrange(
+        eventHistoryKey(prefix, sessionPk),
+        `(${afterId}`,
+        '+',
+        'COUNT',
+        EVENT_HISTORY.length,
+      );
+      return entries.flatMap(([id, fields]) => {
+        const parsed = SessionEventSchema.safeParse(safeJson(fields[1] ?? ''));
+        return parsed.success ? [{ ...parsed.data, id }] : [];
+      });
     },
     async close() {
       listeners.clear();

@@ -2,6 +2,7 @@ import {
   insertOutboxEntries,
   markOutboxDispatched,
   newId,
+  safeErrorMessage,
   type CompactionRow,
   type Db,
   type OutboxRow,
@@ -95,7 +96,7 @@ export async function dispatchOutbox(
       done.push(entry.pk);
     } catch (error) {
       deps.log.warn(
-        { jobName: entry.jobName, jobId: entry.jobId, err: (error as Error).message },
+        { jobName: entry.jobName, jobId: entry.jobId, err: safeErrorMessage(error) },
         'enqueue failed; the reconciler will retry it',
       );
     }
@@ -104,7 +105,7 @@ export async function dispatchOutbox(
     await markOutboxDispatched(deps.db, done, deps.clock());
   } catch (error) {
     // Left undispatched, the entries are enqueued again by the reconciler: a no-op by job id.
-    deps.log.warn({ err: (error as Error).message }, 'could not mark outbox entries dispatched');
+    deps.log.warn({ err: safeErrorMessage(error) }, 'could not mark outbox entries dispatched');
   }
   return done.length;
 }

@@ -51,3 +51,14 @@ export function createJobQueues(config: QueueConfig): JobQueues {
     },
   };
 }
+
+/** Jobs in each queue by state, for metrics (the autoscaling signal: waiting + delayed). */
+export async function queueCounts(queues: JobQueues): Promise<Record<JobName, Record<string, number>>> {
+  const entries = await Promise.all(
+    JOB_NAMES.map(
+      async (name) =>
+        [name, await queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
+    ),
+  );
+  return Object.fromEntries(entries) as Record<JobName, Record<string, number>>;
+}

@@ -3,6 +3,7 @@ import {
   findCompactionsToRedrive,
   listUndispatchedOutbox,
   pruneDispatchedOutbox,
+  safeErrorMessage,
   withReconcilerLock,
   type Db,
 } from '@compactor/db';
@@ -117,7 +118,7 @@ export function startReconciler(
             deps.log.info({ ...report }, 'reconciler pass');
           }
         })
-        .catch((error: Error) => deps.log.warn({ err: error.message }, 'reconciler pass failed'))
+        .catch((error: unknown) => deps.log.warn({ err: safeErrorMessage(error) }, 'reconciler pass failed'))
         .finally(schedule);
     }, delay);
     timer.unref();

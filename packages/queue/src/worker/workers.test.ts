@@ -45,7 +45,8 @@ describe('compact jobs on BullMQ workers', () => {
     });
     expect(events.every((e) => e.compactionId === compaction.id && e.sessionId === session.id)).toBe(true);
     const job = await q.queues.queue('compact').getJob(compaction.id);
-    expect(await job?.getState()).toBe('completed');
+    // BullMQ marks the job completed just after the processor returned (the row is written first).
+    await expect.poll(() => job?.getState(), { timeout: 5_000 }).toBe('completed');
   });
 
   it('retries transient LLM failures with backoff, then completes on the same row', async () => {
@@ -93,7 +94,8 @@ describe('compact jobs on BullMQ workers', () => {
       fallback: { code: 'llm_retries_exhausted' },
     });
     const job = await q.queues.queue('compact').getJob(compaction.id);
-    expect(await job?.getState()).toBe('completed');
+    // BullMQ marks the job completed just after the processor returned (the row is written first).
+    await expect.poll(() => job?.getState(), { timeout: 5_000 }).toBe('completed');
   });
 
   it('fails fast on a non-retryable answer (no retries spent)', async () => {

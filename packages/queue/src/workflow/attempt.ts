@@ -1,11 +1,4 @@
-import {
-  PolicyError,
-  resolvePolicy,
-  type Message,
-  type ModelInfo,
-  type Policy,
-  type PolicyInput,
-} from '@compactor/core';
+import { PolicyError, resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
 import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
 import { CompactionFailedError } from './errors';
 
@@ -22,11 +15,6 @@ export interface Attempt {
   /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
   lastAttempt: boolean;
   signal?: AbortSignal | undefined;
-  /**
-   * The covered view as this attempt's prune step left it (its marks applied in memory), so the
-   * summarize step does not load it again.
-   */
-  view?: Message[];
 }
 
 /**

@@ -15,7 +15,12 @@ export async function loadCoveredView(
   policy: Pick<Policy, 'pinSystemMessages'>,
 ): Promise<Message[]> {
   const { pinSystemMessages } = policy;
-  const { messages, compaction } = await loadContextRows(db, sessionPk, { pinSystemMessages });
+  // No snapshot transaction: the compaction being run is the session's only active one (a
+  // unique index), so no other can complete and move the boundary between the reads.
+  const { messages, compaction } = await loadContextRows(db, sessionPk, {
+    pinSystemMessages,
+    snapshot: false,
+  });
   const ordered = assembleContext(messages, compaction ? [compaction] : [], { pinSystemMessages }).messages;
   const stored = new Map(messages.map((m) => [m.id, m]));
   return ordered.flatMap((m) => {

@@ -6,6 +6,10 @@ import {
   LlmRetryableError,
   isLlmError,
 } from '@compactor/llm';
+import { rootCause } from '@compactor/db';
+
+// Where the workflow's callers have always found them; they live in db, beside the driver's errors.
+export { rootCause, safeErrorMessage } from '@compactor/db';
 
 /** Error codes a failed compaction records (`compactions.error_code`). */
 export type CompactionErrorCode =
@@ -29,29 +33,6 @@ export class CompactionFailedError extends Error {
   ) {
     super(message, options);
   }
-}
-
-/**
- * The error a database or driver error wraps: drizzle wraps pg's errors (whose `code` says what
- * happened) in one whose message holds the SQL and its parameters — message text, which must
- * never reach a log or a row. Unwraps `cause` chains.
- */
-export function rootCause(error: unknown): unknown {
-  let current = error;
-  for (let depth = 0; depth < 5; depth++) {
-    const wrapped = current as { query?: unknown; cause?: unknown } | null;
-    if (!wrapped || typeof wrapped !== 'object' || wrapped.cause === undefined) return current;
-    if (wrapped.query === undefined && !(current instanceof AggregateError)) return current;
-    current = wrapped.cause;
-  }
-  return current;
-}
-
-/** A failure's message safe to record and log: the root cause's, without SQL parameters, bounded. */
-export function safeErrorMessage(error: unknown): string {
-  const cause = rootCause(error);
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return message.length > 500 ? `${message.slice(0, 500)}…` : message;
 }
 
 /** Whether another attempt could succeed (the queue retries these, with backoff). */

@@ -1,6 +1,6 @@
-import { PolicyError, resolvePolicy, selectPrunableParts, type PolicyInput } from '@compactor/core';
-import { findSessionByPk, markPartsCompacted } from '@compactor/db';
-import { loadCoveredView } from './compaction-view';
+import { PolicyError, resolvePolicy, type PolicyInput } from '@compactor/core';
+import { findSessionByPk, pruneToolOutputs } from '@compactor/db';
+import { pruneByCharEstimate } from './prune-by-estimate';
 import type { WorkflowResources } from './resources';
 
 /** What a prune job did; `skipped` says why it did nothing. */
@@ -11,9 +11,10 @@ export interface PruneSessionOutcome {
 }
 
 /**
- * OpenCode's prune on its own (after a finished assistant turn, or `POST /prune`): select old
- * tool outputs of the current view (pure, core) and mark them in one set-based statement.
- * Idempotent: already-pruned parts stop the selection and are skipped by the update.
+ * OpenCode's prune on its own (after a finished assistant turn, or `POST /prune`), over the
+ * whole current view: selection (core's rule, in SQL) and marks in one statement, so no output
+ * is loaded. Idempotent: already-pruned parts stop the selection, and a concurrent prune's marks
+ * are not counted twice.
  */
 export async function pruneSession(
   resources: WorkflowResources,
@@ -30,21 +31,28 @@ export async function pruneSession(
     throw error;
   }
   if (!policy.prune) return { parts: 0, tokens: 0, skipped: 'policy' };
-  const view = await loadCoveredView(resources.db, session.pk, session.lastSeq, policy);
-  const selection = selectPrunableParts(view, policy.pruning);
-  const marked = await markPartsCompacted(
-    resources.db,
-    session.pk,
-    selection.parts.map((p) => ({ seq: p.seq, callId: p.callId })),
-    { at: resources.clock(), by: jobId },
-  );
+  const { parts, tokens } =
+    policy.tokenCount === 'chars'
+      ? await pruneByCharEstimate(resources.db, session.pk, {
+          coversThroughSeq: session.lastSeq,
+          policy,
+          at: resources.clock(),
+          by: jobId,
+        })
+      : await pruneToolOutputs(resources.db, session.pk, {
+          coversThroughSeq: session.lastSeq,
+          pinSystemMessages: policy.pinSystemMessages,
+          pruning: policy.pruning,
+          at: resources.clock(),
+          by: jobId,
+        });
   await resources.events?.publish({
     type: 'prune.completed',
     sessionPk: session.pk,
     sessionId: session.id,
     compactionId: null,
     at: resources.clock().toISOString(),
-    data: { jobId, parts: marked.parts, tokens: marked.tokens },
+    data: { jobId, parts, tokens },
   });
-  return { ...marked, skipped: null };
+  return { parts, tokens, skipped: null };
 }

@@ -1,4 +1,5 @@
-import type { Db } from '@compactor/db';
+import type { CompactionStep } from '@compactor/core';
+import type { CompactionRow, Db } from '@compactor/db';
 import type { Tokenizer } from '@compactor/tokenizer';
 import type { Llm } from '@compactor/llm';
 import type { SessionEventPublisher } from '../events/session-events';
@@ -26,6 +27,16 @@ export interface WorkflowResources {
   summarizerModel?: string | null;
   /** Model for topic-boundary detection; defaults to the summarizer's. */
   topicModel?: string | null;
+  /** Metrics hooks; none when omitted. */
+  observer?: WorkflowObserver;
+}
+
+/** What the workflow reports as it goes, for metrics. Hooks are synchronous and must not throw. */
+export interface WorkflowObserver {
+  /** A step's work ended (its record closes then or with the next step's statement). */
+  stepEnded?(step: CompactionStep, outcome: 'completed' | 'failed', durationMs: number): void;
+  /** A compaction ended for good: completed, skipped or failed (not a retried try). */
+  compactionEnded?(compaction: CompactionRow): void;
 }
 
 /** A {@link WorkflowLog} that drops every line (tests, scripts). */

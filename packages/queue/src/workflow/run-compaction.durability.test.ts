@@ -82,7 +82,7 @@ describe('defects fixed on the way', () => {
   });
 });
 
-describe('one view per attempt', () => {
+describe('the summarize step after the prune step', () => {
   it('the summarizer sees the outputs this attempt pruned as cleared, exactly as a reload would', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 8 }), {
       policy: { pruning: { protectTokens: 1_000, minimumTokens: 1_000 } },
@@ -91,7 +91,10 @@ describe('one view per attempt', () => {
     const before = w.stub.requests.length;
     const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.compaction?.prunedParts).toBeGreaterThan(0);
-    const prompts = w.stub.requests.slice(before).flatMap((r) => r.messages.map((m) => m.text)).join('\n');
+    const prompts = w.stub.requests
+      .slice(before)
+      .flatMap((r) => r.messages.map((m) => m.text))
+      .join('\n');
     expect(prompts).toContain('[Old tool result content cleared]');
   });
 });

@@ -101,6 +101,23 @@ describe('emergency (overflow) compaction', () => {
     const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.status).toBe('failed');
     expect(result.compaction).toMatchObject({ errorCode: 'context_cannot_fit' });
+    expect(result.compaction!.errorMessage).toMatch(/has room for \d+ \(usable input \d+, minus 0 of pinned/);
+  });
+
+  it('names the pinned system messages when they leave no room', async () => {
+    const session = await w.seedSession(
+      [
+        { role: 'system', parts: [{ type: 'text', text: 'You are careful.\n'.repeat(2_500) }] },
+        ...generateCodingSession({ turns: 2, withUsage: false }),
+      ],
+      { contextWindow: 16_000 },
+    );
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.compaction).toMatchObject({ status: 'failed', errorCode: 'context_cannot_fit' });
+    expect(result.compaction!.errorMessage).toMatch(
+      /has room for 0 \(usable input \d+, minus \d{4,} of pinned system messages/,
+    );
   });
 });
 

@@ -56,6 +56,19 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       ['summarize', 'completed'],
       ['finalize', 'completed'],
     ]);
+    // Each record closed with its step's result (finalize's inside its transaction), no text.
+    expect(steps[0]!.detail).toMatchObject({ parts: row.prunedParts, tokens: row.prunedTokens });
+    expect(steps[1]!.detail).toMatchObject({ writtenBy: 'llm', boundarySeq: row.boundarySeq });
+    expect(steps[1]!.detail).not.toHaveProperty('summaryText');
+    expect(steps[2]!.detail).toEqual({
+      boundarySeq: row.boundarySeq,
+      summaryMessages: 2,
+      tokensAfter: row.tokensAfter,
+      messagesAfter: row.messagesAfter,
+    });
+    expect(steps.every((s) => s.finishedAt !== null && s.finishedAt >= s.startedAt)).toBe(true);
+    // The draft served its purpose (pay the LLM once): the summary message holds the text now.
+    expect(row.summaryDraft).toBeNull();
   });
 
   it('never loses messages appended while it runs: they land after the boundary', async () => {
@@ -172,7 +185,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
   it('fences a superseded attempt: the stalled worker writes nothing', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 2 }));
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    const stalled = await claimCompaction(w.resources.db, compaction.id, new Date());
+    const stalled = (await claimCompaction(w.resources.db, compaction.id, new Date()))?.compaction;
 
     const fresh = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(fresh.status).toBe('completed');

@@ -1,20 +1,19 @@
-import type { CompactionStep } from '@compactor/core';
+import { continuationAfterCompaction } from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
   contextTokenStats,
   estimateFromStats,
-  findSessionByPk,
-  finishCompactionStep,
-  insertCompactionStep,
   updateRunningCompaction,
   type CompactionRow,
   type SessionRow,
+  type StepPatch,
 } from '@compactor/db';
 import type { SessionEventType } from '../events/session-events';
 import { attemptFor, type Attempt } from './attempt';
 import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
+import { StepTrail } from './step-trail';
 import { finalizeStep } from './steps/finalize';
 import { pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
@@ -49,30 +48,32 @@ export async function runCompaction(
   compactionId: string,
   options: RunOptions,
 ): Promise<RunOutcome> {
-  const { db } = resources;
-  const claimed = await claimCompaction(db, compactionId, resources.clock());
+  const claimed = await claimCompaction(resources.db, compactionId, resources.clock());
   if (!claimed) return { status: 'inactive', compaction: null };
-  const session = await findSessionByPk(db, claimed.sessionPk);
-  if (!session) return { status: 'inactive', compaction: null };
-  const owner = { compaction: claimed, fence: claimed.fence, session };
+  const { compaction, session } = claimed;
+  const owner = { compaction, fence: compaction.fence, session };
   const announce = (type: SessionEventType, data: Record<string, unknown> = {}) =>
     publish(resources, session, compactionId, type, data);
+  // Which session a log line is about, as its client and tenant know it (never message text).
+  const ids = { sessionId: session.id, tenantId: session.tenantId };
 
   try {
-    const attempt = attemptFor(claimed, session, options);
-    await announce('compaction.started', { attempt: claimed.attempts, reason: claimed.reason });
-    const outcome = await runSteps(resources, attempt, announce);
+    const attempt = attemptFor(compaction, session, options);
+    const trail = new StepTrail(resources, attempt, announce);
+    await announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
+    const outcome = await runSteps(resources, attempt, trail);
     if (outcome.kind === 'nothing-to-compact') {
+      await trail.close();
       const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', outcome.reason);
       await announce('compaction.skipped', { reason: outcome.reason });
+      resources.observer?.compactionEnded?.(skipped);
       return { status: 'skipped', compaction: skipped };
     }
-    const completed = await step(resources, attempt, 'finalize', announce, () =>
-      finalizeStep(resources, attempt, outcome),
-    );
+    const completed = await trail.run(() => finalizeStep(resources, attempt, outcome, trail.openRecord));
     resources.log.info(
       {
         compactionId,
+        ...ids,
         tokensBefore: completed.tokensBefore,
         tokensAfter: completed.tokensAfter,
         writtenBy: outcome.writtenBy,
@@ -87,7 +88,11 @@ export async function runCompaction(
       boundarySeq: completed.boundarySeq,
     };
     await announce('compaction.completed', sizes);
-    await announce('session.compacted', sizes);
+    // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
+    // appends after an automatic compaction; the trigger holds on it (core continuation.ts).
+    const continueWith = continuationAfterCompaction(attempt.policy, compaction.reason);
+    await announce('session.compacted', continueWith ? { ...sizes, continueWith } : sizes);
+    resources.observer?.compactionEnded?.(completed);
     return { status: 'completed', compaction: completed };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
@@ -96,10 +101,14 @@ export async function runCompaction(
       error instanceof CompactionFailedError
         ? error
         : new CompactionFailedError('internal_error', safeErrorMessage(error));
-    resources.log.warn({ compactionId, code: failure.code, err: failure.message }, 'compaction failed');
+    resources.log.warn(
+      { compactionId, ...ids, code: failure.code, err: failure.message },
+      'compaction failed',
+    );
     try {
       const failed = await end(resources, owner, 'failed', failure.code, failure.message);
       await announce('compaction.failed', { status: 'failed', error: { code: failure.code } });
+      resources.observer?.compactionEnded?.(failed);
       return { status: 'failed', compaction: failed };
     } catch (endError) {
       if (endError instanceof StaleAttemptError) return { status: 'stale', compaction: null };
@@ -108,48 +117,49 @@ export async function runCompaction(
   }
 }
 
-type Announce = (type: SessionEventType, data?: Record<string, unknown>) => Promise<void>;
-
 /**
- * prune → summarize, then the summary is saved as the row's draft before finalize: an attempt
- * that finds a draft (an earlier one paid for the summary, then crashed or failed to finalize)
- * goes straight to finalize.
+ * prune → summarize, then finalize is entered with the summary saved as the row's draft in the
+ * same statement: an attempt that finds a draft (an earlier one paid for the summary, then
+ * crashed or failed to finalize) goes straight to finalize. Returns with the finalize step
+ * entered, or with `nothing-to-compact` and the summarize step still open.
  */
 async function runSteps(
   resources: WorkflowResources,
   attempt: Attempt,
-  announce: Announce,
+  trail: StepTrail,
 ): Promise<SummaryOutcome | { kind: 'nothing-to-compact'; reason: string }> {
   const draft = parseSummaryDraft(attempt.compaction.summaryDraft);
   if (draft) {
     resources.log.info({ compactionId: attempt.compaction.id }, 'finalizing the saved summary draft');
+    await trail.enter('finalize');
     return draft;
   }
-  await recordSizeBefore(resources, attempt);
-  const pruned = await step(resources, attempt, 'prune', announce, () => pruneStep(resources, attempt));
-  attempt.compaction = await fenced(resources, attempt, {
+  await trail.enter('prune', await sizeBefore(resources, attempt));
+  const pruned = await trail.run(() => pruneStep(resources, attempt));
+  await trail.enter('summarize', {
     prunedParts: attempt.compaction.prunedParts + pruned.parts,
     prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
   });
-  const outcome = await step(resources, attempt, 'summarize', announce, () =>
-    summarizeStep(resources, attempt),
-  );
+  const outcome = await trail.run(() => summarizeStep(resources, attempt));
   if (outcome.kind === 'summary') {
-    attempt.compaction = await fenced(resources, attempt, { summaryDraft: toSummaryDraft(outcome) });
+    await trail.enter('finalize', { summaryDraft: toSummaryDraft(outcome) });
   }
   return outcome;
 }
 
-/** The view's size when the compaction first started (kept across retries). */
-async function recordSizeBefore(resources: WorkflowResources, attempt: Attempt): Promise<void> {
-  if (attempt.compaction.tokensBefore !== null) return;
+/** The view's size when the compaction first started (kept across retries), as a step patch. */
+async function sizeBefore(resources: WorkflowResources, attempt: Attempt): Promise<StepPatch> {
+  if (attempt.compaction.tokensBefore !== null) return {};
   const stats = await contextTokenStats(resources.db, attempt.session.pk, {
     pinSystemMessages: attempt.policy.pinSystemMessages,
   });
-  attempt.compaction = await fenced(resources, attempt, {
+  const patch = {
     tokensBefore: estimateFromStats(stats, attempt.policy.estimate),
     messagesBefore: stats.contextMessages,
-  });
+  };
+  // finalize reads them from the attempt's row.
+  attempt.compaction = { ...attempt.compaction, ...patch };
+  return patch;
 }
 
 /** The claimed row and its fence: all a write needs to prove the attempt still owns the row. */
@@ -166,60 +176,6 @@ async function fenced(
   const row = await updateRunningCompaction(resources.db, owner.compaction.id, owner.fence, patch);
   if (!row) throw new StaleAttemptError(owner.compaction.id, owner.fence, null);
   return row;
-}
-
-/** Runs one step with its `compaction_steps` record, the row's `step` column and a step event. */
-async function step<T>(
-  resources: WorkflowResources,
-  attempt: Attempt,
-  name: CompactionStep,
-  announce: Announce,
-  run: () => Promise<T>,
-): Promise<T> {
-  await fenced(resources, attempt, { step: name });
-  await announce('compaction.step', { step: name, attempt: attempt.compaction.attempts });
-  const record = await insertCompactionStep(resources.db, {
-    compactionId: attempt.compaction.id,
-    step: name,
-    attempt: attempt.compaction.attempts,
-    status: 'running',
-    startedAt: resources.clock(),
-  });
-  try {
-    const result = await run();
-    await finishCompactionStep(resources.db, record.pk, {
-      status: 'completed',
-      detail: stepDetail(name, result),
-      at: resources.clock(),
-    });
-    return result;
-  } catch (error) {
-    await finishCompactionStep(resources.db, record.pk, {
-      status: 'failed',
-      errorMessage: safeErrorMessage(error),
-      at: resources.clock(),
-    });
-    throw error;
-  }
-}
-
-/**
- * What a step's record keeps of its result: plain numbers and labels, never message text
- * (summaries, instructions and file paths stay out of step records).
- */
-export function stepDetail(name: CompactionStep, result: unknown): Record<string, unknown> {
-  if (result === null || typeof result !== 'object') return {};
-  if (name === 'finalize') {
-    const row = result as CompactionRow;
-    return {
-      boundarySeq: row.boundarySeq,
-      summaryMessages: row.summaryMessageIds.length,
-      tokensAfter: row.tokensAfter,
-      messagesAfter: row.messagesAfter,
-    };
-  }
-  const { summaryText: _text, fileOps: _ops, ...rest } = result as Record<string, unknown>;
-  return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
 }
 
 /** Ends the attempt as skipped or failed, fenced (StaleAttemptError when a newer attempt owns it). */

@@ -6,13 +6,15 @@ import type { WorkflowResources } from '../resources';
 import type { SummarizeOutcome } from './summary-writing';
 
 /**
- * Writes the summary message(s), the boundary and `completed` in one fenced transaction. The
- * message ids are derived from the compaction id, so a retried finalize writes the same rows.
+ * Writes the summary message(s), the boundary and `completed` in one fenced transaction, which
+ * also closes the attempt's finalize `step` record. The message ids are derived from the
+ * compaction id, so a retried finalize writes the same rows.
  */
 export async function finalizeStep(
   resources: WorkflowResources,
   attempt: Attempt,
   outcome: Extract<SummarizeOutcome, { kind: 'summary' }>,
+  step?: { pk: number; at: Date },
 ): Promise<CompactionRow> {
   const { compaction, policy } = attempt;
   const now = resources.clock();
@@ -54,6 +56,7 @@ export async function finalizeStep(
     estimate: policy.estimate,
     pinSystemMessages: policy.pinSystemMessages,
     finishedAt: now,
+    ...(step ? { step } : {}),
   });
 }
 

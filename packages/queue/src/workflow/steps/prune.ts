@@ -1,7 +1,6 @@
-import { selectPrunableParts, type Message } from '@compactor/core';
-import { markPartsCompacted } from '@compactor/db';
+import { pruneToolOutputs } from '@compactor/db';
 import type { Attempt } from '../attempt';
-import { loadCoveredView } from '../compaction-view';
+import { pruneByCharEstimate } from '../prune-by-estimate';
 import type { WorkflowResources } from '../resources';
 
 /** What the prune step marked (`tokens`: output tokens saved); `skipped: 'policy'` when `prune` is off. */
@@ -14,52 +13,27 @@ export interface PruneOutcome {
 }
 
 /**
- * OpenCode's prune inside a compaction: select old tool outputs (pure, core) and mark them in
- * one set-based statement. Repeating it is harmless: already-pruned parts stop the selection
- * and are skipped by the update.
+ * OpenCode's prune inside a compaction, over the covered range only: selection (core's rule,
+ * in SQL) and marks in one statement, so no output is loaded. Repeating it is harmless: the
+ * walk stops at the marks it wrote, and a mark that exists already is not counted again.
  */
 export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
   if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: 0, skipped: 'policy' };
-  const at = resources.clock();
-  const view = await loadCoveredView(
-    resources.db,
-    attempt.session.pk,
-    attempt.coversThroughSeq,
-    attempt.policy,
-  );
-  const selection = selectPrunableParts(view, attempt.policy.pruning);
-  const marked = await markPartsCompacted(
-    resources.db,
-    attempt.session.pk,
-    selection.parts.map((p) => ({ seq: p.seq, callId: p.callId })),
-    { at, by: attempt.compaction.id },
-  );
-  attempt.view = withMarks(view, selection.parts, at);
-  return { ...marked, candidateTokens: selection.candidateTokens, skipped: null };
-}
-
-/** The view with the selected outputs marked pruned, as the database now has them. */
-function withMarks(
-  view: Message[],
-  marked: ReadonlyArray<{ seq: number; callId: string }>,
-  at: Date,
-): Message[] {
-  if (marked.length === 0) return view;
-  const keys = new Set(marked.map((p) => `${p.seq}:${p.callId}`));
-  const compactedAt = at.toISOString();
-  return view.map((message) =>
-    message.parts.some((p) => p.type === 'tool' && keys.has(`${message.seq}:${p.callId}`))
-      ? {
-          ...message,
-          parts: message.parts.map((p) =>
-            p.type === 'tool' &&
-            p.status === 'completed' &&
-            p.compactedAt === null &&
-            keys.has(`${message.seq}:${p.callId}`)
-              ? { ...p, compactedAt }
-              : p,
-          ),
-        }
-      : message,
-  );
+  if (attempt.policy.tokenCount === 'chars') {
+    const marked = await pruneByCharEstimate(resources.db, attempt.session.pk, {
+      coversThroughSeq: attempt.coversThroughSeq,
+      policy: attempt.policy,
+      at: resources.clock(),
+      by: attempt.compaction.id,
+    });
+    return { ...marked, skipped: null };
+  }
+  const marked = await pruneToolOutputs(resources.db, attempt.session.pk, {
+    coversThroughSeq: attempt.coversThroughSeq,
+    pinSystemMessages: attempt.policy.pinSystemMessages,
+    pruning: attempt.policy.pruning,
+    at: resources.clock(),
+    by: attempt.compaction.id,
+  });
+  return { ...marked, skipped: null };
 }

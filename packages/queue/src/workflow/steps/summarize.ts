@@ -1,4 +1,7 @@
 import {
+  emergencyRoomTokens,
+  storedTokens,
+  usableTokens,
   buildTruncateSummary,
   keepRecentTokensFor,
   planCompaction,
@@ -24,9 +27,9 @@ export async function summarizeStep(
   attempt: Attempt,
 ): Promise<SummarizeOutcome> {
   const { compaction, policy, model } = attempt;
-  const view =
-    attempt.view ??
-    (await loadCoveredView(resources.db, attempt.session.pk, attempt.coversThroughSeq, policy));
+  // Loaded after the prune step, so it shows the outputs that step cleared (the summarizer
+  // reads them as the placeholder).
+  const view = await loadCoveredView(resources.db, attempt.session.pk, attempt.coversThroughSeq, policy);
   if (compaction.strategy === 'topic') return topicOutcome(resources, attempt, view);
 
   const keepRecentTokens = keepRecentTokensFor(
@@ -37,7 +40,12 @@ export async function summarizeStep(
   );
   const plan = planCompaction(view, { keepRecentTokens, force: compaction.force, policy, model });
   if (!plan) return { kind: 'nothing-to-compact', reason: 'no cut point leaves anything to compact' };
-  const emergencyPruned = await applyEmergencyPrune(resources, attempt, plan.emergencyPrune);
+  const emergencyPruned = await applyEmergencyPrune(
+    resources,
+    attempt,
+    plan.emergencyPrune,
+    storedTokens(plan.pinned),
+  );
 
   const compacted = [...plan.history, ...(plan.turnPrefix ?? [])];
   const fileOps = fileOpsOf(compacted, policy.fileTools);
@@ -89,12 +97,18 @@ async function applyEmergencyPrune(
   resources: WorkflowResources,
   attempt: Attempt,
   selection: EmergencyPruneSelection | null,
+  pinnedTokens: number,
 ): Promise<{ parts: number; tokens: number }> {
   if (!selection) return { parts: 0, tokens: 0 };
   if (!selection.fits) {
+    // Say what took the room: often the pinned system messages, not the recent turn.
+    const { model, policy } = attempt;
+    const room = emergencyRoomTokens(model, policy, pinnedTokens) ?? 0;
     throw new CompactionFailedError(
       'context_cannot_fit',
-      `even with every tool output cleared the recent messages take ${selection.tokensAfter} tokens, more than the model can take`,
+      `even with every tool output cleared the recent messages take ${selection.tokensAfter} tokens; ` +
+        `the model has room for ${room} (usable input ${usableTokens(model, policy) ?? 0}, minus ` +
+        `${pinnedTokens} of pinned system messages and ${policy.summarizer.maxOutputTokens} for the summary)`,
     );
   }
   return markPartsCompacted(

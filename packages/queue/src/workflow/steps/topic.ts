@@ -4,6 +4,7 @@ import {
   isPinnedMessage,
   NO_TOPIC_BOUNDARY,
   planTopicCompaction,
+  tokenMeasureFor,
   type Message,
   type TopicBoundary,
 } from '@compactor/core';
@@ -34,7 +35,12 @@ export async function topicOutcome(
   const { policy } = attempt;
   const messages = view.filter((m) => !isPinnedMessage(m) || !policy.pinSystemMessages);
   const settings = summarizerSettings(resources, attempt);
+  // The request and the plan cut by the same rules, so the detector summarises exactly what is dropped.
+  const measure = tokenMeasureFor(policy.tokenCount).message;
   const request = buildTopicDetectionRequest(messages, {
+    cutAt: policy.cutAt,
+    minVerbatimExchanges: policy.topic.minVerbatimExchanges,
+    measure,
     maxMessages: policy.topic.maxMessages,
     maxCharsPerMessage: policy.topic.maxCharsPerMessage,
     summaryBudgetTokens: settings.maxOutputTokens,
@@ -51,6 +57,8 @@ export async function topicOutcome(
     minConfidence: policy.topic.minConfidence,
     minVerbatimExchanges: policy.topic.minVerbatimExchanges,
     summaryFrom: policy.topic.summaryFrom,
+    cutAt: policy.cutAt,
+    measure,
   });
   if (plan.case === 'none') return { kind: 'nothing-to-compact', reason: `topic: ${plan.reason}` };
 

@@ -1,0 +1,60 @@
+import type {} from '@fastify/swagger'; // its FastifySchema `hide` option
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Jobs per queue and state, read at scrape time (the API's own view of the backlog). */
+export type QueueCounts = () => Promise<Record<string, Record<string, number>>>;
+
+/** The API's Prometheus registry: process metrics, requests by route, and queue depth when given. */
+export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'compactor_api_' });
+  new Counter({
+    name: 'compactor_api_requests_total',
+    help: 'HTTP requests answered, by method, route (the pattern, never the ids) and status code.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  new Histogram({
+    name: 'compactor_api_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method and route.',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const { queueCounts } = options;
+  if (queueCounts) {
+    new Gauge({
+      name: 'compactor_queue_jobs',
+      help: 'Jobs in each queue by state.',
+      labelNames: ['queue', 'state'],
+      registers: [registry],
+      async collect() {
+        for (const [queue, states] of Object.entries(await queueCounts())) {
+          for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
+        }
+      },
+    });
+  }
+  return registry;
+}
+
+/**
+ * Records every answered request in `registry` and serves it at `GET /metrics`. The route label
+ * is Fastify's route pattern (`/v1/sessions/:id`), so ids never become label values; requests
+ * no route matched count as `unmatched`.
+ */
+export function registerMetrics(app: FastifyInstance, registry: Registry): void {
+  const requests = registry.getSingleMetric('compactor_api_requests_total') as Counter;
+  const durations = registry.getSingleMetric('compactor_api_request_duration_seconds') as Histogram;
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    if (route === '/metrics') return;
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    durations.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+}

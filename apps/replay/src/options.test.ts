@@ -1,0 +1,81 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseOptions, UsageError } from './options';
+import { resolveVariants } from './variants';
+
+describe('parseOptions', () => {
+  it('reads files, repeated policies and models, and defaults the rest', () => {
+    const options = parseOptions(
+      ['a.jsonl', '--policy', 'opal', '--policy=klaude', 'b.jsonl', '--summarizer-model', 'm1'],
+      {},
+    );
+    expect(options).toMatchObject({
+      files: ['a.jsonl', 'b.jsonl'],
+      policies: ['opal', 'klaude'],
+      summarizerModels: ['m1'],
+      window: 32_000,
+      concurrency: 4,
+      outDir: 'replay-report',
+      usage: 'rescale',
+      remote: null,
+      provider: null,
+    });
+  });
+
+  it('connects to a running Compactor with --url and --key, and sees a provider in the environment', () => {
+    const options = parseOptions(['a', '--url', 'http://h:3000/', '--key', 'k'], {
+      OPENAI_API_KEY: 'sk',
+      LLM_SUMMARIZER_MODEL: 'gpt-x',
+    });
+    expect(options.remote).toEqual({ url: 'http://h:3000', key: 'k' });
+    expect(options.provider).toEqual({ baseUrl: null, model: 'gpt-x' });
+  });
+
+  it.each([
+    [[], 'name at least one transcript file'],
+    [['a', '--window', 'big'], '--window must be an integer from 1000 to 10000000, got big'],
+    [['a', '--bogus'], 'unknown option --bogus'],
+    [['a', '--usage', 'keep'], '--usage must be rescale or drop, got keep'],
+    [['a', '--key', 'k'], '--key goes with --url'],
+    [['a', '--out'], '--out needs a value'],
+  ])('%j → %s', (argv, message) => {
+    expect(() => parseOptions(argv, {})).toThrow(new UsageError(message));
+  });
+});
+
+describe('resolveVariants', () => {
+  it('crosses policies with models and labels them', () => {
+    const variants = resolveVariants(['opencode', 'topic'], ['a', 'b']);
+    expect(variants.map((v) => v.label)).toEqual(['opencode · a', 'opencode · b', 'topic · a', 'topic · b']);
+    expect(variants[2]).toMatchObject({ policy: { preset: 'topic' }, summarizerModel: 'a' });
+  });
+
+  it('reads a policy file and validates it with core', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'replay-policy-'));
+    writeFileSync(
+      join(dir, 'tight.json'),
+      JSON.stringify({ preset: 'opal', pruning: { protectTokens: 1000 } }),
+    );
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ pruning: { protect: 1 } }));
+    expect(resolveVariants([join(dir, 'tight.json')], [])).toEqual([
+      {
+        label: 'tight.json',
+        policyLabel: 'tight.json',
+        policy: { preset: 'opal', pruning: { protectTokens: 1000 } },
+        summarizerModel: null,
+      },
+    ]);
+    expect(() => resolveVariants([join(dir, 'bad.json')], [])).toThrow(/--policy bad.json: .*protect/s);
+    expect(() => resolveVariants(['nope'], [])).toThrow(
+      '--policy nope: not a preset (default, opencode, opal, klaude, topic) nor a .json file',
+    );
+  });
+
+  it('is the default policy when none is given', () => {
+    expect(resolveVariants([], [])).toEqual([
+      { label: 'default', policyLabel: 'default', policy: {}, summarizerModel: null },
+    ]);
+  });
+});

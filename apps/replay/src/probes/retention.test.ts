@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import type { MessageInput } from '@compactor/db';
+import { haystack, mentions } from './mentions';
+import { filesTouched, probeRetention, type ContextMessage } from './retention';
+import { constraints, firstGoal } from './user-facts';
+
+const user = (text: string): MessageInput => ({ role: 'user', parts: [{ type: 'text', text }] });
+const call = (tool: string, input: Record<string, unknown>, output = 'ok'): MessageInput => ({
+  role: 'assistant',
+  parts: [
+    { type: 'tool', callId: `c-${tool}-${JSON.stringify(input)}`, tool, status: 'completed', input, output },
+  ],
+  finish: 'tool-calls',
+});
+const summaryMessage = (text: string): ContextMessage => ({
+  role: 'assistant',
+  summary: true,
+  parts: [{ type: 'text', text }],
+});
+const kept = (role: string, text: string): ContextMessage => ({ role, parts: [{ type: 'text', text }] });
+
+const GOAL = 'The nightly export crashes with an out-of-memory error on accounts with 200k invoices; fix it.';
+const transcript: MessageInput[] = [
+  user(`${GOAL} You must keep the CSV column order. Never load all invoices at once.`),
+  call('Read', { file_path: 'src/export.ts' }),
+  call('Edit', { file_path: 'src/export.ts', old_string: 'a', new_string: 'b' }),
+  call('read_file', { path: 'src/csv.ts' }),
+  call('apply_patch', { input: '*** Begin Patch\n*** Add File: src/stream.ts\n+x\n*** End Patch\n' }),
+  call('Bash', { command: 'npm test' }),
+  user("Now add a regression test. Don't touch the snapshot files."),
+  call('Write', { file_path: 'test/export.test.ts', content: 'it()' }),
+];
+
+describe('user facts', () => {
+  it('finds constraint sentences by their cue words', () => {
+    expect(constraints(transcript).map((c) => [c.index, c.text, c.cues])).toEqual([
+      [0, 'You must keep the CSV column order.', ['must']],
+      [0, 'Never load all invoices at once.', ['never']],
+      [6, "Don't touch the snapshot files.", ['do not']],
+    ]);
+  });
+
+  it('takes the first request as the goal, clipped at a word boundary', () => {
+    expect(firstGoal(transcript)).toEqual({
+      index: 0,
+      text: expect.stringMatching(/^The nightly export crashes/),
+    });
+    expect(firstGoal(transcript)!.text.length).toBeLessThanOrEqual(180);
+  });
+});
+
+describe('mentions', () => {
+  it('accepts a paraphrase that keeps the words and the cue, refuses one that drops the cue', () => {
+    const summary = haystack(
+      'Constraints: never load every invoice at once (stream them). Keep the CSV column order.',
+    );
+    expect(
+      mentions(summary, 'Never load all invoices at once.', { coverage: 0.6, required: ['never'] }),
+    ).toBe(true);
+    const softened = haystack('We try to load invoices at once only when small.');
+    expect(
+      mentions(softened, 'Never load all invoices at once.', { coverage: 0.5, required: ['never'] }),
+    ).toBe(false);
+  });
+
+  it("treats don't and do not alike", () => {
+    expect(
+      mentions(haystack('Do not touch the snapshot files.'), "Don't touch the snapshot files.", {
+        coverage: 1,
+      }),
+    ).toBe(true);
+  });
+});
+
+describe('files touched', () => {
+  it('reads read/write/edit-like tools and patches, modifications first, shell commands not', () => {
+    expect(filesTouched(transcript.slice(0, 6))).toEqual([
+      { path: 'src/export.ts', kind: 'modified' },
+      { path: 'src/stream.ts', kind: 'modified' },
+      { path: 'src/csv.ts', kind: 'read' },
+    ]);
+  });
+});
+
+describe('probeRetention', () => {
+  const faithful = [
+    summaryMessage(
+      [
+        '## Goal',
+        'Fix the nightly export: it crashes out of memory on accounts with 200k invoices.',
+        '## Constraints',
+        '- You must keep the CSV column order.',
+        '- Never load all invoices at once.',
+        '<modified-files>\nsrc/export.ts\nsrc/stream.ts\n</modified-files>',
+        '<read-files>\nsrc/csv.ts\n</read-files>',
+      ].join('\n'),
+    ),
+    kept('user', "Now add a regression test. Don't touch the snapshot files."),
+  ];
+
+  it('passes every probe when the summary keeps goal, constraints and files', () => {
+    const probes = probeRetention({
+      messages: transcript,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: faithful,
+    });
+    expect(probes.files.every((f) => f.inSummary)).toBe(true);
+    expect(probes.files).toHaveLength(3);
+    expect(probes.goal?.where).toBe('summary');
+    expect(probes.constraints.map((c) => c.where)).toEqual(['summary', 'summary', 'kept']);
+    expect(probes.latestRequest).toEqual({
+      text: "Now add a regression test. Don't touch the snapshot files.",
+      kept: true,
+    });
+  });
+
+  it('reports a constraint the summary deliberately lost, and a file it did not name', () => {
+    const lossy = [
+      summaryMessage(
+        [
+          '## Goal',
+          'Fix the nightly export: it crashes out of memory on accounts with 200k invoices.',
+          '## Constraints',
+          '- You must keep the CSV column order.',
+          '<modified-files>\nsrc/export.ts\n</modified-files>',
+        ].join('\n'),
+      ),
+      faithful[1]!,
+    ];
+    const probes = probeRetention({
+      messages: transcript,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: lossy,
+    });
+    expect(probes.constraints).toEqual([
+      { text: 'You must keep the CSV column order.', where: 'summary' },
+      { text: 'Never load all invoices at once.', where: null },
+      { text: "Don't touch the snapshot files.", where: 'kept' },
+    ]);
+    expect(probes.files.filter((f) => !f.inSummary).map((f) => f.path)).toEqual([
+      'src/stream.ts',
+      'src/csv.ts',
+    ]);
+  });
+
+  it('says the latest request is lost when it was only summarised, not kept verbatim', () => {
+    const summarisedAway = [
+      summaryMessage('The user asked for a regression test. Do not touch the snapshot files.'),
+    ];
+    const probes = probeRetention({
+      messages: transcript,
+      compactedCount: 7,
+      appendedCount: 7,
+      context: summarisedAway,
+    });
+    expect(probes.latestRequest?.kept).toBe(false);
+    expect(probes.goal?.where).toBeNull();
+  });
+
+  it('only checks files touched before the boundary', () => {
+    const probes = probeRetention({
+      messages: transcript,
+      compactedCount: 1,
+      appendedCount: 8,
+      context: faithful,
+    });
+    expect(probes.files).toEqual([]);
+    expect(probes.latestRequest?.kept).toBe(true);
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * `compactor replay`: reads the transcripts, starts an embedded Compactor (or connects to one),
+ * replays every transcript under every variant, several at a time, and writes the report
+ * (terminal table, report.json, report.html).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  apiClient,
+  checkPostgres,
+  checkRedis,
+  Children,
+  deleteQueueKeys,
+  dropDatabase,
+  ServiceMissingError,
+  startStack,
+  withDatabase,
+  type ChildLogLine,
+} from '@compactor/stack';
+import { parseTranscriptText } from './formats/detect';
+import { UsageError, type ReplayOptions } from './options';
+import { mapConcurrent } from './pool';
+import { ProgressBoard, type Output } from './progress';
+import { renderHtml } from './report/html';
+import type { ReplayReport, RunReport } from './report/model';
+import { renderTable } from './report/table';
+import { replayRun, type RunTarget } from './runner/replay-run';
+import type { Transcript } from './transcript';
+import { resolveVariants } from './variants';
+
+export const REPLAY_DATABASE = 'compactor_replay';
+const API_KEY = 'replay-key';
+
+export interface ReplayIo {
+  env: NodeJS.ProcessEnv;
+  out: Output;
+  /** Child processes of the embedded Compactor: the caller stops them (also on a signal). */
+  children?: Children;
+}
+
+/** Where the embedded Compactor keeps its data; tests hand in their own database and prefix. */
+export interface EmbeddedPlacement {
+  databaseUrl: string;
+  /** Drop it first (the API recreates and migrates it). */
+  recreate: boolean;
+  queuePrefix: string;
+}
+
+export interface ReplayResult {
+  report: ReplayReport;
+  jsonPath: string;
+  htmlPath: string;
+}
+
+export function loadTranscripts(files: readonly string[]): Transcript[] {
+  const transcripts = files.flatMap((file) => {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(
+        `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
+    return parseTranscriptText(text, file);
+  });
+  // The same file twice (or two files of one name): keys stay unique in the report.
+  const seen = new Map<string, number>();
+  return transcripts.map((t) => {
+    const n = (seen.get(t.key) ?? 0) + 1;
+    seen.set(t.key, n);
+    return n === 1 ? t : { ...t, key: `${t.key} (${n})` };
+  });
+}
+
+async function startEmbedded(
+  options: ReplayOptions,
+  io: ReplayIo,
+  placement: EmbeddedPlacement,
+  children: Children,
+) {
+  const checks = await Promise.allSettled([
+    checkPostgres(placement.databaseUrl, options.fromEnv.database),
+    checkRedis(options.redisUrl, options.fromEnv.redis),
+  ]);
+  const missing = checks.flatMap((c) => (c.status === 'rejected' ? [c.reason as Error] : []));
+  if (missing.length > 0) {
+    if (missing.some((error) => !(error instanceof ServiceMissingError))) throw missing[0];
+    throw new ServiceMissingError(missing.map((error) => error.message).join('\n\n'));
+  }
+  await Promise.all([
+    placement.recreate ? dropDatabase(placement.databaseUrl) : Promise.resolve(),
+    deleteQueueKeys(options.redisUrl, placement.queuePrefix),
+  ]);
+  const stack = await Promise.race([
+    startStack(children, {
+      databaseUrl: placement.databaseUrl,
+      redisUrl: options.redisUrl,
+      queuePrefix: placement.queuePrefix,
+      apiKey: API_KEY,
+      workers: options.workers,
+      provider: options.provider,
+      // Enough slots for every concurrent session's compaction and prune jobs.
+      workerEnv: { WORKER_CONCURRENCY: String(Math.max(4, options.concurrency * 2)) },
+    }),
+    children.failed(),
+  ]);
+  io.out.write(
+    `embedded Compactor: API ${stack.apiUrl}, ${options.workers} worker(s), LLM ${stack.stubUrl ? `stub ${stack.stubUrl}` : options.provider!.model}\n`,
+  );
+  return stack;
+}
+
+export async function runReplay(
+  options: ReplayOptions,
+  io: ReplayIo,
+  placement: EmbeddedPlacement = {
+    databaseUrl: withDatabase(options.databaseUrl, REPLAY_DATABASE),
+    recreate: true,
+    queuePrefix: '{compactor-replay}',
+  },
+): Promise<ReplayResult> {
+  const transcripts = loadTranscripts(options.files);
+  const variants = resolveVariants(options.policies, options.summarizerModels);
+  const startedAt = new Date();
+  const children =
+    io.children ?? new Children(io.env, ({ child, msg }: ChildLogLine) => io.out.write(`${child}: ${msg}\n`));
+  let target: RunTarget;
+  let targetInfo: ReplayReport['target'];
+  if (options.remote) {
+    const call = apiClient(options.remote.url, options.remote.key);
+    await call('GET', '/readyz');
+    target = { call, apiUrl: options.remote.url, key: options.remote.key, defaultModel: 'gpt-4o-mini' };
+    targetInfo = { kind: 'remote', url: options.remote.url, llm: 'the remote workers’' };
+  } else {
+    const stack = await startEmbedded(options, io, placement, children);
+    target = {
+      call: apiClient(stack.apiUrl, API_KEY),
+      apiUrl: stack.apiUrl,
+      key: API_KEY,
+      defaultModel: options.provider?.model ?? 'stub-summarizer',
+    };
+    targetInfo = {
+      kind: 'embedded',
+      url: stack.apiUrl,
+      llm: options.provider ? options.provider.model : 'stub (zero latency)',
+    };
+  }
+
+  try {
+    const stamp = startedAt.toISOString().replace(/\D/g, '').slice(0, 17);
+    const jobs = transcripts.flatMap((transcript) => variants.map((variant) => ({ transcript, variant })));
+    const board = new ProgressBoard(io.out);
+    const runs: RunReport[] = await Promise.race([
+      mapConcurrent(jobs, options.concurrency, ({ transcript, variant }, i) =>
+        replayRun(
+          target,
+          { window: options.window, usage: options.usage, timeoutMs: options.timeoutMs, pruneWaitMs: 3_000 },
+          transcript,
+          variant,
+          `replay-${stamp}-${i + 1}`,
+          (progress) => board.update(`${transcript.key} · ${variant.label}`, progress),
+        ),
+      ),
+      children.failed(),
+    ]);
+    board.finish();
+    const report: ReplayReport = {
+      version: 1,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      target: targetInfo,
+      window: options.window,
+      usage: options.usage,
+      runs,
+    };
+    const outDir = resolve(options.outDir);
+    mkdirSync(outDir, { recursive: true });
+    const jsonPath = join(outDir, 'report.json');
+    const htmlPath = join(outDir, 'report.html');
+    writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(htmlPath, renderHtml(report));
+    io.out.write(`\n${renderTable(report)}\n\nwrote ${jsonPath}\nwrote ${htmlPath}\n`);
+    return { report, jsonPath, htmlPath };
+  } finally {
+    if (!io.children) await children.stopAll({ last: ['llm-stub'] });
+  }
+}

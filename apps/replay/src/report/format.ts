@@ -1,0 +1,25 @@
+/** Number and score formatting shared by the terminal table and the HTML report. */
+import type { Score } from './model';
+
+export const int = (value: number | null | undefined) =>
+  value == null ? '–' : Math.round(value).toLocaleString('en-US');
+
+export const kilo = (value: number | null | undefined) =>
+  value == null
+    ? '–'
+    : value >= 10_000
+      ? `${Math.round(value / 1000)}k`
+      : value >= 1000
+        ? `${(value / 1000).toFixed(1)}k`
+        : String(value);
+
+export const ms = (value: number | null | undefined) =>
+  value == null ? '–' : value < 1000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(1)} s`;
+
+export const usd = (value: number | null | undefined) =>
+  value == null ? '–' : `$${value.toFixed(value < 0.01 ? 4 : 2)}`;
+
+/** `3/4`, or `–` when there was nothing to check. */
+export const ratio = (score: Score) => (score.total === 0 ? '–' : `${score.kept}/${score.total}`);
+
+export const allKept = (score: Score) => score.kept === score.total;

@@ -1,0 +1,184 @@
+/**
+ * The replay's report: what `report.json` holds, what the terminal table and `report.html` are
+ * rendered from. Plain data; {@link runTotals} derives every figure the renderers show.
+ */
+import type { ContextIssue } from '@compactor/core';
+import type { TranscriptFormat } from '../transcript';
+import type { RetentionProbes } from '../probes/retention';
+
+export type Outcome = 'summarized' | 'truncated' | 'skipped' | 'failed' | 'unfinished';
+
+/** How the replay treats the usage the original transcript recorded (see usage.ts). */
+export type UsageMode = 'rescale' | 'drop';
+
+/** One policy × summarizer model the transcripts are replayed under. */
+export interface Variant {
+  /** `opencode`, `strict.json`, … plus the model when several are compared. */
+  label: string;
+  policyLabel: string;
+  /** The policy input sent with the session (a preset and overrides). */
+  policy: Record<string, unknown>;
+  summarizerModel: string | null;
+}
+
+/** The session after one appended message. */
+export interface TurnPoint {
+  /** 1-based index of the message in the transcript. */
+  turn: number;
+  role: string;
+  /** The API's estimate of the next prompt (`status.tokens`). */
+  tokens: number;
+}
+
+export interface ContextCheck {
+  messages: number;
+  tokens: number;
+  usable: number;
+  withinWindow: boolean;
+  /** Problems a provider would reject the OpenAI rendering for (orphaned results, dangling calls …). */
+  issues: ContextIssue[];
+  valid: boolean;
+}
+
+export interface CompactionRecord {
+  id: string;
+  reason: string;
+  strategy: string;
+  outcome: Outcome;
+  /** The turn whose append triggered it, and the last turn appended before it ended. */
+  triggeredAtTurn: number;
+  endedAtTurn: number;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  prunedParts: number;
+  prunedTokens: number;
+  llm: { model: string; input: number; output: number; costUsd: number | null } | null;
+  /** Server side: requested → finished. */
+  latencyMs: number | null;
+  /** How long the replay (the agent) waited for it before its next model call. */
+  waitedMs: number;
+  error: { code: string; message: string } | null;
+  /** The context served right after it (completed compactions only). */
+  context: ContextCheck | null;
+  retention: RetentionProbes | null;
+}
+
+export interface RunReport {
+  /** The transcript's key (file, line or session id). */
+  transcript: string;
+  file: string;
+  format: TranscriptFormat;
+  messages: number;
+  variant: Variant;
+  /** The Compactor session the run created. */
+  sessionId: string;
+  window: number;
+  usable: number;
+  status: 'completed' | 'failed';
+  error: string | null;
+  /** Wall time of the run, and the part spent waiting for compactions. */
+  durationMs: number;
+  waitMs: number;
+  /** Where the rest of the time went: appends (HTTP round trips), prune waits, post-compaction checks. */
+  timing: { appendMs: number; pruneWaitMs: number; checkMs: number };
+  points: TurnPoint[];
+  compactions: CompactionRecord[];
+  prunes: { jobs: number; parts: number; tokens: number };
+}
+
+export interface ReplayReport {
+  version: 1;
+  startedAt: string;
+  finishedAt: string;
+  target: { kind: 'embedded' | 'remote'; url: string; llm: string };
+  window: number;
+  usage: UsageMode;
+  runs: RunReport[];
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** The median of `values` (null when empty). */
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : Math.round((sorted[mid - 1]! + sorted[mid]!) / 2);
+}
+
+/** A kept / total pair. */
+export interface Score {
+  kept: number;
+  total: number;
+}
+
+export interface RunTotals {
+  compactions: number;
+  byOutcome: Record<Outcome, number>;
+  /** Σ (before − after) over completed compactions. */
+  tokensSaved: number;
+  prunedTokens: number;
+  llmInput: number;
+  llmOutput: number;
+  /** null when no call had a known price. */
+  costUsd: number | null;
+  latencyMedianMs: number | null;
+  latencyMaxMs: number | null;
+  validContexts: Score;
+  withinWindow: Score;
+  files: Score;
+  goal: Score;
+  constraints: Score;
+  latestRequest: Score;
+  peakTokens: number;
+  finalTokens: number;
+}
+
+const score = (flags: boolean[]): Score => ({ kept: flags.filter(Boolean).length, total: flags.length });
+
+/** Every figure the table and the HTML show for one run. Retention counts every probe of every compaction. */
+export function runTotals(run: RunReport): RunTotals {
+  const byOutcome: Record<Outcome, number> = {
+    summarized: 0,
+    truncated: 0,
+    skipped: 0,
+    failed: 0,
+    unfinished: 0,
+  };
+  for (const c of run.compactions) byOutcome[c.outcome]++;
+  const done = run.compactions.filter((c) => c.outcome === 'summarized' || c.outcome === 'truncated');
+  const latencies = run.compactions.flatMap((c) => (c.latencyMs === null ? [] : [c.latencyMs]));
+  const costs = run.compactions.flatMap((c) => (c.llm?.costUsd == null ? [] : [c.llm.costUsd]));
+  const contexts = run.compactions.flatMap((c) => (c.context ? [c.context] : []));
+  const probes = run.compactions.flatMap((c) => (c.retention ? [c.retention] : []));
+  return {
+    compactions: run.compactions.length,
+    byOutcome,
+    tokensSaved: sum(done.map((c) => Math.max(0, (c.tokensBefore ?? 0) - (c.tokensAfter ?? 0)))),
+    prunedTokens: sum(run.compactions.map((c) => c.prunedTokens)) + run.prunes.tokens,
+    llmInput: sum(run.compactions.map((c) => c.llm?.input ?? 0)),
+    llmOutput: sum(run.compactions.map((c) => c.llm?.output ?? 0)),
+    costUsd: costs.length === 0 ? null : sum(costs),
+    latencyMedianMs: median(latencies),
+    latencyMaxMs: latencies.length === 0 ? null : Math.max(...latencies),
+    validContexts: score(contexts.map((c) => c.valid)),
+    withinWindow: score(contexts.map((c) => c.withinWindow)),
+    files: score(probes.flatMap((p) => p.files.map((f) => f.inSummary))),
+    goal: score(probes.flatMap((p) => (p.goal ? [p.goal.where !== null] : []))),
+    constraints: score(probes.flatMap((p) => p.constraints.map((c) => c.where !== null))),
+    latestRequest: score(probes.flatMap((p) => (p.latestRequest ? [p.latestRequest.kept] : []))),
+    peakTokens: Math.max(0, ...run.points.map((p) => p.tokens)),
+    finalTokens: run.points.at(-1)?.tokens ?? 0,
+  };
+}
+
+/** The runs grouped by transcript, in the order they were given (the side-by-side comparisons). */
+export function runsByTranscript(report: ReplayReport): Map<string, RunReport[]> {
+  const groups = new Map<string, RunReport[]>();
+  for (const run of report.runs) {
+    const group = groups.get(run.transcript) ?? [];
+    group.push(run);
+    groups.set(run.transcript, group);
+  }
+  return groups;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { sampleReport } from '../test-support/report-fixture';
+import { renderHtml } from './html';
+import { runTotals } from './model';
+import { renderTable, tableRows } from './table';
+
+describe('runTotals', () => {
+  it('adds up compactions and scores every probe of every compaction', () => {
+    const [faithful, lossy] = sampleReport().runs;
+    expect(runTotals(faithful!)).toMatchObject({
+      compactions: 1,
+      tokensSaved: 8_000,
+      prunedTokens: 3_000,
+      llmInput: 2_900,
+      costUsd: null,
+      validContexts: { kept: 1, total: 1 },
+      constraints: { kept: 2, total: 2 },
+      files: { kept: 2, total: 2 },
+    });
+    const totals = runTotals(lossy!);
+    expect(totals.byOutcome).toMatchObject({ summarized: 1, failed: 1 });
+    expect(totals.constraints).toEqual({ kept: 1, total: 2 });
+    expect(totals.files).toEqual({ kept: 0, total: 1 });
+    expect(totals.peakTokens).toBe(1_000 + 7 * 1_600);
+  });
+});
+
+describe('the terminal table', () => {
+  it('has one row per run with the retention scores', () => {
+    const rows = tableRows(sampleReport());
+    expect(rows.map((r) => [r[1], r[3], r[14]])).toEqual([
+      ['opencode', '1 summarized', '2/2'],
+      ['opal', '1 summarized, 1 failed', '1/2'],
+    ]);
+    expect(renderTable(sampleReport()).split('\n')[0]).toMatch(/^session\s+variant\s+msgs\s+compactions/);
+  });
+});
+
+describe('report.html', () => {
+  const html = renderHtml(sampleReport());
+
+  it('is self-contained: no script, no external resource', () => {
+    expect(html).not.toMatch(/<script|<link|src=|href="http|@import|url\(/i);
+  });
+
+  it('escapes transcript text', () => {
+    expect(html).toContain('Invoice totals are off by one cent &lt;for EUR&gt;');
+    expect(html).not.toContain('<for EUR>');
+  });
+
+  it('charts each variant with a point per turn and a marker per compaction, and compares them', () => {
+    expect(html.match(/class="series"/g)).toHaveLength(2);
+    expect(html.match(/<circle class="point"/g)).toHaveLength(24);
+    expect(html.match(/class="marker /g)).toHaveLength(3);
+    expect(html).toContain('<h3>Side by side</h3>');
+  });
+
+  it('marks what was lost', () => {
+    const retention = html.slice(html.indexOf('<h3>opal'));
+    expect(retention).toMatch(/Never use floating point for money\.<\/td><td><span class="lost">LOST/);
+    expect(retention).toContain('context_cannot_fit: too big');
+  });
+});

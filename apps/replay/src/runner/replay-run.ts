@@ -1,0 +1,246 @@
+/**
+ * Replays one transcript under one variant, as a live agent would: create a session, follow its
+ * events, append the transcript one message at a time (each assistant message is one model call);
+ * when an append triggers a compaction, the next model call waits for it to end, and what it left
+ * is checked right away. Messages that are not model output (a user's next request) are appended
+ * while it runs, as a client records them.
+ */
+import type { FileToolNames } from '@compactor/core';
+import type { MessageInput } from '@compactor/db';
+import { openEventStream, type ApiCall, type EventStream, type Json } from '@compactor/stack';
+import type { RunReport, TurnPoint, UsageMode, Variant, CompactionRecord } from '../report/model';
+import type { Transcript } from '../transcript';
+import { measureOverhead, usageToSend } from '../usage';
+import { recordCompaction, type SessionState } from './compaction-record';
+import { CompactionWatch, TERMINAL_STATUSES } from './compaction-watch';
+
+export interface RunTarget {
+  call: ApiCall;
+  apiUrl: string;
+  key: string | null;
+  /** The session model when no summarizer model is given (the stub's, or the provider's). */
+  defaultModel: string;
+}
+
+export interface RunSettings {
+  window: number;
+  usage: UsageMode;
+  /** How long one compaction may take before the run gives up on it. */
+  timeoutMs: number;
+  /** How long to wait for the prune job a finished turn enqueued. */
+  pruneWaitMs: number;
+}
+
+export interface RunProgress {
+  appended: number;
+  total: number;
+  tokens: number;
+  usable: number;
+  compactions: number;
+  state: 'appending' | 'waiting' | 'done' | 'failed';
+}
+
+/** The output reserve of the replayed model: an eighth of the window, at most 16k (32k → 4k). */
+export function maxOutputFor(window: number): number {
+  return Math.max(256, Math.min(16_384, Math.round(window / 8)));
+}
+
+function sessionBody(
+  id: string,
+  transcript: Transcript,
+  variant: Variant,
+  target: RunTarget,
+  window: number,
+) {
+  const policy = variant.summarizerModel
+    ? {
+        ...variant.policy,
+        summarizer: { ...(variant.policy.summarizer as object | undefined), model: variant.summarizerModel },
+      }
+    : variant.policy;
+  return {
+    id,
+    model: {
+      id: variant.summarizerModel ?? target.defaultModel,
+      provider: 'openai',
+      contextWindow: window,
+      maxOutputTokens: maxOutputFor(window),
+    },
+    policy,
+    metadata: { replay: { transcript: transcript.key, format: transcript.format, variant: variant.label } },
+  };
+}
+
+const finishesTurn = (m: MessageInput) => m.role === 'assistant' && !!m.finish && m.finish !== 'tool-calls';
+
+export async function replayRun(
+  target: RunTarget,
+  settings: RunSettings,
+  transcript: Transcript,
+  variant: Variant,
+  sessionId: string,
+  onProgress: (progress: RunProgress) => void = () => undefined,
+): Promise<RunReport> {
+  const started = Date.now();
+  const { call } = target;
+  const sessionPath = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  const points: TurnPoint[] = [];
+  const compactions: CompactionRecord[] = [];
+  const seqs: number[] = [];
+  const watch = new CompactionWatch();
+  let usable = 0;
+  let waitMs = 0;
+  const timing = { appendMs: 0, pruneWaitMs: 0, checkMs: 0 };
+  let events: EventStream | null = null;
+  const report = (status: RunReport['status'], error: string | null): RunReport => ({
+    transcript: transcript.key,
+    file: transcript.file,
+    format: transcript.format,
+    messages: transcript.messages.length,
+    variant,
+    sessionId,
+    window: settings.window,
+    usable,
+    status,
+    error,
+    durationMs: Date.now() - started,
+    waitMs,
+    timing,
+    points,
+    compactions,
+    prunes: { ...watch.prunes },
+  });
+
+  try {
+    const created = await call(
+      'POST',
+      '/v1/sessions',
+      sessionBody(sessionId, transcript, variant, target, settings.window),
+    );
+    usable = created.status.usable as number;
+    const effective = created.effectivePolicy as Json;
+    const state: SessionState = {
+      sessionId,
+      transcript: transcript.messages,
+      seqs,
+      fileTools: effective.fileTools as FileToolNames | undefined,
+    };
+    events = await openEventStream(
+      `${target.apiUrl}${sessionPath}/events`,
+      target.key ? { authorization: `Bearer ${target.key}` } : {},
+      watch.onEvent,
+    );
+
+    let servedTokens = created.status.tokens as number;
+    let estimate = created.status.estimate as 'hybrid' | 'exact';
+    let overhead: number | null = null;
+    let contextReduced = false;
+    let active: { id: string; triggeredAtTurn: number } | null = null;
+    const progress = (appended: number, s: RunProgress['state']) =>
+      onProgress({
+        appended,
+        total: transcript.messages.length,
+        tokens: servedTokens,
+        usable,
+        compactions: compactions.length,
+        state: s,
+      });
+
+    /** Waits for the active compaction (if `block`, or if it already ended) and records it. */
+    const settle = async (turn: number, block: boolean) => {
+      if (!active) return;
+      const { id, triggeredAtTurn } = active;
+      if (!block && !watch.endedWith(id)) return;
+      const waitStarted = Date.now();
+      progress(turn, 'waiting');
+      const status = await watch.untilEnded(
+        id,
+        settings.timeoutMs,
+        async () => (await call('GET', `/v1/compactions/${id}`)).status as string,
+      );
+      const waited = Date.now() - waitStarted;
+      waitMs += waited;
+      active = null;
+      const checkStarted = Date.now();
+      const { record, served } = await recordCompaction(call, state, {
+        id,
+        triggeredAtTurn,
+        endedAtTurn: turn,
+        waitedMs: waited,
+      });
+      if (status === null)
+        record.error ??= {
+          code: 'replay_timeout',
+          message: `not ended within ${settings.timeoutMs / 1000} s`,
+        };
+      timing.checkMs += Date.now() - checkStarted;
+      compactions.push(record);
+      if (served) {
+        ({ tokens: servedTokens, estimate } = served);
+        contextReduced = true;
+      }
+    };
+
+    for (const [index, stored] of transcript.messages.entries()) {
+      const turn = index + 1;
+      // A model call needs the compacted context: the agent waits for an active compaction.
+      await settle(index, stored.role === 'assistant');
+      if (watch.prunes.parts > 0) contextReduced = true;
+      if (stored.role === 'assistant' && !contextReduced)
+        overhead ??= measureOverhead(stored.usage, servedTokens, estimate);
+      const usage =
+        stored.role === 'assistant'
+          ? usageToSend(stored.usage, {
+              contextReduced,
+              servedTokens,
+              estimate,
+              overhead: overhead ?? 0,
+              mode: settings.usage,
+            })
+          : null;
+      const { usage: _recorded, ...rest } = stored;
+      const message = usage ? { ...rest, usage } : rest;
+      const prunesBefore = watch.prunes.jobs;
+      const appendStarted = Date.now();
+      const response = await call('POST', `${sessionPath}/messages`, { messages: [message] });
+      timing.appendMs += Date.now() - appendStarted;
+      seqs.push(response.messages[0].seq as number);
+      servedTokens = response.status.tokens as number;
+      estimate = response.status.estimate as 'hybrid' | 'exact';
+      usable = response.status.usable as number;
+      points.push({ turn, role: stored.role, tokens: servedTokens });
+      const started = (response.compaction ?? response.status.activeCompaction) as Json | null;
+      if (
+        started &&
+        !active &&
+        !TERMINAL_STATUSES.has(started.status as string) &&
+        !compactions.some((c) => c.id === started.id)
+      ) {
+        active = { id: started.id as string, triggeredAtTurn: turn };
+      }
+      progress(turn, 'appending');
+      // A finished turn enqueued a prune job (when the policy prunes): the user's next request
+      // comes after it ran, as it would after a human's pause, so every run takes the same path.
+      if (finishesTurn(stored) && !active && effective.prune === true) {
+        const pruneStarted = Date.now();
+        await watch.untilPruned(prunesBefore, settings.pruneWaitMs);
+        timing.pruneWaitMs += Date.now() - pruneStarted;
+      }
+    }
+    await settle(transcript.messages.length, true);
+    progress(transcript.messages.length, 'done');
+    return report('completed', null);
+  } catch (error) {
+    onProgress({
+      appended: seqs.length,
+      total: transcript.messages.length,
+      tokens: 0,
+      usable,
+      compactions: compactions.length,
+      state: 'failed',
+    });
+    return report('failed', (error as Error).message);
+  } finally {
+    events?.close();
+  }
+}

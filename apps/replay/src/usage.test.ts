@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { measureOverhead, usageToSend, type UsageState } from './usage';
+
+const recorded = { input: 4, cacheRead: 90_000, cacheWrite: 2_000, output: 300, reasoning: 100 };
+const state = (changes: Partial<UsageState>): UsageState => ({
+  contextReduced: true,
+  servedTokens: 21_000,
+  estimate: 'exact',
+  overhead: 0,
+  mode: 'rescale',
+  ...changes,
+});
+
+describe('usageToSend', () => {
+  it('sends the recorded usage while nothing has been compacted', () => {
+    expect(usageToSend(recorded, state({ contextReduced: false }))).toBe(recorded);
+  });
+
+  it('rescales the prompt to the served context plus the overhead, keeping the output', () => {
+    expect(usageToSend(recorded, state({ overhead: 14_000 }))).toEqual({
+      input: 35_000,
+      cacheRead: 0,
+      cacheWrite: 0,
+      output: 300,
+      reasoning: 100,
+    });
+  });
+
+  it('adds no overhead to a hybrid estimate (its report already holds it)', () => {
+    expect(usageToSend(recorded, state({ overhead: 14_000, estimate: 'hybrid' }))?.input).toBe(21_000);
+  });
+
+  it('drops it in drop mode, and sends none when the transcript had none', () => {
+    expect(usageToSend(recorded, state({ mode: 'drop' }))).toBeNull();
+    expect(usageToSend(undefined, state({}))).toBeNull();
+  });
+});
+
+describe('measureOverhead', () => {
+  it('is the recorded prompt beyond an exact estimate of the messages, never negative', () => {
+    expect(measureOverhead(recorded, 2_004, 'exact')).toBe(90_000);
+    expect(measureOverhead({ ...recorded, cacheRead: 0, cacheWrite: 0 }, 50, 'exact')).toBe(0);
+    expect(measureOverhead(recorded, 2_004, 'hybrid')).toBeNull();
+    expect(measureOverhead(null, 2_004, 'exact')).toBeNull();
+  });
+});

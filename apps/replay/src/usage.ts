@@ -1,0 +1,47 @@
+/**
+ * Provider usage recorded in a transcript measured the *uncompacted* prompt. Before Compactor has
+ * removed anything that is the truth and is sent as recorded. Once a compaction has completed (or
+ * a prune cleared outputs), the recorded figure would claim a context that no longer exists, so
+ * the replay either:
+ *
+ * - `rescale` (default): reports the prompt the model would now get: the context Compactor serves
+ *   (the API's estimate of the next prompt, `status.tokens`) plus the transcript's *overhead*, what
+ *   its prompts held beyond its messages (system prompt, tool definitions: the first recorded prompt
+ *   minus the messages before it). The overhead is added only to an `exact` estimate: a `hybrid`
+ *   one starts from a report that already includes it. Cache fields become 0; `output` and
+ *   `reasoning` are kept as recorded.
+ * - `drop`: sends no usage, so the API estimates from its stored token counts alone.
+ */
+import { promptTokens, type Usage } from '@compactor/core';
+import type { UsageMode } from './report/model';
+
+export interface UsageState {
+  contextReduced: boolean;
+  /** The API's estimate of the next prompt, and whether a usage report calibrates it. */
+  servedTokens: number;
+  estimate: 'hybrid' | 'exact';
+  /** What the transcript's prompts held beyond its messages; see {@link measureOverhead}. */
+  overhead: number;
+  mode: UsageMode;
+}
+
+export function usageToSend(recorded: Usage | null | undefined, state: UsageState): Usage | null {
+  if (!recorded) return null;
+  if (!state.contextReduced) return recorded;
+  if (state.mode === 'drop') return null;
+  const input = state.servedTokens + (state.estimate === 'exact' ? state.overhead : 0);
+  return { input, cacheRead: 0, cacheWrite: 0, output: recorded.output, reasoning: recorded.reasoning };
+}
+
+/**
+ * The overhead a recorded prompt shows over an `exact` estimate of the messages it was sent with
+ * (`null` when the estimate is not exact, i.e. cannot tell messages from overhead).
+ */
+export function measureOverhead(
+  recorded: Usage | null | undefined,
+  servedTokens: number,
+  estimate: string,
+): number | null {
+  if (!recorded || estimate !== 'exact') return null;
+  return Math.max(0, promptTokens(recorded) - servedTokens);
+}

@@ -1,0 +1,61 @@
+/**
+ * The README's agent loop (examples/agent-loop.ts), run as written against the real API, real
+ * workers and the LLM stub as the model: the conversation outgrows the model's window, the
+ * provider refuses, the loop reports the overflow, waits for the compaction and carries on.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runAgent } from '../examples/agent-loop';
+import { useLiveApi } from './test-support/live-api';
+
+const live = useLiveApi({ workers: true });
+
+/** A user turn of roughly `tokens` tokens. */
+const turn = (i: number, tokens: number) =>
+  `Turn ${i}: please review this log. ` + Array.from({ length: tokens }, (_, j) => `w${i}x${j}`).join(' ');
+
+describe('examples/agent-loop.ts', () => {
+  it('appends every turn, reports the overflow, retries after the compaction and finishes', async () => {
+    const client = live.client();
+    // Compactor knows the model's window as 8,000 tokens (summaries of at most 1,000); the
+    // provider (the stub, told by a header) refuses prompts over 3,000: an overflow the auto
+    // trigger cannot see coming.
+    await client.createSession({
+      id: 'agent-1',
+      model: { id: 'gpt-4o', contextWindow: 8000 },
+      policy: { summarizer: { maxOutputTokens: 1000 } },
+    });
+    const run = await runAgent({
+      client,
+      llm: {
+        baseUrl: live.stub.url,
+        apiKey: 'stub',
+        model: 'gpt-4o',
+        headers: { 'x-stub-context-window': '3000' },
+      },
+      sessionId: 'agent-1',
+      userTurns: Array.from({ length: 8 }, (_, i) => turn(i, 180)),
+    });
+
+    expect(run.replies).toHaveLength(8);
+    expect(run.overflowCompactions.length).toBeGreaterThan(0);
+    for (const id of run.overflowCompactions) {
+      expect(await client.getCompaction(id)).toMatchObject({ reason: 'overflow', status: 'completed' });
+    }
+    const history = await client.listMessages('agent-1', { limit: 1000 });
+    const written = history.messages.filter((m) => !m.summary);
+    expect(written.filter((m) => m.role === 'user')).toHaveLength(8);
+    expect(written.filter((m) => m.role === 'assistant')).toHaveLength(8);
+    const context = await client.getContext('agent-1');
+    expect(context.compactionId).not.toBeNull();
+  });
+
+  it('is what the README quotes', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const example = readFileSync(new URL('../examples/agent-loop.ts', import.meta.url), 'utf8');
+    expect(
+      readme.includes(`\`\`\`ts\n${example}\`\`\``),
+      'README.md quotes examples/agent-loop.ts verbatim',
+    ).toBe(true);
+  });
+});

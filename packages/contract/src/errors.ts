@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/** Every `error.code` the API answers with, with the status it comes with (see {@link ERROR_STATUS}). */
+export const ERROR_CODES = [
+  'validation_error',
+  'unauthorized',
+  'not_found',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'too_many_requests',
+  'service_unavailable',
+  'internal_error',
+] as const;
+
+/** One of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** What each code means and its HTTP status (generated docs and clients read this table). */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning: string }>> = {
+  validation_error: {
+    status: 400,
+    meaning: 'bad input (the failing paths are in `details.issues`); also 414 for an over-long path id',
+  },
+  unauthorized: { status: 401, meaning: 'missing or unknown bearer key' },
+  not_found: { status: 404, meaning: "no such session or compaction (also another tenant's)" },
+  conflict: { status: 409, meaning: 'the id or Idempotency-Key was used with another body' },
+  payload_too_large: { status: 413, meaning: 'the body is larger than `BODY_LIMIT_BYTES`' },
+  unsupported_media_type: { status: 415, meaning: 'a body that is not `application/json`' },
+  too_many_requests: {
+    status: 429,
+    meaning: 'too many writes waiting for one session; retry after `Retry-After` seconds',
+  },
+  service_unavailable: { status: 503, meaning: 'a dependency (Redis for the event stream) is unavailable' },
+  internal_error: { status: 500, meaning: 'a bug: bad input never yields a 5xx' },
+};
+
+/** `{ error: { code, message, details? } }`: the body of every non-2xx answer. */
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z
+        .string()
+        .describe('validation_error | not_found | conflict | payload_too_large | unauthorized | …'),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .meta({
+    id: 'Error',
+    examples: [
+      {
+        error: {
+          code: 'validation_error',
+          message: 'invalid request: body.model.id: Required',
+          details: { issues: [{ path: 'body.model.id', message: 'Required' }] },
+        },
+      },
+    ],
+  });
+
+/** The error body as a client receives it. */
+export type ErrorResponse = z.output<typeof ErrorBody>;

@@ -1,0 +1,52 @@
+/** What the two message writes answer: the write, the session's status, and what it triggered. */
+import { z } from 'zod';
+import { CompactionOut } from './compactions';
+import { MessageOut, messageExample } from './messages';
+import { StatusOut, statusExample } from './sessions';
+
+/** The compaction a write started (or found running), in brief. */
+export const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, reason: true });
+/** A triggered compaction as a client receives it. */
+export type TriggeredCompactionRef = z.output<typeof TriggeredCompaction>;
+
+/** `POST /v1/sessions/:id/messages` → 201: each message's seq and whether it was new. */
+export const AppendResponse = z
+  .object({
+    messages: z.array(z.object({ id: z.string(), seq: z.number().int(), created: z.boolean() })),
+    status: StatusOut,
+    compaction: TriggeredCompaction.nullable().describe('The compaction this append triggered, if any'),
+  })
+  .meta({
+    examples: [
+      {
+        messages: [
+          { id: 'm1', seq: 1, created: true },
+          { id: 'm2', seq: 2, created: true },
+        ],
+        status: statusExample,
+        compaction: null,
+      },
+    ],
+  });
+/** An append's answer as a client receives it. */
+export type AppendMessagesResponse = z.output<typeof AppendResponse>;
+
+/** `PATCH /v1/sessions/:id/messages/:messageId` → 200: the message as stored now. */
+export const PatchResponse = MessageOut.extend({
+  compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
+}).meta({
+  examples: [
+    {
+      ...messageExample,
+      id: 'm2',
+      seq: 2,
+      role: 'assistant',
+      finish: 'stop',
+      parts: [{ type: 'text', text: 'Fixed: the constant is 42 now.', tokens: 10 }],
+      usage: { input: 1500, output: 220, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      compaction: { id: 'cmp_01JH2Q4V7K3M5N8P9R0S', status: 'pending', reason: 'auto' },
+    },
+  ],
+});
+/** A patched message as a client receives it. */
+export type PatchMessageResponse = z.output<typeof PatchResponse>;

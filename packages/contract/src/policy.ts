@@ -1,0 +1,223 @@
+/**
+ * The per-session compaction policy's schemas: what a client may send (`PolicyInputSchema`: an
+ * optional preset plus deep-partial overrides) and what a resolved policy holds (`PolicySchema`).
+ * They are part of the wire contract (sessions carry a policy), so they live here; the defaults,
+ * the presets and the resolution (`resolvePolicy`) stay in @compactor/core, which re-exports these.
+ */
+import { z } from 'zod';
+
+/** Names of the presets: the default, then one per reference system (docs/PRESETS.md). */
+export const POLICY_PRESET_NAMES = ['default', 'opencode', 'opal', 'klaude', 'topic'] as const;
+/** Validates a preset name (one of {@link POLICY_PRESET_NAMES}). */
+export const PolicyPresetSchema = z.enum(POLICY_PRESET_NAMES);
+/** `default` (DESIGN.md's table), `opencode`, `opal`, `klaude` (klaude-code) or `topic` (seed 002). */
+export type PolicyPreset = z.infer<typeof PolicyPresetSchema>;
+
+const tokens = z.number().int().nonnegative();
+const positiveTokens = z.number().int().positive();
+/** A fraction of the context window. */
+const windowRatio = z.number().gt(0).lte(1);
+const toolNames = z.array(z.string().min(1));
+
+/** OpenCode: `input + cache.read + output > usable`, usable = input limit or window − min(maxOutput, cap). */
+export const OverflowTriggerSchema = z.strictObject({
+  kind: z.literal('overflow'),
+  /** Cap on the output reserve subtracted from the window (OpenCode's `OUTPUT_TOKEN_MAX`). */
+  outputReserveCap: positiveTokens,
+});
+/** Opal: estimated context ≥ `ratio` × window. */
+export const RatioTriggerSchema = z.strictObject({ kind: z.literal('ratio'), ratio: windowRatio });
+/**
+ * klaude-code: context > window − reserve, reserve = min(reserveTokens, max(minReserveTokens,
+ * reserveRatio × window)). "16384 or 25 %" resolves to the smaller, so small windows still have room.
+ */
+export const ReserveTriggerSchema = z.strictObject({
+  kind: z.literal('reserve'),
+  reserveTokens: positiveTokens,
+  reserveRatio: windowRatio,
+  minReserveTokens: tokens,
+});
+/** Seed 002: history tokens > `compaction_trigger_tokens`, whatever the window. */
+export const TokensTriggerSchema = z.strictObject({ kind: z.literal('tokens'), tokens: positiveTokens });
+
+/** When auto compaction fires: one reference system's rule per `kind` (the variant schemas above). */
+export const TriggerSchema = z.discriminatedUnion('kind', [
+  OverflowTriggerSchema,
+  RatioTriggerSchema,
+  ReserveTriggerSchema,
+  TokensTriggerSchema,
+]);
+/** A resolved trigger; {@link TRIGGER_DEFAULTS} holds each kind's defaults. */
+export type Trigger = z.infer<typeof TriggerSchema>;
+/** `overflow` (OpenCode, the default), `ratio` (Opal), `reserve` (klaude-code) or `tokens` (seed 002). */
+export type TriggerKind = Trigger['kind'];
+
+const PruningSchema = z.strictObject({
+  /** Newest completed tool-output tokens never pruned (OpenCode `PRUNE_PROTECT`). */
+  protectTokens: tokens,
+  /** Prune only when strictly more than this would be saved (OpenCode `PRUNE_MINIMUM`). */
+  minimumTokens: tokens,
+  /** Tools whose outputs are never pruned. */
+  protectedTools: toolNames,
+  /** The newest user turns (a user message and what follows it) pruning never touches. */
+  protectUserTurns: z.number().int().nonnegative(),
+});
+
+const KeepRecentFieldsSchema = z.strictObject({
+  /** Auto compaction keeps `autoRatio` × window (Opal: window / 4). */
+  autoRatio: windowRatio,
+  /** Emergency (overflow) compaction keeps `emergencyRatio` × window (Opal: window / 5). */
+  emergencyRatio: windowRatio,
+  /** Manual compaction keeps this many tokens; `null` = the auto budget (klaude-code). */
+  manualTokens: positiveTokens.nullable(),
+  /**
+   * Whether the manual budget is capped at the auto budget (default: 20,000 on an 8k window would
+   * keep everything); `false` keeps `manualTokens` as given (Opal's `keep_recent_tokens`).
+   */
+  manualCappedByAuto: z.boolean(),
+  /** Floor of the ratio budgets (klaude-code: 4096). */
+  minTokens: tokens,
+  /** Ceiling of the ratio budgets, `null` = none (klaude-code: 20000). */
+  maxTokens: positiveTokens.nullable(),
+});
+const KeepRecentSchema = KeepRecentFieldsSchema.refine(
+  (k) => k.maxTokens === null || k.minTokens <= k.maxTokens,
+  {
+    message: 'keepRecent.minTokens must not exceed keepRecent.maxTokens',
+  },
+);
+
+const TopicSchema = z.strictObject({
+  /** User/assistant exchanges always kept verbatim (seed 002 `min_verbatim_exchanges`). */
+  minVerbatimExchanges: z.number().int().nonnegative(),
+  /** A detected boundary below this confidence is ignored (seed 002: 0.5). */
+  minConfidence: z.number().min(0).max(1),
+  /** Recent history always kept verbatim; the keep-recent budget in topic mode. */
+  verbatimWindowTokens: positiveTokens,
+  /** At most this many recent messages are shown to the boundary detector. */
+  maxMessages: z.number().int().positive(),
+  /** Each message shown to the detector is cut to this many characters. */
+  maxCharsPerMessage: z.number().int().positive(),
+  /**
+   * A `summarize` case's summary: the detector's own `summary` (seed 002, no second LLM call), or
+   * the normal summarizer, which merges the previous summary and writes the structured sections.
+   */
+  summaryFrom: z.enum(['detector', 'summarizer']),
+});
+
+const SummarizerSchema = z.strictObject({
+  /**
+   * The summary request: `structured` (Opal's sections, update prompt and rules) or `opencode`
+   * (OpenCode's compaction-agent directive and its "Provide a detailed prompt…" request).
+   */
+  prompt: z.enum(['structured', 'opencode']),
+  /** Model for summaries; `null` = the session's own model. */
+  model: z.string().min(1).nullable(),
+  maxOutputTokens: positiveTokens,
+  timeoutMs: z.number().int().positive(),
+  /** The summarizer model's window when it differs from the session's; `null` = the session's. */
+  contextWindow: positiveTokens.nullable(),
+  /** Tool results in the transcript are cut to this many characters. */
+  toolResultMaxChars: z.number().int().positive(),
+  /** Tool-call arguments in the transcript are cut to this many characters. */
+  toolArgsMaxChars: z.number().int().positive(),
+});
+
+const FileToolsSchema = z.strictObject({ read: toolNames, write: toolNames, edit: toolNames });
+
+/** A fully resolved policy, as stored with a session. Every field is present. */
+export const PolicySchema = z.strictObject({
+  preset: PolicyPresetSchema,
+  /** Automatic compaction (threshold and usage overflow); `false` also disables auto emergencies. */
+  auto: z.boolean(),
+  /** Prune old tool outputs after finished assistant turns and before summarising. */
+  prune: z.boolean(),
+  trigger: TriggerSchema,
+  /** `hybrid`: last reported usage + stored counts since (Opal); `exact`: stored counts only. */
+  estimate: z.enum(['hybrid', 'exact']),
+  /**
+   * How prune and keep-recent budgets measure messages: `tokenizer` (the exact counts stored at
+   * write time) or `chars`, the seeds' estimate `round(characters / 4)` (OpenCode's
+   * `Token.estimate`; Opal and klaude-code count about 4 characters a token). See token-measure.ts.
+   */
+  tokenCount: z.enum(['tokenizer', 'chars']),
+  pruning: PruningSchema,
+  keepRecent: KeepRecentSchema,
+  /** Where a cut may land: the nearest user message (Opal) or any message (klaude-code). */
+  cutAt: z.enum(['turn-start', 'message']),
+  /** A cut inside a turn whose prefix has at least this many messages gets its own summary. */
+  splitTurnMinPrefix: z.number().int().positive(),
+  /** A shorter prefix is kept by moving the cut to the turn start, or summarised with the history (Opal's code). */
+  splitTurnShortPrefix: z.enum(['keep', 'summarize']),
+  strategy: z.enum(['summarize', 'truncate', 'topic']),
+  /** After the last failed attempt: write a truncate summary, or fail the compaction. */
+  fallback: z.enum(['truncate', 'fail']),
+  topic: TopicSchema,
+  /**
+   * How the summary is stored: OpenCode's assistant message, a user message (klaude-code's
+   * wording), Opal's user message `[Conversation summary — older messages were compacted]`, or
+   * a system message (seed 002).
+   */
+  summaryMessage: z.enum(['opencode', 'user', 'opal', 'system']),
+  /**
+   * The user message a client appends after an automatic compaction so the agent goes on
+   * (OpenCode: "Continue if you have next steps"); `null`: none. The `session.compacted` event
+   * carries it (summary-messages.ts `continuationAfterCompaction`); the trigger never fires on it.
+   */
+  continueMessage: z.string().min(1).nullable(),
+  summarizer: SummarizerSchema,
+  /** Tool names per file operation, for the read/modified file lists kept across compactions. */
+  fileTools: FileToolsSchema,
+  /** Default custom summary instructions, appended to the summary prompt. */
+  instructions: z.string().min(1).nullable(),
+  /**
+   * Pin system messages (role `system`, not written by a compaction): never compacted, not counted
+   * by the keep-recent cut, shown before the summary (REFERENCE: "instructions missing after compaction").
+   */
+  pinSystemMessages: z.boolean(),
+});
+/** A complete, validated policy: get one from `resolvePolicy` or `POLICY_PRESETS` (@compactor/core). */
+export type Policy = z.infer<typeof PolicySchema>;
+/** Tool-output pruning budgets (OpenCode), as prune.ts `selectPrunableParts` takes them. */
+export type PruningPolicy = Policy['pruning'];
+/** Keep-recent budgets per compaction reason; cut-point.ts `keepRecentTokensFor` turns them into tokens. */
+export type KeepRecentPolicy = Policy['keepRecent'];
+
+/** A trigger override: any trigger field; `kind` switches to that trigger's defaults first. */
+export const TriggerInputSchema = z
+  .strictObject({
+    ...OverflowTriggerSchema.shape,
+    ...RatioTriggerSchema.shape,
+    ...ReserveTriggerSchema.shape,
+    ...TokensTriggerSchema.shape,
+    kind: z.enum(['overflow', 'ratio', 'reserve', 'tokens']),
+  })
+  .partial();
+
+/** What a client sends: an optional preset and deep-partial overrides. Unknown keys are rejected. */
+export const PolicyInputSchema = z.strictObject({
+  preset: PolicyPresetSchema.optional(),
+  auto: z.boolean().optional(),
+  prune: z.boolean().optional(),
+  trigger: TriggerInputSchema.optional(),
+  estimate: PolicySchema.shape.estimate.optional(),
+  tokenCount: PolicySchema.shape.tokenCount.optional(),
+  pruning: PruningSchema.partial().optional(),
+  keepRecent: KeepRecentFieldsSchema.partial().optional(),
+  cutAt: PolicySchema.shape.cutAt.optional(),
+  splitTurnMinPrefix: PolicySchema.shape.splitTurnMinPrefix.optional(),
+  splitTurnShortPrefix: PolicySchema.shape.splitTurnShortPrefix.optional(),
+  strategy: PolicySchema.shape.strategy.optional(),
+  fallback: PolicySchema.shape.fallback.optional(),
+  topic: TopicSchema.partial().optional(),
+  summaryMessage: PolicySchema.shape.summaryMessage.optional(),
+  continueMessage: PolicySchema.shape.continueMessage.optional(),
+  summarizer: SummarizerSchema.partial().optional(),
+  fileTools: FileToolsSchema.partial().optional(),
+  instructions: PolicySchema.shape.instructions.optional(),
+  pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
+});
+/** A policy as a client sends it, every field optional; `resolvePolicy` (@compactor/core) completes and validates it. */
+export type PolicyInput = z.input<typeof PolicyInputSchema>;
+/** A trigger override as a client sends it (any trigger field; `kind` switches the trigger first). */
+export type TriggerInput = z.infer<typeof TriggerInputSchema>;

@@ -1,0 +1,55 @@
+import { sql, type SQL } from 'drizzle-orm';
+
+/** Past every seq (seqs are int4): a first kept seq that keeps nothing. */
+const INT4_MAX = 2_147_483_647;
+
+/**
+ * SQL fragments that define the context view once, for every query that reads it (the view's
+ * rows, the status sums, prune selection). Each is bounded by what the view keeps: index range
+ * scans from the boundary, never a scan of the session's history or of another session's rows.
+ *
+ * `viewBoundsCte` is the body of a CTE that must be named `bounds`: exactly one row with
+ *  - `first_kept`: the first kept seq of the latest completed compaction (its boundary; with
+ *    none, the seq after its summaries; with neither, nothing is kept but pinned messages: core
+ *    `assembleContext`'s rule), 0 without a compaction;
+ *  - `summary_ids`: that compaction's summary message ids (`'{}'` without one);
+ *  - `covers_through_seq`: the last seq it covered (null without one).
+ * A pending, running or failed compaction changes nothing: only `completed` rows count.
+ */
+export function viewBoundsCte(sessionPk: number): SQL {
+  return sql`
+    select case when l.summary_message_ids is null then 0
+                else coalesce(l.boundary_seq,
+                       (select max(s.seq) + 1 from messages s where s.session_pk = ${sessionPk} and s.id = any(l.summary_message_ids)),
+                       ${INT4_MAX})
+           end::int as first_kept,
+           coalesce(l.summary_message_ids, '{}'::text[]) as summary_ids,
+           l.covers_through_seq
+    from (select 1) one
+    left join lateral (
+      select boundary_seq, summary_message_ids, covers_through_seq from compactions
+      where session_pk = ${sessionPk} and status = 'completed'
+      order by finished_at desc, requested_at desc limit 1
+    ) l on true`;
+}
+
+/**
+ * The context view's messages (rows of `messages m`, projecting `columns`), as a `UNION ALL` of
+ * three bounded branches over the CTE `bounds`: every non-summary message from the first kept
+ * seq on (a range scan of `messages_session_seq_uq`), the summary messages (by id), and, when
+ * `pinSystemMessages`, the session's own system messages before the first kept seq (the partial
+ * index `messages_session_pinned_idx`). The branches are disjoint, so nothing is read twice.
+ * (One WHERE with the three conditions OR'd read every message of the session.)
+ */
+export function viewMessagesSql(sessionPk: number, pinSystemMessages: boolean, columns: SQL): SQL {
+  return sql`
+    select ${columns} from bounds b join messages m
+      on m.session_pk = ${sessionPk} and m.seq >= b.first_kept and not m.summary
+    union all
+    select ${columns} from bounds b join messages m
+      on m.session_pk = ${sessionPk} and m.id = any(b.summary_ids)
+    union all
+    select ${columns} from bounds b join messages m
+      on m.session_pk = ${sessionPk} and ${pinSystemMessages}::boolean
+         and m.role = 'system' and not m.summary and m.seq < b.first_kept`;
+}

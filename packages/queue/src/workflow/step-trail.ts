@@ -1,0 +1,98 @@
+import type { CompactionStep } from '@compactor/core';
+import { enterStep, finishCompactionStep, StaleAttemptError, type StepPatch } from '@compactor/db';
+import type { SessionEventType } from '../events/session-events';
+import type { Attempt } from './attempt';
+import { safeErrorMessage } from './errors';
+import type { WorkflowResources } from './resources';
+
+export type Announce = (type: SessionEventType, data?: Record<string, unknown>) => Promise<void>;
+
+/**
+ * An attempt's step records (`compaction_steps`), the row's `step` column and the step events,
+ * written with as few round trips as a step change allows: entering a step closes the previous
+ * step's record, writes the row's fenced columns and opens the new record in one statement.
+ * A step that throws has its record closed as failed; finalize closes its own record inside
+ * its transaction (`openRecord`).
+ */
+export class StepTrail {
+  private open: {
+    pk: number;
+    name: CompactionStep;
+    detail: Record<string, unknown>;
+    startedAt: number;
+  } | null = null;
+
+  constructor(
+    private readonly resources: WorkflowResources,
+    private readonly attempt: Attempt,
+    private readonly announce: Announce,
+  ) {}
+
+  /** Enters `name` (fenced: StaleAttemptError when a newer attempt owns the row), writing `patch` with it. */
+  async enter(name: CompactionStep, patch?: StepPatch): Promise<void> {
+    const { compaction, fence } = this.attempt;
+    const pk = await enterStep(this.resources.db, {
+      compactionId: compaction.id,
+      fence,
+      attempt: compaction.attempts,
+      step: name,
+      at: this.resources.clock(),
+      ...(patch ? { patch } : {}),
+      ...(this.open ? { finish: { pk: this.open.pk, detail: this.open.detail } } : {}),
+    });
+    if (pk === null) throw new StaleAttemptError(compaction.id, fence, null);
+    this.open = { pk, name, detail: {}, startedAt: performance.now() };
+    await this.announce('compaction.step', { step: name, attempt: compaction.attempts });
+  }
+
+  /** Runs the open step's work: its result becomes the record's detail, an error closes it as failed. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.open;
+    if (!open) throw new Error('no step entered');
+    try {
+      const result = await work();
+      open.detail = stepDetail(result);
+      this.ended(open, 'completed');
+      return result;
+    } catch (error) {
+      this.ended(open, 'failed');
+      await finishCompactionStep(this.resources.db, open.pk, {
+        status: 'failed',
+        errorMessage: safeErrorMessage(error),
+        at: this.resources.clock(),
+      });
+      throw error;
+    }
+  }
+
+  private ended(step: { name: CompactionStep; startedAt: number }, outcome: 'completed' | 'failed'): void {
+    this.resources.observer?.stepEnded?.(step.name, outcome, performance.now() - step.startedAt);
+  }
+
+  /** Closes the open record as completed, for an attempt that ends without entering another step. */
+  async close(): Promise<void> {
+    if (!this.open) return;
+    await finishCompactionStep(this.resources.db, this.open.pk, {
+      status: 'completed',
+      detail: this.open.detail,
+      at: this.resources.clock(),
+    });
+  }
+
+  /** The open record, for a step that closes it inside its own transaction (finalize). */
+  get openRecord(): { pk: number; at: Date } {
+    if (!this.open) throw new Error('no step entered');
+    return { pk: this.open.pk, at: this.resources.clock() };
+  }
+}
+
+/**
+ * What a step's record keeps of its result: plain numbers and labels, never message text
+ * (summaries, instructions and file paths stay out of step records). Finalize's record is
+ * written by `completeCompaction`: the new view's size.
+ */
+export function stepDetail(result: unknown): Record<string, unknown> {
+  if (result === null || typeof result !== 'object') return {};
+  const { summaryText: _text, fileOps: _ops, ...rest } = result as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
+}

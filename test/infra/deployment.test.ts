@@ -1,0 +1,398 @@
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { QueueKeys } from 'bullmq';
+import Fastify from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLlmStub } from '@compactor/llm-stub';
+import { JOB_NAMES, REDIS_CLOSE_TIMEOUT_MS } from '@compactor/queue';
+import { EnvSchema } from '../../apps/api/src/env';
+import { createApiMetrics, registerMetrics } from '../../apps/api/src/http/metrics';
+import type { ApiResources } from '../../apps/api/src/resources';
+import { healthRoutes } from '../../apps/api/src/routes/health';
+import { WorkerEnvSchema } from '../../apps/worker/src/env';
+import { startProbeServer } from '../../apps/worker/src/http';
+import {
+  type App,
+  appOf,
+  APPS,
+  base,
+  composeApps,
+  composeOf,
+  deployments,
+  filesUnder,
+  k8s,
+  K8S_DIR,
+  k8sContainers,
+  k8sOf,
+  monitoring,
+  named,
+  type Obj,
+  ofKind,
+  parseYamlFile,
+  read,
+  ROOT,
+  secretData,
+  yamlFiles,
+} from './manifests';
+
+/**
+ * The deployment files (infra/docker, docker-compose.yml, infra/k8s, infra/prometheus,
+ * infra/grafana/provisioning) against the code they run: env vars the apps read, probe routes
+ * they serve, the queue keys BullMQ writes, the drain and LLM timeouts. No Docker or cluster is
+ * needed: everything is parsed and compared here.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// The routes the processes serve, asked of the real route code
+
+let workerProbes: Awaited<ReturnType<typeof startProbeServer>>;
+let stub: Awaited<ReturnType<typeof startLlmStub>>;
+const api = Fastify();
+
+beforeAll(async () => {
+  api.setValidatorCompiler(validatorCompiler);
+  api.setSerializerCompiler(serializerCompiler);
+  const resources = {
+    db: { execute: async () => undefined },
+    redis: { ping: async () => 'PONG' },
+  } as unknown as ApiResources;
+  await api.register(healthRoutes(resources));
+  registerMetrics(api, createApiMetrics());
+  await api.ready();
+  workerProbes = await startProbeServer(
+    { ready: async () => undefined, registry: new Registry(), accepting: () => true },
+    { port: 0, host: '127.0.0.1' },
+  );
+  stub = await startLlmStub({ port: 0, host: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await api.close();
+  await new Promise((done) => workerProbes?.server.close(done));
+  await stub?.close();
+});
+
+/** The HTTP status the app's own route code answers `GET path` with (all dependencies up). */
+async function statusOf(app: App, path: string): Promise<number> {
+  if (app.name === 'api') return (await api.inject({ method: 'GET', url: path })).statusCode;
+  const base =
+    app.name === 'worker' ? `http://127.0.0.1:${workerProbes.port}` : stub.url.replace(/\/v1\/?$/, '');
+  return (await fetch(base + path)).status;
+}
+
+/** Compose's `1m30s` / `150s` / `500ms` in milliseconds. */
+function durationMs(value: string): number {
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001 };
+  let total = 0;
+  const rest = value.replace(/(\d+(?:\.\d+)?)(h|ms|m|s|us)/g, (_m, n: string, unit: string) => {
+    total += Number(n) * units[unit]!;
+    return '';
+  });
+  if (rest !== '' || total === 0) throw new Error(`not a duration: ${value}`);
+  return total;
+}
+
+/**
+ * What a stopping worker may take after SIGTERM: SHUTDOWN_TIMEOUT_MS of drain, then 2 s for the
+ * cancelled jobs (packages/queue/src/worker/workers.ts) and its bounded Redis closes.
+ */
+function workerStopMs(workerEnv: Record<string, unknown>): number {
+  return (workerEnv.SHUTDOWN_TIMEOUT_MS as number) + 2_000 + 2 * REDIS_CLOSE_TIMEOUT_MS;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('deployment manifests', () => {
+  it('parse, and every Kubernetes file is part of a kustomization', () => {
+    for (const file of yamlFiles) expect(() => parseYamlFile(file), file).not.toThrow();
+    const listed = new Set([...base, ...monitoring].map((r) => r.file));
+    const orphans = filesUnder(K8S_DIR, /\.ya?ml$/).filter(
+      (f) => !f.endsWith('kustomization.yaml') && !listed.has(f),
+    );
+    expect(orphans).toEqual([]);
+    for (const doc of k8s) {
+      expect(doc.apiVersion, `${doc.kind} ${doc.metadata?.name}`).toBeTruthy();
+      expect(doc.metadata?.name).toBeTruthy();
+    }
+    expect(k8sContainers.map((c) => c.app.name).sort()).toEqual(['api', 'worker']);
+    expect(composeApps.map((s) => s.app.name).sort()).toEqual(['api', 'llm-stub', 'worker']);
+  });
+
+  it('run every container as a non-root user with resources and a read-only root', () => {
+    for (const { where, pod, container } of k8sContainers) {
+      const security = { ...pod.securityContext, ...container.securityContext } as Obj;
+      expect(security.runAsNonRoot, where).toBe(true);
+      expect(security.runAsUser, where).toBeGreaterThan(0);
+      expect(security.allowPrivilegeEscalation, where).toBe(false);
+      expect(security.capabilities?.drop, where).toContain('ALL');
+      expect(pod.enableServiceLinks, `${where}: no injected service variables`).toBe(false);
+      expect(container.resources?.requests?.cpu, where).toBeTruthy();
+      expect(container.resources?.requests?.memory, where).toBeTruthy();
+      expect(container.resources?.limits?.memory, where).toBeTruthy();
+      if (security.readOnlyRootFilesystem) {
+        // tsx writes its transform cache under $TMPDIR (/tmp in the image).
+        const tmp = ((container.volumeMounts ?? []) as Obj[]).find((m) => m.mountPath === '/tmp');
+        expect(tmp, `${where} mounts a writable /tmp`).toBeDefined();
+        const volume = ((pod.volumes ?? []) as Obj[]).find((v) => v.name === tmp!.name);
+        expect(volume?.emptyDir, `${where}: /tmp is an emptyDir`).toBeDefined();
+      }
+    }
+  });
+
+  it('probe paths the apps serve, on the port the app listens on', async () => {
+    for (const { where, container, app, env } of k8sContainers) {
+      const port = app.port(env);
+      const ports = (container.ports ?? []) as Obj[];
+      const probes = {
+        readinessProbe: '/readyz',
+        livenessProbe: '/healthz',
+      } as const;
+      for (const [probe, expected] of Object.entries(probes)) {
+        const get = container[probe]?.httpGet as Obj | undefined;
+        expect(get?.path, `${where} ${probe}`).toBe(expected);
+      }
+      for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) {
+        const get = container[probe]?.httpGet as Obj | undefined;
+        if (!get) continue;
+        const target =
+          typeof get.port === 'number' ? get.port : ports.find((p) => p.name === get.port)?.containerPort;
+        expect(target, `${where} ${probe} port = the app's PORT`).toBe(port);
+        expect(await statusOf(app, get.path as string), `${where} ${probe} ${get.path}`).toBe(200);
+      }
+    }
+    for (const { name, service, app, env } of composeApps) {
+      const test = service.healthcheck?.test as string[] | undefined;
+      expect(test?.slice(0, 3), `compose ${name} healthcheck`).toEqual([
+        'CMD',
+        'node',
+        'infra/docker/healthcheck.mjs',
+      ]);
+      const [path, port] = test!.slice(3);
+      expect(Number(port), `compose ${name} healthcheck port`).toBe(app.port(env));
+      expect(await statusOf(app, path!), `compose ${name} healthcheck ${path}`).toBe(200);
+    }
+  });
+
+  it('scrape paths the apps serve', async () => {
+    for (const monitor of ofKind('ServiceMonitor')) {
+      const service = ofKind('Service').find(
+        (s) =>
+          s.metadata.labels?.['app.kubernetes.io/name'] ===
+          monitor.spec.selector.matchLabels['app.kubernetes.io/name'],
+      );
+      expect(service, monitor.metadata.name).toBeDefined();
+      const container = k8sContainers.find(
+        (c) =>
+          c.deployment.spec.selector.matchLabels['app.kubernetes.io/name'] ===
+          service!.spec.selector['app.kubernetes.io/name'],
+      )!;
+      for (const endpoint of monitor.spec.endpoints as Obj[]) {
+        const servicePort = (service!.spec.ports as Obj[]).find((p) => p.name === endpoint.port);
+        expect(servicePort, `${monitor.metadata.name} port ${endpoint.port}`).toBeDefined();
+        const containerPort = ((container.container.ports ?? []) as Obj[]).find(
+          (p) => p.name === servicePort!.targetPort || p.containerPort === servicePort!.targetPort,
+        );
+        expect(containerPort, `${monitor.metadata.name}: the Service reaches a container port`).toBeDefined();
+        expect(await statusOf(container.app, endpoint.path as string)).toBe(200);
+      }
+    }
+  });
+
+  it('set only variables the apps read, and everything they require', () => {
+    const sets = [
+      ...k8sContainers.map((c) => ({ where: c.where, app: c.app, env: c.env, keys: Object.keys(c.env) })),
+      ...composeApps.map((s) => ({ where: `compose ${s.name}`, app: s.app, env: s.env, keys: s.keys })),
+    ];
+    for (const { where, app, env, keys } of sets) {
+      expect(
+        keys.filter((key) => !app.keys.has(key)),
+        `${where}: variables ${app.name}'s env schema does not read`,
+      ).toEqual([]);
+      expect(() => app.parse(env), where).not.toThrow();
+      // In a container the defaults (127.0.0.1, local Postgres and Redis) are always wrong.
+      expect(env.HOST, `${where} listens beyond loopback`).toBe('0.0.0.0');
+      expect(env.PORT, `${where} has a fixed port`).toBeTruthy();
+      if (app.name !== 'llm-stub') {
+        expect(env.DATABASE_URL, `${where} DATABASE_URL`).toBeTruthy();
+        expect(env.REDIS_URL, `${where} REDIS_URL`).toBeTruthy();
+      }
+    }
+    // The API and the workers share the queues and the event channels.
+    for (const prefixOf of [(appName: string) => k8sOf(appName), (appName: string) => composeOf(appName)]) {
+      const apiEnv = EnvSchema.parse(prefixOf('api').env);
+      const workerEnv = WorkerEnvSchema.parse(prefixOf('worker').env);
+      expect(apiEnv.QUEUE_PREFIX).toBe(workerEnv.QUEUE_PREFIX);
+      expect(apiEnv.TOKENIZER_ENCODING).toBe(workerEnv.TOKENIZER_ENCODING);
+    }
+  });
+
+  it('give a stopping worker longer than its drain and than one LLM call', () => {
+    const worker = k8sOf('worker');
+    const env = WorkerEnvSchema.parse(worker.env);
+    const graceMs = (worker.pod.terminationGracePeriodSeconds as number) * 1000;
+    expect(graceMs, 'terminationGracePeriodSeconds > LLM_TIMEOUT_MS').toBeGreaterThan(env.LLM_TIMEOUT_MS);
+    expect(graceMs, 'terminationGracePeriodSeconds > the whole drain').toBeGreaterThan(workerStopMs(env));
+    // The drain itself lets a running LLM call finish instead of cancelling it.
+    expect(env.SHUTDOWN_TIMEOUT_MS, 'SHUTDOWN_TIMEOUT_MS > LLM_TIMEOUT_MS').toBeGreaterThan(
+      env.LLM_TIMEOUT_MS,
+    );
+
+    const composed = composeOf('worker');
+    const composeEnvParsed = WorkerEnvSchema.parse(composed.env);
+    const stopMs = durationMs(String(composed.service.stop_grace_period ?? '10s'));
+    expect(stopMs, 'compose stop_grace_period > the whole drain').toBeGreaterThan(
+      workerStopMs(composeEnvParsed),
+    );
+    expect(stopMs, 'compose stop_grace_period > LLM_TIMEOUT_MS').toBeGreaterThan(
+      composeEnvParsed.LLM_TIMEOUT_MS,
+    );
+    // Scalable: no fixed host port that a second replica would collide on.
+    expect(composed.service.ports, 'compose worker publishes no host port').toBeUndefined();
+  });
+
+  it('scale workers on the lists BullMQ keeps the waiting jobs in', () => {
+    const worker = k8sOf('worker');
+    const prefix = WorkerEnvSchema.parse(worker.env).QUEUE_PREFIX;
+    const waitKeys = JOB_NAMES.map((name) => new QueueKeys(prefix).getKeys(name).wait);
+    const [scaled, ...more] = ofKind('ScaledObject');
+    expect(more).toEqual([]);
+    expect(scaled!.spec.scaleTargetRef.name).toBe(worker.deployment.metadata.name);
+    expect(worker.deployment.spec.replicas, 'KEDA owns the worker replica count').toBeUndefined();
+    // The workers also run the reconciler and promote delayed retries: never zero of them.
+    expect(scaled!.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    expect(scaled!.spec.maxReplicaCount).toBeGreaterThan(scaled!.spec.minReplicaCount);
+    expect(scaled!.spec.cooldownPeriod).toBeGreaterThan(0);
+    const triggers = scaled!.spec.triggers as Obj[];
+    expect(triggers.map((t) => t.type)).toEqual(triggers.map(() => 'redis'));
+    expect(triggers.map((t) => t.metadata.listName).sort()).toEqual([...waitKeys].sort());
+    for (const trigger of triggers) {
+      expect(Number(trigger.metadata.listLength)).toBeGreaterThan(0);
+      const auth = named('TriggerAuthentication', trigger.authenticationRef.name);
+      for (const ref of auth.spec.secretTargetRef as Obj[])
+        expect(secretData(ref.name)).toHaveProperty(ref.key);
+    }
+  });
+
+  it('disrupt the API and the workers one pod at a time', () => {
+    const budgets = ofKind('PodDisruptionBudget');
+    for (const deployment of deployments) {
+      const labels = deployment.spec.selector.matchLabels as Record<string, string>;
+      const budget = budgets.find((b) =>
+        Object.entries(b.spec.selector.matchLabels as Record<string, string>).every(
+          ([k, v]) => labels[k] === v,
+        ),
+      );
+      expect(budget, `a PodDisruptionBudget for ${deployment.metadata.name}`).toBeDefined();
+    }
+    expect(named('Deployment', 'compactor-api').spec.replicas).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('the image', () => {
+  const dockerfile = read('infra/docker/Dockerfile').replace(/\\\n/g, ' ');
+  const lines = dockerfile
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const finalStage = lines.slice(lines.findLastIndex((l) => /^FROM\s/i.test(l)));
+  const instruction = (name: string) => finalStage.filter((l) => new RegExp(`^${name}\\s`, 'i').test(l));
+  const exec = (line: string) => JSON.parse(line.replace(/^\S+\s+/, '')) as string[];
+
+  it('runs as a numeric non-root user', () => {
+    const user = instruction('USER').at(-1);
+    expect(user, 'USER in the final stage').toBeDefined();
+    const uid = user!.split(/\s+/)[1]!.split(':')[0]!;
+    expect(uid).toMatch(/^\d+$/);
+    expect(Number(uid)).toBeGreaterThan(0);
+    // The Kubernetes pods run as the same user.
+    for (const { pod, where } of k8sContainers)
+      expect(pod.securityContext?.runAsUser, where).toBe(Number(uid));
+  });
+
+  it('starts node under tini, never through npm, in production mode', () => {
+    const entrypoint = instruction('ENTRYPOINT').at(-1);
+    const cmd = instruction('CMD').at(-1);
+    expect(exec(entrypoint!)).toEqual(['/usr/bin/tini', '--']);
+    appOf(exec(cmd!), 'the Dockerfile CMD');
+    expect(finalStage.join('\n')).not.toMatch(/\bnpm\s+(run|start)\b/);
+    expect(instruction('ENV').join(' ')).toMatch(/\bNODE_ENV=production\b/);
+    const healthcheck = finalStage.find((l) => /^HEALTHCHECK\s/i.test(l));
+    expect(healthcheck).toMatch(/infra\/docker\/healthcheck\.mjs/);
+    expect(instruction('COPY').join('\n')).toMatch(/infra\/docker\/healthcheck\.mjs/);
+  });
+
+  it('installs production dependencies only, and they include everything the processes import', () => {
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    const lock = JSON.parse(read('package-lock.json')) as {
+      packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+    };
+    const production = (name: string) => {
+      const entry = lock.packages[`node_modules/${name}`];
+      return entry !== undefined && !entry.dev && !entry.devOptional;
+    };
+    expect(production('tsx'), 'tsx is installed by npm ci --omit=dev').toBe(true);
+    const imports = runtimeImports(Object.keys(APPS));
+    for (const name of ['fastify', 'bullmq', 'openai', 'pg', 'pino']) expect(imports).toContain(name);
+    const missing = [...imports].filter((name) => !production(name));
+    expect(missing).toEqual([]);
+  });
+
+  it('leaves dependencies and secrets out of the build context', () => {
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
+    for (const entry of ['**/node_modules', '.git', '.env']) expect(ignored).toContain(entry);
+  });
+});
+
+/**
+ * The npm packages the entry points load at run time: relative imports and workspace packages
+ * (`@compactor/x` → its src/index.ts) are followed; type-only imports are skipped.
+ */
+function runtimeImports(entries: string[]): Set<string> {
+  const workspaces = new Map<string, string>();
+  for (const dir of ['apps', 'packages']) {
+    for (const name of readdirSync(join(ROOT, dir))) {
+      const manifest = join(ROOT, dir, name, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+        name: string;
+        exports?: Record<string, string>;
+      };
+      const main = pkg.exports?.['.'];
+      if (main) workspaces.set(pkg.name, join(ROOT, dir, name, main));
+    }
+  }
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(file, 'utf8');
+    const specifiers = [
+      ...source.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]/gm),
+      ...source.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
+    ].map((m) => m[1]!);
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('node:') || builtinModules.includes(specifier)) continue;
+      if (specifier.startsWith('.')) {
+        const target = resolve(dirname(file), specifier);
+        const candidates = [target, `${target}.ts`, join(target, 'index.ts')];
+        const found = candidates.find((c) => existsSync(c) && statSync(c).isFile());
+        if (found && found.endsWith('.ts')) visit(found);
+        continue;
+      }
+      const name = specifier.startsWith('@')
+        ? specifier.split('/').slice(0, 2).join('/')
+        : specifier.split('/')[0]!;
+      const workspace = workspaces.get(name);
+      if (workspace) visit(workspace);
+      else packages.add(name);
+    }
+  };
+  for (const entry of entries) visit(join(ROOT, entry));
+  return packages;
+}
