@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseOptions, UsageError } from './options';
 import { resolveVariants } from './variants';
 
@@ -54,6 +54,7 @@ describe('resolveVariants', () => {
 
   it('reads a policy file and validates it with core', () => {
     const dir = mkdtempSync(join(tmpdir(), 'replay-policy-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(
       join(dir, 'tight.json'),
       JSON.stringify({ preset: 'opal', pruning: { protectTokens: 1000 } }),

@@ -3,10 +3,10 @@
  * this file's own database, the bundled example session and a Claude Code session replayed turn by
  * turn, and the outputs (terminal table, report.json, report.html) checked against what happened.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { uniqueQueuePrefix, useTestDatabase } from '@compactor/testing';
 import { parseOptions } from './options';
 import type { ReplayReport } from './report/model';
@@ -21,6 +21,7 @@ describe('npm run replay', () => {
     { timeout: 240_000 },
     async () => {
       const outDir = mkdtempSync(join(tmpdir(), 'replay-e2e-'));
+      onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
       // No provider in the environment: the embedded Compactor uses the bundled stub.
       const { OPENAI_API_KEY: _k, OPENAI_BASE_URL: _u, ...env } = process.env;
       const options = parseOptions(

@@ -128,7 +128,7 @@ describe('POST /v1/sessions/:id/messages', () => {
     expect(await history(session)).toHaveLength(0);
   });
 
-  it('stores one batch of 14 messages × 5,000 tool parts (70,000 call ids: one array parameter, chunked inserts)', async () => {
+  it('stores one batch of 14 messages × 5,000 tool parts (70,000 call ids: one array parameter; messages and parts as one JSON statement)', async () => {
     await newSession('m-wide');
     const messages = Array.from({ length: 14 }, (_, m) => ({
       id: `wide-${m}`,

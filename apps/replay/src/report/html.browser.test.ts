@@ -3,12 +3,12 @@
  * Debian's package (scripts/ensure-services.sh installs it; CHROMIUM_PATH points elsewhere); a
  * missing browser fails the test with that advice instead of skipping it.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { sampleReport } from '../test-support/report-fixture';
 import { renderHtml } from './html';
 
@@ -41,6 +41,7 @@ describe('report.html in a headless browser', () => {
 
   it('renders without errors or requests, and its chart has data points', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'replay-html-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'report.html');
     writeFileSync(file, renderHtml(sampleReport()));
     const page = await browser.newPage();

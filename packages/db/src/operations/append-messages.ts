@@ -2,11 +2,17 @@ import type { ToolPart } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
-import { partToRow, type NewPartRow } from '../mappers';
-import { findMessagesByIds, insertMessages } from '../queries/messages';
-import { findUnfinishedToolCalls, insertParts } from '../queries/parts';
-import { lockSession, reserveSeqs } from '../queries/sessions';
-import { messageToRow, type NewMessage } from './new-message';
+import { partToRow, usageToColumns } from '../mappers';
+import {
+  insertBatch,
+  lockSessionRow,
+  lookupBatch,
+  type BatchMessageRow,
+  type BatchPartRow,
+  type UnfinishedCall,
+} from '../queries/append-batch';
+import { findUnfinishedToolCalls } from '../queries/parts';
+import type { NewMessage } from './new-message';
 
 /** Where one message of a batch landed; {@link appendMessages} returns these in batch order. */
 export interface AppendedMessage {
@@ -15,9 +21,6 @@ export interface AppendedMessage {
   /** `false` when the id was already stored with identical content (an idempotent re-post). */
   created: boolean;
 }
-
-/** Postgres allows 65,535 bind parameters per statement; part rows have ~20 columns. */
-const PART_ROWS_PER_INSERT = 1000;
 
 /**
  * Appends a batch in order, atomically. Ids already stored with the same content hash return
@@ -33,22 +36,26 @@ export async function appendMessages(
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
 }
 
-/** The same, inside a caller's transaction (compactions write their summary messages this way). */
+/**
+ * The same, inside a caller's transaction. Three statements after the lock's: what the batch
+ * must be checked against (stored ids, unfinished calls), then the insert (see insertBatch).
+ */
 export async function appendMessagesInTx(
   tx: DbOrTx,
   sessionPk: number,
   batch: NewMessage[],
 ): Promise<AppendedMessage[]> {
-  if (!(await lockSession(tx, sessionPk))) throw new NotFoundError('session not found');
-  const stored = new Map(
-    (
-      await findMessagesByIds(
-        tx,
-        sessionPk,
-        batch.map((m) => m.id),
-      )
-    ).map((r) => [r.id, r]),
+  if (!(await lockSessionRow(tx, sessionPk))) throw new NotFoundError('session not found');
+  const calls = batch.flatMap((m) =>
+    m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
   );
+  const lookup = await lookupBatch(
+    tx,
+    sessionPk,
+    batch.map((m) => m.id),
+    calls.map((c) => c.part.callId),
+  );
+  const stored = new Map(lookup.existing.map((r) => [r.id, r]));
 
   const conflicting = batch.filter(
     (m) => stored.has(m.id) && stored.get(m.id)?.contentHash !== m.contentHash,
@@ -60,12 +67,10 @@ export async function appendMessagesInTx(
   }
 
   const fresh = batch.filter((m) => !stored.has(m.id));
-  await rejectDeferredToolResults(
-    tx,
-    sessionPk,
-    fresh.flatMap((m) =>
-      m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
-    ),
+  const freshIds = new Set(fresh.map((m) => m.id));
+  checkDeferredToolResults(
+    calls.filter((c) => freshIds.has(c.messageId)),
+    lookup.unfinished,
   );
   const insertedById = new Map((await insertNewMessages(tx, sessionPk, fresh)).map((row) => [row.id, row]));
 
@@ -78,33 +83,60 @@ export async function appendMessagesInTx(
 }
 
 /**
- * Inserts messages known to be new (no id stored yet) with their parts, at the next seqs; the
- * seq reservation locks the session row. Returns each message's pk and seq.
+ * Inserts messages known to be new (no id stored yet) with their parts, at the next seqs, in one
+ * statement. Call with the session locked. Returns each message's pk and seq.
  */
 export async function insertNewMessages(
   tx: DbOrTx,
   sessionPk: number,
   fresh: NewMessage[],
 ): Promise<Array<{ pk: number; id: string; seq: number }>> {
-  if (fresh.length === 0) return [];
-  const firstSeq = await reserveSeqs(tx, sessionPk, fresh.length);
-  const inserted = await insertMessages(
-    tx,
-    fresh.map((message, i) => messageToRow(message, sessionPk, firstSeq + i)),
-  );
-  const insertedById = new Map(inserted.map((row) => [row.id, row]));
-  const partRows: NewPartRow[] = [];
-  for (const message of fresh) {
-    const row = insertedById.get(message.id);
-    if (!row) throw new Error(`message ${message.id} was not inserted`);
-    message.parts.forEach((part, idx) =>
-      partRows.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx })),
-    );
-  }
-  for (let i = 0; i < partRows.length; i += PART_ROWS_PER_INSERT) {
-    await insertParts(tx, partRows.slice(i, i + PART_ROWS_PER_INSERT));
-  }
-  return inserted;
+  return insertBatch(tx, sessionPk, fresh.map(batchMessageRow), fresh.flatMap(batchPartRows));
+}
+
+function batchMessageRow(message: NewMessage): BatchMessageRow {
+  const usage = usageToColumns(message.usage);
+  return {
+    id: message.id,
+    role: message.role,
+    finish: message.finish,
+    error: message.error,
+    usage_input: usage.usageInput,
+    usage_output: usage.usageOutput,
+    usage_reasoning: usage.usageReasoning,
+    usage_cache_read: usage.usageCacheRead,
+    usage_cache_write: usage.usageCacheWrite,
+    metadata: message.metadata,
+    summary: message.summary ?? false,
+    compaction_id: message.compactionId ?? null,
+    content_hash: message.contentHash,
+    created_at: message.createdAt.toISOString(),
+  };
+}
+
+function batchPartRows(message: NewMessage): BatchPartRow[] {
+  return message.parts.map((part, idx) => {
+    // The same columns as every other writer of parts (partToRow); pk and seq come from the insert.
+    const row = partToRow(part, { messagePk: 0, sessionPk: 0, seq: 0, idx });
+    return {
+      message_id: message.id,
+      idx,
+      type: row.type,
+      text: row.text ?? null,
+      call_id: row.callId ?? null,
+      tool: row.tool ?? null,
+      tool_status: row.toolStatus ?? null,
+      tool_input: row.toolInput ?? null,
+      tool_output: row.toolOutput ?? null,
+      tool_error: row.toolError ?? null,
+      mime: row.mime ?? null,
+      filename: row.filename ?? null,
+      url: row.url ?? null,
+      compaction_auto: row.compactionAuto ?? null,
+      tokens: row.tokens,
+      output_tokens: row.outputTokens ?? 0,
+    };
+  });
 }
 
 /**
@@ -120,6 +152,21 @@ export async function rejectDeferredToolResults(
   sessionPk: number,
   calls: Array<{ messageId: string; part: ToolPart }>,
 ): Promise<void> {
+  checkDeferredToolResults(
+    calls,
+    await findUnfinishedToolCalls(
+      tx,
+      sessionPk,
+      calls.map((c) => c.part.callId),
+    ),
+  );
+}
+
+/** {@link rejectDeferredToolResults} given the calls stored unfinished under the batch's call ids. */
+function checkDeferredToolResults(
+  calls: Array<{ messageId: string; part: ToolPart }>,
+  stored: UnfinishedCall[],
+): void {
   const unfinished = new Map<string, { messageId: string; tool: string; input: unknown }>();
   for (const { messageId, part } of calls) {
     const earlier = unfinished.get(part.callId);
@@ -128,11 +175,6 @@ export async function rejectDeferredToolResults(
       unfinished.set(part.callId, { messageId, tool: part.tool, input: part.input });
     }
   }
-  const stored = await findUnfinishedToolCalls(
-    tx,
-    sessionPk,
-    calls.map((c) => c.part.callId),
-  );
   for (const { part } of calls) {
     const match = stored.find((s) => s.callId === part.callId && sameCall(s, part));
     if (match) throw deferredResultConflict(match.callId, match.messageId);

@@ -8,6 +8,7 @@ import { rowMapper, selectList } from '../queries/raw-rows';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { insertNewMessages } from './append-messages';
 import type { NewMessage } from './new-message';
+import { executePrepared } from '../prepared';
 
 /** What {@link completeCompaction} writes; `tokensAfter` is measured there, in the same transaction. */
 export interface CompactionOutcome {
@@ -103,13 +104,16 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
           where pk = ${outcome.step.pk}
         )`
       : sql``;
-    const result = await tx.execute<Record<string, unknown>>(sql`
+    const result = await executePrepared<Record<string, unknown>>(
+      tx,
+      sql`
       with sized as (
         update compactions set tokens_after = ${tokensAfter}, messages_after = ${messagesAfter}
         where id = ${outcome.compactionId}
         returning *
       )${closeStep}
-      select ${selectList(compactions, 'sized', '')} from sized`);
+      select ${selectList(compactions, 'sized', '')} from sized`,
+    );
     const [row] = result.rows;
     if (!row) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
     return compactionRow(row);

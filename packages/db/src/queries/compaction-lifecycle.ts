@@ -4,6 +4,7 @@ import type { DbOrTx } from '../client';
 import type { CompactionRow, SessionRow } from '../mappers';
 import { compactions, compactionSteps, sessions } from '../schema';
 import { rowMapper, selectList } from './raw-rows';
+import { executePrepared } from '../prepared';
 
 /** A claimed attempt: the compaction row (new fence) and the session it compacts. */
 export interface ClaimedCompaction {
@@ -21,7 +22,9 @@ const claimedSessionRow = rowMapper(sessions, 's_');
  * trip), or null when the compaction is no longer active (finished, or gone).
  */
 export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promise<ClaimedCompaction | null> {
-  const result = await db.execute<Record<string, unknown>>(sql`
+  const result = await executePrepared<Record<string, unknown>>(
+    db,
+    sql`
     with claimed as (
       update compactions c
       set status = 'running',
@@ -37,7 +40,8 @@ export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promis
       returning c.*
     )
     select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')}
-    from claimed join sessions s on s.pk = claimed.session_pk`);
+    from claimed join sessions s on s.pk = claimed.session_pk`,
+  );
   const [raw] = result.rows;
   return raw ? { compaction: claimedCompactionRow(raw), session: claimedSessionRow(raw) } : null;
 }
@@ -94,7 +98,9 @@ export async function enterStep(
         where pk = ${entry.finish.pk}
       ),`
     : sql``;
-  const result = await db.execute<{ pk: string | number }>(sql`
+  const result = await executePrepared<{ pk: string | number }>(
+    db,
+    sql`
     with ${finish} fenced as (
       update compactions set ${sql.join(sets, sql`, `)}
       where id = ${entry.compactionId} and fence = ${entry.fence} and status = 'running'
@@ -102,7 +108,8 @@ export async function enterStep(
     )
     insert into compaction_steps (compaction_id, step, attempt, status, started_at)
     select id, ${entry.step}, ${entry.attempt}, 'running', ${entry.at} from fenced
-    returning pk`);
+    returning pk`,
+  );
   const [row] = result.rows;
   return row ? Number(row.pk) : null;
 }

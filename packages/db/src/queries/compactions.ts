@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
+import { executePrepared } from '../prepared';
 import type { CompactionRow } from '../mappers';
 import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
 import { rowMapper, selectList } from './raw-rows';
@@ -123,7 +124,9 @@ const sessionCompactionRow = rowMapper(compactions, '');
  */
 export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Promise<SessionCompactions> {
   const columns = selectList(compactions, 'c', '');
-  const result = await db.execute<Record<string, unknown> & { which: string }>(sql`
+  const result = await executePrepared<Record<string, unknown> & { which: string }>(
+    db,
+    sql`
     (select 'active' as which, ${columns} from compactions c
      where c.session_pk = ${sessionPk} and c.status in ('pending', 'running') limit 1)
     union all
@@ -133,7 +136,8 @@ export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Pro
     union all
     (select 'latestCompleted', ${columns} from compactions c
      where c.session_pk = ${sessionPk} and c.status = 'completed'
-     order by c.finished_at desc, c.requested_at desc limit 1)`);
+     order by c.finished_at desc, c.requested_at desc limit 1)`,
+  );
   const found: SessionCompactions = { active: null, lastFinished: null, latestCompleted: null };
   for (const raw of result.rows) {
     found[raw.which as keyof SessionCompactions] = sessionCompactionRow(raw);

@@ -9,6 +9,7 @@ import {
   type Usage,
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
+import { executePrepared } from '../prepared';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /**
@@ -70,7 +71,9 @@ export async function contextTokenStats(
 ): Promise<ContextTokenStats> {
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
-  const result = await db.execute<Record<string, number | string | boolean | null>>(sql`
+  const result = await executePrepared<Record<string, number | string | boolean | null>>(
+    db,
+    sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
     -- The same view as listContextMessages, narrow: no text is read.
     view as materialized (${viewMessagesSql(
@@ -142,7 +145,8 @@ export async function contextTokenStats(
          where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
            and p.compacted_at > r.created_at) as pruned_since
     from (select 1) one left join report r on true
-  `);
+  `,
+  );
   const row = result.rows[0];
   if (!row) throw new Error('context token stats returned no row');
   const int = (key: string) => Number(row[key] ?? 0);

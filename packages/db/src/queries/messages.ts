@@ -2,6 +2,8 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { MessageRow } from '../mappers';
 import { messages } from '../schema';
+import { executePrepared } from '../prepared';
+import { rowMapper, selectList } from './raw-rows';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /** A `messages` row to insert; build one with `messageToRow`. */
@@ -13,28 +15,6 @@ export interface ExistingMessageRef {
   id: string;
   seq: number;
   contentHash: string;
-}
-
-/** Which of these client ids a session already has, with what content (idempotent appends). */
-export async function findMessagesByIds(
-  db: DbOrTx,
-  sessionPk: number,
-  ids: string[],
-): Promise<ExistingMessageRef[]> {
-  if (ids.length === 0) return [];
-  return db
-    .select({ pk: messages.pk, id: messages.id, seq: messages.seq, contentHash: messages.contentHash })
-    .from(messages)
-    .where(and(eq(messages.sessionPk, sessionPk), sql`${messages.id} = any(${sql.param(ids)}::text[])`));
-}
-
-/** Inserts rows whose seqs `reserveSeqs` handed out (session locked); returns each row's pk, id and seq. */
-export async function insertMessages(
-  db: DbOrTx,
-  rows: NewMessageRow[],
-): Promise<Array<{ pk: number; id: string; seq: number }>> {
-  if (rows.length === 0) return [];
-  return db.insert(messages).values(rows).returning({ pk: messages.pk, id: messages.id, seq: messages.seq });
 }
 
 /** One message by client id, locked for update when `forUpdate` (PATCH of a streamed turn). */
@@ -99,11 +79,14 @@ export async function listContextMessages(
   sessionPk: number,
   { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
 ): Promise<MessageRow[]> {
-  return db
-    .select()
-    .from(messages)
-    .where(
-      sql`${messages.pk} = any(array(with bounds as (${viewBoundsCte(sessionPk)}) ${viewMessagesSql(sessionPk, pinSystemMessages, sql`m.pk`)}))`,
-    )
-    .orderBy(asc(messages.seq));
+  const { rows } = await executePrepared(
+    db,
+    sql`with bounds as (${viewBoundsCte(sessionPk)})
+        select v.* from (${viewMessagesSql(sessionPk, pinSystemMessages, messageColumns)}) v
+        order by v.seq`,
+  );
+  return rows.map(messageRow);
 }
+
+const messageColumns = selectList(messages, 'm', '');
+const messageRow = rowMapper(messages, '');

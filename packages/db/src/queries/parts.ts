@@ -2,6 +2,7 @@ import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
+import { executePrepared } from '../prepared';
 
 /** Inserts part rows; callers keep a batch under Postgres' 65,535 bind parameters (~1,000 rows). */
 export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
@@ -73,7 +74,9 @@ export async function markPartsCompacted(
   { at, by }: { at: Date; by: string },
 ): Promise<{ parts: number; tokens: number }> {
   if (refs.length === 0) return { parts: 0, tokens: 0 };
-  const result = await db.execute<{ parts: string; tokens: string }>(sql`
+  const result = await executePrepared<{ parts: string; tokens: string }>(
+    db,
+    sql`
     with marked as (
       insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
       select p.session_pk, p.seq, p.idx, ${at.toISOString()}::timestamptz, ${by}
@@ -87,7 +90,8 @@ export async function markPartsCompacted(
     )
     select count(*) as parts, coalesce(sum(p.output_tokens), 0) as tokens
     from marked join parts p on p.session_pk = ${sessionPk} and p.seq = marked.seq and p.idx = marked.idx
-  `);
+  `,
+  );
   const row = result.rows[0];
   return { parts: Number(row?.parts ?? 0), tokens: Number(row?.tokens ?? 0) };
 }

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PrunablePart, PruneSelection, PruningPolicy } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { viewBoundsCte } from './view-bounds';
+import { executePrepared } from '../prepared';
 
 /**
  * OpenCode's prune as set-based SQL: core `selectPrunableParts` (the reference, held to it by a
@@ -157,7 +158,7 @@ export async function selectPrunablePartsInSql(
   sessionPk: number,
   options: PruneSelectionOptions,
 ): Promise<PruneSelection> {
-  const result = await db.execute<{
+  const result = await executePrepared<{
     candidate_tokens: string;
     scanned_tokens: string;
     message_id: string | null;
@@ -165,7 +166,9 @@ export async function selectPrunablePartsInSql(
     call_id: string | null;
     tool: string | null;
     output_tokens: number | null;
-  }>(sql`
+  }>(
+    db,
+    sql`
     with ${selectionCtes(sessionPk, options)}
     select t.candidate_tokens, t.scanned_tokens,
            m.id as message_id, c.seq, p.call_id, p.tool, c.output_tokens
@@ -174,7 +177,8 @@ export async function selectPrunablePartsInSql(
                join messages m on m.session_pk = ${sessionPk} and m.seq = c.seq
                join parts p on p.session_pk = ${sessionPk} and p.seq = c.seq and p.idx = c.idx)
       on ${prunedCandidate(options.pruning)}
-    order by c.seq, c.idx`);
+    order by c.seq, c.idx`,
+  );
   const first = result.rows[0];
   const candidateTokens = Number(first?.candidate_tokens ?? 0);
   const parts: PrunablePart[] = result.rows.flatMap((row) =>
@@ -250,7 +254,9 @@ async function pruneOnce(
   sessionPk: number,
   options: PruneSelectionOptions & { at: Date; by: string },
 ): Promise<PruneToolOutputsResult> {
-  const result = await db.execute<{ parts: string; tokens: string; candidate_tokens: string }>(sql`
+  const result = await executePrepared<{ parts: string; tokens: string; candidate_tokens: string }>(
+    db,
+    sql`
     with ${selectionCtes(sessionPk, options)},
     marked as (
       insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
@@ -263,7 +269,8 @@ async function pruneOnce(
     select (select count(*) from marked) as parts,
            case when (select count(*) from marked) = 0 then 0 else t.candidate_tokens end as tokens,
            t.candidate_tokens
-    from totals t`);
+    from totals t`,
+  );
   const row = result.rows[0];
   return {
     parts: Number(row?.parts ?? 0),

@@ -1,6 +1,8 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { SessionRow } from '../mappers';
+import { executePrepared } from '../prepared';
+import { rowMapper, selectList } from './raw-rows';
 import { partPrunes, sessions } from '../schema';
 
 /** A `sessions` row to insert; `policy` is the client's policy input, resolved on use. */
@@ -12,30 +14,17 @@ export async function insertSession(db: DbOrTx, row: NewSessionRow): Promise<Ses
   return inserted ?? null;
 }
 
+const sessionColumns = selectList(sessions, 's', '');
+const sessionRow = rowMapper(sessions, '');
+
 /** A tenant's session by its client id, or `null`; ids are unique per tenant only. */
 export async function findSession(db: DbOrTx, tenantId: string, id: string): Promise<SessionRow | null> {
-  const [row] = await db
-    .select()
-    .from(sessions)
-    .where(and(eq(sessions.tenantId, tenantId), eq(sessions.id, id)));
-  return row ?? null;
-}
-
-/** Locks the session row for the rest of the transaction: appends to one session are serialised. */
-export async function lockSession(db: DbOrTx, pk: number): Promise<SessionRow | null> {
-  const [row] = await db.select().from(sessions).where(eq(sessions.pk, pk)).for('update');
-  return row ?? null;
-}
-
-/** Hands out `count` consecutive seqs; returns the first. Call with the session locked. */
-export async function reserveSeqs(db: DbOrTx, pk: number, count: number): Promise<number> {
-  const [row] = await db
-    .update(sessions)
-    .set({ lastSeq: sql`${sessions.lastSeq} + ${count}`, updatedAt: sql`now()` })
-    .where(eq(sessions.pk, pk))
-    .returning({ lastSeq: sessions.lastSeq });
-  if (!row) throw new Error(`session ${pk} vanished while appending`);
-  return row.lastSeq - count + 1;
+  // Every request starts here: a prepared statement (see executePrepared).
+  const { rows } = await executePrepared(
+    db,
+    sql`select ${sessionColumns} from sessions s where s.tenant_id = ${tenantId} and s.id = ${id}`,
+  );
+  return rows[0] ? sessionRow(rows[0]) : null;
 }
 
 /** Columns `PATCH /sessions/:id` may change: the model fields, the policy input and metadata. */
