@@ -11,6 +11,9 @@ export default tseslint.config(
       '**/.turbo/**',
       '**/dist/**',
       'packages/db/migrations/**',
+      // Local leftovers that .gitignore keeps out of the repository (the linter does not read it).
+      'bench/scratch/**',
+      'replay-report/**',
     ],
   },
   js.configs.recommended,

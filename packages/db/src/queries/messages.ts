@@ -66,6 +66,9 @@ export async function listMessages(
     .limit(limit);
 }
 
+const messageColumns = selectList(messages, 'm', '');
+const messageRow = rowMapper(messages, '');
+
 /**
  * The context view's messages, in seq order: the latest completed compaction's summary messages,
  * every non-summary message from its boundary on, and (policy `pinSystemMessages`) the
@@ -87,6 +90,3 @@ export async function listContextMessages(
   );
   return rows.map(messageRow);
 }
-
-const messageColumns = selectList(messages, 'm', '');
-const messageRow = rowMapper(messages, '');
