@@ -4,9 +4,7 @@ import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
 import { partToRow, usageToColumns } from '../mappers';
 import {
-  insertBatch,
-  lockSessionRow,
-  lookupBatch,
+  callAppend,
   type BatchMessageRow,
   type BatchPartRow,
   type UnfinishedCall,
@@ -27,34 +25,50 @@ export interface AppendedMessage {
  * their seq and write nothing; an id stored with different content fails the whole batch with
  * a ConflictError. The session row is locked first, so concurrent appends to one session are
  * serialised and seqs stay gap-free and ordered.
+ *
+ * Most batches are all new and touch no unfinished call: one statement checks that under the
+ * lock and inserts them. Anything else (a re-post, a call id stored unfinished) wrote nothing and
+ * goes through {@link appendMessagesInTx}, which decides.
  */
 export async function appendMessages(
   db: Db,
   sessionPk: number,
   batch: NewMessage[],
 ): Promise<AppendedMessage[]> {
+  const calls = toolCallsOf(batch);
+  if (batch.length > 0 && !ownDeferredResult(calls)) {
+    const clean = await callAppend(db, sessionPk, {
+      check: true,
+      messageIds: batch.map((m) => m.id),
+      callIds: calls.map((c) => c.part.callId),
+      batch: batchRows(batch),
+    });
+    if (!clean.found) throw new NotFoundError('session not found');
+    if (clean.inserted.length > 0) {
+      const seqById = new Map(clean.inserted.map((row) => [row.id, row.seq]));
+      return batch.map((message) => ({ id: message.id, seq: seqById.get(message.id) ?? 0, created: true }));
+    }
+  }
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
 }
 
 /**
- * The same, inside a caller's transaction. Three statements after the lock's: what the batch
- * must be checked against (stored ids, unfinished calls), then the insert (see insertBatch).
+ * The same, inside a caller's transaction: the lock and what the batch must be checked against
+ * (stored ids, unfinished calls) in one statement, the decision here, then the insert.
  */
 export async function appendMessagesInTx(
   tx: DbOrTx,
   sessionPk: number,
   batch: NewMessage[],
 ): Promise<AppendedMessage[]> {
-  if (!(await lockSessionRow(tx, sessionPk))) throw new NotFoundError('session not found');
-  const calls = batch.flatMap((m) =>
-    m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
-  );
-  const lookup = await lookupBatch(
-    tx,
-    sessionPk,
-    batch.map((m) => m.id),
-    calls.map((c) => c.part.callId),
-  );
+  const calls = toolCallsOf(batch);
+  const lookup = await callAppend(tx, sessionPk, {
+    check: true,
+    messageIds: batch.map((m) => m.id),
+    callIds: calls.map((c) => c.part.callId),
+    batch: null,
+  });
+  if (!lookup.found) throw new NotFoundError('session not found');
   const stored = new Map(lookup.existing.map((r) => [r.id, r]));
 
   const conflicting = batch.filter(
@@ -84,14 +98,29 @@ export async function appendMessagesInTx(
 
 /**
  * Inserts messages known to be new (no id stored yet) with their parts, at the next seqs, in one
- * statement. Call with the session locked. Returns each message's pk and seq.
+ * statement that takes the session lock. Returns each message's pk, id and seq, in seq order.
  */
 export async function insertNewMessages(
   tx: DbOrTx,
   sessionPk: number,
   fresh: NewMessage[],
 ): Promise<Array<{ pk: number; id: string; seq: number }>> {
-  return insertBatch(tx, sessionPk, fresh.map(batchMessageRow), fresh.flatMap(batchPartRows));
+  if (fresh.length === 0) return [];
+  const result = await callAppend(tx, sessionPk, { check: false, batch: batchRows(fresh) });
+  if (!result.found) throw new NotFoundError('session not found');
+  return result.inserted.sort((a, b) => a.seq - b.seq);
+}
+
+type BatchCall = { messageId: string; part: ToolPart };
+
+function toolCallsOf(batch: NewMessage[]): BatchCall[] {
+  return batch.flatMap((m) =>
+    m.parts.flatMap((part) => (part.type === 'tool' ? [{ messageId: m.id, part }] : [])),
+  );
+}
+
+function batchRows(batch: NewMessage[]) {
+  return { messages: batch.map(batchMessageRow), parts: batch.flatMap(batchPartRows) };
 }
 
 function batchMessageRow(message: NewMessage): BatchMessageRow {
@@ -150,7 +179,7 @@ function batchPartRows(message: NewMessage): BatchPartRow[] {
 export async function rejectDeferredToolResults(
   tx: DbOrTx,
   sessionPk: number,
-  calls: Array<{ messageId: string; part: ToolPart }>,
+  calls: BatchCall[],
 ): Promise<void> {
   checkDeferredToolResults(
     calls,
@@ -163,22 +192,26 @@ export async function rejectDeferredToolResults(
 }
 
 /** {@link rejectDeferredToolResults} given the calls stored unfinished under the batch's call ids. */
-function checkDeferredToolResults(
-  calls: Array<{ messageId: string; part: ToolPart }>,
-  stored: UnfinishedCall[],
-): void {
-  const unfinished = new Map<string, { messageId: string; tool: string; input: unknown }>();
-  for (const { messageId, part } of calls) {
-    const earlier = unfinished.get(part.callId);
-    if (earlier && sameCall(earlier, part)) throw deferredResultConflict(part.callId, earlier.messageId);
-    if (part.status === 'pending' || part.status === 'running') {
-      unfinished.set(part.callId, { messageId, tool: part.tool, input: part.input });
-    }
-  }
+function checkDeferredToolResults(calls: BatchCall[], stored: UnfinishedCall[]): void {
+  const own = ownDeferredResult(calls);
+  if (own) throw own;
   for (const { part } of calls) {
     const match = stored.find((s) => s.callId === part.callId && sameCall(s, part));
     if (match) throw deferredResultConflict(match.callId, match.messageId);
   }
+}
+
+/** A batch that posts a call unfinished and then the same call again: the conflict, or null. */
+function ownDeferredResult(calls: BatchCall[]): ConflictError | null {
+  const unfinished = new Map<string, { messageId: string; tool: string; input: unknown }>();
+  for (const { messageId, part } of calls) {
+    const earlier = unfinished.get(part.callId);
+    if (earlier && sameCall(earlier, part)) return deferredResultConflict(part.callId, earlier.messageId);
+    if (part.status === 'pending' || part.status === 'running') {
+      unfinished.set(part.callId, { messageId, tool: part.tool, input: part.input });
+    }
+  }
+  return null;
 }
 
 function sameCall(a: { tool: string; input: unknown }, b: { tool: string; input: unknown }): boolean {
