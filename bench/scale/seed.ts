@@ -166,7 +166,10 @@ export async function settle(pool: pg.Pool): Promise<void> {
 export async function tableSizes(pool: pg.Pool): Promise<string> {
   const result = await pool.query<{ name: string; rows: string; size: string }>(`
     select c.relname as name, c.reltuples::bigint::text as rows, pg_size_pretty(pg_total_relation_size(c.oid)) as size
-    from pg_class c where c.relname in ('messages', 'parts', 'part_prunes', 'compactions', 'sessions')
+    from pg_class c
+    -- Our tables only: the analytics schema has views of the same names.
+    where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace
+      and c.relname in ('messages', 'parts', 'part_prunes', 'compactions', 'sessions')
     order by c.relname`);
   return result.rows
     .map((r) => `${r.name} ${Number(r.rows).toLocaleString('en-US')} rows ${r.size}`)
