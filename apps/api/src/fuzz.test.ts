@@ -4,7 +4,7 @@
  *   1. never a 5xx (and every 4xx is the `{ error: { code, message } }` body);
  *   2. a 4xx on a write route writes nothing (`api.counts()` unchanged);
  *   3. a 2xx round-trips what was sent where a read shows it.
- * Generators (test-support/fuzz.ts, fuzz-bodies.ts) mix valid bodies with mutated fields, hostile strings (NUL,
+ * The harness that sends and checks is test-support/fuzz-harness.ts. Generators (test-support/fuzz.ts, fuzz-bodies.ts) mix valid bodies with mutated fields, hostile strings (NUL,
  * lone surrogates, astral, NBSP), numbers around 2^31-1, out-of-range dates, JSON 100 and 10,000
  * deep, 10,000 wide, ids of 199/200/201/1000 characters, wrong content types and non-JSON bodies.
  *
@@ -13,9 +13,15 @@
  * `FUZZ_SEED=<n>` for another sequence.
  */
 import fc from 'fast-check';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TENANT_A_KEY, useTestApi } from './test-support/api';
+import { useTestApi } from './test-support/api';
+import {
+  FUZZ_RUNS as RUNS,
+  fuzzHarness,
+  fuzzParams as params,
+  isOk as ok,
+  type Method,
+} from './test-support/fuzz-harness';
 import {
   asJson,
   asSent,
@@ -27,7 +33,6 @@ import {
   toJson,
   validCount,
   wideArray,
-  type WireBody,
 } from './test-support/fuzz';
 import {
   appendBody,
@@ -49,65 +54,11 @@ import { newSession } from './test-support/helpers';
 
 const api = useTestApi();
 
-const RUNS = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1));
-const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
-const params = (numRuns: number): fc.Parameters<unknown> => ({
-  seed: SEED,
-  numRuns: Math.round(numRuns * RUNS),
-});
-
-/** Requests sent, by status class, for the summary printed at the end (overall and by route group). */
-const stats = { requests: 0, cases: 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
-const byGroup: Record<string, Record<string, number>> = {};
-let group = 'setup';
-
 /** What a fuzzed body holds: anything, read field by field. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- fuzzed bodies have no static shape
 type Loose = any;
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-interface Call {
-  method: Method;
-  url: string;
-  wire?: WireBody;
-  key?: string | null;
-  headers?: Record<string, string>;
-}
-
-async function send({ method, url, wire = {}, key = TENANT_A_KEY, headers = {} }: Call) {
-  const response = await api.request({
-    method,
-    url,
-    key,
-    headers: { ...headers, ...(wire.contentType !== undefined ? { 'content-type': wire.contentType } : {}) },
-    ...(wire.payload !== undefined ? { payload: wire.payload } : {}),
-  });
-  stats.requests += 1;
-  const kind = `${Math.floor(response.statusCode / 100)}xx` as keyof typeof stats;
-  if (kind in stats) stats[kind] += 1;
-  const counts = (byGroup[group] ??= {});
-  counts[kind] = (counts[kind] ?? 0) + 1;
-  return response;
-}
-
-/** Properties 1 and 2: no 5xx, a well-formed 4xx, and (for a write) a 4xx writes nothing. */
-async function check(call: Call, write = call.method !== 'GET'): Promise<LightMyRequestResponse> {
-  stats.cases += 1;
-  const before = write ? await api.counts() : undefined;
-  const response = await send(call);
-  const where = `${call.method} ${call.url.slice(0, 300)} → ${response.statusCode} ${response.body.slice(0, 500)}`;
-  expect(response.statusCode, where).toBeLessThan(500);
-  if (response.statusCode >= 400) {
-    expect(response.json(), where).toMatchObject({
-      error: { code: expect.any(String), message: expect.any(String) },
-    });
-    if (before) expect(await api.counts(), where).toEqual(before);
-  }
-  return response;
-}
-
-const ok = (response: LightMyRequestResponse) => response.statusCode >= 200 && response.statusCode < 300;
+const { stats, send, check, inGroup, report } = fuzzHarness(api);
 
 describe(
   'fuzz: the HTTP API never answers 5xx, rejects without writing, and stores what it accepts',
@@ -125,14 +76,10 @@ describe(
       base.compaction = compaction.json().id;
     });
 
-    afterAll(() => {
-      console.log(`fuzz (seed ${SEED}, FUZZ_RUNS=${RUNS}): ${JSON.stringify(stats)}`);
-      for (const [name, counts] of Object.entries(byGroup))
-        console.log(`  ${name}: ${JSON.stringify(counts)}`);
-    });
+    afterAll(report);
 
     it('POST /v1/sessions, read back with GET /v1/sessions/:id', async () => {
-      group = 'POST /v1/sessions, read back with GET /v1/sessions/:id';
+      inGroup('POST /v1/sessions, read back with GET /v1/sessions/:id');
       await fc.assert(
         fc.asyncProperty(
           onTheWire(mutated(validSessionBody, SESSION_PATHS)),
@@ -163,7 +110,7 @@ describe(
     });
 
     it('GET, PATCH and DELETE /v1/sessions/:id', async () => {
-      group = 'GET, PATCH and DELETE /v1/sessions/:id';
+      inGroup('GET, PATCH and DELETE /v1/sessions/:id');
       const patchBody = mutated(
         fc.record(
           {
@@ -232,7 +179,7 @@ describe(
     });
 
     it('POST /v1/sessions/:id/messages, read back with GET /v1/sessions/:id/messages', async () => {
-      group = 'POST /v1/sessions/:id/messages, read back with GET /v1/sessions/:id/messages';
+      inGroup('POST /v1/sessions/:id/messages, read back with GET /v1/sessions/:id/messages');
       const session = 'fz-msg';
       await newSession(api, session);
       await fc.assert(
@@ -280,7 +227,7 @@ describe(
     });
 
     it('PATCH /v1/sessions/:id/messages/:messageId', async () => {
-      group = 'PATCH /v1/sessions/:id/messages/:messageId';
+      inGroup('PATCH /v1/sessions/:id/messages/:messageId');
       const session = 'fz-patch';
       await newSession(api, session);
       const patchBody = mutated(
@@ -361,7 +308,7 @@ describe(
     });
 
     it('GET history, context and compaction lists with hostile queries', async () => {
-      group = 'GET history, context and compaction lists with hostile queries';
+      inGroup('GET history, context and compaction lists with hostile queries');
       const query = fc
         .array(
           fc.tuple(
@@ -409,7 +356,7 @@ describe(
     });
 
     it('GET /v1/compactions/:id', async () => {
-      group = 'GET /v1/compactions/:id';
+      inGroup('GET /v1/compactions/:id');
       await fc.assert(
         fc.asyncProperty(
           fc.oneof(fc.constant(null), hostileId('fz-c')),
@@ -431,7 +378,7 @@ describe(
     });
 
     it('POST compactions, prune and overflow', async () => {
-      group = 'POST compactions, prune and overflow';
+      inGroup('POST compactions, prune and overflow');
       const compactionBody = mutated(
         fc.record(
           {
@@ -538,7 +485,7 @@ describe(
     });
 
     it('one deterministic wide case: a 100,000-element tool input is stored as sent', async () => {
-      group = 'one deterministic wide case: a 100,000-element tool input is stored as sent';
+      inGroup('one deterministic wide case: a 100,000-element tool input is stored as sent');
       await newSession(api, 'fz-wide');
       const input = wideArray(100_000);
       const response = await check({
@@ -561,7 +508,7 @@ describe(
     });
 
     it('a body of JSON nested 100,000 deep is a 400 that writes nothing', async () => {
-      group = 'a body of JSON nested 100,000 deep is a 400 that writes nothing';
+      inGroup('a body of JSON nested 100,000 deep is a 400 that writes nothing');
       for (const deep of [
         `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
         `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`,
