@@ -4,9 +4,11 @@
  *   1. never a 5xx (and every 4xx is the `{ error: { code, message } }` body);
  *   2. a 4xx on a write route writes nothing (`api.counts()` unchanged);
  *   3. a 2xx round-trips what was sent where a read shows it.
- * The harness that sends and checks is test-support/fuzz-harness.ts. Generators (test-support/fuzz.ts, fuzz-bodies.ts) mix valid bodies with mutated fields, hostile strings (NUL,
- * lone surrogates, astral, NBSP), numbers around 2^31-1, out-of-range dates, JSON 100 and 10,000
- * deep, 10,000 wide, ids of 199/200/201/1000 characters, wrong content types and non-JSON bodies.
+ * The harness that sends and checks is test-support/fuzz-harness.ts. Generators
+ * (test-support/fuzz.ts, fuzz-bodies.ts) mix valid bodies with mutated fields, hostile strings
+ * (NUL, lone surrogates, astral, NBSP), numbers around 2^31-1, out-of-range dates, JSON 100 and
+ * 10,000 deep, 10,000 wide, ids of 199/200/201/1000 characters, wrong content types and non-JSON
+ * bodies.
  *
  * The seed is fixed (CI is deterministic); fast-check prints seed and path on a failure.
  * A longer run: `FUZZ_RUNS=20 npx vitest run apps/api/src/fuzz.test.ts` (runs × 20), and
