@@ -296,17 +296,19 @@ try {
   const llmBound = async (slowStubUrl: string, processes: number, concurrency: number, count: number) => {
     const sessions = await seedSessions(db, count, 12);
     const prefix = `{bench-llm-${processes}x${concurrency}-${Date.now()}}`;
-    const workers = await Promise.all(
-      Array.from({ length: processes }, () =>
-        startWorkerProcess({ ...workerEnv(prefix, concurrency), OPENAI_BASE_URL: slowStubUrl }),
-      ),
-    );
+    // The whole backlog is queued before any worker starts: enqueueing 640 compactions from this
+    // process while the worker ran took CPU from it on a two-CPU machine.
     const d = dispatch(prefix);
     const ids: string[] = [];
     for (const session of sessions)
       ids.push(
         (await startCompaction(d, session, { reason: 'manual', keepRecentTokens: 1_000 })).compaction.id,
       );
+    const workers = await Promise.all(
+      Array.from({ length: processes }, () =>
+        startWorkerProcess({ ...workerEnv(prefix, concurrency), OPENAI_BASE_URL: slowStubUrl }),
+      ),
+    );
     await waitUntilFinished(db, ids, 600_000);
     const span = await db.execute<{ seconds: number }>(sql`
       select extract(epoch from max(finished_at) - min(started_at))::float8 as seconds

@@ -147,19 +147,33 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
 
   it('a re-posted finished turn prunes nothing again', async () => {
     await newSession('t-repost', tiny);
-    // Counted in the outbox: the queue would also collapse a second waiting prune of the session.
-    const prunes = async () => {
-      const { rows } = await api.database.database.pool.query(
-        `select count(*)::int as n from outbox where job_name = 'prune' and (payload->>'sessionPk')::bigint = $1`,
-        [await sessionPk('t-repost')],
-      );
-      return rows[0].n;
-    };
     await post('t-repost', [question, turn(100, 'stop', 'a1')]);
-    expect(await prunes()).toBe(1);
+    expect(await pruneJobs('t-repost')).toHaveLength(1);
+    // The queue would collapse a second prune while the first waits: take the first away, so a
+    // second enqueue would show.
+    await api.queues.queue('prune').drain();
+    expect(await pruneJobs('t-repost')).toHaveLength(0);
     const again = await post('t-repost', [turn(100, 'stop', 'a1')]);
     expect(again.json().messages).toEqual([{ id: 'a1', seq: 2, created: false }]);
-    expect(await prunes()).toBe(1);
+    expect(await pruneJobs('t-repost')).toHaveLength(0);
+  });
+
+  it('a turn’s prune is enqueued without an outbox entry; a manual one has one', async () => {
+    await newSession('t-outbox', tiny);
+    await post('t-outbox', [question, turn(100)]);
+    expect(await pruneJobs('t-outbox')).toHaveLength(1);
+    const outboxPrunes = async () => {
+      const { rows } = await api.database.database.pool.query(
+        `select payload->>'reason' as reason from outbox
+         where job_name = 'prune' and (payload->>'sessionPk')::bigint = $1`,
+        [await sessionPk('t-outbox')],
+      );
+      return rows.map((row: { reason: string }) => row.reason);
+    };
+    expect(await outboxPrunes()).toEqual([]);
+    const manual = await api.request({ method: 'POST', url: '/v1/sessions/t-outbox/prune' });
+    expect(manual.statusCode).toBe(202);
+    expect(await outboxPrunes()).toEqual(['manual']);
   });
 
   it('PATCH that finishes a streamed turn over the threshold starts the compaction and says so', async () => {

@@ -48,32 +48,41 @@ export const eventChannel = (prefix: string, sessionPk: number) => `${prefix}:ev
 export const eventHistoryKey = (prefix: string, sessionPk: number) => `${prefix}:event-history:${sessionPk}`;
 
 /**
+ * Appends an event to the session's history (which gives it its id), keeps the history short
+ * and alive, and publishes it with that id on the session's channel: one round trip instead of
+ * three (a worker publishes about six events per compaction). The channel is an argument, not a
+ * key; it carries the same hash tag as the history, so the script also runs on Redis Cluster.
+ */
+const PUBLISH_EVENT_SCRIPT = `
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[4], string.sub(ARGV[3], 1, -2) .. ',"id":"' .. id .. '"}')
+return id`;
+
+/**
  * Publishes an event: appended to the session's history (which gives it its id), then sent with
  * Redis PUBLISH on the session's channel, so every API replica's subscribers get it.
  */
 export function redisEventPublisher(
-  redis: Pick<RedisClient, 'publish' | 'xadd' | 'expire'>,
+  redis: Pick<RedisClient, 'eval'>,
   prefix: string,
   onError: (error: Error) => void = () => undefined,
 ): SessionEventPublisher {
   return {
     async publish(event) {
       try {
-        const key = eventHistoryKey(prefix, event.sessionPk);
         const { id: _unset, ...stored } = event;
-        const id = await redis.xadd(
-          key,
-          'MAXLEN',
-          '~',
+        // Stored without an id; the script adds it to the published copy (an object, so its
+        // text ends with the closing brace the script replaces).
+        await redis.eval(
+          PUBLISH_EVENT_SCRIPT,
+          1,
+          eventHistoryKey(prefix, event.sessionPk),
           String(EVENT_HISTORY.length),
-          '*',
-          'event',
+          String(EVENT_HISTORY.ttlSeconds),
           JSON.stringify(stored),
+          eventChannel(prefix, event.sessionPk),
         );
-        await Promise.all([
-          redis.expire(key, EVENT_HISTORY.ttlSeconds),
-          redis.publish(eventChannel(prefix, event.sessionPk), JSON.stringify({ ...stored, id })),
-        ]);
       } catch (error) {
         onError(error as Error);
       }

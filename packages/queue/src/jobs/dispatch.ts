@@ -63,9 +63,14 @@ export async function startCompaction(
 }
 
 /**
- * Requests a prune-only job for a session (outbox, then enqueue). Prune jobs of one session
- * collapse while one is still waiting: the job id is per request, BullMQ's de-duplication id
- * per session.
+ * Requests a prune-only job for a session. Prune jobs of one session collapse while one is still
+ * waiting: the job id is per request, BullMQ's de-duplication id per session.
+ *
+ * A manual prune (`POST /prune`, answered 202) goes through the outbox, so a crash or a Redis
+ * outage after the answer cannot lose it. A turn's prune is enqueued directly, with no rows
+ * written: it is an optimization that every later turn's prune and every compaction's prune step
+ * redo over the whole view, so a lost one costs nothing but a later prune, while the outbox
+ * would cost two statements on a quarter of all appends.
  */
 export async function startPrune(
   deps: DispatchDeps,
@@ -73,9 +78,12 @@ export async function startPrune(
   reason: 'turn' | 'manual',
 ): Promise<{ jobId: string }> {
   const jobId = newId('prn');
-  const outbox = await insertOutboxEntries(deps.db, [
-    { jobName: 'prune', jobId, payload: { sessionPk: session.pk, reason } },
-  ]);
+  const payload = { sessionPk: session.pk, reason };
+  if (reason === 'turn') {
+    await deps.queues.enqueue('prune', jobId, payload);
+    return { jobId };
+  }
+  const outbox = await insertOutboxEntries(deps.db, [{ jobName: 'prune', jobId, payload }]);
   await dispatchOutbox(deps, outbox);
   return { jobId };
 }

@@ -16,14 +16,16 @@ describe('pay the LLM once', () => {
   it('a retry after a crash past the LLM call finalizes the saved draft without calling it again', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 4 }));
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    // The first attempt dies as finalize starts (its step event is the first thing finalize does).
+    // The first attempt loses its database connection as finalize starts (its transaction is
+    // the first thing finalize does, and the only transaction of the attempt).
     const crashing: WorkflowResources = {
       ...w.resources,
-      events: {
-        publish: async (event) => {
-          if (event.type === 'compaction.step' && event.data.step === 'finalize') throw connectionReset();
+      db: new Proxy(w.resources.db, {
+        get(target, property, receiver) {
+          if (property === 'transaction') return async () => Promise.reject(connectionReset());
+          return Reflect.get(target, property, receiver) as unknown;
         },
-      },
+      }),
     };
     await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(
       /terminated/,
