@@ -14,7 +14,7 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, loadContextRows, contextTokenStats } from '@compactor/db';
+import { createDatabase, loadContextRows, sessionStatusInputs } from '@compactor/db';
 import { timingRow, type Timing } from './harness';
 import { dropDatabase, freshDatabase } from './processes';
 import { pathBuffers, QueryRecorder, writePlans, type RecordedPath, type RecordedQuery } from './scale/plans';
@@ -216,7 +216,7 @@ async function recordPlans(pk: number, prune: RecordedQuery[] | undefined): Prom
     return paths.at(-1)!;
   };
   await record('loadContextRows', () => loadContextRows(db, pk));
-  await record('contextTokenStats', () => contextTokenStats(db, pk));
+  await record('sessionStatusInputs (status: stats and compactions)', () => sessionStatusInputs(db, pk));
   // Each append statement is re-run as it first ran: without the appended message, except the
   // parts insert, which needs its message (foreign key) but not its own parts (unique key).
   const lastSeq = SIZES[2] + 1;

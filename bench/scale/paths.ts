@@ -6,8 +6,8 @@
 import { assembleContext, estimateContextTokens } from '@compactor/core';
 import {
   appendMessages,
-  contextTokenStats,
   estimateFromStats,
+  sessionStatusInputs,
   loadContextRows,
   type Db,
   type NewMessage,
@@ -21,9 +21,12 @@ export async function readContext(db: Db, sessionPk: number) {
   return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
 }
 
-/** Session status as the API serves it: SQL sums of stored counts, core's formula on top. */
+/**
+ * Session status as the API serves it: SQL sums of stored counts and the session's compactions in
+ * one statement, core's formula on top.
+ */
 export async function readStatus(db: Db, sessionPk: number): Promise<number> {
-  return estimateFromStats(await contextTokenStats(db, sessionPk));
+  return estimateFromStats((await sessionStatusInputs(db, sessionPk)).stats);
 }
 
 export async function baselineContext(db: Db, sessionPk: number) {

@@ -8,6 +8,8 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
 /** The API's whole configuration. Only this file reads process.env. */
 export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
@@ -21,7 +23,13 @@ export const EnvSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   /** Apply migrations at start (default), or refuse to start on an unmigrated database. */
   MIGRATE_ON_START: booleanFlag.default(true),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: logLevel.default('info'),
+  /**
+   * The level of the one line logged per request: at `debug` with `LOG_LEVEL=info` no request is
+   * logged (the local stack of the demo and the replay, where each line costs the API and the
+   * parent that reads it about a tenth of an append). Failed requests are logged at `error`.
+   */
+  REQUEST_LOG_LEVEL: logLevel.exclude(['silent']).default('info'),
   /** Largest request body; tool outputs can be large. */
   BODY_LIMIT_BYTES: z.coerce
     .number()

@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     { db: database.db, redis, auth, tokenizerFor, clock, jobs, events },
     {
       logger: log,
+      requestLogLevel: env.REQUEST_LOG_LEVEL,
       bodyLimit: env.BODY_LIMIT_BYTES,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       metrics: createApiMetrics({ queueCounts: () => queueCounts(queues) }),

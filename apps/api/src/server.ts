@@ -31,8 +31,13 @@ declare module 'fastify' {
   }
 }
 
+/** The level of the per-request line (`REQUEST_LOG_LEVEL`). */
+export type RequestLogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
 export interface ServerOptions {
   logger?: FastifyBaseLogger | false;
+  /** The level of the one line each request logs when it completes (default `info`). */
+  requestLogLevel?: RequestLogLevel;
   bodyLimit?: number;
   /** Interval of the `: keepalive` comment on event streams (default 15 s). */
   sseKeepaliveMs?: number;
@@ -52,6 +57,10 @@ export interface ServerOptions {
  * of the API's CPU.
  */
 class OneLinePerRequest extends LogController {
+  constructor(private readonly level: RequestLogLevel) {
+    super();
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(
@@ -65,7 +74,7 @@ class OneLinePerRequest extends LogController {
       responseTime: reply.elapsedTime,
     };
     if (error) reply.log.error({ ...fields, err: loggableError(error) }, 'request errored');
-    else reply.log.info(fields, 'request completed');
+    else reply.log[this.level](fields, 'request completed');
   }
 }
 
@@ -84,7 +93,7 @@ export async function buildServer(
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
     genReqId: () => newId('req'),
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(options.requestLogLevel ?? 'info'),
     // Path parameters are client ids: the longest one creation accepts, every character
     // percent-encoded (three each), must still route (the default, 100, answered 414).
     routerOptions: { maxParamLength: 3 * MAX_CLIENT_ID_LENGTH },

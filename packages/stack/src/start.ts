@@ -54,6 +54,8 @@ export async function startStack(children: Children, options: StackOptions): Pro
     API_KEYS: `local:${options.apiKey}`,
     MIGRATE_ON_START: 'true',
     LOG_LEVEL: options.apiLogLevel ?? 'info',
+    // No line per request: the parent reads every line the API writes.
+    REQUEST_LOG_LEVEL: 'debug',
   });
   // Workers refuse an unmigrated database: they start as soon as the API has migrated it (and the
   // stub listens), while the API finishes starting.

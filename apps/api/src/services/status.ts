@@ -6,9 +6,8 @@ import {
   type PolicyInput,
 } from '@compactor/core';
 import {
-  contextTokenStats,
   estimateFromStats,
-  findSessionCompactions,
+  sessionStatusInputs,
   type CompactionRow,
   type ContextTokenStats,
   type DbOrTx,
@@ -36,12 +35,14 @@ export interface StatusSnapshot {
  * few indexed queries: the history itself is never re-read.
  */
 export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<StatusSnapshot> {
-  const policy = resolvePolicy(session.policy as PolicyInput);
+  const policy = resolvedPolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
-  const [stats, { active, lastFinished: last, latestCompleted }] = await Promise.all([
-    contextTokenStats(db, session.pk, { pinSystemMessages: policy.pinSystemMessages }),
-    findSessionCompactions(db, session.pk),
-  ]);
+  const {
+    stats,
+    active,
+    lastFinished: last,
+    latestCompleted,
+  } = await sessionStatusInputs(db, session.pk, { pinSystemMessages: policy.pinSystemMessages });
   const status = statusFromEstimate({
     tokens: estimateFromStats(stats, policy.estimate),
     report: stats.report,
@@ -65,6 +66,33 @@ export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<S
     lastFinished: last,
     latestCompleted,
   };
+}
+
+/**
+ * Resolved policies by their stored JSON: a session's policy is parsed and merged with its preset
+ * on every append otherwise (a tenth of a millisecond), and sessions share few distinct policies.
+ * Bounded: emptied when full. Frozen, since every append shares one.
+ */
+const resolvedPolicies = new Map<string, Policy>();
+const RESOLVED_POLICIES_MAX = 1_000;
+
+function resolvedPolicy(input: PolicyInput): Policy {
+  const key = JSON.stringify(input);
+  let policy = resolvedPolicies.get(key);
+  if (!policy) {
+    policy = deepFreeze(resolvePolicy(input));
+    if (resolvedPolicies.size >= RESOLVED_POLICIES_MAX) resolvedPolicies.clear();
+    resolvedPolicies.set(key, policy);
+  }
+  return policy;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 /** A session's status (see {@link statusSnapshot}). */

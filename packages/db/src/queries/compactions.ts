@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import type { CompactionRow } from '../mappers';
@@ -115,19 +115,25 @@ export interface SessionCompactions {
   latestCompleted: CompactionRow | null;
 }
 
-const sessionCompactionRow = rowMapper(compactions, '');
-
 /**
  * {@link findActiveCompaction}, {@link findLastFinishedCompaction} and
  * {@link findLatestCompletedCompaction} in one statement (every append and status read needs all
  * three); each branch is one index probe.
  */
 export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Promise<SessionCompactions> {
-  const columns = selectList(compactions, 'c', '');
-  const result = await executePrepared<Record<string, unknown> & { which: string }>(
-    db,
-    sql`
-    (select 'active' as which, ${columns} from compactions c
+  const result = await executePrepared<Record<string, unknown>>(db, sessionCompactionsSql(sessionPk, ''));
+  return sessionCompactionsFromRows(result.rows, '');
+}
+
+/**
+ * The statement of {@link findSessionCompactions}: up to three rows, each naming which one it is
+ * (`<prefix>which`), columns named `<prefix><column>` (other statements embed it).
+ */
+export function sessionCompactionsSql(sessionPk: number, prefix: string): SQL {
+  const columns = selectList(compactions, 'c', prefix);
+  const which = sql.raw(`"${prefix}which"`);
+  return sql`
+    (select 'active' as ${which}, ${columns} from compactions c
      where c.session_pk = ${sessionPk} and c.status in ('pending', 'running') limit 1)
     union all
     (select 'lastFinished', ${columns} from compactions c
@@ -136,11 +142,22 @@ export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Pro
     union all
     (select 'latestCompleted', ${columns} from compactions c
      where c.session_pk = ${sessionPk} and c.status = 'completed'
-     order by c.finished_at desc, c.requested_at desc limit 1)`,
-  );
+     order by c.finished_at desc, c.requested_at desc limit 1)`;
+}
+
+const compactionRowMappers = new Map<string, ReturnType<typeof rowMapper<typeof compactions>>>();
+
+/** The compactions of {@link sessionCompactionsSql} rows (rows without a `<prefix>which` are skipped). */
+export function sessionCompactionsFromRows(
+  rows: Record<string, unknown>[],
+  prefix: string,
+): SessionCompactions {
+  let toRow = compactionRowMappers.get(prefix);
+  if (!toRow) compactionRowMappers.set(prefix, (toRow = rowMapper(compactions, prefix)));
   const found: SessionCompactions = { active: null, lastFinished: null, latestCompleted: null };
-  for (const raw of result.rows) {
-    found[raw.which as keyof SessionCompactions] = sessionCompactionRow(raw);
+  for (const raw of rows) {
+    const which = raw[`${prefix}which`] as keyof SessionCompactions | null;
+    if (which) found[which] = toRow(raw);
   }
   return found;
 }

@@ -69,11 +69,20 @@ export async function contextTokenStats(
   sessionPk: number,
   { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
 ): Promise<ContextTokenStats> {
+  const result = await executePrepared<StatsRow>(db, contextTokenStatsSql(sessionPk, pinSystemMessages));
+  const row = result.rows[0];
+  if (!row) throw new Error('context token stats returned no row');
+  return statsFromRow(row);
+}
+
+/** A row of {@link contextTokenStatsSql}. */
+export type StatsRow = Record<string, unknown>;
+
+/** The statement of {@link contextTokenStats}: one row; other statements embed it (session status). */
+export function contextTokenStatsSql(sessionPk: number, pinSystemMessages: boolean): SQL {
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
-  const result = await executePrepared<Record<string, number | string | boolean | null>>(
-    db,
-    sql`
+  return sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
     -- The same view as listContextMessages, narrow: no text is read.
     view as materialized (${viewMessagesSql(
@@ -145,10 +154,11 @@ export async function contextTokenStats(
          where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
            and p.compacted_at > r.created_at) as pruned_since
     from (select 1) one left join report r on true
-  `,
-  );
-  const row = result.rows[0];
-  if (!row) throw new Error('context token stats returned no row');
+  `;
+}
+
+/** The stats of a {@link contextTokenStatsSql} row. */
+export function statsFromRow(row: StatsRow): ContextTokenStats {
   const int = (key: string) => Number(row[key] ?? 0);
   return {
     storedTokens: int('stored_tokens'),

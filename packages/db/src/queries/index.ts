@@ -10,3 +10,4 @@ export * from './outbox';
 export * from './reconcile';
 export * from './compaction-reads';
 export * from './prune-selection';
+export * from './session-status';
