@@ -18,8 +18,17 @@ async function expectSameAsSeparate(sessionPk: number, pinSystemMessages = true)
   return combined;
 }
 
-const finish = (id: string, status: string, at: string) =>
-  t.db.execute(`update compactions set status = '${status}', finished_at = '${at}' where id = '${id}'`);
+/** A compaction of the session, pending, or ended as `status` at `at`; returns its id. */
+async function addCompaction(sessionPk: number, name: string, ended?: { status: string; at: string }) {
+  const id = `cmp_${name}_${sessionPk}`;
+  await insertCompaction(t.db, { id, sessionPk, reason: 'manual', strategy: 'summarize' });
+  if (ended) {
+    await t.db.execute(
+      `update compactions set status = '${ended.status}', finished_at = '${ended.at}' where id = '${id}'`,
+    );
+  }
+  return id;
+}
 
 describe('sessionStatusInputs', () => {
   it('equals contextTokenStats and findSessionCompactions, with none, one, two and three compactions', async () => {
@@ -41,48 +50,32 @@ describe('sessionStatusInputs', () => {
     expect(grown.stats.report).toMatchObject({ usage: { input: 500, output: 20 } });
     await expectSameAsSeparate(session.pk, false);
 
-    const completed = await insertCompaction(t.db, {
-      id: `cmp_done_${session.pk}`,
-      sessionPk: session.pk,
-      reason: 'manual',
-      strategy: 'summarize',
+    const completed = await addCompaction(session.pk, 'done', {
+      status: 'completed',
+      at: '2026-01-01T00:00:00Z',
     });
-    await finish(completed!.id, 'completed', '2026-01-01T00:00:00Z');
     expect(await expectSameAsSeparate(session.pk)).toMatchObject({
       active: null,
-      lastFinished: { id: completed!.id },
-      latestCompleted: { id: completed!.id },
+      lastFinished: { id: completed },
+      latestCompleted: { id: completed },
     });
 
-    const failed = await insertCompaction(t.db, {
-      id: `cmp_failed_${session.pk}`,
-      sessionPk: session.pk,
-      reason: 'auto',
-      strategy: 'summarize',
+    const failed = await addCompaction(session.pk, 'failed', {
+      status: 'failed',
+      at: '2026-01-02T00:00:00Z',
     });
-    await finish(failed!.id, 'failed', '2026-01-02T00:00:00Z');
-    await insertCompaction(t.db, {
-      id: `cmp_active_${session.pk}`,
-      sessionPk: session.pk,
-      reason: 'manual',
-      strategy: 'summarize',
-    });
+    const active = await addCompaction(session.pk, 'active');
     expect(await expectSameAsSeparate(session.pk)).toMatchObject({
-      active: { id: `cmp_active_${session.pk}`, status: 'pending' },
-      lastFinished: { id: failed!.id, status: 'failed' },
-      latestCompleted: { id: completed!.id, status: 'completed' },
+      active: { id: active, status: 'pending' },
+      lastFinished: { id: failed, status: 'failed' },
+      latestCompleted: { id: completed, status: 'completed' },
     });
   });
 
   it('reads only the session it is asked about', async () => {
     const other = await createTestSession(t.db);
     await appendMessages(t.db, other.pk, [newMessage('user', [text('another tenant', 3)])]);
-    await insertCompaction(t.db, {
-      id: `cmp_other_${other.pk}`,
-      sessionPk: other.pk,
-      reason: 'manual',
-      strategy: 'summarize',
-    });
+    await addCompaction(other.pk, 'other');
     const session = await createTestSession(t.db);
     expect(await expectSameAsSeparate(session.pk)).toMatchObject({
       active: null,
