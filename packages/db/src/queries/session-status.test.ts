@@ -42,7 +42,7 @@ describe('sessionStatusInputs', () => {
       newMessage('user', [text('fix the test', 4)]),
       newMessage('assistant', [text('reading', 2), tool('call_1', 'x'.repeat(400))], {
         finish: 'stop',
-        usage: { input: 500, output: 20 },
+        usage: { input: 500, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
       }),
     ]);
     const grown = await expectSameAsSeparate(session.pk);
