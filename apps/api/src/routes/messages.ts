@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Part } from '@compactor/core';
 import {
-  appendMessages,
   findMessage,
   listPartsOfMessages,
   loadHistoryPage,
@@ -26,7 +25,8 @@ import {
   type PartInput,
 } from '@compactor/contract';
 import { afterWrite } from '../services/auto-trigger';
-import { SessionWriteQueue } from '../services/session-writes';
+import { SessionWriteQueue, sessionKey } from '../services/session-writes';
+import { appendCounted, SessionModels } from '../services/append';
 import { requireSession } from '../services/sessions';
 
 /** An assistant turn is over: it finished for any reason but to run tool calls. */
@@ -46,6 +46,7 @@ export function messageRoutes(
   return async (app) => {
     const tags = ['messages'];
     const writes = new SessionWriteQueue(sessionWriteQueueLimit);
+    const models = new SessionModels();
 
     app.post(
       '/v1/sessions/:id/messages',
@@ -59,16 +60,25 @@ export function messageRoutes(
         },
       },
       async (request, reply) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        // Counted before the transaction: tokenizing large outputs must not hold the session lock.
+        const { tenantId } = request;
+        const { id } = request.params;
+        const key = sessionKey(tenantId, id);
+        // The model whose encoding counts the batch: the one the session had at its last append
+        // here, or looked up. The append checks it under the session's lock.
+        const modelId = models.get(key) ?? (await requireSession(resources.db, tenantId, id)).modelId;
+        // Counted before the write: tokenizing large outputs must not wait in the session's queue.
         const prepared = await prepareMessages(
           request.body.messages,
-          resources.tokenizerFor(session.modelId),
+          resources.tokenizerFor(modelId),
           resources.clock(),
         );
         // The write and what it triggers, one at a time per session (see SessionWriteQueue).
-        const { appended, after } = await writes.run(session.pk, async () => {
-          const appended = await appendMessages(resources.db, session.pk, prepared);
+        const { appended, after } = await writes.run(key, async () => {
+          const { session, appended } = await appendCounted(resources, { tenantId, id, modelId }, prepared, {
+            messages: request.body.messages,
+            models,
+            key,
+          });
           // A re-posted (not created) message finishes nothing new.
           const finishedTurn = request.body.messages.some(
             (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
@@ -109,19 +119,22 @@ export function messageRoutes(
         const parts: Part[] = [];
         for (const part of inputs) parts.push(await countPart(part, counter));
         const { finish, error, usage } = request.body;
-        const { message, after } = await writes.run(session.pk, async () => {
-          const message = await patchMessage(resources.db, session.pk, request.params.messageId, {
-            ...(finish !== undefined ? { finish } : {}),
-            ...(error !== undefined ? { error } : {}),
-            ...(usage !== undefined ? { usage } : {}),
-            parts,
-          });
-          const after = await afterWrite(resources, session, {
-            finishedTurn: finishesTurn(message.role, finish),
-            log: request.log,
-          });
-          return { message, after };
-        });
+        const { message, after } = await writes.run(
+          sessionKey(request.tenantId, request.params.id),
+          async () => {
+            const message = await patchMessage(resources.db, session.pk, request.params.messageId, {
+              ...(finish !== undefined ? { finish } : {}),
+              ...(error !== undefined ? { error } : {}),
+              ...(usage !== undefined ? { usage } : {}),
+              parts,
+            });
+            const after = await afterWrite(resources, session, {
+              finishedTurn: finishesTurn(message.role, finish),
+              log: request.log,
+            });
+            return { message, after };
+          },
+        );
         return { ...message, compaction: triggered(after.compaction) };
       },
     );

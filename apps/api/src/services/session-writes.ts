@@ -10,13 +10,13 @@ import { ApiError } from '../http/errors';
  * at most one connection per session.
  */
 export class SessionWriteQueue {
-  private readonly sessions = new Map<number, { tail: Promise<unknown>; queued: number }>();
+  private readonly sessions = new Map<string, { tail: Promise<unknown>; queued: number }>();
 
   constructor(private readonly maxWaiting: number) {}
 
-  /** Runs `write` once the session's earlier writes in this process are done. */
-  async run<T>(sessionPk: number, write: () => Promise<T>): Promise<T> {
-    const entry = this.sessions.get(sessionPk) ?? { tail: Promise.resolve(), queued: 0 };
+  /** Runs `write` once the session's earlier writes in this process are done ({@link sessionKey}). */
+  async run<T>(session: string, write: () => Promise<T>): Promise<T> {
+    const entry = this.sessions.get(session) ?? { tail: Promise.resolve(), queued: 0 };
     if (entry.queued > this.maxWaiting) {
       throw new ApiError(
         429,
@@ -28,7 +28,7 @@ export class SessionWriteQueue {
       );
     }
     entry.queued += 1;
-    this.sessions.set(sessionPk, entry);
+    this.sessions.set(session, entry);
     const result = entry.tail.then(write, write);
     // The next write waits for this one, whatever its outcome; the entry goes with the last.
     entry.tail = result.then(
@@ -39,7 +39,7 @@ export class SessionWriteQueue {
       return await result;
     } finally {
       entry.queued -= 1;
-      if (entry.queued === 0) this.sessions.delete(sessionPk);
+      if (entry.queued === 0) this.sessions.delete(session);
     }
   }
 
@@ -50,3 +50,6 @@ export class SessionWriteQueue {
     return total;
   }
 }
+
+/** A session as the process keys its writes and caches: by the ids its clients name it with. */
+export const sessionKey = (tenantId: string, id: string) => JSON.stringify([tenantId, id]);

@@ -1,3 +1,4 @@
+import type { ApiResources } from '../resources';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -121,6 +122,8 @@ export function useTestApi(
     server?: ServerOptions;
     /** Wraps the jobs the routes use (fault injection). */
     jobs?: WrapJobs;
+    /** The counter for a session's model; o200k for every model by default. */
+    tokenizerFor?: ApiResources['tokenizerFor'];
   } = {},
 ): TestApi {
   const database = useTestDatabase();
@@ -140,7 +143,7 @@ export function useTestApi(
         db: database.db,
         redis: options.redis ?? redis,
         auth: createAuthenticator(database.db, options.keys ?? TEST_KEYS),
-        tokenizerFor: () => getTokenizer('o200k_base'),
+        tokenizerFor: options.tokenizerFor ?? (() => getTokenizer('o200k_base')),
         clock: options.clock ?? (() => new Date()),
         jobs: replica.jobs,
         events: replica.events,

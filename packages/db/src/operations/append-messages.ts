@@ -3,8 +3,12 @@ import type { Db, DbOrTx } from '../client';
 import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
 import { partToRow, usageToColumns } from '../mappers';
+import { rowMapper } from '../queries/raw-rows';
+import { sessions } from '../schema';
+import type { SessionRow } from '../mappers';
 import {
   callAppend,
+  callAppendToSession,
   type BatchMessageRow,
   type BatchPartRow,
   type UnfinishedCall,
@@ -50,6 +54,52 @@ export async function appendMessages(
     }
   }
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
+}
+
+/** What {@link appendToSession} did. */
+export type SessionAppend =
+  | { kind: 'missing' }
+  /** The session's model is not the one the batch was counted for: nothing was written. */
+  | { kind: 'model-changed'; session: SessionRow }
+  | { kind: 'appended'; session: SessionRow; appended: AppendedMessage[] };
+
+const sessionFromJson = rowMapper(sessions, '');
+
+/**
+ * {@link appendMessages} to the session a client names, found in the same statement: the API
+ * needed a statement before every append to learn the session's model (its encoding counts the
+ * batch). The caller counts with the model it expects (the one this session had last time) and
+ * gets the session back as it was locked; a session whose model changed since writes nothing and
+ * comes back as `model-changed`, to be counted again. A batch the one statement cannot decide
+ * (a re-post, a call stored unfinished, a result for a call in the same batch) goes through the
+ * transaction, as in {@link appendMessages}.
+ */
+export async function appendToSession(
+  db: Db,
+  target: { tenantId: string; id: string; modelId: string },
+  batch: NewMessage[],
+): Promise<SessionAppend> {
+  const calls = toolCallsOf(batch);
+  const decidable = batch.length > 0 && !ownDeferredResult(calls);
+  const result = await callAppendToSession(db, target, {
+    messageIds: batch.map((m) => m.id),
+    callIds: calls.map((c) => c.part.callId),
+    batch: decidable ? batchRows(batch) : null,
+  });
+  if (!result.found || !result.session) return { kind: 'missing' };
+  const session = sessionFromJson(result.session);
+  if (result.modelChanged) return { kind: 'model-changed', session };
+  if (result.inserted.length > 0) {
+    const seqById = new Map(result.inserted.map((row) => [row.id, row.seq]));
+    const appended = batch.map((message) => ({
+      id: message.id,
+      seq: seqById.get(message.id) ?? 0,
+      created: true,
+    }));
+    return { kind: 'appended', session, appended };
+  }
+  const appended = await db.transaction((tx) => appendMessagesInTx(tx, session.pk, batch));
+  return { kind: 'appended', session, appended };
 }
 
 /**

@@ -97,22 +97,76 @@ export async function callAppend(
     batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null;
   },
 ): Promise<AppendCallResult> {
-  const messages = batch ? batchJson(batch.messages.map((message, ord) => ({ ...message, ord }))) : null;
-  const parts = batch ? batchJson(batch.parts) : null;
-  const { rows } = await executePrepared<{
-    r_kind: 'missing' | 'message' | 'call' | 'inserted';
-    r_pk: number | string | null;
-    r_id: string | null;
-    r_seq: number | null;
-    r_hash: string | null;
-    r_message_id: string | null;
-    r_tool: string | null;
-    r_input: unknown;
-  }>(
+  const { messages, parts } = batchParams(batch);
+  const { rows } = await executePrepared<AppendRow>(
     tx,
     sql`select * from compactor_append(${sessionPk}::bigint, ${sql.param(messageIds)}::text[],
           ${sql.param(callIds)}::text[], ${messages}::jsonb, ${parts}::jsonb, ${check}::boolean)`,
   );
+  return appendResult(rows);
+}
+
+/** What a call of `compactor_append_to_session` found or wrote. */
+export interface AppendToSessionResult extends AppendCallResult {
+  /** The session row as it was locked (JSON keyed by column), unless `found` is false. */
+  session: Record<string, unknown> | null;
+  /** The session's model is not the one the batch was counted for: nothing was written. */
+  modelChanged: boolean;
+}
+
+/**
+ * One call of `compactor_append_to_session` (migration 0006): the session found by its client ids
+ * and locked, returned, and appended to as {@link callAppend} with `check` does, in one round
+ * trip, unless its model is no longer `modelId` (the encoding the batch was counted with).
+ */
+export async function callAppendToSession(
+  tx: DbOrTx,
+  session: { tenantId: string; id: string; modelId: string },
+  {
+    messageIds,
+    callIds,
+    batch,
+  }: {
+    messageIds: string[];
+    callIds: string[];
+    batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null;
+  },
+): Promise<AppendToSessionResult> {
+  const { messages, parts } = batchParams(batch);
+  const { rows } = await executePrepared<AppendRow>(
+    tx,
+    sql`select * from compactor_append_to_session(${session.tenantId}::text, ${session.id}::text,
+          ${session.modelId}::text, ${sql.param(messageIds)}::text[], ${sql.param(callIds)}::text[],
+          ${messages}::jsonb, ${parts}::jsonb)`,
+  );
+  const sessionRow = rows.find((row) => row.r_kind === 'session');
+  return {
+    ...appendResult(rows),
+    session: (sessionRow?.r_input as Record<string, unknown> | undefined) ?? null,
+    modelChanged: rows.some((row) => row.r_kind === 'model'),
+  };
+}
+
+/** A row either function returns. */
+interface AppendRow extends Record<string, unknown> {
+  r_kind: 'missing' | 'session' | 'model' | 'message' | 'call' | 'inserted';
+  r_pk: number | string | null;
+  r_id: string | null;
+  r_seq: number | null;
+  r_hash: string | null;
+  r_message_id: string | null;
+  r_tool: string | null;
+  r_input: unknown;
+}
+
+function batchParams(batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null) {
+  return {
+    messages: batch ? batchJson(batch.messages.map((message, ord) => ({ ...message, ord }))) : null,
+    parts: batch ? batchJson(batch.parts) : null,
+  };
+}
+
+function appendResult(rows: AppendRow[]): AppendCallResult {
   const result: AppendCallResult = { found: true, existing: [], unfinished: [], inserted: [] };
   for (const row of rows) {
     const id = row.r_id ?? '';
@@ -131,7 +185,9 @@ export async function callAppend(
         tool: row.r_tool ?? '',
         input: row.r_input,
       });
-    } else result.inserted.push({ pk: Number(row.r_pk), id, seq: Number(row.r_seq) });
+    } else if (row.r_kind === 'inserted') {
+      result.inserted.push({ pk: Number(row.r_pk), id, seq: Number(row.r_seq) });
+    }
   }
   return result;
 }
