@@ -220,7 +220,7 @@ async function recordPlans(pk: number, prune: RecordedQuery[] | undefined): Prom
   // Each append statement is re-run as it first ran: without the appended message, except the
   // parts insert, which needs its message (foreign key) but not its own parts (unique key).
   const lastSeq = SIZES[2] + 1;
-  const append = await record('appendMessages, assistant + tool part', () =>
+  const append = await record('appendToSession (an API append), assistant + tool part', () =>
     appendOne(db, pk, assistantMessage()),
   );
   append.setup = (query) => [

@@ -5,7 +5,8 @@
  */
 import { assembleContext, estimateContextTokens } from '@compactor/core';
 import {
-  appendMessages,
+  appendToSession,
+  findSessionByPk,
   estimateFromStats,
   sessionStatusInputs,
   loadContextRows,
@@ -110,8 +111,19 @@ export function assistantMessage(): NewMessage {
   };
 }
 
+const appendTargets = new Map<number, { tenantId: string; id: string; modelId: string }>();
+
+/** An append as the API makes it: the session found by its client ids in the append's statement. */
 export async function appendOne(db: Db, sessionPk: number, message: NewMessage): Promise<void> {
-  await appendMessages(db, sessionPk, [message]);
+  let target = appendTargets.get(sessionPk);
+  if (!target) {
+    const session = await findSessionByPk(db, sessionPk);
+    if (!session) throw new Error(`no session ${sessionPk}`);
+    target = { tenantId: session.tenantId, id: session.id, modelId: session.modelId };
+    appendTargets.set(sessionPk, target);
+  }
+  const outcome = await appendToSession(db, target, [message]);
+  if (outcome.kind !== 'appended') throw new Error(`append to session ${sessionPk}: ${outcome.kind}`);
 }
 
 /** Removes what the append runs added, so later measurements see the seeded session unchanged. */
