@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The README's first command, as `scripts/demo.sh` runs it once installed: its exit code and output. */
+function runDemo(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts', '--pace', '0'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGTERM'), 150_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('the demo (README quick start, step 1)', () => {
+  it('compacts the built-in session end to end and every check passes', { timeout: 180_000 }, async () => {
+    // The bundled stub, whatever provider the caller's shell names; no colours in the output.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      REDIS_URL: inject('redisUrl'),
+      NO_COLOR: '1',
+    };
+    delete env.OPENAI_API_KEY;
+    delete env.OPENAI_BASE_URL;
+    delete env.LLM_SUMMARIZER_MODEL;
+    const { code, output } = await runDemo(env);
+    expect(output).toMatch(/compaction: \d+ completed/);
+    expect(output).toMatch(/the next prompt fits/);
+    expect(output).not.toContain('✗');
+    expect(code, output.slice(-3000)).toBe(0);
+  });
+});
