@@ -40,14 +40,17 @@ export async function findLatestCompletedCompaction(
   db: DbOrTx,
   sessionPk: number,
 ): Promise<CompactionRow | null> {
-  const [row] = await db
-    .select()
-    .from(compactions)
-    .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.status, 'completed')))
-    .orderBy(desc(compactions.finishedAt), desc(compactions.requestedAt))
-    .limit(1);
-  return row ?? null;
+  // Every context read and every compaction's view load: a prepared statement (see executePrepared).
+  const { rows } = await executePrepared(
+    db,
+    sql`select ${selectList(compactions, 'c', '')} from compactions c
+        where c.session_pk = ${sessionPk} and c.status = 'completed'
+        order by c.finished_at desc, c.requested_at desc limit 1`,
+  );
+  return rows[0] ? compactionRow(rows[0]) : null;
 }
+
+const compactionRow = rowMapper(compactions, '');
 
 /** The most recently finished compaction, whatever its outcome (session status shows it). */
 export async function findLastFinishedCompaction(

@@ -1,8 +1,9 @@
-import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
+import { rowMapper } from './raw-rows';
 
 /** Inserts part rows; callers keep a batch under Postgres' 65,535 bind parameters (~1,000 rows). */
 export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
@@ -23,26 +24,42 @@ export async function listPartsOfMessages(
   { omitPrunedOutputs = false }: { omitPrunedOutputs?: boolean } = {},
 ): Promise<PartRow[]> {
   if (messagePks.length === 0) return [];
-  return db
-    .select({
-      ...getTableColumns(parts),
-      toolOutput: omitPrunedOutputs
-        ? sql<string | null>`case when ${partPrunes.compactedAt} is null then ${parts.toolOutput} end`
-        : parts.toolOutput,
-      compactedAt: partPrunes.compactedAt,
-    })
-    .from(parts)
-    .leftJoin(partPrunes, prunedPartJoin)
-    .where(sql`${parts.messagePk} = any(${sql.param(messagePks)}::bigint[])`)
-    .orderBy(asc(parts.messagePk), asc(parts.idx));
+  // Every context read and every compaction's view load: a prepared statement (see
+  // executePrepared), one text for each value of the flag.
+  const output = omitPrunedOutputs ? OMITTED_PRUNED_OUTPUT : STORED_OUTPUT;
+  const { rows } = await executePrepared(
+    db,
+    sql`select ${PART_COLUMNS}, ${output} as "tool_output", pp.compacted_at as "compacted_at"
+        from parts p
+        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+        where p.message_pk = any(${sql.param(messagePks)}::bigint[])
+        order by p.message_pk, p.idx`,
+  );
+  return rows.map(partRowOf);
 }
 
-/** A part's row in `part_prunes`, if it is pruned. */
-const prunedPartJoin = and(
-  eq(partPrunes.sessionPk, parts.sessionPk),
-  eq(partPrunes.seq, parts.seq),
-  eq(partPrunes.idx, parts.idx),
+/** Every `parts` column but the output, which the two texts select in their own ways. */
+const PART_COLUMNS = sql.raw(
+  Object.values(getTableColumns(parts))
+    .filter((column) => column.name !== 'tool_output')
+    .map((column) => `p."${column.name}" as "${column.name}"`)
+    .join(', '),
 );
+const STORED_OUTPUT = sql.raw('p.tool_output');
+const OMITTED_PRUNED_OUTPUT = sql.raw('case when pp.compacted_at is null then p.tool_output end');
+const partColumnsRow = rowMapper(parts, '');
+const compactedAtColumn = getTableColumns(partPrunes).compactedAt;
+
+function partRowOf(raw: Record<string, unknown>): PartRow {
+  const compactedAt = raw.compacted_at;
+  return {
+    ...partColumnsRow(raw),
+    compactedAt:
+      compactedAt === null || compactedAt === undefined
+        ? null
+        : (compactedAtColumn.mapFromDriverValue(compactedAt) as Date),
+  };
+}
 
 /** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<

@@ -59,6 +59,10 @@ export async function deleteSession(db: DbOrTx, pk: number): Promise<boolean> {
 
 /** A session by its internal key (workers hold the key, not the tenant's id). */
 export async function findSessionByPk(db: DbOrTx, pk: number): Promise<SessionRow | null> {
-  const [row] = await db.select().from(sessions).where(eq(sessions.pk, pk));
-  return row ?? null;
+  // Every prune job starts here: a prepared statement (see executePrepared).
+  const { rows } = await executePrepared(
+    db,
+    sql`select ${sessionColumns} from sessions s where s.pk = ${pk}`,
+  );
+  return rows[0] ? sessionRow(rows[0]) : null;
 }
