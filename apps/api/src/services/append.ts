@@ -9,6 +9,7 @@ import type { AppendMessagesBody } from '@compactor/contract';
 import type { z } from 'zod';
 import { ApiError, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
+import { BoundedMap } from './bounded-map';
 
 /** Sessions this process keeps the model of before it starts forgetting (emptied when full). */
 const SESSION_MODELS_MAX = 10_000;
@@ -19,20 +20,9 @@ const SESSION_MODELS_MAX = 10_000;
  * the append checks it under the session's lock, so another replica's change or a deleted and
  * re-created session costs a second count, never a wrong one.
  */
-export class SessionModels {
-  private readonly models = new Map<string, string>();
-
-  get(key: string): string | undefined {
-    return this.models.get(key);
-  }
-
-  set(key: string, modelId: string): void {
-    if (!this.models.has(key) && this.models.size >= SESSION_MODELS_MAX) this.models.clear();
-    this.models.set(key, modelId);
-  }
-
-  delete(key: string): void {
-    this.models.delete(key);
+export class SessionModels extends BoundedMap<string, string> {
+  constructor() {
+    super(SESSION_MODELS_MAX);
   }
 }
 

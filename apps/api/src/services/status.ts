@@ -15,6 +15,7 @@ import {
   sessionModel,
 } from '@compactor/db';
 import type { SessionStatus as StatusView } from '@compactor/contract';
+import { BoundedMap } from './bounded-map';
 import { compactionView } from './views';
 
 /** The status and the numbers behind it (the auto trigger decides on the same numbers). */
@@ -73,15 +74,13 @@ export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<S
  * on every append otherwise (a tenth of a millisecond), and sessions share few distinct policies.
  * Bounded: emptied when full. Frozen, since every append shares one.
  */
-const resolvedPolicies = new Map<string, Policy>();
-const RESOLVED_POLICIES_MAX = 1_000;
+const resolvedPolicies = new BoundedMap<string, Policy>(1_000);
 
 function resolvedPolicy(input: PolicyInput): Policy {
   const key = JSON.stringify(input);
   let policy = resolvedPolicies.get(key);
   if (!policy) {
     policy = deepFreeze(resolvePolicy(input));
-    if (resolvedPolicies.size >= RESOLVED_POLICIES_MAX) resolvedPolicies.clear();
     resolvedPolicies.set(key, policy);
   }
   return policy;
