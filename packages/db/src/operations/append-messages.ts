@@ -3,8 +3,7 @@ import type { Db, DbOrTx } from '../client';
 import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
 import { partToRow, usageToColumns } from '../mappers';
-import { rowMapper } from '../queries/raw-rows';
-import { sessions } from '../schema';
+import { sessionFromRow } from '../queries/sessions';
 import type { SessionRow } from '../mappers';
 import {
   callAppend,
@@ -48,10 +47,7 @@ export async function appendMessages(
       batch: batchRows(batch),
     });
     if (!clean.found) throw new NotFoundError('session not found');
-    if (clean.inserted.length > 0) {
-      const seqById = new Map(clean.inserted.map((row) => [row.id, row.seq]));
-      return batch.map((message) => ({ id: message.id, seq: seqById.get(message.id) ?? 0, created: true }));
-    }
+    if (clean.inserted.length > 0) return allCreated(batch, clean.inserted);
   }
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
 }
@@ -62,8 +58,6 @@ export type SessionAppend =
   /** The session's model is not the one the batch was counted for: nothing was written. */
   | { kind: 'model-changed'; session: SessionRow }
   | { kind: 'appended'; session: SessionRow; appended: AppendedMessage[] };
-
-const sessionFromJson = rowMapper(sessions, '');
 
 /**
  * {@link appendMessages} to the session a client names, found in the same statement: the API
@@ -87,17 +81,10 @@ export async function appendToSession(
     batch: decidable ? batchRows(batch) : null,
   });
   if (!result.found || !result.session) return { kind: 'missing' };
-  const session = sessionFromJson(result.session);
+  const session = sessionFromRow(result.session);
   if (result.modelChanged) return { kind: 'model-changed', session };
-  if (result.inserted.length > 0) {
-    const seqById = new Map(result.inserted.map((row) => [row.id, row.seq]));
-    const appended = batch.map((message) => ({
-      id: message.id,
-      seq: seqById.get(message.id) ?? 0,
-      created: true,
-    }));
-    return { kind: 'appended', session, appended };
-  }
+  if (result.inserted.length > 0)
+    return { kind: 'appended', session, appended: allCreated(batch, result.inserted) };
   const appended = await db.transaction((tx) => appendMessagesInTx(tx, session.pk, batch));
   return { kind: 'appended', session, appended };
 }
@@ -159,6 +146,12 @@ export async function insertNewMessages(
   const result = await callAppend(tx, sessionPk, { check: false, batch: batchRows(fresh) });
   if (!result.found) throw new NotFoundError('session not found');
   return result.inserted.sort((a, b) => a.seq - b.seq);
+}
+
+/** The batch, every message created at the seq the insert gave it. */
+function allCreated(batch: NewMessage[], inserted: Array<{ id: string; seq: number }>): AppendedMessage[] {
+  const seqById = new Map(inserted.map((row) => [row.id, row.seq]));
+  return batch.map((message) => ({ id: message.id, seq: seqById.get(message.id) ?? 0, created: true }));
 }
 
 type BatchCall = { messageId: string; part: ToolPart };

@@ -4,7 +4,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { NotFoundError, StaleAttemptError } from '../errors';
 import { compactions } from '../schema';
 import type { CompactionRow } from '../mappers';
-import { rowMapper, selectList } from '../queries/raw-rows';
+import { selectList } from '../queries/raw-rows';
+import { compactionFromRow } from '../queries/compactions';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { insertNewMessages } from './append-messages';
 import type { NewMessage } from './new-message';
@@ -116,8 +117,6 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
     );
     const [row] = result.rows;
     if (!row) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
-    return compactionRow(row);
+    return compactionFromRow(row);
   });
 }
-
-const compactionRow = rowMapper(compactions, '');

@@ -5,6 +5,9 @@ import type { CompactionRow } from '../mappers';
 import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
 import { rowMapper, selectList } from './raw-rows';
 
+/** A `compactions` row selected with `selectList(compactions, alias, '')`, as drizzle maps it. */
+export const compactionFromRow = rowMapper(compactions, '');
+
 /** A `compactions` row to insert; `status` defaults to `pending`. */
 export type NewCompactionRow = typeof compactions.$inferInsert;
 
@@ -47,10 +50,8 @@ export async function findLatestCompletedCompaction(
         where c.session_pk = ${sessionPk} and c.status = 'completed'
         order by c.finished_at desc, c.requested_at desc limit 1`,
   );
-  return rows[0] ? compactionRow(rows[0]) : null;
+  return rows[0] ? compactionFromRow(rows[0]) : null;
 }
-
-const compactionRow = rowMapper(compactions, '');
 
 /** The most recently finished compaction, whatever its outcome (session status shows it). */
 export async function findLastFinishedCompaction(
@@ -132,7 +133,7 @@ export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Pro
  * The statement of {@link findSessionCompactions}: up to three rows, each naming which one it is
  * (`<prefix>which`), columns named `<prefix><column>` (other statements embed it).
  */
-export function sessionCompactionsSql(sessionPk: number, prefix: string): SQL {
+export function sessionCompactionsSql(sessionPk: number, prefix: CompactionColumnPrefix): SQL {
   const columns = selectList(compactions, 'c', prefix);
   const which = sql.raw(`"${prefix}which"`);
   return sql`
@@ -148,15 +149,16 @@ export function sessionCompactionsSql(sessionPk: number, prefix: string): SQL {
      order by c.finished_at desc, c.requested_at desc limit 1)`;
 }
 
-const compactionRowMappers = new Map<string, ReturnType<typeof rowMapper<typeof compactions>>>();
+/** The column prefixes {@link sessionCompactionsSql} is used with, and their row mappers. */
+const PREFIXED_COMPACTION_ROWS = { '': compactionFromRow, c_: rowMapper(compactions, 'c_') };
+export type CompactionColumnPrefix = keyof typeof PREFIXED_COMPACTION_ROWS;
 
 /** The compactions of {@link sessionCompactionsSql} rows (rows without a `<prefix>which` are skipped). */
 export function sessionCompactionsFromRows(
   rows: Record<string, unknown>[],
-  prefix: string,
+  prefix: CompactionColumnPrefix,
 ): SessionCompactions {
-  let toRow = compactionRowMappers.get(prefix);
-  if (!toRow) compactionRowMappers.set(prefix, (toRow = rowMapper(compactions, prefix)));
+  const toRow = PREFIXED_COMPACTION_ROWS[prefix];
   const found: SessionCompactions = { active: null, lastFinished: null, latestCompleted: null };
   for (const raw of rows) {
     const which = raw[`${prefix}which`] as keyof SessionCompactions | null;

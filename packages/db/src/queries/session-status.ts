@@ -1,11 +1,16 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import { sessionCompactionsFromRows, sessionCompactionsSql, type SessionCompactions } from './compactions';
+import {
+  sessionCompactionsFromRows,
+  sessionCompactionsSql,
+  type CompactionColumnPrefix,
+  type SessionCompactions,
+} from './compactions';
 import { contextTokenStatsSql, statsFromRow, type ContextTokenStats } from './context-tokens';
 
 /** The compaction columns' prefix: no stats column starts with it. */
-const COMPACTION_PREFIX = 'c_';
+const COMPACTION_PREFIX: CompactionColumnPrefix = 'c_';
 
 /** What a session's status and its auto trigger decide on. */
 export interface SessionStatusInputs extends SessionCompactions {

@@ -15,7 +15,8 @@ export async function insertSession(db: DbOrTx, row: NewSessionRow): Promise<Ses
 }
 
 const sessionColumns = selectList(sessions, 's', '');
-const sessionRow = rowMapper(sessions, '');
+/** A `sessions` row selected with `selectList(sessions, alias, '')` (or as JSON), as drizzle maps it. */
+export const sessionFromRow = rowMapper(sessions, '');
 
 /** A tenant's session by its client id, or `null`; ids are unique per tenant only. */
 export async function findSession(db: DbOrTx, tenantId: string, id: string): Promise<SessionRow | null> {
@@ -24,7 +25,7 @@ export async function findSession(db: DbOrTx, tenantId: string, id: string): Pro
     db,
     sql`select ${sessionColumns} from sessions s where s.tenant_id = ${tenantId} and s.id = ${id}`,
   );
-  return rows[0] ? sessionRow(rows[0]) : null;
+  return rows[0] ? sessionFromRow(rows[0]) : null;
 }
 
 /** Columns `PATCH /sessions/:id` may change: the model fields, the policy input and metadata. */
@@ -64,5 +65,5 @@ export async function findSessionByPk(db: DbOrTx, pk: number): Promise<SessionRo
     db,
     sql`select ${sessionColumns} from sessions s where s.pk = ${pk}`,
   );
-  return rows[0] ? sessionRow(rows[0]) : null;
+  return rows[0] ? sessionFromRow(rows[0]) : null;
 }
