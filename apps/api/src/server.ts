@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import type { Level } from 'pino';
 import type { Registry } from 'prom-client';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
@@ -31,13 +32,10 @@ declare module 'fastify' {
   }
 }
 
-/** The level of the per-request line (`REQUEST_LOG_LEVEL`). */
-export type RequestLogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-
 export interface ServerOptions {
   logger?: FastifyBaseLogger | false;
   /** The level of the one line each request logs when it completes (default `info`). */
-  requestLogLevel?: RequestLogLevel;
+  requestLogLevel?: Level;
   bodyLimit?: number;
   /** Interval of the `: keepalive` comment on event streams (default 15 s). */
   sseKeepaliveMs?: number;
@@ -57,7 +55,7 @@ export interface ServerOptions {
  * of the API's CPU.
  */
 class OneLinePerRequest extends LogController {
-  constructor(private readonly level: RequestLogLevel) {
+  constructor(private readonly level: Level) {
     super();
   }
 
