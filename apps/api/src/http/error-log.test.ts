@@ -1,18 +1,11 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
+import { capturedLogger } from '../test-support/log-capture';
 
 /** Every line the server logs, as written. */
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    lines.push(chunk.toString());
-    done();
-  },
-});
+const { logger, lines } = capturedLogger();
 
-const api = useTestApi({ server: { logger: pino({ level: 'info' }, sink) } });
+const api = useTestApi({ server: { logger } });
 
 const SECRET = 'the-customer-secret-4f1c';
 

@@ -1,19 +1,12 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
+import { capturedLogger } from '../test-support/log-capture';
 
-/** Every line the server logs, parsed. */
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-    done();
-  },
-});
+/** Every line the server logs, as written. */
+const { logger, lines } = capturedLogger();
 
 // As the local stack of the demo and the replay runs it: REQUEST_LOG_LEVEL below LOG_LEVEL.
-const api = useTestApi({ server: { logger: pino({ level: 'info' }, sink), requestLogLevel: 'debug' } });
+const api = useTestApi({ server: { logger, requestLogLevel: 'debug' } });
 
 describe('REQUEST_LOG_LEVEL below LOG_LEVEL', () => {
   it('logs no line for a request that succeeds', async () => {
@@ -29,6 +22,7 @@ describe('REQUEST_LOG_LEVEL below LOG_LEVEL', () => {
       payload: { messages: [{ role: 'user', parts: [{ type: 'text', text: 'hello' }] }] },
     });
     expect(appended.statusCode).toBe(201);
-    expect(lines.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request')).toEqual([]);
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request')).toEqual([]);
   });
 });
