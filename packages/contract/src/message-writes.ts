@@ -1,6 +1,6 @@
 /** What the two message writes answer: the write, the session's status, and what it triggered. */
 import { z } from 'zod';
-import { CompactionOut } from './compactions';
+import { CompactionOut, PruneOut } from './compactions';
 import { MessageOut, messageExample } from './messages';
 import { StatusOut, statusExample } from './sessions';
 
@@ -9,12 +9,21 @@ export const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, 
 /** A triggered compaction as a client receives it. */
 export type TriggeredCompactionRef = z.output<typeof TriggeredCompaction>;
 
+/**
+ * The prune job a write that finished an assistant turn queued (policy `prune`). None when the
+ * view's unpruned tool outputs are too small for the policy's budgets to prune anything.
+ */
+const TurnPrune = PruneOut.nullable().describe(
+  'The prune job this write queued, if any: a finished turn queues one only when the context holds enough tool output for the policy to prune',
+);
+
 /** `POST /v1/sessions/:id/messages` → 201: each message's seq and whether it was new. */
 export const AppendResponse = z
   .object({
     messages: z.array(z.object({ id: z.string(), seq: z.number().int(), created: z.boolean() })),
     status: StatusOut,
     compaction: TriggeredCompaction.nullable().describe('The compaction this append triggered, if any'),
+    prune: TurnPrune,
   })
   .meta({
     examples: [
@@ -25,6 +34,7 @@ export const AppendResponse = z
         ],
         status: statusExample,
         compaction: null,
+        prune: null,
       },
     ],
   });
@@ -34,6 +44,7 @@ export type AppendMessagesResponse = z.output<typeof AppendResponse>;
 /** `PATCH /v1/sessions/:id/messages/:messageId` → 200: the message as stored now. */
 export const PatchResponse = MessageOut.extend({
   compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
+  prune: TurnPrune,
 }).meta({
   examples: [
     {
@@ -45,6 +56,7 @@ export const PatchResponse = MessageOut.extend({
       parts: [{ type: 'text', text: 'Fixed: the constant is 42 now.', tokens: 10 }],
       usage: { input: 1500, output: 220, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
       compaction: { id: 'cmp_01JH2Q4V7K3M5N8P9R0S', status: 'pending', reason: 'auto' },
+      prune: null,
     },
   ],
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, ToolPart } from './model';
 import { DEFAULT_POLICY, type PruningPolicy } from './policy';
-import { selectPrunableParts } from './prune';
+import { pruneCouldSelect, selectPrunableParts, type UnprunedOutputs } from './prune';
 import { assistant, conversation, summary, toolPart, user } from './test-support/builders';
 
 const OPENCODE: PruningPolicy = DEFAULT_POLICY.pruning; // 40,000 / 20,000 / ['skill'] / 2 turns
@@ -265,6 +265,59 @@ describe('selectPrunableParts properties', () => {
         expect(keptTokens + newest.outputTokens).toBeGreaterThan(budgets.protectTokens);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+/** What db's context stats report for a view: its completed, unpruned tool outputs. */
+function unprunedOutputs(messages: Message[]): UnprunedOutputs {
+  const outputs = messages
+    .flatMap((message) => message.parts)
+    .filter((part): part is ToolPart => part.type === 'tool' && part.status === 'completed')
+    .filter((part) => part.compactedAt === null)
+    .map((part) => part.outputTokens);
+  return { total: outputs.reduce((sum, tokens) => sum + tokens, 0), largest: Math.max(0, ...outputs) };
+}
+
+describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () => {
+  it.each([
+    // OpenCode's budgets: protect 40,000, prune only above 20,000.
+    ['nothing to prune', { total: 0, largest: 0 }, false],
+    [
+      'a 32k window never holds enough (30,000 + 30,000 = protect + minimum)',
+      { total: 30_000, largest: 30_000 },
+      false,
+    ],
+    ['59,000 in outputs of 1,000 save at most 20,000, not more', { total: 59_000, largest: 1_000 }, false],
+    ['60,000 with a largest of 1,001 could save 20,001', { total: 60_000, largest: 1_001 }, true],
+    ['one output crossing the protection is pruned whole', { total: 60_001, largest: 60_001 }, true],
+    ['a large output still needs more than the minimum in total', { total: 20_000, largest: 20_000 }, false],
+  ])('%s', (_name, outputs, could) => {
+    expect(pruneCouldSelect(OPENCODE, outputs)).toBe(could);
+  });
+
+  it('the table rows as views: where it says no, selectPrunableParts selects nothing', () => {
+    // 59 outputs of 1,000 then the two protected turns' small ones: 20,000 - 1,000 over the protection.
+    const small = conversation([
+      ...Array.from({ length: 59 }, () => turn(1000)).flat(),
+      ...turn(0),
+      ...turn(0),
+    ]);
+    expect(pruneCouldSelect(OPENCODE, unprunedOutputs(small))).toBe(false);
+    expect(selectPrunableParts(small, OPENCODE).parts).toEqual([]);
+    const crossing = conversation([...turn(60_001), ...turn(0), ...turn(0)]);
+    expect(pruneCouldSelect(OPENCODE, unprunedOutputs(crossing))).toBe(true);
+    expect(selectPrunableParts(crossing, OPENCODE).prunedTokens).toBe(60_001);
+  });
+
+  it('never says no where selectPrunableParts would prune (random sessions and budgets)', () => {
+    fc.assert(
+      fc.property(sessionArb, budgetArb, (session, budgets) => {
+        const messages = buildSession(session);
+        if (selectPrunableParts(messages, budgets).parts.length > 0)
+          expect(pruneCouldSelect(budgets, unprunedOutputs(messages))).toBe(true);
+      }),
+      { numRuns: 2_000 },
     );
   });
 });

@@ -92,3 +92,25 @@ export function selectPrunableParts(
     scannedTokens: scanned,
   };
 }
+
+/** The view's completed tool outputs not yet pruned, in stored output tokens (db context stats). */
+export interface UnprunedOutputs {
+  /** Their sum. */
+  total: number;
+  /** The largest one. */
+  largest: number;
+}
+
+/**
+ * Whether {@link selectPrunableParts} could select anything in a view whose unpruned completed
+ * tool outputs are `outputs` (stored tokens, the `tokenizer` measure), decided without the view:
+ * a finished turn's prune job is worth queueing only then. Sound, never a guess: the candidates
+ * are the outputs from the one that crosses `protectTokens` on, and the outputs walked before it
+ * sum to more than `protectTokens` minus its size, so the candidates save less than
+ * `total - protectTokens + largest` (and never more than `total`). When either is at most
+ * `minimumTokens`, no selection can be worth it. Protected turns and tools only shrink the walk.
+ */
+export function pruneCouldSelect(pruning: PruningPolicy, outputs: UnprunedOutputs): boolean {
+  const { protectTokens, minimumTokens } = pruning;
+  return outputs.total > minimumTokens && outputs.total - protectTokens + outputs.largest > minimumTokens;
+}

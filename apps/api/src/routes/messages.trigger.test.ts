@@ -31,6 +31,25 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     usage: { input, output: 10 },
   });
   const question = { role: 'user', parts: [{ type: 'text', text: 'next?' }] };
+  /** A turn that read a file: `lines` lines of output, a few tokens each. */
+  const toolTurn = (lines: number, finish = 'stop', id?: string) => ({
+    ...(id ? { id } : {}),
+    role: 'assistant',
+    parts: [
+      {
+        type: 'tool',
+        callId: `call_${id ?? lines}_${finish}`,
+        tool: 'read',
+        status: 'completed',
+        input: { path: 'src/app.ts' },
+        output: 'export const answer = 42;\n'.repeat(lines),
+      },
+    ],
+    finish,
+  });
+  /** Budgets small enough for a few lines of output to be worth pruning. */
+  const prunesEarly = { prune: true, pruning: { protectTokens: 0, minimumTokens: 0 } };
+  const newPruningSession = (id: string) => createSession(api, id, { model: tiny, policy: prunesEarly });
 
   it('an append that crosses the threshold starts an auto compaction and enqueues its job', async () => {
     await newSession('t-cross', tiny);
@@ -104,12 +123,34 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
   });
 
   it('an append below the threshold starts nothing but the turn’s prune', async () => {
-    await newSession('t-below', tiny);
-    const response = await post('t-below', [question, turn(6_000)]);
+    await newPruningSession('t-below');
+    const response = await post('t-below', [question, toolTurn(20)]);
     expect(response.json().compaction).toBeNull();
     expect(await compactionRows('t-below')).toEqual([]);
     const jobs = await pruneJobs('t-below');
     expect(jobs.map((job) => job.data)).toEqual([{ sessionPk: await sessionPk('t-below'), reason: 'turn' }]);
+    expect(response.json().prune).toEqual({ jobId: jobs[0]!.id });
+  });
+
+  it('a turn prune is queued only when the context holds enough tool output to prune', async () => {
+    // Protect 100 output tokens, prune more than 100: an output of about 70 tokens (7 a line)
+    // can never be worth it; one of about 210 is (core pruneCouldSelect).
+    const policy = { prune: true, pruning: { protectTokens: 100, minimumTokens: 100 } };
+    await createSession(api, 't-worth', { model: tiny, policy });
+    const small = await post('t-worth', [question, toolTurn(10)]);
+    expect(small.json()).toMatchObject({ compaction: null, prune: null });
+    expect(await pruneJobs('t-worth')).toEqual([]);
+    const large = await post('t-worth', [question, toolTurn(30)]);
+    const jobs = await pruneJobs('t-worth');
+    expect(jobs).toHaveLength(1);
+    expect(large.json().prune).toEqual({ jobId: jobs[0]!.id });
+  });
+
+  it('the default budgets (protect 40,000, prune above 20,000) queue nothing for a small context', async () => {
+    await newSession('t-default-small', tiny);
+    const response = await post('t-default-small', [question, toolTurn(200)]);
+    expect(response.json()).toMatchObject({ compaction: null, prune: null });
+    expect(await pruneJobs('t-default-small')).toEqual([]);
   });
 
   it.each([
@@ -146,21 +187,21 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
   });
 
   it('a re-posted finished turn prunes nothing again', async () => {
-    await newSession('t-repost', tiny);
-    await post('t-repost', [question, turn(100, 'stop', 'a1')]);
+    await newPruningSession('t-repost');
+    await post('t-repost', [question, toolTurn(20, 'stop', 'a1')]);
     expect(await pruneJobs('t-repost')).toHaveLength(1);
     // The queue would collapse a second prune while the first waits: take the first away, so a
     // second enqueue would show.
     await api.queues.queue('prune').drain();
     expect(await pruneJobs('t-repost')).toHaveLength(0);
-    const again = await post('t-repost', [turn(100, 'stop', 'a1')]);
+    const again = await post('t-repost', [toolTurn(20, 'stop', 'a1')]);
     expect(again.json().messages).toEqual([{ id: 'a1', seq: 2, created: false }]);
     expect(await pruneJobs('t-repost')).toHaveLength(0);
   });
 
   it('a turn’s prune is enqueued without an outbox entry; a manual one has one', async () => {
-    await newSession('t-outbox', tiny);
-    await post('t-outbox', [question, turn(100)]);
+    await newPruningSession('t-outbox');
+    await post('t-outbox', [question, toolTurn(20)]);
     expect(await pruneJobs('t-outbox')).toHaveLength(1);
     const outboxPrunes = async () => {
       const { rows } = await api.database.database.pool.query(
@@ -192,9 +233,10 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
   });
 
   it('PATCH that finishes a small turn prunes; one that reports tool calls does not', async () => {
-    await newSession('t-patch-small', tiny);
+    await newPruningSession('t-patch-small');
     await post('t-patch-small', [
       question,
+      toolTurn(20, 'tool-calls'),
       { id: 'calls', role: 'assistant', parts: [] },
       { id: 'answer', role: 'assistant', parts: [] },
     ]);
@@ -211,6 +253,8 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
       payload: { finish: 'stop', usage: { input: 200, output: 5 } },
     });
     expect(answer.json().compaction).toBeNull();
-    expect(await pruneJobs('t-patch-small')).toHaveLength(1);
+    const jobs = await pruneJobs('t-patch-small');
+    expect(jobs).toHaveLength(1);
+    expect(answer.json().prune).toEqual({ jobId: jobs[0]!.id });
   });
 });

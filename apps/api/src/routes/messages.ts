@@ -92,6 +92,7 @@ export function messageRoutes(
           messages: appended,
           status: after.status,
           compaction: triggered(after.compaction),
+          prune: after.prune,
         });
       },
     );
@@ -135,7 +136,7 @@ export function messageRoutes(
             return { message, after };
           },
         );
-        return { ...message, compaction: triggered(after.compaction) };
+        return { ...message, compaction: triggered(after.compaction), prune: after.prune };
       },
     );
 

@@ -1,5 +1,10 @@
-import { evaluateTriggerFromStats, type TriggerVerdict } from '@compactor/core';
-import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
+import {
+  evaluateTriggerFromStats,
+  pruneCouldSelect,
+  type Policy,
+  type TriggerVerdict,
+} from '@compactor/core';
+import { safeErrorMessage, type CompactionRow, type ContextTokenStats, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import type { SessionStatus as StatusView } from '@compactor/contract';
 import { statusSnapshot } from './status';
@@ -15,13 +20,26 @@ export interface AfterWrite {
   status: StatusView;
   /** The compaction this write started, if any. */
   compaction: CompactionRow | null;
+  /** The prune job this write queued, if any. */
+  prune: { jobId: string } | null;
   verdict: TriggerVerdict | null;
+}
+
+/**
+ * A finished turn's prune job is queued only when it could prune something: core
+ * `pruneCouldSelect` on the stats' unpruned outputs (stored counts). Most turns of a session
+ * whose context holds less tool output than the protection plus the minimum would run a job that
+ * selects nothing. The `chars` measure sizes outputs by their text, which the stats do not hold:
+ * those jobs always run.
+ */
+function turnPruneWorthQueueing(policy: Policy, stats: ContextTokenStats): boolean {
+  return policy.tokenCount === 'chars' || pruneCouldSelect(policy.pruning, stats.unprunedOutputs);
 }
 
 /**
  * After messages were appended or a turn was finished: the status, the auto trigger on the same
  * numbers (core `evaluateTriggerFromStats` over db `contextTokenStats`: the history is never
- * loaded), and the per-turn prune. Starting work is best effort here: the messages are
+ * loaded), and the per-turn prune when it could prune anything. Starting work is best effort here: the messages are
  * committed, and a failure to start a compaction or a prune is logged, never the request's
  * failure (the next append evaluates the trigger again; the outbox covers enqueue failures).
  */
@@ -68,12 +86,13 @@ export async function afterWrite(
     }
   }
 
-  if (finishedTurn && policy.prune && compaction === null) {
+  let prune: { jobId: string } | null = null;
+  if (finishedTurn && policy.prune && compaction === null && turnPruneWorthQueueing(policy, stats)) {
     try {
-      await resources.jobs.startPrune(session, 'turn');
+      prune = await resources.jobs.startPrune(session, 'turn');
     } catch (error) {
       log.warn({ sessionId: session.id, err: safeErrorMessage(error) }, 'turn prune could not be started');
     }
   }
-  return { status, compaction, verdict };
+  return { status, compaction, prune, verdict };
 }

@@ -219,9 +219,14 @@ export async function replayRun(
         active = { id: started.id as string, triggeredAtTurn: turn };
       }
       progress(turn, 'appending');
-      // A finished turn enqueued a prune job (when the policy prunes): the user's next request
-      // comes after it ran, as it would after a human's pause, so every run takes the same path.
-      if (finishesTurn(stored) && !active && effective.prune === true) {
+      // A finished turn may have queued a prune job (the answer's `prune`; an API too old to say
+      // queues one whenever the policy prunes): the user's next request comes after it ran, as it
+      // would after a human's pause, so every run takes the same path.
+      const pruneQueued =
+        response.prune === undefined
+          ? finishesTurn(stored) && effective.prune === true
+          : response.prune !== null;
+      if (pruneQueued && !active) {
         const pruneStarted = Date.now();
         await watch.untilPruned(prunesBefore, settings.pruneWaitMs);
         timing.pruneWaitMs += Date.now() - pruneStarted;

@@ -6,6 +6,7 @@ import {
   reportedContextTokens,
   type EstimateMode,
   type Finish,
+  type UnprunedOutputs,
   type Usage,
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
@@ -56,6 +57,8 @@ export interface ContextTokenStats {
   /** Seq of the newest message of the view, and whether a compaction wrote it (loop guard). */
   newestSeq: number | null;
   newestIsSummary: boolean;
+  /** The view's completed tool outputs not pruned yet (core `pruneCouldSelect`). */
+  unprunedOutputs: UnprunedOutputs;
 }
 
 /**
@@ -119,6 +122,11 @@ export function contextTokenStatsSql(sessionPk: number, pinSystemMessages: boole
         and v.usage_input::bigint + coalesce(v.usage_cache_read, 0) + coalesce(v.usage_cache_write, 0) > 0
         and (s.seq is null or v.seq > s.seq)
       order by v.seq desc limit 1
+    ),
+    unpruned as (
+      select coalesce(sum(p.output_tokens), 0) as total, coalesce(max(p.output_tokens), 0) as largest
+      from view_parts p
+      where p.type = 'tool' and p.tool_status = 'completed' and p.compacted_at is null
     )
     select
       (select coalesce(sum(effective), 0) from view_parts) as stored_tokens,
@@ -152,8 +160,9 @@ export function contextTokenStatsSql(sessionPk: number, pinSystemMessages: boole
       (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)
          from view_parts p
          where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
-           and p.compacted_at > r.created_at) as pruned_since
-    from (select 1) one left join report r on true
+           and p.compacted_at > r.created_at) as pruned_since,
+      u.total as unpruned_output_tokens, u.largest as largest_unpruned_output
+    from unpruned u left join report r on true
   `;
 }
 
@@ -166,6 +175,7 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
     messagesSinceCompaction: int('messages_since_compaction'),
     newestSeq: row.newest_seq === null ? null : int('newest_seq'),
     newestIsSummary: row.newest_is_summary === true,
+    unprunedOutputs: { total: int('unpruned_output_tokens'), largest: int('largest_unpruned_output') },
     report:
       row.report_seq === null
         ? null

@@ -5,15 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, type Role, type ToolStatus } from '@compactor/core';
+import { DEFAULT_POLICY, pruneCouldSelect, type Role, type ToolPart, type ToolStatus } from '@compactor/core';
 import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
+import { contextTokenStats } from './context-tokens';
 import { pruneToolOutputs } from './prune-selection';
 
 const t = useTestDatabase();
-const { out, msg, markPruned, compact, lastSeq, expectAgreement, callIds, markedBy } =
+const { out, msg, markPruned, compact, lastSeq, coveredView, expectAgreement, callIds, markedBy } =
   pruneSelectionFixtures(t);
 
 // ── Property: the SQL is core ─────────────────────────────────────────────────────────────────
@@ -101,6 +102,23 @@ describe('selectPrunablePartsInSql and pruneToolOutputs agree with core selectPr
         const last = await lastSeq(session.pk);
         const options = { ...rest, coversThroughSeq: Math.max(0, last - (coversBack ?? 0)) };
         const expected = await expectAgreement(session.pk, options);
+        if (coversBack === null) {
+          // A prune job's view is the status's: its stats say whether queueing the job is worth it.
+          const stats = await contextTokenStats(t.db, session.pk, {
+            pinSystemMessages: rest.pinSystemMessages,
+          });
+          const outputs = (await coveredView(session.pk, options))
+            .flatMap((message) => message.parts)
+            .filter((part): part is ToolPart => part.type === 'tool' && part.status === 'completed')
+            .filter((part) => part.compactedAt === null)
+            .map((part) => part.outputTokens);
+          expect(stats.unprunedOutputs).toEqual({
+            total: outputs.reduce((sum, tokens) => sum + tokens, 0),
+            largest: Math.max(0, ...outputs),
+          });
+          if (expected.parts.length > 0)
+            expect(pruneCouldSelect(rest.pruning, stats.unprunedOutputs)).toBe(true);
+        }
 
         const by = `prune_${randomUUID()}`;
         expect(await pruneToolOutputs(t.db, session.pk, { ...options, at: new Date(), by })).toEqual({
