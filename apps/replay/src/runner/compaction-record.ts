@@ -53,15 +53,20 @@ export interface Served {
   estimate: 'hybrid' | 'exact';
 }
 
-async function checkContext(
-  call: ApiCall,
-  sessionId: string,
-): Promise<{ check: ContextCheck; native: ContextMessage[]; served: Served }> {
-  const [native, openai, session] = await Promise.all([
+/** The three reads that show what a compaction left: the context in both formats, and the status. */
+function readContext(call: ApiCall, sessionId: string): Promise<[Json, Json, Json]> {
+  return Promise.all([
     call('GET', `/v1/sessions/${path(sessionId)}/context`),
     call('GET', `/v1/sessions/${path(sessionId)}/context?format=openai`),
     call('GET', `/v1/sessions/${path(sessionId)}`),
   ]);
+}
+
+function checkContext([native, openai, session]: [Json, Json, Json]): {
+  check: ContextCheck;
+  native: ContextMessage[];
+  served: Served;
+} {
   const issues: ContextIssue[] = [
     ...validateContext(openai.messages as OpenAIChatMessage[]),
     ...validateNativeContext(native.messages as Message[]),
@@ -90,13 +95,18 @@ export async function recordCompaction(
   state: SessionState,
   ended: EndedCompaction,
 ): Promise<{ record: CompactionRecord; served: Served | null }> {
-  const row = await call('GET', `/v1/compactions/${path(ended.id)}`);
+  // The row and the context are read side by side: nothing is appended until the check is done,
+  // so the context is the one this compaction left (it is only used when the row says completed).
+  const [row, reads] = await Promise.all([
+    call('GET', `/v1/compactions/${path(ended.id)}`),
+    readContext(call, state.sessionId),
+  ]);
   const outcome = outcomeOf(row);
   let context: ContextCheck | null = null;
   let retention = null;
   let served: Served | null = null;
   if (row.status === 'completed') {
-    const checked = await checkContext(call, state.sessionId);
+    const checked = checkContext(reads);
     context = checked.check;
     served = checked.served;
     const boundary = row.boundarySeq as number | null;
