@@ -247,10 +247,10 @@ async function main(): Promise<void> {
       progress(
         `${String(seq).padStart(4)}  ${message.role.padEnd(9)}  ${gist(message).padEnd(31)}  ${n(status.tokens).padStart(7)} tok ${`${Math.round(percent)} %`.padStart(5)} ${bar(percent)}${note}`,
       );
-      // A finished turn enqueued a prune job. The next request comes once it has run (as a user's
-      // reply would), so every run of the demo takes the same path.
-      const finishesTurn = message.role === 'assistant' && message.finish && message.finish !== 'tool-calls';
-      if (finishesTurn && !compaction) await pruneAfter(prunesBefore, 5_000);
+      // A finished turn queued a prune job (when the context held enough tool output to prune).
+      // The next request comes once it has run (as a user's reply would), so every run of the
+      // demo takes the same path.
+      if (response.prune) await pruneAfter(prunesBefore, 5_000);
     }
 
     if (compactions.size === 0) {
