@@ -9,6 +9,7 @@ import type { PriceTable } from './pricing';
 import { DEFAULT_PRICES, estimateCostUsd } from './pricing';
 import type { LlmUsage } from './usage';
 import { usageFromWire } from './usage';
+import { createHttpFetch } from './http-fetch';
 
 /** How to reach an OpenAI-compatible endpoint; apps build it from their env with `llmConfigFromEnv`. */
 export interface LlmClientConfig {
@@ -69,6 +70,7 @@ export function createChatCompleter(config: LlmClientConfig): ChatCompleter {
     ...(config.baseURL ? { baseURL: config.baseURL } : {}),
     timeout: config.timeoutMs,
     maxRetries: 0,
+    fetch: createHttpFetch(),
     ...(config.defaultHeaders ? { defaultHeaders: config.defaultHeaders } : {}),
   });
   const prices = config.prices ?? DEFAULT_PRICES;
