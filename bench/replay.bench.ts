@@ -15,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseOptions } from '../apps/replay/src/options';
 import { runReplay } from '../apps/replay/src/replay';
-import { apiClient, Children, dropDatabase, startStack, withDatabase } from '@compactor/stack';
+import {
+  apiClient,
+  Children,
+  dropDatabase,
+  recreateScratchDatabase,
+  startStack,
+  withDatabase,
+} from '@compactor/stack';
 import { generateLongCodingSession } from '@compactor/testing/fixtures';
 
 const MESSAGES = Number(process.env.BENCH_REPLAY_MESSAGES ?? 1_500);
@@ -58,7 +65,8 @@ async function replayOnce() {
  * left out: unscaled, they would say the context overflows after the first compaction.
  */
 async function appendOnly() {
-  await dropDatabase(databaseUrl);
+  // The replay's own kind of database (scratch: commits do not wait for the WAL flush).
+  await recreateScratchDatabase(databaseUrl);
   const children = new Children(env, () => undefined);
   try {
     const stack = await startStack(children, {

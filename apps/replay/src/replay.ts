@@ -11,7 +11,7 @@ import {
   checkRedis,
   Children,
   deleteQueueKeys,
-  dropDatabase,
+  recreateScratchDatabase,
   ServiceMissingError,
   startStack,
   withDatabase,
@@ -41,7 +41,7 @@ export interface ReplayIo {
 /** Where the embedded Compactor keeps its data; tests hand in their own database and prefix. */
 export interface EmbeddedPlacement {
   databaseUrl: string;
-  /** Drop it first (the API recreates and migrates it). */
+  /** Create it afresh first, as a scratch database (`recreateScratchDatabase`; the API migrates it). */
   recreate: boolean;
   queuePrefix: string;
 }
@@ -89,7 +89,7 @@ async function startEmbedded(
     throw new ServiceMissingError(missing.map((error) => error.message).join('\n\n'));
   }
   await Promise.all([
-    placement.recreate ? dropDatabase(placement.databaseUrl) : Promise.resolve(),
+    placement.recreate ? recreateScratchDatabase(placement.databaseUrl) : Promise.resolve(),
     deleteQueueKeys(options.redisUrl, placement.queuePrefix),
   ]);
   const stack = await Promise.race([

@@ -6,6 +6,7 @@ export {
   checkRedis,
   deleteQueueKeys,
   dropDatabase,
+  recreateScratchDatabase,
   ServiceMissingError,
   withDatabase,
 } from './services';

@@ -110,6 +110,27 @@ export async function dropDatabase(url: string): Promise<void> {
   }
 }
 
+/**
+ * Drops the stack's database and creates it again as a scratch database: its commits do not wait
+ * for the WAL to reach the disk (`synchronous_commit = off`, set on this database only). For the
+ * replay, whose database is thrown away at its next run: on this machine the flush was 0.7–1.2 ms
+ * of every append (docs/BENCHMARKS.md). A Postgres crash could lose a run's last fraction of a
+ * second of rows, never their consistency. The API migrates it when it starts.
+ */
+export async function recreateScratchDatabase(url: string): Promise<void> {
+  await dropDatabase(url);
+  const name = quoteIdent(new URL(url).pathname.slice(1));
+  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+    await client.query(`alter database ${name} set synchronous_commit = off`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Deletes every key under the stack's queue prefix (jobs and events of earlier runs). */
 export async function deleteQueueKeys(url: string, prefix: string): Promise<number> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
