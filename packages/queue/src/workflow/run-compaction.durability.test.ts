@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { PolicyInput } from '@compactor/core';
 import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { useWorkflow } from '../test-support/workflow';
@@ -81,6 +82,34 @@ describe('defects fixed on the way', () => {
     expect(recorded).not.toContain('SECRET-PROJECT-NAME');
     expect(recorded).not.toContain('## '); // no summary sections either
     expect(steps.at(-1)?.detail).toMatchObject({ boundarySeq: result.compaction?.boundarySeq });
+  });
+});
+
+describe('the prune step', () => {
+  it('sends no statement when the view holds too little tool output to prune, and prunes when it holds enough', async () => {
+    const outputs = async (policy?: PolicyInput) => {
+      const session = await w.seedSession(generateCodingSession({ turns: 8 }), policy ? { policy } : {});
+      const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+      const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+      expect(result.status).toBe('completed');
+      const [prune] = await listCompactionSteps(w.resources.db, compaction.id);
+      return { row: result.compaction!, prune: prune! };
+    };
+    // OpenCode's budgets (protect 40,000, more than 20,000 saved): this session's outputs are far
+    // below them, so the first attempt's view stats (core pruneCouldSelect) skip the statement.
+    const small = await outputs();
+    expect(small.prune).toMatchObject({ step: 'prune', status: 'completed' });
+    expect(small.prune.detail).toEqual({
+      parts: 0,
+      tokens: 0,
+      candidateTokens: null,
+      skipped: 'too-little-output',
+    });
+    expect(small.row).toMatchObject({ prunedParts: 0, prunedTokens: 0 });
+    // With budgets the same outputs exceed, the selection runs and marks.
+    const large = await outputs({ pruning: { protectTokens: 1_000, minimumTokens: 1_000 } });
+    expect(large.prune.detail).toMatchObject({ skipped: null, parts: large.row.prunedParts });
+    expect(large.row.prunedParts).toBeGreaterThan(0);
   });
 });
 

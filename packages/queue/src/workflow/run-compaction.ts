@@ -1,4 +1,4 @@
-import { continuationAfterCompaction } from '@compactor/core';
+import { continuationAfterCompaction, type UnprunedOutputs } from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
@@ -134,8 +134,9 @@ async function runSteps(
     await trail.enter('finalize');
     return draft;
   }
-  await trail.enter('prune', await sizeBefore(resources, attempt));
-  const pruned = await trail.run(() => pruneStep(resources, attempt));
+  const before = await sizeBefore(resources, attempt);
+  await trail.enter('prune', before.patch);
+  const pruned = await trail.run(() => pruneStep(resources, attempt, before.unprunedOutputs));
   await trail.enter('summarize', {
     prunedParts: attempt.compaction.prunedParts + pruned.parts,
     prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
@@ -147,9 +148,15 @@ async function runSteps(
   return outcome;
 }
 
-/** The view's size when the compaction first started (kept across retries), as a step patch. */
-async function sizeBefore(resources: WorkflowResources, attempt: Attempt): Promise<StepPatch> {
-  if (attempt.compaction.tokensBefore !== null) return {};
+/**
+ * The view's size when the compaction first started (kept across retries), as a step patch, and
+ * the view's unpruned tool outputs from the same statement (null on a retry, which reads none).
+ */
+async function sizeBefore(
+  resources: WorkflowResources,
+  attempt: Attempt,
+): Promise<{ patch: StepPatch; unprunedOutputs: UnprunedOutputs | null }> {
+  if (attempt.compaction.tokensBefore !== null) return { patch: {}, unprunedOutputs: null };
   const stats = await contextTokenStats(resources.db, attempt.session.pk, {
     pinSystemMessages: attempt.policy.pinSystemMessages,
   });
@@ -159,7 +166,7 @@ async function sizeBefore(resources: WorkflowResources, attempt: Attempt): Promi
   };
   // finalize reads them from the attempt's row.
   attempt.compaction = { ...attempt.compaction, ...patch };
-  return patch;
+  return { patch, unprunedOutputs: stats.unprunedOutputs };
 }
 
 /** The claimed row and its fence: all a write needs to prove the attempt still owns the row. */

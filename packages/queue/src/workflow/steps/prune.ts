@@ -1,24 +1,42 @@
+import { pruneCouldSelect, type UnprunedOutputs } from '@compactor/core';
 import { pruneToolOutputs } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { pruneByCharEstimate } from '../prune-by-estimate';
 import type { WorkflowResources } from '../resources';
 
-/** What the prune step marked (`tokens`: output tokens saved); `skipped: 'policy'` when `prune` is off. */
+/**
+ * What the prune step marked (`tokens`: output tokens saved); `skipped`: `policy` when `prune` is
+ * off, `too-little-output` when the view's unpruned outputs could not make a selection worth it.
+ */
 export interface PruneOutcome {
   parts: number;
   tokens: number;
-  /** Output tokens that were candidates; when `parts` is 0 this says why (below the minimum). */
-  candidateTokens: number;
-  skipped: 'policy' | null;
+  /** Output tokens that were candidates (when `parts` is 0 this says why); null when not selected. */
+  candidateTokens: number | null;
+  skipped: 'policy' | 'too-little-output' | null;
 }
 
 /**
  * OpenCode's prune inside a compaction, over the covered range only: selection (core's rule,
- * in SQL) and marks in one statement, so no output is loaded. Repeating it is harmless: the
+ * in SQL) and marks in one statement, so no output is loaded; none when the first attempt's
+ * view stats (`unprunedOutputs`) show it cannot select anything. Repeating it is harmless: the
  * walk stops at the marks it wrote, and a mark that exists already is not counted again.
  */
-export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
-  if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: 0, skipped: 'policy' };
+export async function pruneStep(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  unprunedOutputs: UnprunedOutputs | null,
+): Promise<PruneOutcome> {
+  if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'policy' };
+  // The whole view's outputs bound the covered range's (core pruneCouldSelect): when even they
+  // cannot make a selection worth it, the statement is not sent. Stored counts only.
+  if (
+    unprunedOutputs &&
+    attempt.policy.tokenCount !== 'chars' &&
+    !pruneCouldSelect(attempt.policy.pruning, unprunedOutputs)
+  ) {
+    return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'too-little-output' };
+  }
   if (attempt.policy.tokenCount === 'chars') {
     const marked = await pruneByCharEstimate(resources.db, attempt.session.pk, {
       coversThroughSeq: attempt.coversThroughSeq,
