@@ -1,4 +1,5 @@
 import type { ToolPart } from '@compactor/core';
+import type { SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../client';
 import { canonicalJson } from '../hashing';
 import { ConflictError, NotFoundError } from '../errors';
@@ -7,6 +8,7 @@ import { sessionFromRow } from '../queries/sessions';
 import type { SessionRow } from '../mappers';
 import {
   callAppend,
+  callAppendAfter,
   callAppendToSession,
   type BatchMessageRow,
   type BatchPartRow,
@@ -144,6 +146,21 @@ export async function insertNewMessages(
 ): Promise<Array<{ pk: number; id: string; seq: number }>> {
   if (fresh.length === 0) return [];
   const result = await callAppend(tx, sessionPk, { check: false, batch: batchRows(fresh) });
+  if (!result.found) throw new NotFoundError('session not found');
+  return result.inserted.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * {@link insertNewMessages} in the statement of `guard` (see `callAppendAfter`): written only
+ * when the guard wrote its row. Null when it did not (nothing was written).
+ */
+export async function insertNewMessagesAfter(
+  tx: DbOrTx,
+  guard: SQL,
+  fresh: NewMessage[],
+): Promise<Array<{ pk: number; id: string; seq: number }> | null> {
+  const result = await callAppendAfter(tx, guard, batchRows(fresh));
+  if (!result) return null;
   if (!result.found) throw new NotFoundError('session not found');
   return result.inserted.sort((a, b) => a.seq - b.seq);
 }

@@ -1,13 +1,13 @@
 import type { EstimateMode, Usage } from '@compactor/core';
-import type { Db } from '../client';
-import { and, eq, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../client';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError, StaleAttemptError } from '../errors';
 import { compactions } from '../schema';
 import type { CompactionRow } from '../mappers';
 import { selectList } from '../queries/raw-rows';
 import { compactionFromRow } from '../queries/compactions';
-import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
-import { insertNewMessages } from './append-messages';
+import { contextTokenStats, contextTokenStatsSql, estimateFromStats } from '../queries/context-tokens';
+import { insertNewMessagesAfter } from './append-messages';
 import type { NewMessage } from './new-message';
 import { executePrepared } from '../prepared';
 
@@ -41,39 +41,33 @@ export interface CompactionOutcome {
  * Summary messages get seqs after everything appended meanwhile; the context view puts them first.
  * The summary draft is cleared: the summary message holds it now. With `step`, the attempt's
  * finalize record is closed in the same transaction, with the new view's size as its detail.
+ * Two statements inside the transaction: the fenced completion with the messages, then the size.
  */
 export async function completeCompaction(db: Db, outcome: CompactionOutcome): Promise<CompactionRow> {
   return db.transaction(async (tx) => {
-    // First, so it takes the row lock and proves the attempt still owns the row before anything
-    // else is written (the transaction makes the order invisible to readers).
-    const fenced =
-      outcome.fence === undefined
-        ? eq(compactions.id, outcome.compactionId)
-        : and(
-            eq(compactions.id, outcome.compactionId),
-            eq(compactions.fence, outcome.fence),
-            eq(compactions.status, 'running'),
-          );
-    const [completed] = await tx
-      .update(compactions)
-      .set({
-        status: 'completed',
-        step: null,
-        boundarySeq: outcome.boundarySeq,
-        summaryMessageIds: outcome.summaryMessages.map((m) => m.id),
-        tokensBefore: outcome.tokensBefore,
-        messagesBefore: outcome.messagesBefore,
-        model: outcome.model ?? null,
-        usageInput: outcome.usage?.input ?? null,
-        usageOutput: outcome.usage?.output ?? null,
-        costUsd: outcome.costUsd ?? null,
-        summaryDraft: null,
-        ...(outcome.details ? { details: outcome.details } : {}),
-        finishedAt: outcome.finishedAt,
-      })
-      .where(fenced)
-      .returning({ id: compactions.id });
-    if (!completed) {
+    // The fenced update comes first in its statement: it takes the row lock and proves the
+    // attempt still owns the row, and the messages are written only for the row it returns.
+    const fence =
+      outcome.fence === undefined ? sql`` : sql` and c.fence = ${outcome.fence} and c.status = 'running'`;
+    const details =
+      outcome.details === undefined ? sql`c.details` : sql`${JSON.stringify(outcome.details)}::jsonb`;
+    const inserted = await insertNewMessagesAfter(
+      tx,
+      sql`update compactions c
+          set status = 'completed', step = null, boundary_seq = ${outcome.boundarySeq},
+              summary_message_ids = ${sql.param(outcome.summaryMessages.map((m) => m.id))}::text[],
+              tokens_before = ${outcome.tokensBefore}, messages_before = ${outcome.messagesBefore},
+              model = ${outcome.model ?? null}::text, usage_input = ${outcome.usage?.input ?? null}::int,
+              usage_output = ${outcome.usage?.output ?? null}::int, cost_usd = ${outcome.costUsd ?? null}::numeric,
+              summary_draft = null, details = ${details}, finished_at = ${outcome.finishedAt}
+          where c.id = ${outcome.compactionId}${fence}
+          returning c.session_pk`,
+      // The ids derive from the compaction id and this attempt owns the unfinished row, so none
+      // is stored yet: an earlier attempt's finalize either committed (the row would be
+      // completed) or rolled back.
+      outcome.summaryMessages.map((m) => ({ ...m, summary: true, compactionId: outcome.compactionId })),
+    );
+    if (!inserted) {
       if (outcome.fence === undefined)
         throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
       const [current] = await tx
@@ -82,41 +76,53 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
         .where(eq(compactions.id, outcome.compactionId));
       throw new StaleAttemptError(outcome.compactionId, outcome.fence, current?.fence ?? null);
     }
-    // The ids derive from the compaction id and this attempt owns the unfinished row, so none
-    // is stored yet: an earlier attempt's finalize either committed (the row would be completed)
-    // or rolled back.
-    await insertNewMessages(
-      tx,
-      outcome.sessionPk,
-      outcome.summaryMessages.map((m) => ({ ...m, summary: true, compactionId: outcome.compactionId })),
-    );
-    // The new view's size, read inside this transaction once the boundary is in place: exactly
-    // what the session status shows next.
-    const after = await contextTokenStats(tx, outcome.sessionPk, {
-      pinSystemMessages: outcome.pinSystemMessages ?? true,
-    });
-    const tokensAfter = estimateFromStats(after, outcome.estimate);
-    const messagesAfter = after.contextMessages;
-    const closeStep = outcome.step
-      ? sql`, step_closed as (
-          update compaction_steps
-          set status = 'completed', error_message = null, finished_at = ${outcome.step.at},
-              detail = ${JSON.stringify({ boundarySeq: outcome.boundarySeq, summaryMessages: outcome.summaryMessages.length, tokensAfter, messagesAfter })}::jsonb
-          where pk = ${outcome.step.pk}
-        )`
-      : sql``;
-    const result = await executePrepared<Record<string, unknown>>(
-      tx,
-      sql`
-      with sized as (
-        update compactions set tokens_after = ${tokensAfter}, messages_after = ${messagesAfter}
-        where id = ${outcome.compactionId}
-        returning *
-      )${closeStep}
-      select ${selectList(compactions, 'sized', '')} from sized`,
-    );
-    const [row] = result.rows;
-    if (!row) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
-    return compactionFromRow(row);
+    return writeSizeAfter(tx, outcome);
   });
+}
+
+/**
+ * The new view's size, read inside the completion's transaction once the boundary is in place:
+ * exactly what the session status shows next. With summary messages it is their view's stored
+ * sum, measured in the statement that records it: they are the session's newest messages, so no
+ * usage report comes after them and core's estimate is that sum in either mode. Without (a
+ * truncation that writes none) a report appended meanwhile may calibrate it: read, then written.
+ */
+async function writeSizeAfter(tx: DbOrTx, outcome: CompactionOutcome): Promise<CompactionRow> {
+  const pinSystemMessages = outcome.pinSystemMessages ?? true;
+  let stats = sql``;
+  let size: { tokens: SQL; messages: SQL };
+  if (outcome.summaryMessages.length > 0) {
+    stats = sql`st as materialized (${contextTokenStatsSql(outcome.sessionPk, pinSystemMessages)}),`;
+    size = { tokens: sql`(select stored_tokens from st)`, messages: sql`(select context_messages from st)` };
+  } else {
+    const after = await contextTokenStats(tx, outcome.sessionPk, { pinSystemMessages });
+    size = {
+      tokens: sql`${estimateFromStats(after, outcome.estimate)}`,
+      messages: sql`${after.contextMessages}`,
+    };
+  }
+  const closeStep = outcome.step
+    ? sql`, step_closed as (
+        update compaction_steps
+        set status = 'completed', error_message = null, finished_at = ${outcome.step.at},
+            detail = jsonb_build_object('boundarySeq', ${outcome.boundarySeq}::int,
+                                        'summaryMessages', ${outcome.summaryMessages.length}::int,
+                                        'tokensAfter', ${size.tokens}::int, 'messagesAfter', ${size.messages}::int)
+        where pk = ${outcome.step.pk}
+      )`
+    : sql``;
+  const result = await executePrepared<Record<string, unknown>>(
+    tx,
+    sql`
+    with ${stats}
+    sized as (
+      update compactions set tokens_after = ${size.tokens}::int, messages_after = ${size.messages}::int
+      where id = ${outcome.compactionId}
+      returning *
+    )${closeStep}
+    select ${selectList(compactions, 'sized', '')} from sized`,
+  );
+  const [row] = result.rows;
+  if (!row) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
+  return compactionFromRow(row);
 }

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import type { ExistingMessageRef } from './messages';
@@ -104,6 +104,28 @@ export async function callAppend(
           ${sql.param(callIds)}::text[], ${messages}::jsonb, ${parts}::jsonb, ${check}::boolean)`,
   );
   return appendResult(rows);
+}
+
+/**
+ * `compactor_append` without checks, in the statement of `guard` (a data-modifying statement that
+ * returns `session_pk`): called once for each row the guard returns, so the messages are written
+ * only when the guard wrote its row. Null when the guard returned none (nothing was written).
+ */
+export async function callAppendAfter(
+  tx: DbOrTx,
+  guard: SQL,
+  batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] },
+): Promise<AppendCallResult | null> {
+  const { messages, parts } = batchParams(batch);
+  const { rows } = await executePrepared<AppendRow & { guarded: number }>(
+    tx,
+    sql`with guard as (${guard})
+        select g.session_pk as guarded, a.* from guard g
+        left join lateral compactor_append(g.session_pk, '{}'::text[], '{}'::text[], ${messages}::jsonb,
+                                           ${parts}::jsonb, false) a on true`,
+  );
+  if (rows.length === 0) return null;
+  return appendResult(rows.filter((row) => row.r_kind !== null));
 }
 
 /** What a call of `compactor_append_to_session` found or wrote. */

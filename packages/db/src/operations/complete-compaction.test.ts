@@ -1,0 +1,137 @@
+/**
+ * completeCompaction: the completion, its messages and the new view's size in one transaction;
+ * the size it records is the one the session status shows next; a stale attempt writes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { EstimateMode } from '@compactor/core';
+import { useTestDatabase } from '@compactor/testing';
+import { StaleAttemptError } from '../errors';
+import { claimCompaction, enterStep, listCompactionSteps } from '../queries/compaction-lifecycle';
+import { findCompaction, insertCompaction } from '../queries/compactions';
+import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
+import { createTestSession, newMessage, text } from '../test-support/fixtures';
+import { appendMessages } from './append-messages';
+import { completeCompaction } from './complete-compaction';
+import { loadHistoryPage } from './load-messages';
+
+const t = useTestDatabase();
+
+const report = (input: number) => ({ input, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0 });
+
+/**
+ * A session of three turns with usage reports, a compaction claimed over them, then a turn
+ * appended while it ran whose report came after the covered range (it calibrates the hybrid
+ * estimate whenever no summary follows it).
+ */
+async function claimedWithATurnMeanwhile() {
+  const session = await createTestSession(t.db);
+  await appendMessages(
+    t.db,
+    session.pk,
+    [1, 2, 3].flatMap((i) => [
+      newMessage('user', [text(`question ${i}`, 10)]),
+      newMessage('assistant', [text(`answer ${i}`, 30)], { usage: report(1_000 * i) }),
+    ]),
+  );
+  const row = await insertCompaction(t.db, {
+    id: `cmp_${randomUUID()}`,
+    sessionPk: session.pk,
+    reason: 'auto',
+    strategy: 'summarize',
+  });
+  const claimed = await claimCompaction(t.db, row!.id, new Date());
+  await appendMessages(t.db, session.pk, [
+    newMessage('user', [text('meanwhile', 10)]),
+    newMessage('assistant', [text('reply', 30)], { usage: report(9_000) }),
+  ]);
+  const stepPk = await enterStep(t.db, {
+    compactionId: row!.id,
+    fence: claimed!.compaction.fence,
+    attempt: 1,
+    step: 'finalize',
+    at: new Date(),
+  });
+  return { session, compaction: claimed!.compaction, stepPk: stepPk! };
+}
+
+describe('completeCompaction', () => {
+  it.each<[string, boolean, EstimateMode]>([
+    ['with a summary, hybrid', true, 'hybrid'],
+    ['with a summary, exact', true, 'exact'],
+    ['without summary messages (a truncation), hybrid', false, 'hybrid'],
+    ['without summary messages, exact', false, 'exact'],
+  ])('records the size the status shows next (%s)', async (_name, withSummary, estimate) => {
+    const { session, compaction, stepPk } = await claimedWithATurnMeanwhile();
+    const summaryMessages = withSummary
+      ? [newMessage('assistant', [text('the summary', 50)], { id: `${compaction.id}_summary` })]
+      : [];
+    const at = new Date();
+    const row = await completeCompaction(t.db, {
+      compactionId: compaction.id,
+      fence: compaction.fence,
+      sessionPk: session.pk,
+      summaryMessages,
+      boundarySeq: 5,
+      tokensBefore: 3_100,
+      messagesBefore: 6,
+      estimate,
+      model: 'm',
+      usage: { input: 700, output: 50 },
+      costUsd: 0.0012,
+      finishedAt: at,
+      step: { pk: stepPk, at },
+    });
+
+    const stats = await contextTokenStats(t.db, session.pk);
+    expect(row).toMatchObject({
+      status: 'completed',
+      step: null,
+      boundarySeq: 5,
+      summaryMessageIds: summaryMessages.map((m) => m.id),
+      tokensBefore: 3_100,
+      messagesBefore: 6,
+      tokensAfter: estimateFromStats(stats, estimate),
+      messagesAfter: stats.contextMessages,
+      model: 'm',
+      usageInput: 700,
+      usageOutput: 50,
+      costUsd: 0.0012,
+      summaryDraft: null,
+    });
+    // Without a summary after it, the report appended meanwhile calibrates the hybrid estimate.
+    if (!withSummary && estimate === 'hybrid') expect(row.tokensAfter).not.toBe(stats.storedTokens);
+    const [step] = await listCompactionSteps(t.db, compaction.id);
+    expect(step).toMatchObject({ step: 'finalize', status: 'completed' });
+    expect(step!.detail).toEqual({
+      boundarySeq: 5,
+      summaryMessages: summaryMessages.length,
+      tokensAfter: row.tokensAfter,
+      messagesAfter: row.messagesAfter,
+    });
+    const history = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 100 });
+    expect(history.messages.filter((m) => m.summary).map((m) => [m.id, m.compactionId])).toEqual(
+      summaryMessages.map((m) => [m.id, compaction.id]),
+    );
+  });
+
+  it('an attempt whose fence moved writes nothing: no messages, the row as the newer attempt left it', async () => {
+    const { session, compaction } = await claimedWithATurnMeanwhile();
+    const newer = await claimCompaction(t.db, compaction.id, new Date());
+    const stale = await completeCompaction(t.db, {
+      compactionId: compaction.id,
+      fence: compaction.fence,
+      sessionPk: session.pk,
+      summaryMessages: [newMessage('assistant', [text('late summary', 50)], { id: `${compaction.id}_late` })],
+      boundarySeq: 5,
+      tokensBefore: 3_100,
+      messagesBefore: 6,
+      finishedAt: new Date(),
+    }).catch((error: unknown) => error);
+    expect(stale).toBeInstanceOf(StaleAttemptError);
+    expect(stale).toMatchObject({ fence: compaction.fence, currentFence: newer!.compaction.fence });
+    expect(await findCompaction(t.db, compaction.id)).toMatchObject({ status: 'running', boundarySeq: null });
+    const history = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 100 });
+    expect(history.messages.some((m) => m.summary)).toBe(false);
+  });
+});
