@@ -2,70 +2,50 @@
  * The SDK's transport on Node's HTTP client, against a local server: what `fetch` would answer,
  * for the cases the fault tests through the stub (client.test.ts) do not reach.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { recordingServer } from '@compactor/testing';
 import { createHttpFetch, type Fetch } from './http-fetch';
 
-const seen: { method: string; url: string; body: string; socket: number }[] = [];
-const sockets = new WeakMap<object, { id: number; served: number }>();
-let nextSocket = 0;
-let dropSecondOnSocket = false;
-
-const server = http.createServer((req, res) => {
-  let socket = sockets.get(req.socket);
-  if (!socket) sockets.set(req.socket, (socket = { id: nextSocket++, served: 0 }));
-  const current = socket;
-  let body = '';
-  req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-  req.on('end', () => {
-    // As a server does that closes a kept-alive connection just as a request goes out on it.
-    if (dropSecondOnSocket && current.served > 0) return req.socket.destroy();
-    current.served++;
-    seen.push({ method: req.method!, url: req.url!, body, socket: current.id });
-    const json = JSON.stringify({ echo: body, ünïcode: '✓' });
-    switch (req.url) {
-      case '/gzip':
-        return res
-          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
-          .end(zlib.gzipSync(json));
-      case '/br':
-        return res
-          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'br' })
-          .end(zlib.brotliCompressSync(json));
-      case '/moved':
-        return res.writeHead(307, { location: '/target' }).end();
-      case '/empty':
-        return res.writeHead(204).end();
-      case '/events':
-        res.writeHead(200, { 'content-type': 'Text/Event-Stream; charset=utf-8' });
-        res.write('data: one\n\n');
-        return setTimeout(() => res.end('data: two\n\n'), 50);
-      case '/status-600':
-        return res.writeHead(600).end('odd');
-      case '/endless-events':
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        return res.write('data: first\n\n');
-      case '/slow':
-        return setTimeout(() => res.writeHead(200).end(json), 10_000).unref();
-      default:
-        return res
-          .writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'r1', 'set-cookie': 'a=1' })
-          .end(json);
-    }
-  });
+const server = recordingServer(({ url, body }, res) => {
+  const json = JSON.stringify({ echo: body, ünïcode: '✓' });
+  switch (url) {
+    case '/gzip':
+      return res
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(zlib.gzipSync(json));
+    case '/br':
+      return res
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'br' })
+        .end(zlib.brotliCompressSync(json));
+    case '/moved':
+      return res.writeHead(307, { location: '/target' }).end();
+    case '/empty':
+      return res.writeHead(204).end();
+    case '/events':
+      res.writeHead(200, { 'content-type': 'Text/Event-Stream; charset=utf-8' });
+      res.write('data: one\n\n');
+      return setTimeout(() => res.end('data: two\n\n'), 50);
+    case '/status-600':
+      return res.writeHead(600).end('odd');
+    case '/endless-events':
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      return res.write('data: first\n\n');
+    case '/slow':
+      return setTimeout(() => res.writeHead(200).end(json), 10_000).unref();
+    default:
+      return res
+        .writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'r1', 'set-cookie': 'a=1' })
+        .end(json);
+  }
 });
+const seen = server.seen;
 let base = '';
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await server.listen();
 });
-afterAll(() => {
-  server.closeAllConnections();
-  return new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 /** A fallback that must not be reached. */
 const noFallback: Fetch = () => Promise.reject(new Error('fell back to fetch'));
@@ -134,14 +114,14 @@ describe('createHttpFetch', () => {
     seen.length = 0;
     const fetch = createHttpFetch(noFallback);
     await (await fetch(`${base}/first`)).text();
-    dropSecondOnSocket = true;
+    server.dropSecondOnSocket = true;
     try {
       // The server read this POST before the connection went: sending it again could pay twice.
       await expect(fetch(`${base}/second`, { method: 'POST', body: 'n' })).rejects.toMatchObject({
         code: 'ECONNRESET',
       });
     } finally {
-      dropSecondOnSocket = false;
+      server.dropSecondOnSocket = false;
     }
     expect(seen.map((s) => s.url)).toEqual(['/first']);
   });

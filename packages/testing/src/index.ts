@@ -2,3 +2,4 @@ import './provided-context';
 export * from './database';
 export * from './queue';
 export * from './session';
+export * from './recording-server';
