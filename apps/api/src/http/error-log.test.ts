@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
+import { newSession } from '../test-support/helpers';
 import { capturedLogger } from '../test-support/log-capture';
 
 /** Every line the server logs, as written. */
@@ -21,12 +22,7 @@ beforeAll(async () => {
 
 describe('the log of a failed request', () => {
   it('names the failure (code and safe message) and carries no message text', async () => {
-    const created = await api.request({
-      method: 'POST',
-      url: '/v1/sessions',
-      payload: { id: 'logs', model: { id: 'gpt-4o' } },
-    });
-    expect(created.statusCode).toBe(201);
+    await newSession(api, 'logs');
     const response = await api.request({
       method: 'POST',
       url: '/v1/sessions/logs/messages',

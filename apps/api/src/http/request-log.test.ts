@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
+import { newSession } from '../test-support/helpers';
 import { capturedLogger } from '../test-support/log-capture';
 
 /** Every line the server logs, as written. */
@@ -10,12 +11,7 @@ const api = useTestApi({ server: { logger, requestLogLevel: 'debug' } });
 
 describe('REQUEST_LOG_LEVEL below LOG_LEVEL', () => {
   it('logs no line for a request that succeeds', async () => {
-    const created = await api.request({
-      method: 'POST',
-      url: '/v1/sessions',
-      payload: { id: 'quiet', model: { id: 'gpt-4o' } },
-    });
-    expect(created.statusCode).toBe(201);
+    await newSession(api, 'quiet');
     const appended = await api.request({
       method: 'POST',
       url: '/v1/sessions/quiet/messages',
