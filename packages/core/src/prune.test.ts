@@ -279,7 +279,14 @@ function unprunedOutputs(messages: Message[]): UnprunedOutputs {
   return { total: outputs.reduce((sum, tokens) => sum + tokens, 0), largest: Math.max(0, ...outputs) };
 }
 
+/** A policy measuring outputs by their stored counts (every preset's default). */
+const withStoredCounts = (pruning: PruningPolicy) => ({ pruning, tokenCount: 'tokenizer' as const });
+
 describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () => {
+  it('always says yes under the chars measure, which the stored sums do not bound', () => {
+    expect(pruneCouldSelect({ pruning: OPENCODE, tokenCount: 'chars' }, { total: 0, largest: 0 })).toBe(true);
+  });
+
   it.each([
     // OpenCode's budgets: protect 40,000, prune only above 20,000.
     ['nothing to prune', { total: 0, largest: 0 }, false],
@@ -293,7 +300,7 @@ describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () =
     ['one output crossing the protection is pruned whole', { total: 60_001, largest: 60_001 }, true],
     ['a large output still needs more than the minimum in total', { total: 20_000, largest: 20_000 }, false],
   ])('%s', (_name, outputs, could) => {
-    expect(pruneCouldSelect(OPENCODE, outputs)).toBe(could);
+    expect(pruneCouldSelect(withStoredCounts(OPENCODE), outputs)).toBe(could);
   });
 
   it('the table rows as views: where it says no, selectPrunableParts selects nothing', () => {
@@ -303,10 +310,10 @@ describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () =
       ...turn(0),
       ...turn(0),
     ]);
-    expect(pruneCouldSelect(OPENCODE, unprunedOutputs(small))).toBe(false);
+    expect(pruneCouldSelect(withStoredCounts(OPENCODE), unprunedOutputs(small))).toBe(false);
     expect(selectPrunableParts(small, OPENCODE).parts).toEqual([]);
     const crossing = conversation([...turn(60_001), ...turn(0), ...turn(0)]);
-    expect(pruneCouldSelect(OPENCODE, unprunedOutputs(crossing))).toBe(true);
+    expect(pruneCouldSelect(withStoredCounts(OPENCODE), unprunedOutputs(crossing))).toBe(true);
     expect(selectPrunableParts(crossing, OPENCODE).prunedTokens).toBe(60_001);
   });
 
@@ -315,7 +322,7 @@ describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () =
       fc.property(sessionArb, budgetArb, (session, budgets) => {
         const messages = buildSession(session);
         if (selectPrunableParts(messages, budgets).parts.length > 0)
-          expect(pruneCouldSelect(budgets, unprunedOutputs(messages))).toBe(true);
+          expect(pruneCouldSelect(withStoredCounts(budgets), unprunedOutputs(messages))).toBe(true);
       }),
       { numRuns: 2_000 },
     );

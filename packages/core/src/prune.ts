@@ -14,7 +14,7 @@
  * This is the reference the set-based SQL implementation in packages/db is checked against.
  */
 import type { Message } from './model';
-import type { PruningPolicy } from './policy';
+import type { Policy, PruningPolicy } from './policy';
 import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
 
 /** One tool output to prune, addressed the way the store addresses it. */
@@ -103,14 +103,19 @@ export interface UnprunedOutputs {
 
 /**
  * Whether {@link selectPrunableParts} could select anything in a view whose unpruned completed
- * tool outputs are `outputs` (stored tokens, the `tokenizer` measure), decided without the view:
- * a finished turn's prune job is worth queueing only then. Sound, never a guess: the candidates
- * are the outputs from the one that crosses `protectTokens` on, and the outputs walked before it
- * sum to more than `protectTokens` minus its size, so the candidates save less than
- * `total - protectTokens + largest` (and never more than `total`). When either is at most
- * `minimumTokens`, no selection can be worth it. Protected turns and tools only shrink the walk.
+ * tool outputs are `outputs` (stored tokens), decided without the view: a prune is worth running
+ * only then. Sound, never a guess: the candidates are the outputs from the one that crosses
+ * `protectTokens` on, and the outputs walked before it sum to more than `protectTokens` minus its
+ * size, so the candidates save less than `total - protectTokens + largest` (and never more than
+ * `total`). When either is at most `minimumTokens`, no selection can be worth it. Protected turns
+ * and tools only shrink the walk. The sums are stored counts: under the `chars` measure, which
+ * sizes outputs by their text, the answer is always yes.
  */
-export function pruneCouldSelect(pruning: PruningPolicy, outputs: UnprunedOutputs): boolean {
-  const { protectTokens, minimumTokens } = pruning;
+export function pruneCouldSelect(
+  policy: Pick<Policy, 'pruning' | 'tokenCount'>,
+  outputs: UnprunedOutputs,
+): boolean {
+  if (policy.tokenCount === 'chars') return true;
+  const { protectTokens, minimumTokens } = policy.pruning;
   return outputs.total > minimumTokens && outputs.total - protectTokens + outputs.largest > minimumTokens;
 }

@@ -1,10 +1,5 @@
-import {
-  evaluateTriggerFromStats,
-  pruneCouldSelect,
-  type Policy,
-  type TriggerVerdict,
-} from '@compactor/core';
-import { safeErrorMessage, type CompactionRow, type ContextTokenStats, type SessionRow } from '@compactor/db';
+import { evaluateTriggerFromStats, pruneCouldSelect, type TriggerVerdict } from '@compactor/core';
+import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import type { SessionStatus as StatusView } from '@compactor/contract';
 import { statusSnapshot } from './status';
@@ -23,17 +18,6 @@ export interface AfterWrite {
   /** The prune job this write queued, if any. */
   prune: { jobId: string } | null;
   verdict: TriggerVerdict | null;
-}
-
-/**
- * A finished turn's prune job is queued only when it could prune something: core
- * `pruneCouldSelect` on the stats' unpruned outputs (stored counts). Most turns of a session
- * whose context holds less tool output than the protection plus the minimum would run a job that
- * selects nothing. The `chars` measure sizes outputs by their text, which the stats do not hold:
- * those jobs always run.
- */
-function turnPruneWorthQueueing(policy: Policy, stats: ContextTokenStats): boolean {
-  return policy.tokenCount === 'chars' || pruneCouldSelect(policy.pruning, stats.unprunedOutputs);
 }
 
 /**
@@ -87,7 +71,12 @@ export async function afterWrite(
   }
 
   let prune: { jobId: string } | null = null;
-  if (finishedTurn && policy.prune && compaction === null && turnPruneWorthQueueing(policy, stats)) {
+  if (
+    finishedTurn &&
+    policy.prune &&
+    compaction === null &&
+    pruneCouldSelect(policy, stats.unprunedOutputs)
+  ) {
     try {
       prune = await resources.jobs.startPrune(session, 'turn');
     } catch (error) {

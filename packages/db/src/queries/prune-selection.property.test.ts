@@ -117,7 +117,9 @@ describe('selectPrunablePartsInSql and pruneToolOutputs agree with core selectPr
             largest: Math.max(0, ...outputs),
           });
           if (expected.parts.length > 0)
-            expect(pruneCouldSelect(rest.pruning, stats.unprunedOutputs)).toBe(true);
+            expect(
+              pruneCouldSelect({ pruning: rest.pruning, tokenCount: 'tokenizer' }, stats.unprunedOutputs),
+            ).toBe(true);
         }
 
         const by = `prune_${randomUUID()}`;

@@ -29,12 +29,8 @@ export async function pruneStep(
 ): Promise<PruneOutcome> {
   if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'policy' };
   // The whole view's outputs bound the covered range's (core pruneCouldSelect): when even they
-  // cannot make a selection worth it, the statement is not sent. Stored counts only.
-  if (
-    unprunedOutputs &&
-    attempt.policy.tokenCount !== 'chars' &&
-    !pruneCouldSelect(attempt.policy.pruning, unprunedOutputs)
-  ) {
+  // cannot make a selection worth it, the statement is not sent.
+  if (unprunedOutputs && !pruneCouldSelect(attempt.policy, unprunedOutputs)) {
     return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'too-little-output' };
   }
   if (attempt.policy.tokenCount === 'chars') {
