@@ -28,6 +28,12 @@ export interface BatchMessageRow {
   created_at: string;
 }
 
+/** A batch as the append functions take it: its messages in order, and their parts. */
+export interface BatchRows {
+  messages: BatchMessageRow[];
+  parts: BatchPartRow[];
+}
+
 /** A `parts` row as the function takes it, naming its message by client id. */
 export interface BatchPartRow {
   message_id: string;
@@ -94,7 +100,7 @@ export async function callAppend(
     check: boolean;
     messageIds?: string[];
     callIds?: string[];
-    batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null;
+    batch: BatchRows | null;
   },
 ): Promise<AppendCallResult> {
   const { messages, parts } = batchParams(batch);
@@ -114,18 +120,19 @@ export async function callAppend(
 export async function callAppendAfter(
   tx: DbOrTx,
   guard: SQL,
-  batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] },
+  batch: BatchRows,
 ): Promise<AppendCallResult | null> {
   const { messages, parts } = batchParams(batch);
-  const { rows } = await executePrepared<AppendRow & { guarded: number }>(
+  const { rows } = await executePrepared<AppendRow>(
     tx,
     sql`with guard as (${guard})
-        select g.session_pk as guarded, a.* from guard g
+        select a.* from guard g
         left join lateral compactor_append(g.session_pk, '{}'::text[], '{}'::text[], ${messages}::jsonb,
                                            ${parts}::jsonb, false) a on true`,
   );
+  // One row per guard row at least: an empty batch comes back as the function's columns all null.
   if (rows.length === 0) return null;
-  return appendResult(rows.filter((row) => row.r_kind !== null));
+  return appendResult(rows);
 }
 
 /** What a call of `compactor_append_to_session` found or wrote. */
@@ -151,7 +158,7 @@ export async function callAppendToSession(
   }: {
     messageIds: string[];
     callIds: string[];
-    batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null;
+    batch: BatchRows | null;
   },
 ): Promise<AppendToSessionResult> {
   const { messages, parts } = batchParams(batch);
@@ -181,7 +188,7 @@ interface AppendRow extends Record<string, unknown> {
   r_input: unknown;
 }
 
-function batchParams(batch: { messages: BatchMessageRow[]; parts: BatchPartRow[] } | null) {
+function batchParams(batch: BatchRows | null) {
   return {
     messages: batch ? batchJson(batch.messages.map((message, ord) => ({ ...message, ord }))) : null,
     parts: batch ? batchJson(batch.parts) : null,
