@@ -14,6 +14,12 @@ export const WorkerEnvSchema = z
     QUEUE_PREFIX: z.string().min(1).default('{compactor}'),
     /** Jobs run at once by this process; compactions wait on the LLM, so dozens are fine. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+    /**
+     * Postgres connections of the process. A job holds one only while a statement runs (most of
+     * its time is the LLM call), so a few serve dozens of jobs; every connection also pays its own
+     * statement planning, so more cost Postgres CPU (docs/BENCHMARKS.md, stop 18).
+     */
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     /** Health and metrics port; 0 picks a free one (several workers on one host). */
     PORT: z.coerce.number().int().min(0).max(65_535).default(0),
     HOST: z.string().min(1).default('127.0.0.1'),

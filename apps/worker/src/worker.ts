@@ -38,7 +38,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   }
   const database = createDatabase(env.DATABASE_URL, {
     applicationName: 'compactor-worker',
-    max: Math.min(50, env.WORKER_CONCURRENCY + 4),
+    max: env.DATABASE_POOL_SIZE,
     onConnectionError: (error) => log.warn({ err: error.message }, 'postgres connection lost'),
   });
   // BullMQ's blocking commands need maxRetriesPerRequest: null (it duplicates this client for
