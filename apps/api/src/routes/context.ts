@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { assembleContext, resolvePolicy, toOpenAIMessages, type PolicyInput } from '@compactor/core';
+import { assembleContext, resolveStoredPolicy, toOpenAIMessages, type PolicyInput } from '@compactor/core';
 import { loadContextRows } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { ContextOut, ContextQuery, SessionParams } from '@compactor/contract';
@@ -25,7 +25,7 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       },
       async (request) => {
         const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const { pinSystemMessages } = resolvePolicy(session.policy as PolicyInput);
+        const { pinSystemMessages } = resolveStoredPolicy(session.policy as PolicyInput);
         const rows = await loadContextRows(resources.db, session.pk, { pinSystemMessages });
         const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
           pinSystemMessages,

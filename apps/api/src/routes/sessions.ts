@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { resolvePolicy, type PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy, type PolicyInput } from '@compactor/core';
 import { sessionModel, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import {
@@ -19,7 +19,7 @@ async function sessionView(resources: ApiResources, session: SessionRow): Promis
     id: session.id,
     model: sessionModel(session),
     policy: session.policy as Record<string, unknown>,
-    effectivePolicy: resolvePolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
+    effectivePolicy: resolveStoredPolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
     metadata: session.metadata as Record<string, unknown>,
     createdAt: session.createdAt.toISOString(),
     updatedAt: session.updatedAt.toISOString(),

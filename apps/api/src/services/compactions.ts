@@ -1,7 +1,7 @@
 import {
   detectOverflowError,
   detectUsageOverflow,
-  resolvePolicy,
+  resolveStoredPolicy,
   type Finish,
   type ModelInfo,
   type PolicyInput,
@@ -34,7 +34,7 @@ export async function requestManualCompaction(
     const message = `keepRecentTokens (${keep}) is larger than the session's context window (${model.contextWindow})`;
     throw invalid(message, { issues: [{ path: 'body.keepRecentTokens', message }] });
   }
-  const policy = resolvePolicy(session.policy as PolicyInput);
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
   /** Whether a stored compaction is what this request asks for (an omitted strategy is the policy's). */
   const sameRequest = (row: CompactionRow) =>
     row.reason === 'manual' &&
@@ -110,7 +110,7 @@ export async function reportOverflow(
 ): Promise<{ kind: 'error' | 'usage' | null; matched: string | null; compaction: CompactionRow | null }> {
   const verdict = classifyOverflow(report, sessionModel(session));
   if (verdict.kind === null) return { ...verdict, compaction: null };
-  const policy = resolvePolicy(session.policy as PolicyInput);
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
   if (!policy.auto) return { ...verdict, compaction: null };
   // force is implied by the reason (keep recent = window / 5, no clean cut needed).
   const { compaction } = await resources.jobs.startCompaction(session, { reason: 'overflow' });

@@ -1,5 +1,5 @@
 import {
-  resolvePolicy,
+  resolveStoredPolicy,
   statusFromEstimate,
   type ModelInfo,
   type Policy,
@@ -15,7 +15,6 @@ import {
   sessionModel,
 } from '@compactor/db';
 import type { SessionStatus as StatusView } from '@compactor/contract';
-import { BoundedMap } from './bounded-map';
 import { compactionView } from './views';
 
 /** The status and the numbers behind it (the auto trigger decides on the same numbers). */
@@ -36,7 +35,7 @@ export interface StatusSnapshot {
  * few indexed queries: the history itself is never re-read.
  */
 export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<StatusSnapshot> {
-  const policy = resolvedPolicy(session.policy as PolicyInput);
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
   const {
     stats,
@@ -67,31 +66,6 @@ export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<S
     lastFinished: last,
     latestCompleted,
   };
-}
-
-/**
- * Resolved policies by their stored JSON: a session's policy is parsed and merged with its preset
- * on every append otherwise (a tenth of a millisecond), and sessions share few distinct policies.
- * Bounded: emptied when full. Frozen, since every append shares one.
- */
-const resolvedPolicies = new BoundedMap<string, Policy>(1_000);
-
-function resolvedPolicy(input: PolicyInput): Policy {
-  const key = JSON.stringify(input);
-  let policy = resolvedPolicies.get(key);
-  if (!policy) {
-    policy = deepFreeze(resolvePolicy(input));
-    resolvedPolicies.set(key, policy);
-  }
-  return policy;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
 
 /** A session's status (see {@link statusSnapshot}). */

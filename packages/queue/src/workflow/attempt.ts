@@ -1,4 +1,10 @@
-import { PolicyError, resolvePolicy, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
+import {
+  PolicyError,
+  resolveStoredPolicy,
+  type ModelInfo,
+  type Policy,
+  type PolicyInput,
+} from '@compactor/core';
 import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
 import { CompactionFailedError } from './errors';
 
@@ -41,7 +47,7 @@ export function attemptFor(
 
 function storedPolicy(session: SessionRow): Policy {
   try {
-    return resolvePolicy(session.policy as PolicyInput);
+    return resolveStoredPolicy(session.policy as PolicyInput);
   } catch (error) {
     if (error instanceof PolicyError) {
       throw new CompactionFailedError(

@@ -1,4 +1,4 @@
-import { PolicyError, resolvePolicy, type PolicyInput } from '@compactor/core';
+import { PolicyError, resolveStoredPolicy, type PolicyInput } from '@compactor/core';
 import { findSessionByPk, pruneToolOutputs } from '@compactor/db';
 import { pruneByCharEstimate } from './prune-by-estimate';
 import type { WorkflowResources } from './resources';
@@ -25,7 +25,7 @@ export async function pruneSession(
   if (!session) return { parts: 0, tokens: 0, skipped: 'session-gone' };
   let policy;
   try {
-    policy = resolvePolicy(session.policy as PolicyInput);
+    policy = resolveStoredPolicy(session.policy as PolicyInput);
   } catch (error) {
     if (error instanceof PolicyError) return { parts: 0, tokens: 0, skipped: 'invalid-policy' };
     throw error;

@@ -1,5 +1,5 @@
 import {
-  resolvePolicy,
+  resolveStoredPolicy,
   type CompactionReason,
   type CompactionStrategy,
   type PolicyInput,
@@ -39,7 +39,7 @@ export async function requestCompaction(
   session: SessionRow,
   request: CompactionRequest,
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
-  const policy = resolvePolicy(session.policy as PolicyInput);
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await insertCompaction(db, {
       id: newId('cmp'),
