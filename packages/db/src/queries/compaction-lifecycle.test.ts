@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '@compactor/testing';
-import { createTestSession } from '../test-support/fixtures';
+import { appendMessages } from '../operations/append-messages';
+import { completeCompaction } from '../operations/complete-compaction';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { claimCompaction, enterStep, listCompactionSteps } from './compaction-lifecycle';
 import { findCompaction, findSessionCompactions, insertCompaction } from './compactions';
+import { contextTokenStats } from './context-tokens';
 
 const t = useTestDatabase();
 
@@ -33,6 +36,63 @@ describe('claimCompaction', () => {
     expect(claim.session).toEqual(session);
     expect(claim.compaction).toEqual(await findCompaction(t.db, claim.compaction.id));
   });
+
+  it.each([true, false])(
+    'measures the context view in the same statement, as contextTokenStats does (pinSystemMessages %s)',
+    async (pinSystemMessages) => {
+      // A view with everything the stats read: a pinned system message before a boundary, an
+      // earlier compaction's summary, tool outputs, and a usage report after the summary.
+      const session = await createTestSession(t.db);
+      const usage = (input: number) => ({ input, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0 });
+      await appendMessages(t.db, session.pk, [
+        newMessage('system', [text('you are a coding agent', 12)]),
+        ...[1, 2, 3].flatMap((i) => [
+          newMessage('user', [text(`question ${i}`, 10)]),
+          newMessage('assistant', [tool(`call_${i}`, 'output '.repeat(200))], { usage: usage(1_000 * i) }),
+        ]),
+      ]);
+      const first = await insertCompaction(t.db, {
+        id: `cmp_first_${session.pk}`,
+        sessionPk: session.pk,
+        reason: 'manual',
+        strategy: 'summarize',
+      });
+      const firstClaim = await claimCompaction(t.db, first!.id, new Date());
+      await completeCompaction(t.db, {
+        compactionId: first!.id,
+        fence: firstClaim!.compaction.fence,
+        sessionPk: session.pk,
+        summaryMessages: [newMessage('assistant', [text('the summary', 40)], { id: `${first!.id}_summary` })],
+        boundarySeq: 6,
+        tokensBefore: 3_000,
+        messagesBefore: 7,
+        finishedAt: new Date(),
+      });
+      await appendMessages(t.db, session.pk, [
+        newMessage('user', [text('next question', 10)]),
+        newMessage('assistant', [tool('call_4', 'more output '.repeat(100))], { usage: usage(2_500) }),
+      ]);
+      const second = await insertCompaction(t.db, {
+        id: `cmp_second_${session.pk}`,
+        sessionPk: session.pk,
+        reason: 'manual',
+        strategy: 'summarize',
+      });
+      const expected = await contextTokenStats(t.db, session.pk, { pinSystemMessages });
+      // The pinned system message is what tells the two apart.
+      const otherwise = await contextTokenStats(t.db, session.pk, { pinSystemMessages: !pinSystemMessages });
+      expect(otherwise.contextMessages).not.toBe(expected.contextMessages);
+
+      const claim = await claimCompaction(t.db, second!.id, new Date(), { stats: { pinSystemMessages } });
+
+      expect(claim!.compaction).toMatchObject({ status: 'running', attempts: 1 });
+      expect(claim!.stats).toEqual(expected);
+      expect(claim!.stats!.report).not.toBeNull();
+      expect(claim!.stats!.unprunedOutputs.total).toBeGreaterThan(0);
+      // Without the option the claim measures nothing.
+      expect((await claimCompaction(t.db, second!.id, new Date()))!.stats).toBeUndefined();
+    },
+  );
 
   it('returns null for a compaction that is not active', async () => {
     const { claim } = await claimed();

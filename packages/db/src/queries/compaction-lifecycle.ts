@@ -5,11 +5,14 @@ import type { CompactionRow, SessionRow } from '../mappers';
 import { compactions, compactionSteps, sessions } from '../schema';
 import { rowMapper, selectList } from './raw-rows';
 import { executePrepared } from '../prepared';
+import { contextTokenStatsSql, statsFromRow, type ContextTokenStats } from './context-tokens';
 
 /** A claimed attempt: the compaction row (new fence) and the session it compacts. */
 export interface ClaimedCompaction {
   compaction: CompactionRow;
   session: SessionRow;
+  /** The context view's stats as the claim saw it, when asked for (see {@link claimCompaction}). */
+  stats?: ContextTokenStats;
 }
 
 const claimedCompactionRow = rowMapper(compactions, 'c_');
@@ -20,8 +23,28 @@ const claimedSessionRow = rowMapper(sessions, 's_');
  * attempt only, the range it covers fixed at the session's current last seq, so messages
  * appended meanwhile land after the boundary. Returns the row with its session (one round
  * trip), or null when the compaction is no longer active (finished, or gone).
+ *
+ * With `stats`, the same statement also measures the session's context view (core's estimate
+ * inputs, as {@link contextTokenStats} reads them with that `pinSystemMessages`): the size a
+ * first attempt records before it changes anything, without a round trip of its own. The row
+ * being claimed is not `completed`, so it does not move the view it measures.
  */
-export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promise<ClaimedCompaction | null> {
+export async function claimCompaction(
+  db: DbOrTx,
+  id: string,
+  now: Date,
+  options: { stats?: { pinSystemMessages: boolean } } = {},
+): Promise<ClaimedCompaction | null> {
+  const stats = options.stats
+    ? {
+        cte: sql`, st as materialized (${contextTokenStatsSql(
+          sql`(select session_pk from claimed)`,
+          options.stats.pinSystemMessages,
+        )})`,
+        columns: sql`, st.*`,
+        join: sql` cross join st`,
+      }
+    : { cte: sql``, columns: sql``, join: sql`` };
   const result = await executePrepared<Record<string, unknown>>(
     db,
     sql`
@@ -38,12 +61,17 @@ export async function claimCompaction(db: DbOrTx, id: string, now: Date): Promis
           error_message = null
       where c.id = ${id} and c.status in ('pending', 'running')
       returning c.*
-    )
-    select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')}
-    from claimed join sessions s on s.pk = claimed.session_pk`,
+    )${stats.cte}
+    select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')}${stats.columns}
+    from claimed join sessions s on s.pk = claimed.session_pk${stats.join}`,
   );
   const [raw] = result.rows;
-  return raw ? { compaction: claimedCompactionRow(raw), session: claimedSessionRow(raw) } : null;
+  if (!raw) return null;
+  return {
+    compaction: claimedCompactionRow(raw),
+    session: claimedSessionRow(raw),
+    ...(options.stats ? { stats: statsFromRow(raw) } : {}),
+  };
 }
 
 /** Fenced columns a step change may write with it. */

@@ -11,7 +11,7 @@ import {
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import { viewBoundsCte, viewMessagesSql } from './view-bounds';
+import { viewBoundsCte, viewMessagesSql, type SessionRef } from './view-bounds';
 
 /**
  * A character that JavaScript's `String.prototype.trim` keeps (core `startsStep`: text that is
@@ -82,7 +82,7 @@ export async function contextTokenStats(
 export type StatsRow = Record<string, unknown>;
 
 /** The statement of {@link contextTokenStats}: one row; other statements embed it (session status). */
-export function contextTokenStatsSql(sessionPk: number, pinSystemMessages: boolean): SQL {
+export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: boolean): SQL {
   const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   return sql`

@@ -1,5 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 
+/**
+ * The session a view query reads: its pk, or an SQL expression that yields it inside the same
+ * statement (a scalar subquery on an earlier CTE, as the claim's `(select session_pk from claimed)`).
+ */
+export type SessionRef = number | SQL;
+
 /** Past every seq (seqs are int4): a first kept seq that keeps nothing. */
 const INT4_MAX = 2_147_483_647;
 
@@ -16,7 +22,7 @@ const INT4_MAX = 2_147_483_647;
  *  - `covers_through_seq`: the last seq it covered (null without one).
  * A pending, running or failed compaction changes nothing: only `completed` rows count.
  */
-export function viewBoundsCte(sessionPk: number): SQL {
+export function viewBoundsCte(sessionPk: SessionRef): SQL {
   return sql`
     select case when l.summary_message_ids is null then 0
                 else coalesce(l.boundary_seq,
@@ -41,7 +47,7 @@ export function viewBoundsCte(sessionPk: number): SQL {
  * index `messages_session_pinned_idx`). The branches are disjoint, so nothing is read twice.
  * (One WHERE with the three conditions OR'd read every message of the session.)
  */
-export function viewMessagesSql(sessionPk: number, pinSystemMessages: boolean, columns: SQL): SQL {
+export function viewMessagesSql(sessionPk: SessionRef, pinSystemMessages: boolean, columns: SQL): SQL {
   return sql`
     select ${columns} from bounds b join messages m
       on m.session_pk = ${sessionPk} and m.seq >= b.first_kept and not m.summary

@@ -71,6 +71,45 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     expect(row.summaryDraft).toBeNull();
   });
 
+  it.each([true, false])(
+    'records the size before as the status measures it, pinning system messages or not (%s)',
+    async (pinSystemMessages) => {
+      // The claim measures the view as the default policy pins; a policy without pinning reads
+      // its own. Pinning decides only for a system message before a boundary: compact once first.
+      const system = {
+        role: 'system' as const,
+        parts: [{ type: 'text' as const, text: 'You are a coding agent. '.repeat(40) }],
+      };
+      const session = await w.seedSession([system, ...generateCodingSession({ turns: 4 })], {
+        policy: { pinSystemMessages },
+      });
+      const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+      expect((await runCompaction(w.resources, first.compaction.id, { lastAttempt: true })).status).toBe(
+        'completed',
+      );
+      await w.append(session, generateCodingSession({ turns: 3 }));
+      const measured = (pin: boolean) =>
+        contextTokenStats(w.resources.db, session.pk, { pinSystemMessages: pin }).then((stats) => ({
+          tokens: estimateFromStats(stats),
+          messages: stats.contextMessages,
+        }));
+      const expected = await measured(pinSystemMessages);
+      expect(await measured(!pinSystemMessages)).not.toEqual(expected);
+      const { compaction } = await requestCompaction(w.resources.db, session, {
+        reason: 'manual',
+        keepRecentTokens: 500,
+      });
+
+      const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+
+      expect(result.compaction).toMatchObject({
+        status: 'completed',
+        tokensBefore: expected.tokens,
+        messagesBefore: expected.messages,
+      });
+    },
+  );
+
   it('never loses messages appended while it runs: they land after the boundary', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 3 }));
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });

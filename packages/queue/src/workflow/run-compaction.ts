@@ -1,9 +1,10 @@
-import { continuationAfterCompaction, type UnprunedOutputs } from '@compactor/core';
+import { continuationAfterCompaction, DEFAULT_POLICY, type UnprunedOutputs } from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
   contextTokenStats,
   estimateFromStats,
+  type ContextTokenStats,
   updateRunningCompaction,
   type CompactionRow,
   type SessionRow,
@@ -48,7 +49,11 @@ export async function runCompaction(
   compactionId: string,
   options: RunOptions,
 ): Promise<RunOutcome> {
-  const claimed = await claimCompaction(resources.db, compactionId, resources.clock());
+  // The view's size comes with the claim, measured as the default policy pins system messages;
+  // a policy that does not pin them reads it again (sizeBefore).
+  const claimed = await claimCompaction(resources.db, compactionId, resources.clock(), {
+    stats: { pinSystemMessages: DEFAULT_POLICY.pinSystemMessages },
+  });
   if (!claimed) return { status: 'inactive', compaction: null };
   const { compaction, session } = claimed;
   const owner = { compaction, fence: compaction.fence, session };
@@ -61,7 +66,7 @@ export async function runCompaction(
     const attempt = attemptFor(compaction, session, options);
     const trail = new StepTrail(resources, attempt, announce);
     await announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
-    const outcome = await runSteps(resources, attempt, trail);
+    const outcome = await runSteps(resources, attempt, trail, claimed.stats);
     if (outcome.kind === 'nothing-to-compact') {
       await trail.close();
       const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', outcome.reason);
@@ -127,6 +132,7 @@ async function runSteps(
   resources: WorkflowResources,
   attempt: Attempt,
   trail: StepTrail,
+  claimedStats: ContextTokenStats | undefined,
 ): Promise<SummaryOutcome | { kind: 'nothing-to-compact'; reason: string }> {
   const draft = parseSummaryDraft(attempt.compaction.summaryDraft);
   if (draft) {
@@ -134,7 +140,7 @@ async function runSteps(
     await trail.enter('finalize');
     return draft;
   }
-  const before = await sizeBefore(resources, attempt);
+  const before = await sizeBefore(resources, attempt, claimedStats);
   await trail.enter('prune', before.patch);
   const pruned = await trail.run(() => pruneStep(resources, attempt, before.unprunedOutputs));
   await trail.enter('summarize', {
@@ -150,16 +156,20 @@ async function runSteps(
 
 /**
  * The view's size when the compaction first started (kept across retries), as a step patch, and
- * the view's unpruned tool outputs from the same statement (null on a retry, which reads none).
+ * the view's unpruned tool outputs from the same stats (null on a retry, which reads none). The
+ * claim's stats serve when they were measured with the policy's pinning; else they are read.
  */
 async function sizeBefore(
   resources: WorkflowResources,
   attempt: Attempt,
+  claimedStats: ContextTokenStats | undefined,
 ): Promise<{ patch: StepPatch; unprunedOutputs: UnprunedOutputs | null }> {
   if (attempt.compaction.tokensBefore !== null) return { patch: {}, unprunedOutputs: null };
-  const stats = await contextTokenStats(resources.db, attempt.session.pk, {
-    pinSystemMessages: attempt.policy.pinSystemMessages,
-  });
+  const { pinSystemMessages } = attempt.policy;
+  const stats =
+    claimedStats && pinSystemMessages === DEFAULT_POLICY.pinSystemMessages
+      ? claimedStats
+      : await contextTokenStats(resources.db, attempt.session.pk, { pinSystemMessages });
   const patch = {
     tokensBefore: estimateFromStats(stats, attempt.policy.estimate),
     messagesBefore: stats.contextMessages,
