@@ -17,9 +17,10 @@ export const WorkerEnvSchema = z
     /**
      * Postgres connections of the process. A job holds one only while a statement runs (most of
      * its time is the LLM call), so a few serve dozens of jobs; every connection also pays its own
-     * statement planning, so more cost Postgres CPU (docs/BENCHMARKS.md, stop 18).
+     * statement planning, so more cost Postgres CPU (docs/BENCHMARKS.md, stop 18). At least 2:
+     * the reconciler holds one (its advisory lock's transaction) while its work uses another.
      */
-    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1_000).default(10),
     /** Health and metrics port; 0 picks a free one (several workers on one host). */
     PORT: z.coerce.number().int().min(0).max(65_535).default(0),
     HOST: z.string().min(1).default('127.0.0.1'),
