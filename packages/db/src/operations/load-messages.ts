@@ -1,6 +1,6 @@
 import type { CompactionBoundary, Message } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
-import { boundaryFromRow, messagesFromRows } from '../mappers';
+import { boundaryFromRow, messagesFromRows, type CompactionRow } from '../mappers';
 import { findLatestCompletedCompaction } from '../queries/compactions';
 import { listContextMessages, listMessages } from '../queries/messages';
 import { listPartsOfMessages } from '../queries/parts';
@@ -19,16 +19,24 @@ export interface ContextRows {
  * Rendering (placeholders, summary first) is core's job. The reads share one snapshot, so a
  * compaction that completes meanwhile is seen whole or not at all; `snapshot: false` skips the
  * transaction for a caller that knows no compaction can complete meanwhile (the worker running
- * the session's only active one).
+ * the session's only active one), which may also pass the latest completed one it read.
  */
 export async function loadContextRows(
   db: Db,
   sessionPk: number,
-  options: { pinSystemMessages?: boolean; snapshot?: boolean } = {},
+  options: {
+    pinSystemMessages?: boolean;
+    snapshot?: boolean;
+    /** The latest completed compaction, when the caller holds it and none can complete meanwhile. */
+    latestCompleted?: CompactionRow | null;
+  } = {},
 ): Promise<ContextRows> {
   const load = async (tx: DbOrTx): Promise<ContextRows> => {
     const rows = await listContextMessages(tx, sessionPk, options);
-    const compaction = await findLatestCompletedCompaction(tx, sessionPk);
+    const compaction =
+      options.latestCompleted !== undefined
+        ? options.latestCompleted
+        : await findLatestCompletedCompaction(tx, sessionPk);
     const parts = await listPartsOfMessages(
       tx,
       rows.map((r) => r.pk),

@@ -34,6 +34,7 @@ describe('claimCompaction', () => {
     expect(claim.compaction.coversThroughSeq).toBe(session.lastSeq);
     // Typed like drizzle's own rows: the same object a plain select returns.
     expect(claim.session).toEqual(session);
+    expect(claim.latestCompleted).toBeNull();
     expect(claim.compaction).toEqual(await findCompaction(t.db, claim.compaction.id));
   });
 
@@ -86,6 +87,8 @@ describe('claimCompaction', () => {
       const claim = await claimCompaction(t.db, second!.id, new Date(), { stats: { pinSystemMessages } });
 
       expect(claim!.compaction).toMatchObject({ status: 'running', attempts: 1 });
+      // The view's boundary comes with it: the latest completed compaction, as a plain read finds it.
+      expect(claim!.latestCompleted).toEqual(await findCompaction(t.db, first!.id));
       expect(claim!.stats).toEqual(expected);
       expect(claim!.stats!.report).not.toBeNull();
       expect(claim!.stats!.unprunedOutputs.total).toBeGreaterThan(0);

@@ -11,18 +11,25 @@ import { contextTokenStatsSql, statsFromRow, type ContextTokenStats } from './co
 export interface ClaimedCompaction {
   compaction: CompactionRow;
   session: SessionRow;
+  /**
+   * The session's latest completed compaction (the view's boundary), or null. It stays current
+   * for the attempt: only an active compaction completes, and this is the session's only one.
+   */
+  latestCompleted: CompactionRow | null;
   /** The context view's stats as the claim saw it, when asked for (see {@link claimCompaction}). */
   stats?: ContextTokenStats;
 }
 
 const claimedCompactionRow = rowMapper(compactions, 'c_');
 const claimedSessionRow = rowMapper(sessions, 's_');
+const latestCompletedRow = rowMapper(compactions, 'l_');
 
 /**
  * Starts (or restarts) an attempt: `running`, attempts + 1, a new fence, and, on the first
  * attempt only, the range it covers fixed at the session's current last seq, so messages
  * appended meanwhile land after the boundary. Returns the row with its session (one round
- * trip), or null when the compaction is no longer active (finished, or gone).
+ * trip) and its latest completed compaction, or null when the compaction is no longer active
+ * (finished, or gone).
  *
  * With `stats`, the same statement also measures the session's context view (core's estimate
  * inputs, as {@link contextTokenStats} reads them with that `pinSystemMessages`): the size a
@@ -62,14 +69,21 @@ export async function claimCompaction(
       where c.id = ${id} and c.status in ('pending', 'running')
       returning c.*
     )${stats.cte}
-    select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')}${stats.columns}
-    from claimed join sessions s on s.pk = claimed.session_pk${stats.join}`,
+    select ${selectList(compactions, 'claimed', 'c_')}, ${selectList(sessions, 's', 's_')},
+           ${selectList(compactions, 'l', 'l_')}${stats.columns}
+    from claimed join sessions s on s.pk = claimed.session_pk
+    left join lateral (
+      select * from compactions l
+      where l.session_pk = claimed.session_pk and l.status = 'completed'
+      order by l.finished_at desc, l.requested_at desc limit 1
+    ) l on true${stats.join}`,
   );
   const [raw] = result.rows;
   if (!raw) return null;
   return {
     compaction: claimedCompactionRow(raw),
     session: claimedSessionRow(raw),
+    latestCompleted: raw.l_id === null ? null : latestCompletedRow(raw),
     ...(options.stats ? { stats: statsFromRow(raw) } : {}),
   };
 }

@@ -5,7 +5,7 @@ import {
   type Policy,
   type PolicyInput,
 } from '@compactor/core';
-import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
+import { sessionModel, type ClaimedCompaction, type CompactionRow, type SessionRow } from '@compactor/db';
 import { CompactionFailedError } from './errors';
 
 /** One attempt at one compaction: the claimed row, its fence and the session it compacts. */
@@ -16,6 +16,8 @@ export interface Attempt {
   session: SessionRow;
   policy: Policy;
   model: ModelInfo;
+  /** The session's latest completed compaction as the claim read it. */
+  latestCompleted: CompactionRow | null;
   /** The last seq this compaction covers, fixed on its first attempt. */
   coversThroughSeq: number;
   /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
@@ -29,14 +31,14 @@ export interface Attempt {
  * saved) fails the compaction with `invalid_policy` instead of leaving it running.
  */
 export function attemptFor(
-  compaction: CompactionRow,
-  session: SessionRow,
+  { compaction, session, latestCompleted }: ClaimedCompaction,
   options: { lastAttempt: boolean; signal?: AbortSignal | undefined },
 ): Attempt {
   return {
     compaction,
     fence: compaction.fence,
     session,
+    latestCompleted,
     policy: storedPolicy(session),
     model: sessionModel(session),
     coversThroughSeq: compaction.coversThroughSeq ?? session.lastSeq,

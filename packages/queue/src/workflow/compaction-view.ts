@@ -1,11 +1,12 @@
 import { assembleContext, type Message, type Policy } from '@compactor/core';
-import { loadContextRows, type Db } from '@compactor/db';
+import { loadContextRows, type CompactionRow, type Db } from '@compactor/db';
 
 /**
  * The stored context view a compaction works on: pinned system messages and the latest
  * completed compaction's summary first (core's order), then the kept messages up to
  * `coversThroughSeq` (the range fixed when the compaction started; messages appended since are
- * not compacted and land after the boundary). Parts are the stored ones, not the rendered ones:
+ * not compacted and land after the boundary). `latestCompleted`: the session's latest completed
+ * compaction as the attempt's claim read it (looked up when not given). Parts are the stored ones, not the rendered ones:
  * prune selection and the estimate are defined on stored parts.
  */
 export async function loadCoveredView(
@@ -13,13 +14,16 @@ export async function loadCoveredView(
   sessionPk: number,
   coversThroughSeq: number,
   policy: Pick<Policy, 'pinSystemMessages'>,
+  latestCompleted?: CompactionRow | null,
 ): Promise<Message[]> {
   const { pinSystemMessages } = policy;
   // No snapshot transaction: the compaction being run is the session's only active one (a
-  // unique index), so no other can complete and move the boundary between the reads.
+  // unique index), so no other can complete and move the boundary between the reads; for the
+  // same reason the latest completed compaction its claim read is still the latest.
   const { messages, compaction } = await loadContextRows(db, sessionPk, {
     pinSystemMessages,
     snapshot: false,
+    ...(latestCompleted !== undefined ? { latestCompleted } : {}),
   });
   const ordered = assembleContext(messages, compaction ? [compaction] : [], { pinSystemMessages }).messages;
   const stored = new Map(messages.map((m) => [m.id, m]));

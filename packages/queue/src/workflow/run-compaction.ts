@@ -63,7 +63,7 @@ export async function runCompaction(
   const ids = { sessionId: session.id, tenantId: session.tenantId };
 
   try {
-    const attempt = attemptFor(compaction, session, options);
+    const attempt = attemptFor(claimed, options);
     const trail = new StepTrail(resources, attempt, announce);
     await announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
     const outcome = await runSteps(resources, attempt, trail, claimed.stats);

@@ -29,7 +29,13 @@ export async function summarizeStep(
   const { compaction, policy, model } = attempt;
   // Loaded after the prune step, so it shows the outputs that step cleared (the summarizer
   // reads them as the placeholder).
-  const view = await loadCoveredView(resources.db, attempt.session.pk, attempt.coversThroughSeq, policy);
+  const view = await loadCoveredView(
+    resources.db,
+    attempt.session.pk,
+    attempt.coversThroughSeq,
+    policy,
+    attempt.latestCompleted,
+  );
   if (compaction.strategy === 'topic') return topicOutcome(resources, attempt, view);
 
   const keepRecentTokens = keepRecentTokensFor(
