@@ -143,6 +143,41 @@ describe('enterStep', () => {
     expect(steps[0]!.finishedAt).toEqual(new Date('2026-01-01T00:00:02Z'));
   });
 
+  it('records a step that passed without a statement before the one it enters, in the same statement', async () => {
+    const { claim } = await claimed();
+    const { id, fence } = claim.compaction;
+    const at = new Date('2026-01-01T00:00:03Z');
+    const summarize = await enterStep(t.db, {
+      compactionId: id,
+      fence,
+      attempt: 1,
+      step: 'summarize',
+      at,
+      patch: { tokensBefore: 900, messagesBefore: 12 },
+      passed: { step: 'prune', detail: { parts: 0, skipped: 'too-little-output' } },
+    });
+    const steps = await listCompactionSteps(t.db, id);
+    expect(steps.map((s) => [s.step, s.status, s.detail, s.startedAt, s.finishedAt])).toEqual([
+      ['prune', 'completed', { parts: 0, skipped: 'too-little-output' }, at, at],
+      ['summarize', 'running', {}, at, null],
+    ]);
+    expect(steps[1]!.pk).toBe(summarize);
+    expect(await findCompaction(t.db, id)).toMatchObject({ step: 'summarize', tokensBefore: 900 });
+
+    // A superseded attempt records neither.
+    await claimCompaction(t.db, id, new Date());
+    const stale = await enterStep(t.db, {
+      compactionId: id,
+      fence,
+      attempt: 1,
+      step: 'summarize',
+      at,
+      passed: { step: 'prune', detail: {} },
+    });
+    expect(stale).toBeNull();
+    expect(await listCompactionSteps(t.db, id)).toHaveLength(2);
+  });
+
   it('writes nothing fenced and opens no record for a superseded attempt (null)', async () => {
     const { claim } = await claimed();
     const { id, fence } = claim.compaction;

@@ -108,8 +108,8 @@ const STEP_PATCH_COLUMNS: Record<keyof StepPatch, string> = {
 
 /**
  * Moves a running attempt into `step` in ONE statement: closes the previous step's record as
- * completed (`finish`), sets the row's `step` (and `patch`) fenced, and opens the new step's
- * record. Returns the new record's pk, or null when the fence moved (a newer attempt owns the
+ * completed (`finish`), records a step that needed no statement of its own (`passed`), sets the
+ * row's `step` (and `patch`) fenced, and opens the new step's record. Returns the new record's pk, or null when the fence moved (a newer attempt owns the
  * row: nothing fenced was written, and no record was opened).
  */
 export async function enterStep(
@@ -122,6 +122,11 @@ export async function enterStep(
     at: Date;
     patch?: StepPatch;
     finish?: { pk: number; detail: Record<string, unknown> };
+    /**
+     * A step that needed no statement of its own (a prune with nothing to select), recorded as
+     * completed with its detail before the new step's record (it gets the lower pk).
+     */
+    passed?: { step: CompactionStep; detail: Record<string, unknown> };
   },
 ): Promise<number | null> {
   const sets = [sql`step = ${entry.step}`, sql`progress_at = now()`];
@@ -140,6 +145,20 @@ export async function enterStep(
         where pk = ${entry.finish.pk}
       ),`
     : sql``;
+  // The new record's insert reads the passed one's RETURNING row, so the passed record is
+  // written (and numbered) first.
+  const passed = entry.passed
+    ? {
+        cte: sql`, passed as (
+          insert into compaction_steps (compaction_id, step, attempt, status, detail, started_at, finished_at)
+          select id, ${entry.passed.step}, ${entry.attempt}, 'completed',
+                 ${JSON.stringify(entry.passed.detail)}::jsonb, ${entry.at}, ${entry.at}
+          from fenced
+          returning compaction_id
+        )`,
+        from: sql`passed`,
+      }
+    : { cte: sql``, from: sql`fenced` };
   const result = await executePrepared<{ pk: string | number }>(
     db,
     sql`
@@ -147,9 +166,10 @@ export async function enterStep(
       update compactions set ${sql.join(sets, sql`, `)}
       where id = ${entry.compactionId} and fence = ${entry.fence} and status = 'running'
       returning id
-    )
+    )${passed.cte}
     insert into compaction_steps (compaction_id, step, attempt, status, started_at)
-    select id, ${entry.step}, ${entry.attempt}, 'running', ${entry.at} from fenced
+    select ${entry.passed ? sql`compaction_id` : sql`id`}, ${entry.step}, ${entry.attempt}, 'running', ${entry.at}
+    from ${passed.from}
     returning pk`,
   );
   const [row] = result.rows;

@@ -16,7 +16,7 @@ import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors
 import type { WorkflowResources } from './resources';
 import { StepTrail } from './step-trail';
 import { finalizeStep } from './steps/finalize';
-import { pruneStep } from './steps/prune';
+import { prunePassed, pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
 import { parseSummaryDraft, toSummaryDraft, type SummaryOutcome } from './steps/summary-writing';
 
@@ -123,7 +123,7 @@ export async function runCompaction(
 }
 
 /**
- * prune → summarize, then finalize is entered with the summary saved as the row's draft in the
+ * prune → summarize (one statement for both when the prune has nothing to do), then finalize is entered with the summary saved as the row's draft in the
  * same statement: an attempt that finds a draft (an earlier one paid for the summary, then
  * crashed or failed to finalize) goes straight to finalize. Returns with the finalize step
  * entered, or with `nothing-to-compact` and the summarize step still open.
@@ -141,12 +141,18 @@ async function runSteps(
     return draft;
   }
   const before = await sizeBefore(resources, attempt, claimedStats);
-  await trail.enter('prune', before.patch);
-  const pruned = await trail.run(() => pruneStep(resources, attempt, before.unprunedOutputs));
-  await trail.enter('summarize', {
-    prunedParts: attempt.compaction.prunedParts + pruned.parts,
-    prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
-  });
+  const passed = prunePassed(attempt, before.unprunedOutputs);
+  if (passed) {
+    // Nothing to prune and nothing to send: the prune record and the summarize step in one statement.
+    await trail.enter('summarize', before.patch, { name: 'prune', result: passed });
+  } else {
+    await trail.enter('prune', before.patch);
+    const pruned = await trail.run(() => pruneStep(resources, attempt, before.unprunedOutputs));
+    await trail.enter('summarize', {
+      prunedParts: attempt.compaction.prunedParts + pruned.parts,
+      prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
+    });
+  }
   const outcome = await trail.run(() => summarizeStep(resources, attempt));
   if (outcome.kind === 'summary') {
     await trail.enter('finalize', { summaryDraft: toSummaryDraft(outcome) });

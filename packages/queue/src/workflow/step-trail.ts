@@ -28,8 +28,16 @@ export class StepTrail {
     private readonly announce: Announce,
   ) {}
 
-  /** Enters `name` (fenced: StaleAttemptError when a newer attempt owns the row), writing `patch` with it. */
-  async enter(name: CompactionStep, patch?: StepPatch): Promise<void> {
+  /**
+   * Enters `name` (fenced: StaleAttemptError when a newer attempt owns the row), writing `patch`
+   * with it. `passed`: a step that ended without a statement of its own (its `result` is the
+   * record's detail), recorded in the same statement and announced before `name`.
+   */
+  async enter(
+    name: CompactionStep,
+    patch?: StepPatch,
+    passed?: { name: CompactionStep; result: unknown },
+  ): Promise<void> {
     const { compaction, fence } = this.attempt;
     const pk = await enterStep(this.resources.db, {
       compactionId: compaction.id,
@@ -39,8 +47,13 @@ export class StepTrail {
       at: this.resources.clock(),
       ...(patch ? { patch } : {}),
       ...(this.open ? { finish: { pk: this.open.pk, detail: this.open.detail } } : {}),
+      ...(passed ? { passed: { step: passed.name, detail: stepDetail(passed.result) } } : {}),
     });
     if (pk === null) throw new StaleAttemptError(compaction.id, fence, null);
+    if (passed) {
+      this.ended({ name: passed.name, startedAt: performance.now() }, 'completed');
+      await this.announce('compaction.step', { step: passed.name, attempt: compaction.attempts });
+    }
     this.open = { pk, name, detail: {}, startedAt: performance.now() };
     await this.announce('compaction.step', { step: name, attempt: compaction.attempts });
   }

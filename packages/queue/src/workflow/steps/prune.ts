@@ -17,6 +17,19 @@ export interface PruneOutcome {
 }
 
 /**
+ * The prune step's outcome when it needs no statement: `prune` is off, or the whole view's
+ * outputs (the first attempt's stats) bound the covered range's and even they cannot make a
+ * selection worth it (core pruneCouldSelect). Null when the selection must run.
+ */
+export function prunePassed(attempt: Attempt, unprunedOutputs: UnprunedOutputs | null): PruneOutcome | null {
+  if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'policy' };
+  if (unprunedOutputs && !pruneCouldSelect(attempt.policy, unprunedOutputs)) {
+    return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'too-little-output' };
+  }
+  return null;
+}
+
+/**
  * OpenCode's prune inside a compaction, over the covered range only: selection (core's rule,
  * in SQL) and marks in one statement, so no output is loaded; none when the first attempt's
  * view stats (`unprunedOutputs`) show it cannot select anything. Repeating it is harmless: the
@@ -27,12 +40,8 @@ export async function pruneStep(
   attempt: Attempt,
   unprunedOutputs: UnprunedOutputs | null,
 ): Promise<PruneOutcome> {
-  if (!attempt.policy.prune) return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'policy' };
-  // The whole view's outputs bound the covered range's (core pruneCouldSelect): when even they
-  // cannot make a selection worth it, the statement is not sent.
-  if (unprunedOutputs && !pruneCouldSelect(attempt.policy, unprunedOutputs)) {
-    return { parts: 0, tokens: 0, candidateTokens: null, skipped: 'too-little-output' };
-  }
+  const skipped = prunePassed(attempt, unprunedOutputs);
+  if (skipped) return skipped;
   if (attempt.policy.tokenCount === 'chars') {
     const marked = await pruneByCharEstimate(resources.db, attempt.session.pk, {
       coversThroughSeq: attempt.coversThroughSeq,
