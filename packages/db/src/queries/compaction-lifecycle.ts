@@ -154,7 +154,7 @@ export async function enterStep(
           select id, ${entry.passed.step}, ${entry.attempt}, 'completed',
                  ${JSON.stringify(entry.passed.detail)}::jsonb, ${entry.at}, ${entry.at}
           from fenced
-          returning compaction_id
+          returning compaction_id as id
         )`,
         from: sql`passed`,
       }
@@ -168,7 +168,7 @@ export async function enterStep(
       returning id
     )${passed.cte}
     insert into compaction_steps (compaction_id, step, attempt, status, started_at)
-    select ${entry.passed ? sql`compaction_id` : sql`id`}, ${entry.step}, ${entry.attempt}, 'running', ${entry.at}
+    select id, ${entry.step}, ${entry.attempt}, 'running', ${entry.at}
     from ${passed.from}
     returning pk`,
   );

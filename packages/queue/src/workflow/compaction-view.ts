@@ -6,8 +6,8 @@ import { loadContextRows, type CompactionRow, type Db } from '@compactor/db';
  * completed compaction's summary first (core's order), then the kept messages up to
  * `coversThroughSeq` (the range fixed when the compaction started; messages appended since are
  * not compacted and land after the boundary). `latestCompleted`: the session's latest completed
- * compaction as the attempt's claim read it (looked up when not given). Parts are the stored ones, not the rendered ones:
- * prune selection and the estimate are defined on stored parts.
+ * compaction as the attempt's claim read it (looked up when not given). Parts are the stored
+ * ones, not the rendered ones: prune selection and the estimate are defined on stored parts.
  */
 export async function loadCoveredView(
   db: Db,

@@ -147,7 +147,7 @@ async function runSteps(
     await trail.enter('summarize', before.patch, { name: 'prune', result: passed });
   } else {
     await trail.enter('prune', before.patch);
-    const pruned = await trail.run(() => pruneStep(resources, attempt, before.unprunedOutputs));
+    const pruned = await trail.run(() => pruneStep(resources, attempt));
     await trail.enter('summarize', {
       prunedParts: attempt.compaction.prunedParts + pruned.parts,
       prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,

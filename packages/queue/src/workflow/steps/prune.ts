@@ -31,17 +31,11 @@ export function prunePassed(attempt: Attempt, unprunedOutputs: UnprunedOutputs |
 
 /**
  * OpenCode's prune inside a compaction, over the covered range only: selection (core's rule,
- * in SQL) and marks in one statement, so no output is loaded; none when the first attempt's
- * view stats (`unprunedOutputs`) show it cannot select anything. Repeating it is harmless: the
- * walk stops at the marks it wrote, and a mark that exists already is not counted again.
+ * in SQL) and marks in one statement, so no output is loaded. Run only when {@link prunePassed}
+ * says the step has work. Repeating it is harmless: the walk stops at the marks it wrote, and a
+ * mark that exists already is not counted again.
  */
-export async function pruneStep(
-  resources: WorkflowResources,
-  attempt: Attempt,
-  unprunedOutputs: UnprunedOutputs | null,
-): Promise<PruneOutcome> {
-  const skipped = prunePassed(attempt, unprunedOutputs);
-  if (skipped) return skipped;
+export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
   if (attempt.policy.tokenCount === 'chars') {
     const marked = await pruneByCharEstimate(resources.db, attempt.session.pk, {
       coversThroughSeq: attempt.coversThroughSeq,
