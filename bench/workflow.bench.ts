@@ -28,7 +28,15 @@ import { createLlm } from '@compactor/llm';
 import { createJobQueues, noEvents, runCompaction, silentLog, startCompaction } from '@compactor/queue';
 import { sql } from 'drizzle-orm';
 import { profiled } from './harness';
-import { freshDatabase, memoryOf, startStubProcess, startWorkerProcess } from './processes';
+import {
+  cpuSecondsOf,
+  freshDatabase,
+  memoryOf,
+  postgresCpuSeconds,
+  startStubProcess,
+  startWorkerProcess,
+  type Child,
+} from './processes';
 
 const DATABASE_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_workflow';
@@ -293,7 +301,12 @@ try {
    * run by `processes` worker processes of `concurrency` each against a stub answering in
    * 500 ms. Compactions/s from the first start to the last finish.
    */
-  const llmBound = async (slowStubUrl: string, processes: number, concurrency: number, count: number) => {
+  const llmBound = async (
+    slowStubUrl: Child & { url: string },
+    processes: number,
+    concurrency: number,
+    count: number,
+  ) => {
     const sessions = await seedSessions(db, count, 12);
     const prefix = `{bench-llm-${processes}x${concurrency}-${Date.now()}}`;
     // The whole backlog is queued before any worker starts: enqueueing 640 compactions from this
@@ -306,10 +319,18 @@ try {
       );
     const workers = await Promise.all(
       Array.from({ length: processes }, () =>
-        startWorkerProcess({ ...workerEnv(prefix, concurrency), OPENAI_BASE_URL: slowStubUrl }),
+        startWorkerProcess({ ...workerEnv(prefix, concurrency), OPENAI_BASE_URL: slowStubUrl.url }),
       ),
     );
+    // Each process's CPU from the workers' start (their boot excluded) to the last finish.
+    const cpu = () => ({
+      workers: workers.reduce((sum, w) => sum + cpuSecondsOf(w.process.pid!), 0),
+      postgres: postgresCpuSeconds(),
+      stub: cpuSecondsOf(slowStubUrl.process.pid!),
+    });
+    const cpuAtStart = cpu();
     await waitUntilFinished(db, ids, 600_000);
+    const cpuAtEnd = cpu();
     const span = await db.execute<{ seconds: number }>(sql`
       select extract(epoch from max(finished_at) - min(started_at))::float8 as seconds
       from compactions where id = any(${sql.param(ids)}::text[])`);
@@ -321,6 +342,11 @@ try {
       seconds,
       perSecond: ids.length / seconds,
       bound: (processes * concurrency) / 0.5,
+      cpuMsPerCompaction: {
+        workers: ((cpuAtEnd.workers - cpuAtStart.workers) * 1000) / ids.length,
+        postgres: ((cpuAtEnd.postgres - cpuAtStart.postgres) * 1000) / ids.length,
+        stub: ((cpuAtEnd.stub - cpuAtStart.stub) * 1000) / ids.length,
+      },
     };
   };
 
@@ -328,13 +354,18 @@ try {
     const slowStub = await startStubProcess({ LLM_STUB_LATENCY_MS: '500' });
     if (PARTS.has('2')) {
       // 2. LLM-bound: 500 ms per call, concurrency 64 → at most 128 compactions/s.
-      const run = await llmBound(slowStub.url, 1, 64, 640);
+      const run = await llmBound(slowStub, 1, 64, 640);
       console.log('\n2. LLM-bound: stub latency 500 ms, one worker process, WORKER_CONCURRENCY=64');
       row(
         'compactions/s (first start → last finish)',
         `${run.perSecond.toFixed(1)} /s  (${run.count} in ${run.seconds.toFixed(2)} s)`,
       );
       row('share of the 128/s bound (64 / 0.5 s)', `${((run.perSecond / run.bound) * 100).toFixed(1)} %`);
+      const { workers, postgres, stub } = run.cpuMsPerCompaction;
+      row(
+        'CPU per compaction: worker / Postgres / stub',
+        `${workers.toFixed(1)} / ${postgres.toFixed(1)} / ${stub.toFixed(1)} ms (${os.availableParallelism()} CPUs)`,
+      );
     }
     if (PARTS.has('4')) {
       // 4. Scale-out: the same load over several worker processes sharing the queue.
@@ -343,7 +374,7 @@ try {
       );
       let first = 0;
       for (const processes of [1, 2, 3]) {
-        const run = await llmBound(slowStub.url, processes, 32, 320 * processes);
+        const run = await llmBound(slowStub, processes, 32, 320 * processes);
         first ||= run.perSecond;
         row(
           `${processes} worker process${processes > 1 ? 'es' : ''} (bound ${run.bound}/s)`,

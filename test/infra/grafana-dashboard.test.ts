@@ -18,7 +18,7 @@ const noQueues = { queue: () => ({ getJobCounts: async () => ({}) }) } as unknow
 async function exportedNames(): Promise<Set<string>> {
   const registries = [
     createApiMetrics({ queueCounts: async () => ({}) }),
-    createWorkerMetrics(noQueues, () => 0).registry,
+    createWorkerMetrics(noQueues, { active: () => 0, queued: () => 0 }).registry,
   ];
   const names = new Set<string>();
   for (const registry of registries) {

@@ -19,4 +19,15 @@ describe('parseWorkerEnv', () => {
     expect(parse).toThrow(/DATABASE_POOL_SIZE/);
     expect(parse).not.toThrow(/OPENAI_API_KEY/);
   });
+
+  it('admits 4 jobs at a time to their database and CPU work by default, whatever the concurrency', () => {
+    expect(parseWorkerEnv({ ...base, WORKER_CONCURRENCY: '64' }).WORKER_STEP_CONCURRENCY).toBe(4);
+    expect(parseWorkerEnv({ ...base, WORKER_STEP_CONCURRENCY: '8' }).WORKER_STEP_CONCURRENCY).toBe(8);
+  });
+
+  it.each(['0', '-1', '1.5', 'few', '1025'])('rejects WORKER_STEP_CONCURRENCY=%s, naming it', (value) => {
+    const parse = () => parseWorkerEnv({ ...base, WORKER_STEP_CONCURRENCY: value });
+    expect(parse).toThrow(EnvError);
+    expect(parse).toThrow(/WORKER_STEP_CONCURRENCY/);
+  });
 });

@@ -1,5 +1,5 @@
 import { llmEnvSchema } from '@compactor/llm';
-import { redisUrlSchema } from '@compactor/queue';
+import { DEFAULT_STEP_CONCURRENCY, redisUrlSchema } from '@compactor/queue';
 import { z } from 'zod';
 
 const positiveMs = z.coerce.number().int().positive();
@@ -14,6 +14,12 @@ export const WorkerEnvSchema = z
     QUEUE_PREFIX: z.string().min(1).default('{compactor}'),
     /** Jobs run at once by this process; compactions wait on the LLM, so dozens are fine. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(16),
+    /**
+     * Of those jobs, how many do their database and CPU work at once, in arrival order; one
+     * waiting on the LLM holds no place. A few keep the process busy; many make a burst of
+     * ready jobs all wait for one another (docs/BENCHMARKS.md, stop 19).
+     */
+    WORKER_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(DEFAULT_STEP_CONCURRENCY),
     /**
      * Postgres connections of the process. A job holds one only while a statement runs (most of
      * its time is the LLM call), so a few serve dozens of jobs; every connection also pays its own

@@ -15,7 +15,13 @@ export interface WorkerMetrics {
 
 const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
-export function createWorkerMetrics(queues: JobQueues, activeJobs: () => number): WorkerMetrics {
+/** The process's jobs as its metrics read them at scrape time. */
+export interface JobGauges {
+  active(): number;
+  queued(): number;
+}
+
+export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'compactor_worker_' });
@@ -79,7 +85,17 @@ export function createWorkerMetrics(queues: JobQueues, activeJobs: () => number)
     help: 'Jobs this process is running now.',
     registers,
     collect() {
-      this.set(activeJobs());
+      this.set(jobs.active());
+    },
+  });
+  new Gauge({
+    name: 'compactor_worker_step_queue_jobs',
+    help:
+      'Jobs of this process waiting for a place to do their database and CPU work (WORKER_STEP_CONCURRENCY). ' +
+      'High for long: the process is CPU- or database-bound; add processes rather than concurrency.',
+    registers,
+    collect() {
+      this.set(jobs.queued());
     },
   });
   new Gauge({

@@ -15,7 +15,7 @@ import {
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { WorkerEnv } from './env';
 import { startProbeServer } from './http';
-import { createWorkerMetrics } from './metrics';
+import { createWorkerMetrics, type JobGauges } from './metrics';
 
 /** A running worker process's parts; `stop` drains it. */
 export interface WorkerProcess {
@@ -66,8 +66,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     keepFailed: { count: 5_000, ageSeconds: 7 * 24 * 3600 },
   };
   const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
-  let active = () => 0;
-  const metrics = createWorkerMetrics(queues, () => active());
+  let jobs: JobGauges = { active: () => 0, queued: () => 0 };
+  const metrics = createWorkerMetrics(queues, { active: () => jobs.active(), queued: () => jobs.queued() });
   const resources: WorkflowResources = {
     db: database.db,
     llm: createLlm(config, metrics.metered(createChatCompleter(config))),
@@ -86,10 +86,11 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     prefix: env.QUEUE_PREFIX,
     policy,
     concurrency: env.WORKER_CONCURRENCY,
+    stepConcurrency: env.WORKER_STEP_CONCURRENCY,
     lockDurationMs: env.LOCK_DURATION_MS,
     onJobEnd: metrics.jobEnded,
   });
-  active = running.active;
+  jobs = running;
   const reconciler = startReconciler(
     { db: database.db, queues, log, clock: resources.clock },
     {
@@ -111,7 +112,12 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     { port: env.PORT, host: env.HOST },
   );
   log.info(
-    { port: probes.port, concurrency: env.WORKER_CONCURRENCY, prefix: env.QUEUE_PREFIX },
+    {
+      port: probes.port,
+      concurrency: env.WORKER_CONCURRENCY,
+      stepConcurrency: env.WORKER_STEP_CONCURRENCY,
+      prefix: env.QUEUE_PREFIX,
+    },
     'worker started',
   );
 

@@ -21,8 +21,8 @@ export interface QueueHarness extends WorkflowHarness {
   /** Resources with events published on this file's prefix. */
   readonly live: WorkflowResources;
   readonly dispatch: DispatchDeps;
-  /** Starts in-process workers on this file's queues (stopped after each test). */
-  startWorkers(options?: Partial<WorkerOptions>): RunningWorkers;
+  /** Starts in-process workers on this file's queues (stopped after each test); `resources` replace {@link live}'s. */
+  startWorkers(options?: Partial<WorkerOptions>, resources?: Partial<WorkflowResources>): RunningWorkers;
   /** Subscribes now; the array fills with the session's events as they arrive (until the test ends). */
   record(sessionPk: number): Promise<SessionEvent[]>;
 }
@@ -94,14 +94,17 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
       }),
     },
     startWorkers: {
-      value: (options: Partial<WorkerOptions> = {}) => {
-        const workers = startWorkers(live(), {
-          connection: connection(),
-          prefix,
-          policy: current().queues.policy,
-          concurrency: 4,
-          ...options,
-        });
+      value: (options: Partial<WorkerOptions> = {}, resources: Partial<WorkflowResources> = {}) => {
+        const workers = startWorkers(
+          { ...live(), ...resources },
+          {
+            connection: connection(),
+            prefix,
+            policy: current().queues.policy,
+            concurrency: 4,
+            ...options,
+          },
+        );
         running.push(workers);
         return workers;
       },

@@ -1,11 +1,13 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
+import type { Llm } from '@compactor/llm';
 import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
 import { isAbort, safeErrorMessage } from '../workflow/errors';
 import { pruneSession, type PruneSessionOutcome } from '../workflow/prune-session';
 import type { WorkflowResources } from '../workflow/resources';
 import { runCompaction } from '../workflow/run-compaction';
+import type { GatePlace, WorkGate } from './work-gate';
 
 /** Whether this run of `job` is the queue's last try (BullMQ counts failed tries in `attemptsMade`). */
 export function isLastAttempt(job: Pick<Job, 'attemptsMade' | 'opts'>): boolean {
@@ -34,13 +36,15 @@ function payloadOf<N extends JobName>(name: N, job: Job) {
  * ends `failed`, the job completes); what comes out of here is a transient failure for BullMQ
  * to retry with backoff (Retry-After honoured by the backoff strategy), or a cancellation.
  */
-export function compactProcessor(resources: WorkflowResources) {
+export function compactProcessor(resources: WorkflowResources, gate: WorkGate) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<CompactJobResult> => {
     const { compactionId } = payloadOf('compact', job);
-    const outcome = await runCompaction(resources, compactionId, {
-      lastAttempt: isLastAttempt(job),
-      signal,
-    }).catch(forQueue);
+    const outcome = await inGate(gate, signal, (place) =>
+      runCompaction({ ...resources, llm: llmOutside(resources.llm, place) }, compactionId, {
+        lastAttempt: isLastAttempt(job),
+        signal,
+      }),
+    ).catch(forQueue);
     return {
       status: outcome.status,
       tokensBefore: outcome.compaction?.tokensBefore ?? null,
@@ -50,10 +54,37 @@ export function compactProcessor(resources: WorkflowResources) {
 }
 
 /** Runs one prune job. */
-export function pruneProcessor(resources: WorkflowResources) {
-  return async (job: Job): Promise<PruneSessionOutcome> => {
+export function pruneProcessor(resources: WorkflowResources, gate: WorkGate) {
+  return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PruneSessionOutcome> => {
     const { sessionPk } = payloadOf('prune', job);
-    return pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' }).catch(forQueue);
+    return inGate(gate, signal, () => pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' })).catch(
+      forQueue,
+    );
+  };
+}
+
+/** Runs a job's work holding a place in the worker's gate (taken in arrival order). */
+async function inGate<T>(
+  gate: WorkGate,
+  signal: AbortSignal | undefined,
+  work: (place: GatePlace) => Promise<T>,
+): Promise<T> {
+  const place = await gate.enter(signal);
+  try {
+    return await work(place);
+  } finally {
+    place.leave();
+  }
+}
+
+/** `llm` with every call made outside the job's place: an attempt waiting on the LLM holds none. */
+export function llmOutside(llm: Llm, place: GatePlace): Llm {
+  return {
+    complete: (request) => place.outside(() => llm.complete(request)),
+    summarize: (request) => place.outside(() => llm.summarize(request)),
+    summarizeMessages: (input) => place.outside(() => llm.summarizeMessages(input)),
+    summarizeSplitTurn: (input) => place.outside(() => llm.summarizeSplitTurn(input)),
+    detectTopicBoundary: (request) => place.outside(() => llm.detectTopicBoundary(request)),
   };
 }
 

@@ -111,6 +111,55 @@ describe('compact jobs on BullMQ workers', () => {
   });
 });
 
+describe('the step gate', () => {
+  it('holds no place while a compaction waits on the LLM: one place, four LLM calls in flight together', async () => {
+    const sessions = await Promise.all(
+      [0, 1, 2, 3].map(() => q.seedSession(generateCodingSession({ turns: 4 }))),
+    );
+    // Every summary call waits until four are in flight at once. Were the one place held during
+    // the call, the second could never start: the compactions would fail on the barrier's timeout.
+    let inFlight = 0;
+    let most = 0;
+    let open: () => void = () => undefined;
+    const allIn = new Promise<void>((resolve) => (open = resolve));
+    const barrier = async <T>(call: () => Promise<T>): Promise<T> => {
+      most = Math.max(most, ++inFlight);
+      if (inFlight === 4) open();
+      try {
+        await Promise.race([
+          allIn,
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new Error('barrier: calls never overlapped')), 10_000),
+          ),
+        ]);
+        return await call();
+      } finally {
+        inFlight--;
+      }
+    };
+    const llm = q.live.llm;
+    q.startWorkers(
+      { concurrency: 4, stepConcurrency: 1, policy: { ...q.queues.policy, attempts: 1 } },
+      {
+        llm: {
+          ...llm,
+          summarizeMessages: (input) => barrier(() => llm.summarizeMessages(input)),
+          summarizeSplitTurn: (input) => barrier(() => llm.summarizeSplitTurn(input)),
+        },
+      },
+    );
+    const ids = [];
+    for (const session of sessions)
+      ids.push((await startCompaction(q.dispatch, session, { reason: 'manual' })).compaction.id);
+    for (const id of ids)
+      expect(await waitForStatus(id, ['completed', 'failed'])).toMatchObject({
+        status: 'completed',
+        details: { writtenBy: 'llm' },
+      });
+    expect(most).toBe(4);
+  });
+});
+
 describe('prune jobs', () => {
   it('prunes old tool outputs of a session and announces it', async () => {
     const session = await q.seedSession(generateCodingSession({ turns: 8 }), {

@@ -3,6 +3,14 @@ import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
 import type { WorkflowResources } from '../workflow/resources';
 import { compactProcessor, pruneProcessor } from './processors';
+import { WorkGate } from './work-gate';
+
+/**
+ * A few jobs at a time do their database and CPU work: enough to keep the event loop and a
+ * couple of Postgres connections busy while one waits on a round trip; 3–6 measured alike
+ * (docs/BENCHMARKS.md, stop 19).
+ */
+export const DEFAULT_STEP_CONCURRENCY = 4;
 
 export interface WorkerOptions {
   connection: ConnectionOptions;
@@ -10,6 +18,11 @@ export interface WorkerOptions {
   policy?: JobPolicy;
   /** Jobs run at once by this process (compactions are LLM-bound: high is fine). */
   concurrency: number;
+  /**
+   * Of those, how many do their database and CPU work at once, first come first served (a
+   * compaction waiting on the LLM holds no place). Default {@link DEFAULT_STEP_CONCURRENCY}.
+   */
+  stepConcurrency?: number;
   /**
    * How long a job's lock lasts without renewal (renewed every half of it). A worker that dies
    * holding a job releases it this long after; another worker then takes over with a new fence.
@@ -25,8 +38,10 @@ export interface WorkerOptions {
 /** The worker's BullMQ workers, one per queue of the catalog. */
 export interface RunningWorkers {
   readonly workers: Worker[];
-  /** Jobs running right now, across queues. */
+  /** Jobs running right now, across queues (those waiting for a step place included). */
   active(): number;
+  /** Jobs waiting for a place to do their database and CPU work. */
+  queued(): number;
   /** Stops taking jobs and waits for running ones, at most `timeoutMs`; then cancels them. */
   close(timeoutMs: number): Promise<{ drained: boolean }>;
 }
@@ -53,6 +68,7 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
         type === BACKOFF_TYPE ? retryDelayMs(attemptsMade, policy.backoffBaseMs, error, random) : 0,
     },
   };
+  const gate = new WorkGate(options.stepConcurrency ?? DEFAULT_STEP_CONCURRENCY);
   let running = 0;
   const counted =
     <R>(queue: string, processor: (job: Job, token?: string, signal?: AbortSignal) => Promise<R>) =>
@@ -70,11 +86,11 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
         options.onJobEnd?.(queue, outcome, performance.now() - started);
       }
     };
-  const compact = new Worker('compact', counted('compact', compactProcessor(resources)), {
+  const compact = new Worker('compact', counted('compact', compactProcessor(resources, gate)), {
     ...common,
     concurrency: options.concurrency,
   });
-  const prune = new Worker('prune', counted('prune', pruneProcessor(resources)), {
+  const prune = new Worker('prune', counted('prune', pruneProcessor(resources, gate)), {
     ...common,
     concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
   });
@@ -97,6 +113,7 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
   return {
     workers,
     active: () => running,
+    queued: () => gate.queued,
     async close(timeoutMs) {
       const drain = Promise.all(workers.map((w) => w.close())).then(() => true);
       const timeout = new Promise<false>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());

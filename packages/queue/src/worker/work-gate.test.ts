@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { WorkGate, type GatePlace } from './work-gate';
+
+/** Lets every settled promise's callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A promise with its resolve exposed, for waits the test ends. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('WorkGate', () => {
+  it('admits as many as it has places, then the rest in arrival order', async () => {
+    const gate = new WorkGate(2);
+    const admitted: string[] = [];
+    const places = new Map<string, GatePlace>();
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      void gate.enter().then((place) => {
+        admitted.push(name);
+        places.set(name, place);
+      });
+    await settle();
+    expect(admitted).toEqual(['a', 'b']);
+    expect(gate.queued).toBe(3);
+    places.get('b')!.leave();
+    await settle();
+    expect(admitted).toEqual(['a', 'b', 'c']);
+    places.get('a')!.leave();
+    places.get('c')!.leave();
+    await settle();
+    expect(admitted).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(gate.queued).toBe(0);
+  });
+
+  it('frees the place while a job waits outside, and takes it back behind those who queued meanwhile', async () => {
+    const gate = new WorkGate(1);
+    const order: string[] = [];
+    const first = await gate.enter();
+    const llm = deferred<string>();
+    const outside = first.outside(async () => {
+      order.push('first calls the LLM');
+      return llm.promise;
+    });
+    const second = gate.enter().then((place) => {
+      order.push('second admitted');
+      return place;
+    });
+    await settle();
+    expect(order).toEqual(['first calls the LLM', 'second admitted']);
+    llm.resolve('summary');
+    await settle();
+    // The answer is in, but the place is the second job's until it leaves.
+    let back = false;
+    void outside.then(() => (back = true));
+    await settle();
+    expect(back).toBe(false);
+    (await second).leave();
+    await expect(outside).resolves.toBe('summary');
+    first.leave();
+    expect(gate.queued).toBe(0);
+  });
+
+  it("gives the place up once for a job's concurrent waits, and takes it once", async () => {
+    const gate = new WorkGate(1);
+    const place = await gate.enter();
+    const a = deferred();
+    const b = deferred();
+    const both = Promise.all([place.outside(() => a.promise), place.outside(() => b.promise)]);
+    // Two others can be admitted one after the other while the waits last: one place was freed, not two.
+    const others: GatePlace[] = [];
+    void gate.enter().then((p) => others.push(p));
+    void gate.enter().then((p) => others.push(p));
+    await settle();
+    expect(others).toHaveLength(1);
+    a.resolve();
+    await settle();
+    // One wait ended: the job is still outside, so it has not queued for its place yet.
+    expect(gate.queued).toBe(1);
+    others[0]!.leave();
+    await settle();
+    expect(others).toHaveLength(2);
+    b.resolve();
+    await settle();
+    expect(gate.queued).toBe(1); // the job, behind the second other
+    others[1]!.leave();
+    await both;
+    place.leave();
+    const last = await gate.enter();
+    last.leave();
+  });
+
+  it('a wait given up by its signal takes no place and leaves the queue', async () => {
+    const gate = new WorkGate(1);
+    const holder = await gate.enter();
+    const controller = new AbortController();
+    const abandoned = gate.enter(controller.signal);
+    const next = gate.enter();
+    await settle();
+    expect(gate.queued).toBe(2);
+    controller.abort(new Error('shutdown'));
+    await expect(abandoned).rejects.toThrow('shutdown');
+    expect(gate.queued).toBe(1);
+    holder.leave();
+    const place = await next;
+    place.leave();
+    await expect(gate.enter(controller.signal)).rejects.toThrow('shutdown');
+    (await gate.enter()).leave();
+  });
+
+  it('leaving is idempotent and frees exactly one place', async () => {
+    const gate = new WorkGate(1);
+    const place = await gate.enter();
+    place.leave();
+    place.leave();
+    const admitted: number[] = [];
+    void gate.enter().then(() => admitted.push(1));
+    void gate.enter().then(() => admitted.push(2));
+    await settle();
+    expect(admitted).toEqual([1]);
+    await expect(place.outside(async () => 'late')).rejects.toThrow(/left/);
+  });
+
+  it('needs at least one place', () => {
+    expect(() => new WorkGate(0)).toThrow(RangeError);
+    expect(() => new WorkGate(1.5)).toThrow(RangeError);
+  });
+});
