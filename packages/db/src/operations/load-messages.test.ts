@@ -8,14 +8,20 @@ import {
   estimateContextTokens,
   isContinuationMessage,
   PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+  type Message,
 } from '@compactor/core';
-import { insertCompaction, listCompactions, updateCompaction } from '../queries/compactions';
+import {
+  findLatestCompletedCompaction,
+  insertCompaction,
+  listCompactions,
+  updateCompaction,
+} from '../queries/compactions';
 import { boundaryFromRow } from '../mappers';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { markPartsCompacted } from '../queries/parts';
 import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
-import { loadContextRows, loadHistoryPage } from './load-messages';
+import { loadContextRows, loadHistoryPage, type ContextRows } from './load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 
 const t = useTestDatabase();
@@ -45,6 +51,28 @@ async function referenceViewIds(sessionPk: number): Promise<string[]> {
   const compactions = (await listCompactions(t.db, sessionPk, { limit: 100 })).map(boundaryFromRow);
   const view = assembleContext(history.messages, compactions).messages;
   return ids([...view].sort((a, b) => a.seq - b.seq));
+}
+
+/** A message as the context view loads it: a pruned output's text is not read. */
+function withoutPrunedText(message: Message): Message {
+  return {
+    ...message,
+    parts: message.parts.map((p) =>
+      p.type === 'tool' && p.compactedAt !== null ? { ...p, output: null } : p,
+    ),
+  };
+}
+
+/**
+ * The one statement's rows equal what separate reads return: each message and its parts as the
+ * raw history stores them (a pruned output's text unread), and the latest completed compaction.
+ */
+async function expectStoredRows(sessionPk: number, rows: ContextRows) {
+  const history = await loadHistoryPage(t.db, sessionPk, { afterSeq: 0, limit: 10_000 });
+  const stored = new Map(history.messages.map((m) => [m.id, m]));
+  expect(rows.messages).toEqual(rows.messages.map((m) => withoutPrunedText(stored.get(m.id)!)));
+  const latest = await findLatestCompletedCompaction(t.db, sessionPk);
+  expect(rows.compaction).toEqual(latest && boundaryFromRow(latest));
 }
 
 /** A completed compaction with neither a boundary nor a summary (rows of an older writer). */
@@ -148,21 +176,66 @@ describe('loadContextRows (the context view filter)', () => {
     });
   });
 
+  it('without pinning, reads no system message from before the boundary; an empty view still names its compaction', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [
+      newMessage('system', [text('rules', 10)], { id: 's1' }),
+      newMessage('user', [text('u1', 10)], { id: 'u1' }),
+      newMessage('assistant', [text('a1', 10), tool('call_1', 'out')], { id: 'a1' }),
+    ]);
+    const compaction = await compactWithSummary(session.pk, {
+      boundarySeq: 3,
+      summaryId: 'sum',
+      summaryTokens: 5,
+    });
+    const pinned = await loadContextRows(t.db, session.pk);
+    expect(ids(pinned.messages)).toEqual(['s1', 'a1', 'sum']);
+    const unpinned = await loadContextRows(t.db, session.pk, { pinSystemMessages: false });
+    expect(ids(unpinned.messages)).toEqual(['a1', 'sum']);
+    await expectStoredRows(session.pk, unpinned);
+
+    // A truncation that wrote no summary and kept nothing: no message, but the compaction is named.
+    await updateCompaction(t.db, compaction.id, { boundarySeq: 100, summaryMessageIds: [] });
+    const empty = await loadContextRows(t.db, session.pk, { pinSystemMessages: false });
+    expect(empty.messages).toEqual([]);
+    expect(empty.compaction).toMatchObject({ id: compaction.id, boundarySeq: 100, summaryMessageIds: [] });
+  });
+
+  it('takes the compaction the caller holds instead of reading it', async () => {
+    const session = await sessionWithHistory();
+    const compaction = await compactWithSummary(session.pk, {
+      boundarySeq: 3,
+      summaryId: 'sum',
+      summaryTokens: 5,
+    });
+    const held = await loadContextRows(t.db, session.pk, {
+      latestCompleted: { ...compaction, id: 'cmp_held' },
+    });
+    expect(held.compaction?.id).toBe('cmp_held');
+    expect(ids(held.messages)).toEqual(ids((await loadContextRows(t.db, session.pk)).messages));
+    expect((await loadContextRows(t.db, session.pk, { latestCompleted: null })).compaction).toBeNull();
+  });
+
   it('a second completed compaction replaces the first: the older summary is hidden', async () => {
     const session = await sessionWithHistory();
+    const done = [];
     for (const [n, boundarySeq] of [
       [1, 3],
       [2, 5],
     ] as const) {
-      await compactWithSummary(session.pk, {
-        boundarySeq,
-        summaryId: `s${n}`,
-        summaryTokens: 30,
-        finishedAt: new Date(Date.now() + n),
-      });
+      done.push(
+        await compactWithSummary(session.pk, {
+          boundarySeq,
+          summaryId: `s${n}`,
+          summaryTokens: 30,
+          finishedAt: new Date(Date.now() + n),
+        }),
+      );
     }
     const context = await loadContextRows(t.db, session.pk);
     expect(ids(context.messages)).toEqual(['u3', 'a3', 's2']);
+    expect(context.compaction).toEqual(boundaryFromRow(done[1]!));
+    await expectStoredRows(session.pk, context);
   });
 });
 
@@ -346,6 +419,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
           }
           const rows = await loadContextRows(t.db, session.pk);
           expect(ids(rows.messages)).toEqual(await referenceViewIds(session.pk));
+          await expectStoredRows(session.pk, rows);
           // The stored view (summary first), which core's estimate is defined on.
           const view = [
             ...rows.messages.filter((m) => m.summary),

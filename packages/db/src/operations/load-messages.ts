@@ -1,8 +1,8 @@
 import type { CompactionBoundary, Message } from '@compactor/core';
-import type { Db, DbOrTx } from '../client';
+import type { DbOrTx } from '../client';
 import { boundaryFromRow, messagesFromRows, type CompactionRow } from '../mappers';
-import { findLatestCompletedCompaction } from '../queries/compactions';
-import { listContextMessages, listMessages } from '../queries/messages';
+import { selectContextRows } from '../queries/context-rows';
+import { listMessages } from '../queries/messages';
 import { listPartsOfMessages } from '../queries/parts';
 
 /** The stored rows of a context view, before core renders them (placeholders, interrupted calls). */
@@ -16,39 +16,28 @@ export interface ContextRows {
 /**
  * Loads the rows of the context view: only what the model will see is read (the filter runs in
  * SQL), never the whole history, and no pruned output's text (the model sees the placeholder).
- * Rendering (placeholders, summary first) is core's job. The reads share one snapshot, so a
- * compaction that completes meanwhile is seen whole or not at all; `snapshot: false` skips the
- * transaction for a caller that knows no compaction can complete meanwhile (the worker running
- * the session's only active one), which may also pass the latest completed one it read.
+ * Rendering (placeholders, summary first) is core's job. One statement, so one snapshot: a
+ * compaction that completes meanwhile is seen whole or not at all. `latestCompleted`: the
+ * session's latest completed compaction, when the caller holds it and none can complete
+ * meanwhile (the worker running the session's only active one); it is not read again.
  */
 export async function loadContextRows(
-  db: Db,
+  db: DbOrTx,
   sessionPk: number,
   options: {
     pinSystemMessages?: boolean;
-    snapshot?: boolean;
-    /** The latest completed compaction, when the caller holds it and none can complete meanwhile. */
     latestCompleted?: CompactionRow | null;
   } = {},
 ): Promise<ContextRows> {
-  const load = async (tx: DbOrTx): Promise<ContextRows> => {
-    const rows = await listContextMessages(tx, sessionPk, options);
-    const compaction =
-      options.latestCompleted !== undefined
-        ? options.latestCompleted
-        : await findLatestCompletedCompaction(tx, sessionPk);
-    const parts = await listPartsOfMessages(
-      tx,
-      rows.map((r) => r.pk),
-      { omitPrunedOutputs: true },
-    );
-    return {
-      messages: messagesFromRows(rows, parts),
-      compaction: compaction ? boundaryFromRow(compaction) : null,
-    };
+  const held = options.latestCompleted;
+  const rows = await selectContextRows(db, sessionPk, {
+    pinSystemMessages: options.pinSystemMessages ?? true,
+    withCompaction: held === undefined,
+  });
+  return {
+    messages: messagesFromRows(rows.messages, rows.parts),
+    compaction: held === undefined ? rows.compaction : held && boundaryFromRow(held),
   };
-  if (options.snapshot === false) return load(db);
-  return db.transaction(load, { isolationLevel: 'repeatable read', accessMode: 'read only' });
 }
 
 /** A page of the raw history with parts, and the cursor of the next page. */

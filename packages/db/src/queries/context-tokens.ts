@@ -87,7 +87,7 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   return sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
-    -- The same view as listContextMessages, narrow: no text is read.
+    -- The same view as selectContextRows, narrow: no text is read.
     view as materialized (${viewMessagesSql(
       sessionPk,
       pinSystemMessages,

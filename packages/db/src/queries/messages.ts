@@ -1,10 +1,7 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { MessageRow } from '../mappers';
 import { messages } from '../schema';
-import { executePrepared } from '../prepared';
-import { rowMapper, selectList } from './raw-rows';
-import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /** A `messages` row to insert; build one with `messageToRow`. */
 export type NewMessageRow = typeof messages.$inferInsert;
@@ -64,29 +61,4 @@ export async function listMessages(
     .where(and(eq(messages.sessionPk, sessionPk), gt(messages.seq, afterSeq)))
     .orderBy(asc(messages.seq))
     .limit(limit);
-}
-
-const messageColumns = selectList(messages, 'm', '');
-const messageRow = rowMapper(messages, '');
-
-/**
- * The context view's messages, in seq order: the latest completed compaction's summary messages,
- * every non-summary message from its boundary on, and (policy `pinSystemMessages`) the
- * session's own system messages from before it, which are never compacted. With no completed
- * compaction: every non-summary message. The filter is `viewMessagesSql` (bounded index scans,
- * shared with the status sums and prune selection); it yields the pks, an init plan, and the rows
- * are then fetched by primary key, so the cost is the kept window's, not the history's.
- */
-export async function listContextMessages(
-  db: DbOrTx,
-  sessionPk: number,
-  { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
-): Promise<MessageRow[]> {
-  const { rows } = await executePrepared(
-    db,
-    sql`with bounds as (${viewBoundsCte(sessionPk)})
-        select v.* from (${viewMessagesSql(sessionPk, pinSystemMessages, messageColumns)}) v
-        order by v.seq`,
-  );
-  return rows.map(messageRow);
 }

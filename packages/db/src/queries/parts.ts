@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
@@ -24,12 +24,10 @@ export async function listPartsOfMessages(
   { omitPrunedOutputs = false }: { omitPrunedOutputs?: boolean } = {},
 ): Promise<PartRow[]> {
   if (messagePks.length === 0) return [];
-  // Every context read and every compaction's view load: a prepared statement (see
-  // executePrepared), one text for each value of the flag.
-  const output = omitPrunedOutputs ? OMITTED_PRUNED_OUTPUT : STORED_OUTPUT;
+  // A prepared statement (see executePrepared), one text for each value of the flag.
   const { rows } = await executePrepared(
     db,
-    sql`select ${PART_COLUMNS}, ${output} as "tool_output", pp.compacted_at as "compacted_at"
+    sql`select ${partColumns('', { omitPrunedOutputs })}
         from parts p
         left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
         where p.message_pk = any(${sql.param(messagePks)}::bigint[])
@@ -38,28 +36,42 @@ export async function listPartsOfMessages(
   return rows.map(partRowOf);
 }
 
-/** Every `parts` column but the output, which the two texts select in their own ways. */
-const PART_COLUMNS = sql.raw(
-  Object.values(getTableColumns(parts))
-    .filter((column) => column.name !== 'tool_output')
-    .map((column) => `p."${column.name}" as "${column.name}"`)
-    .join(', '),
-);
-const STORED_OUTPUT = sql.raw('p.tool_output');
-const OMITTED_PRUNED_OUTPUT = sql.raw('case when pp.compacted_at is null then p.tool_output end');
-const partColumnsRow = rowMapper(parts, '');
-const compactedAtColumn = getTableColumns(partPrunes).compactedAt;
+/**
+ * The select list of a part row `p` joined with its prune mark `pp`, every column under
+ * `prefix`: `omitPrunedOutputs` selects a pruned output as null (see {@link listPartsOfMessages}).
+ */
+export function partColumns(prefix: string, { omitPrunedOutputs }: { omitPrunedOutputs: boolean }): SQL {
+  const output = omitPrunedOutputs
+    ? 'case when pp.compacted_at is null then p.tool_output end'
+    : 'p.tool_output';
+  return sql.raw(
+    [
+      ...Object.values(getTableColumns(parts))
+        .filter((column) => column.name !== 'tool_output')
+        .map((column) => `p."${column.name}" as "${prefix}${column.name}"`),
+      `${output} as "${prefix}tool_output"`,
+      `pp.compacted_at as "${prefix}compacted_at"`,
+    ].join(', '),
+  );
+}
 
-function partRowOf(raw: Record<string, unknown>): PartRow {
-  const compactedAt = raw.compacted_at;
-  return {
-    ...partColumnsRow(raw),
-    compactedAt:
-      compactedAt === null || compactedAt === undefined
-        ? null
-        : (compactedAtColumn.mapFromDriverValue(compactedAt) as Date),
+/** The {@link PartRow} of a raw row selected with {@link partColumns} under `prefix`. */
+export function partRowMapper(prefix: string): (raw: Record<string, unknown>) => PartRow {
+  const columnsRow = rowMapper(parts, prefix);
+  const compactedAtColumn = getTableColumns(partPrunes).compactedAt;
+  return (raw) => {
+    const compactedAt = raw[`${prefix}compacted_at`];
+    return {
+      ...columnsRow(raw),
+      compactedAt:
+        compactedAt === null || compactedAt === undefined
+          ? null
+          : (compactedAtColumn.mapFromDriverValue(compactedAt) as Date),
+    };
   };
 }
+
+const partRowOf = partRowMapper('');
 
 /** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<

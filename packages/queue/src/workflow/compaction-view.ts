@@ -17,12 +17,10 @@ export async function loadCoveredView(
   latestCompleted?: CompactionRow | null,
 ): Promise<Message[]> {
   const { pinSystemMessages } = policy;
-  // No snapshot transaction: the compaction being run is the session's only active one (a
-  // unique index), so no other can complete and move the boundary between the reads; for the
-  // same reason the latest completed compaction its claim read is still the latest.
+  // The compaction being run is the session's only active one (a unique index), so no other can
+  // complete meanwhile: the latest completed compaction its claim read is still the latest.
   const { messages, compaction } = await loadContextRows(db, sessionPk, {
     pinSystemMessages,
-    snapshot: false,
     ...(latestCompleted !== undefined ? { latestCompleted } : {}),
   });
   const ordered = assembleContext(messages, compaction ? [compaction] : [], { pinSystemMessages }).messages;

@@ -1,0 +1,86 @@
+import { sql } from 'drizzle-orm';
+import type { CompactionBoundary } from '@compactor/core';
+import type { DbOrTx } from '../client';
+import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
+import { executePrepared } from '../prepared';
+import { compactions, messages } from '../schema';
+import { partColumns, partRowMapper } from './parts';
+import { rowMapper, selectList } from './raw-rows';
+import { viewBoundsCte, viewMessagesSql } from './view-bounds';
+
+/** The context view's stored rows, as one statement reads them. */
+export interface ContextViewRows {
+  /** In no particular order (see `messagesFromRows`). */
+  messages: MessageRow[];
+  parts: PartRow[];
+  /** The latest completed compaction (null without one); not read when `withCompaction` is false. */
+  compaction: CompactionBoundary | null;
+}
+
+/** Only what core's assembly needs of the compaction (`boundaryFromRow`); the other columns map to null. */
+const compactionRowOf = rowMapper(compactions, 'c_');
+const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
+const messageRowOf = rowMapper(messages, 'm_');
+const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true });
+const partRowOf = partRowMapper('p_');
+
+/**
+ * The context view in ONE statement: its messages (`viewMessagesSql`, the bounded filter every
+ * view query shares), each message's parts (pruned outputs left unread), and, `withCompaction`,
+ * the latest completed compaction that defines it. One statement is one snapshot, so a
+ * compaction completing meanwhile is seen whole or not at all without a transaction around
+ * several reads (which cost begin, three statements and commit: five round trips).
+ *
+ * One row per part (a message's columns repeated on each; a message without parts comes once),
+ * in no order. The parts are read per message through a lateral subquery whose `offset 0` keeps
+ * the planner from flattening it into a hash join over the whole parts table (it cannot know
+ * how short the view is: the boundary is known at run time), so each kept message is one index
+ * lookup. The compaction comes on every row (five narrow columns), alone on one row when the
+ * view is empty.
+ */
+export async function selectContextRows(
+  db: DbOrTx,
+  sessionPk: number,
+  { pinSystemMessages, withCompaction }: { pinSystemMessages: boolean; withCompaction: boolean },
+): Promise<ContextViewRows> {
+  const compaction = withCompaction
+    ? sql`left join lateral (
+        select c.id as c_id, c.status as c_status, c.boundary_seq as c_boundary_seq,
+               c.summary_message_ids as c_summary_message_ids, c.finished_at as c_finished_at
+        from compactions c
+        where c.session_pk = ${sessionPk} and c.status = 'completed'
+        order by c.finished_at desc, c.requested_at desc limit 1
+      ) c on true`
+    : sql``;
+  const { rows } = await executePrepared<Record<string, unknown>>(
+    db,
+    sql`
+    with bounds as (${viewBoundsCte(sessionPk)}),
+    v as (${viewMessagesSql(sessionPk, pinSystemMessages, MESSAGE_COLUMNS)})
+    select * from (select 1 as one) one
+    ${compaction}
+    left join (
+      select v.*, x.* from v
+      left join lateral (
+        select ${PART_COLUMNS} from parts p
+        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+        where p.message_pk = v.m_pk offset 0
+      ) x on true
+    ) r on true`,
+  );
+  // Unordered: `messagesFromRows` puts messages in seq order and each one's parts by position
+  // (a sort here would copy every output's text once more).
+  const messageRows = new Map<unknown, MessageRow>();
+  const partRows: PartRow[] = [];
+  for (const row of rows) {
+    if (row.m_pk === null) continue; // the empty view's one row
+    if (!messageRows.has(row.m_pk)) messageRows.set(row.m_pk, messageRowOf(row));
+    if (row.p_pk !== null) partRows.push(partRowOf(row));
+  }
+  const first = rows[0];
+  return {
+    messages: [...messageRows.values()],
+    parts: partRows,
+    compaction: first && first.c_id != null ? boundaryFromRow(compactionRowOf(first)) : null,
+  };
+}
