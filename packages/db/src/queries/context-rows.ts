@@ -35,8 +35,9 @@ const partRowOf = partRowMapper('p_');
  * in no order. The parts are read per message through a lateral subquery whose `offset 0` keeps
  * the planner from flattening it into a hash join over the whole parts table (it cannot know
  * how short the view is: the boundary is known at run time), so each kept message is one index
- * lookup. The compaction comes on every row (five narrow columns), alone on one row when the
- * view is empty.
+ * lookup; each part's prune mark too (a plain join there was hashed, with a scan of the whole
+ * `part_prunes` table for every message, whenever that table looked small to the planner). The
+ * compaction comes on every row (five narrow columns), alone on one row when the view is empty.
  */
 export async function selectContextRows(
   db: DbOrTx,
@@ -63,7 +64,10 @@ export async function selectContextRows(
       select v.*, x.* from v
       left join lateral (
         select ${PART_COLUMNS} from parts p
-        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+        left join lateral (
+          select x.compacted_at from part_prunes x
+          where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
+        ) pp on true
         where p.message_pk = v.m_pk offset 0
       ) x on true
     ) r on true`,
