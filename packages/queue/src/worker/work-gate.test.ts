@@ -99,14 +99,105 @@ describe('WorkGate', () => {
     const next = gate.enter();
     await settle();
     expect(gate.queued).toBe(2);
-    controller.abort(new Error('shutdown'));
-    await expect(abandoned).rejects.toThrow('shutdown');
+    controller.abort('shutdown');
+    // An AbortError, whatever the reason given: the workflow treats it as a cancellation.
+    await expect(abandoned).rejects.toMatchObject({ name: 'AbortError', message: 'shutdown' });
     expect(gate.queued).toBe(1);
     holder.leave();
     const place = await next;
     place.leave();
     await expect(gate.enter(controller.signal)).rejects.toThrow('shutdown');
     (await gate.enter()).leave();
+  });
+
+  it('a wait that starts while the place is being taken back gives away nothing it does not hold', async () => {
+    const gate = new WorkGate(1);
+    const job = await gate.enter();
+    const first = deferred();
+    const firstWait = job.outside(() => first.promise);
+    const other = await gate.enter(); // the freed place
+    first.resolve();
+    await settle(); // the job now queues to take its place back
+    expect(gate.queued).toBe(1);
+    const second = deferred();
+    const secondWait = job.outside(() => second.promise);
+    let firstBack = false;
+    void firstWait.then(() => (firstBack = true));
+    await settle();
+    // The job is not back in while the other job holds the one place.
+    expect(firstBack).toBe(false);
+    // A third job must still wait: the one place is the other job's.
+    let thirdIn = false;
+    const third = gate.enter().then((place) => ((thirdIn = true), place));
+    await settle();
+    expect(thirdIn).toBe(false);
+    other.leave(); // the place goes to the job, which gives it on (its second wait is outside)
+    await settle();
+    expect(thirdIn).toBe(true);
+    second.resolve();
+    await settle();
+    expect(gate.queued).toBe(1); // the job, behind the third
+    (await third).leave();
+    await Promise.all([firstWait, secondWait]);
+    job.leave();
+    (await gate.enter()).leave();
+    expect(gate.queued).toBe(0);
+  });
+
+  it('leaving while the place is being taken back hands it on when it comes, once', async () => {
+    const gate = new WorkGate(1);
+    const job = await gate.enter();
+    const llm = deferred();
+    const wait = job.outside(() => llm.promise);
+    const other = await gate.enter();
+    llm.resolve();
+    await settle();
+    let nextIn = false;
+    const next = gate.enter().then((place) => ((nextIn = true), place));
+    let back = false;
+    void wait.then(() => (back = true));
+    job.leave(); // e.g. the job's other work failed while its LLM answer waited for the place
+    await settle();
+    // Nothing came free: the other job still holds the one place, so no one is let in.
+    expect(back).toBe(false);
+    expect(nextIn).toBe(false);
+    other.leave();
+    await wait;
+    await settle();
+    expect(nextIn).toBe(true);
+    // Exactly one place went round: another waiter is not admitted beside `next`.
+    let lastIn = false;
+    const last = gate.enter().then((place) => ((lastIn = true), place));
+    await settle();
+    expect(lastIn).toBe(false);
+    (await next).leave();
+    (await last).leave();
+  });
+
+  it('a cancelled job stops waiting to take its place back, and holds none', async () => {
+    const gate = new WorkGate(1);
+    const controller = new AbortController();
+    const job = await gate.enter(controller.signal);
+    const llm = deferred();
+    const wait = job.outside(() => llm.promise);
+    const other = await gate.enter();
+    llm.resolve();
+    await settle();
+    expect(gate.queued).toBe(1);
+    controller.abort('lock lost');
+    await expect(wait).rejects.toMatchObject({ name: 'AbortError', message: 'lock lost' });
+    expect(gate.queued).toBe(0);
+    job.leave();
+    other.leave();
+    // One place, free: one job gets in, the next waits.
+    const a = await gate.enter();
+    let bIn = false;
+    void gate.enter().then((b) => ((bIn = true), b.leave()));
+    await settle();
+    expect(bIn).toBe(false);
+    a.leave();
+    await settle();
+    expect(bIn).toBe(true);
   });
 
   it('leaving is idempotent and frees exactly one place', async () => {

@@ -23,17 +23,18 @@ export class WorkGate {
   }
 
   /**
-   * Waits for a place, in arrival order. An aborted `signal` gives up the wait (rejecting with
-   * its reason) without taking a place.
+   * Waits for a place, in arrival order. An aborted `signal` gives up the wait (rejecting with an
+   * `AbortError`) without taking a place; the place's own waits (taking it back after an LLM
+   * call) give up on it too.
    */
   async enter(signal?: AbortSignal): Promise<GatePlace> {
     await this.take(signal);
-    return new GatePlace(this);
+    return new GatePlace(this, signal);
   }
 
   /** @internal Takes a place, waiting behind every earlier taker. */
   take(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.free > 0) {
       this.free--;
       return Promise.resolve();
@@ -46,7 +47,7 @@ export class WorkGate {
       const abandon = () => {
         const index = this.waiting.indexOf(admit);
         if (index >= 0) this.waiting.splice(index, 1);
-        reject(signal!.reason);
+        reject(abortError(signal!));
       };
       signal?.addEventListener('abort', abandon, { once: true });
       this.waiting.push(admit);
@@ -61,32 +62,74 @@ export class WorkGate {
   }
 }
 
-/** One job's place in a {@link WorkGate}, held from `enter` to `leave` except while it waits outside. */
+/**
+ * One job's place in a {@link WorkGate}, held from `enter` to `leave` except while the job waits
+ * outside. Whether it is held is tracked, not inferred from the count of waits: a wait that
+ * starts while the place is being taken back, or a `leave` then, must neither give away a place
+ * the job does not hold nor keep one it no longer needs.
+ */
 export class GatePlace {
+  private holding = true;
   private outsideCount = 0;
   private left = false;
+  private retaking: Promise<void> | null = null;
 
-  constructor(private readonly gate: WorkGate) {}
+  constructor(
+    private readonly gate: WorkGate,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   /**
-   * Runs `wait` (an LLM call) without the place. Concurrent waits of one job (a split turn's
-   * two summaries) give it up once; the last to end takes it again, behind whoever queued
-   * meanwhile.
+   * Runs `wait` (an LLM call) without the place. Concurrent waits of one job give it up once;
+   * the last to end takes it back, behind whoever queued meanwhile.
    */
   async outside<T>(wait: () => Promise<T>): Promise<T> {
     if (this.left) throw new Error('the place was left');
-    if (this.outsideCount++ === 0) this.gate.give();
+    if (this.outsideCount++ === 0) this.release();
     try {
       return await wait();
     } finally {
-      if (--this.outsideCount === 0 && !this.left) await this.gate.take();
+      if (--this.outsideCount === 0 && !this.left) await this.retake();
     }
   }
 
-  /** Gives the place up for good (idempotent). */
+  /** Gives the place up for good (idempotent); one being taken back is given up once it comes. */
   leave(): void {
     if (this.left) return;
     this.left = true;
-    if (this.outsideCount === 0) this.gate.give();
+    this.release();
   }
+
+  private release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.gate.give();
+  }
+
+  private retake(): Promise<void> {
+    if (this.holding) return Promise.resolve();
+    this.retaking ??= this.gate.take(this.signal).then(
+      () => {
+        this.retaking = null;
+        this.holding = true;
+        // Left meanwhile, or a new wait went outside meanwhile: not needed now.
+        if (this.left || this.outsideCount > 0) this.release();
+      },
+      (error: unknown) => {
+        this.retaking = null;
+        throw error;
+      },
+    );
+    return this.retaking;
+  }
+}
+
+/** The signal's reason as an `AbortError` (what the workflow treats as a cancellation). */
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  return new DOMException(
+    reason instanceof Error ? reason.message : String(reason ?? 'aborted'),
+    'AbortError',
+  );
 }
