@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { toOpenAIMessages, validateContext } from '@compactor/core';
 import {
   StaleAttemptError,
@@ -273,6 +273,54 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     expect(result.status).toBe('completed');
     expect(w.stub.requests.length).toBe(seen);
     expect(textOf((await w.context(session.pk)).messages[1])).toMatch(/^\[Compacted \d+ messages/);
+  });
+});
+
+describe('events while compacting', () => {
+  it('sends them in order without waiting for the publisher; one that never answers holds nothing up', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const sent: string[] = [];
+    const result = await runCompaction(
+      {
+        ...w.resources,
+        events: {
+          publish: (event) => {
+            sent.push(event.type === 'compaction.step' ? `step:${String(event.data.step)}` : event.type);
+            return new Promise<void>(() => undefined); // Redis never answers
+          },
+        },
+      },
+      compaction.id,
+      { lastAttempt: true },
+    );
+    expect(result.status).toBe('completed');
+    expect(sent).toEqual([
+      'compaction.started',
+      'step:prune',
+      'step:summarize',
+      'step:finalize',
+      'compaction.completed',
+      'session.compacted',
+    ]);
+  });
+
+  it('a publisher that fails does not fail the compaction; the failure is logged without message text', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 4 }));
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    const warnings: Array<[Record<string, unknown>, string]> = [];
+    const result = await runCompaction(
+      {
+        ...w.resources,
+        log: { info: () => undefined, warn: (fields, message) => warnings.push([fields, message]) },
+        events: { publish: () => Promise.reject(new Error('redis down')) },
+      },
+      compaction.id,
+      { lastAttempt: true },
+    );
+    expect(result.status).toBe('completed');
+    await vi.waitFor(() => expect(warnings.filter(([, m]) => m === 'event not published')).toHaveLength(6));
+    expect(warnings[0]![0]).toMatchObject({ compactionId: compaction.id, type: 'compaction.started' });
   });
 });
 

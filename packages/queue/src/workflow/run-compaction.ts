@@ -65,12 +65,12 @@ export async function runCompaction(
   try {
     const attempt = attemptFor(claimed, options);
     const trail = new StepTrail(resources, attempt, announce);
-    await announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
+    announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
     const outcome = await runSteps(resources, attempt, trail, claimed.stats);
     if (outcome.kind === 'nothing-to-compact') {
       await trail.close();
       const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', outcome.reason);
-      await announce('compaction.skipped', { reason: outcome.reason });
+      announce('compaction.skipped', { reason: outcome.reason });
       resources.observer?.compactionEnded?.(skipped);
       return { status: 'skipped', compaction: skipped };
     }
@@ -92,11 +92,11 @@ export async function runCompaction(
       messagesAfter: completed.messagesAfter,
       boundarySeq: completed.boundarySeq,
     };
-    await announce('compaction.completed', sizes);
+    announce('compaction.completed', sizes);
     // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
     // appends after an automatic compaction; the trigger holds on it (core continuation.ts).
     const continueWith = continuationAfterCompaction(attempt.policy, compaction.reason);
-    await announce('session.compacted', continueWith ? { ...sizes, continueWith } : sizes);
+    announce('session.compacted', continueWith ? { ...sizes, continueWith } : sizes);
     resources.observer?.compactionEnded?.(completed);
     return { status: 'completed', compaction: completed };
   } catch (error) {
@@ -112,7 +112,7 @@ export async function runCompaction(
     );
     try {
       const failed = await end(resources, owner, 'failed', failure.code, failure.message);
-      await announce('compaction.failed', { status: 'failed', error: { code: failure.code } });
+      announce('compaction.failed', { status: 'failed', error: { code: failure.code } });
       resources.observer?.compactionEnded?.(failed);
       return { status: 'failed', compaction: failed };
     } catch (endError) {
@@ -218,19 +218,31 @@ async function end(
   });
 }
 
-async function publish(
+/**
+ * Sends an event without waiting for Redis to answer. Events are best effort (the publisher
+ * catches and reports its own failures), and one connection sends them in call order, so the
+ * SSE stream sees them as before. Waited for, a slow Redis held every compaction (and its place
+ * in the worker's step gate) for six round trips; throughput did not measurably change either
+ * way on a local Redis (docs/BENCHMARKS.md, stop 19).
+ */
+function publish(
   resources: WorkflowResources,
   session: SessionRow,
   compactionId: string,
   type: SessionEventType,
   data: Record<string, unknown>,
-): Promise<void> {
-  await resources.events?.publish({
-    type,
-    sessionPk: session.pk,
-    sessionId: session.id,
-    compactionId,
-    at: resources.clock().toISOString(),
-    data,
-  });
+): void {
+  resources.events
+    ?.publish({
+      type,
+      sessionPk: session.pk,
+      sessionId: session.id,
+      compactionId,
+      at: resources.clock().toISOString(),
+      data,
+    })
+    // Redis' publisher reports its own failures; any other must not become an unhandled rejection.
+    .catch((error: unknown) =>
+      resources.log.warn({ compactionId, type, err: safeErrorMessage(error) }, 'event not published'),
+    );
 }

@@ -5,7 +5,8 @@ import type { Attempt } from './attempt';
 import { safeErrorMessage } from './errors';
 import type { WorkflowResources } from './resources';
 
-export type Announce = (type: SessionEventType, data?: Record<string, unknown>) => Promise<void>;
+/** Sends a step event (not waited for: see `publish` in run-compaction.ts). */
+export type Announce = (type: SessionEventType, data?: Record<string, unknown>) => void;
 
 /**
  * An attempt's step records (`compaction_steps`), the row's `step` column and the step events,
@@ -52,10 +53,10 @@ export class StepTrail {
     if (pk === null) throw new StaleAttemptError(compaction.id, fence, null);
     if (passed) {
       this.ended({ name: passed.name, startedAt: performance.now() }, 'completed');
-      await this.announce('compaction.step', { step: passed.name, attempt: compaction.attempts });
+      this.announce('compaction.step', { step: passed.name, attempt: compaction.attempts });
     }
     this.open = { pk, name, detail: {}, startedAt: performance.now() };
-    await this.announce('compaction.step', { step: name, attempt: compaction.attempts });
+    this.announce('compaction.step', { step: name, attempt: compaction.attempts });
   }
 
   /** Runs the open step's work: its result becomes the record's detail, an error closes it as failed. */
