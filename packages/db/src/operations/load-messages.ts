@@ -19,7 +19,7 @@ export interface ContextRows {
  * Rendering (placeholders, summary first) is core's job. One statement, so one snapshot: a
  * compaction that completes meanwhile is seen whole or not at all. `latestCompleted`: the
  * session's latest completed compaction, when the caller holds it and none can complete
- * meanwhile (the worker running the session's only active one); it is not read again.
+ * meanwhile (the worker running the session's only active one), which is returned instead.
  */
 export async function loadContextRows(
   db: DbOrTx,
@@ -32,7 +32,6 @@ export async function loadContextRows(
   const held = options.latestCompleted;
   const rows = await selectContextRows(db, sessionPk, {
     pinSystemMessages: options.pinSystemMessages ?? true,
-    withCompaction: held === undefined,
   });
   return {
     messages: messagesFromRows(rows.messages, rows.parts),

@@ -13,7 +13,7 @@ export interface ContextViewRows {
   /** In no particular order (see `messagesFromRows`). */
   messages: MessageRow[];
   parts: PartRow[];
-  /** The latest completed compaction (null without one); not read when `withCompaction` is false. */
+  /** The latest completed compaction (null without one): the one the view's bounds read. */
   compaction: CompactionBoundary | null;
 }
 
@@ -26,8 +26,8 @@ const partRowOf = partRowMapper('p_');
 
 /**
  * The context view in ONE statement: its messages (`viewMessagesSql`, the bounded filter every
- * view query shares), each message's parts (pruned outputs left unread), and, `withCompaction`,
- * the latest completed compaction that defines it. One statement is one snapshot, so a
+ * view query shares), each message's parts (pruned outputs left unread), and the latest
+ * completed compaction that defines it (the row `bounds` already reads). One statement is one snapshot, so a
  * compaction completing meanwhile is seen whole or not at all without a transaction around
  * several reads (which cost begin, three statements and commit: five round trips).
  *
@@ -37,29 +37,24 @@ const partRowOf = partRowMapper('p_');
  * how short the view is: the boundary is known at run time), so each kept message is one index
  * lookup; each part's prune mark too (a plain join there was hashed, with a scan of the whole
  * `part_prunes` table for every message, whenever that table looked small to the planner). The
- * compaction comes on every row (five narrow columns), alone on one row when the view is empty.
+ * compaction comes on every row (five narrow columns), alone on one row when the view is empty
+ * (`bounds` has exactly one row).
  */
 export async function selectContextRows(
   db: DbOrTx,
   sessionPk: number,
-  { pinSystemMessages, withCompaction }: { pinSystemMessages: boolean; withCompaction: boolean },
+  { pinSystemMessages }: { pinSystemMessages: boolean },
 ): Promise<ContextViewRows> {
-  const compaction = withCompaction
-    ? sql`left join lateral (
-        select c.id as c_id, c.status as c_status, c.boundary_seq as c_boundary_seq,
-               c.summary_message_ids as c_summary_message_ids, c.finished_at as c_finished_at
-        from compactions c
-        where c.session_pk = ${sessionPk} and c.status = 'completed'
-        order by c.finished_at desc, c.requested_at desc limit 1
-      ) c on true`
-    : sql``;
   const { rows } = await executePrepared<Record<string, unknown>>(
     db,
     sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
     v as (${viewMessagesSql(sessionPk, pinSystemMessages, MESSAGE_COLUMNS)})
-    select * from (select 1 as one) one
-    ${compaction}
+    select c.*, r.* from (
+      select b.compaction_id as c_id, 'completed' as c_status, b.boundary_seq as c_boundary_seq,
+             b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
+      from bounds b
+    ) c
     left join (
       select v.*, x.* from v
       left join lateral (

@@ -19,7 +19,9 @@ const INT4_MAX = 2_147_483_647;
  *    none, the seq after its summaries; with neither, nothing is kept but pinned messages: core
  *    `assembleContext`'s rule), 0 without a compaction;
  *  - `summary_ids`: that compaction's summary message ids (`'{}'` without one);
- *  - `covers_through_seq`: the last seq it covered (null without one).
+ *  - `covers_through_seq`: the last seq it covered (null without one);
+ *  - `compaction_id`, `boundary_seq`, `compaction_finished_at`: that compaction's own columns
+ *    (null without one), for a reader that returns the compaction with the view.
  * A pending, running or failed compaction changes nothing: only `completed` rows count.
  */
 export function viewBoundsCte(sessionPk: SessionRef): SQL {
@@ -30,10 +32,11 @@ export function viewBoundsCte(sessionPk: SessionRef): SQL {
                        ${INT4_MAX})
            end::int as first_kept,
            coalesce(l.summary_message_ids, '{}'::text[]) as summary_ids,
-           l.covers_through_seq
+           l.covers_through_seq,
+           l.id as compaction_id, l.boundary_seq, l.finished_at as compaction_finished_at
     from (select 1) one
     left join lateral (
-      select boundary_seq, summary_message_ids, covers_through_seq from compactions
+      select id, boundary_seq, summary_message_ids, covers_through_seq, finished_at from compactions
       where session_pk = ${sessionPk} and status = 'completed'
       order by finished_at desc, requested_at desc limit 1
     ) l on true`;
