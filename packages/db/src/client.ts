@@ -5,7 +5,7 @@ import * as schema from './schema';
 /** Every table of `./schema`, as drizzle types them. */
 export type Schema = typeof schema;
 /** A drizzle handle over a `pg` pool; open one with {@link createDatabase}. */
-export type Db = NodePgDatabase<Schema>;
+export type Db = NodePgDatabase<Schema> & { $client: pg.Pool };
 /** The transaction handle drizzle passes to `db.transaction(fn)`. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 /** Every query function takes one of these first, so callers choose the transaction. */

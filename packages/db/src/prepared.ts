@@ -31,7 +31,19 @@ export async function executePrepared<Row extends Record<string, unknown>>(
   db: DbOrTx,
   query: SQL,
 ): Promise<{ rows: Row[] }> {
-  const compiled = dialect.sqlToQuery(query);
-  const statement = db._.session.prepareQuery(compiled, undefined, statementName(compiled.sql), false);
+  const { name, text, params } = compileNamed(query);
+  const statement = db._.session.prepareQuery({ sql: text, params }, undefined, name, false);
   return (await statement.execute()) as { rows: Row[] };
+}
+
+/** A statement compiled for the wire, named by its text (see {@link statementName}). */
+export interface NamedStatement {
+  name: string;
+  text: string;
+  params: unknown[];
+}
+
+export function compileNamed(query: SQL): NamedStatement {
+  const compiled = dialect.sqlToQuery(query);
+  return { name: statementName(compiled.sql), text: compiled.sql, params: compiled.params };
 }

@@ -8,6 +8,7 @@ import { sessionFromRow } from '../queries/sessions';
 import type { SessionRow } from '../mappers';
 import {
   callAppend,
+  appendAfterSql,
   callAppendAfter,
   callAppendToSession,
   type BatchMessageRow,
@@ -163,6 +164,11 @@ export async function insertNewMessagesAfter(
   if (!result) return null;
   if (!result.found) throw new NotFoundError('session not found');
   return result.inserted.sort((a, b) => a.seq - b.seq);
+}
+
+/** The statement of {@link insertNewMessagesAfter}, for a caller that sends it with others. */
+export function newMessagesAfterSql(guard: SQL, fresh: NewMessage[]): SQL {
+  return appendAfterSql(guard, batchRows(fresh));
 }
 
 /** The batch, every message created at the seq the insert gave it. */

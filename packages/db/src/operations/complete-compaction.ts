@@ -7,9 +7,10 @@ import type { CompactionRow } from '../mappers';
 import { selectList } from '../queries/raw-rows';
 import { compactionFromRow } from '../queries/compactions';
 import { contextTokenStats, contextTokenStatsSql, estimateFromStats } from '../queries/context-tokens';
-import { insertNewMessagesAfter } from './append-messages';
+import { newMessagesAfterSql } from './append-messages';
 import type { NewMessage } from './new-message';
 import { executePrepared } from '../prepared';
+import { executePipelined } from '../pipeline';
 
 /** What {@link completeCompaction} writes; `tokensAfter` is measured there, in the same transaction. */
 export interface CompactionOutcome {
@@ -41,66 +42,90 @@ export interface CompactionOutcome {
  * Summary messages get seqs after everything appended meanwhile; the context view puts them first.
  * The summary draft is cleared: the summary message holds it now. With `step`, the attempt's
  * finalize record is closed in the same transaction, with the new view's size as its detail.
- * Two statements inside the transaction: the fenced completion with the messages, then the size.
+ *
+ * Two statements: the fenced completion with the messages, then the new view's size, read once
+ * the boundary is in place (exactly what the session status shows next). With summary messages
+ * both go in one round trip (`executePipelined`: one implicit transaction, the size statement
+ * sees the completion and the session lock it took); a truncation that writes none reads the
+ * size first and calibrates it in JS, so it keeps an explicit transaction.
  */
 export async function completeCompaction(db: Db, outcome: CompactionOutcome): Promise<CompactionRow> {
-  return db.transaction(async (tx) => {
-    // The fenced update comes first in its statement: it takes the row lock and proves the
-    // attempt still owns the row, and the messages are written only for the row it returns.
-    const fence =
-      outcome.fence === undefined ? sql`` : sql` and c.fence = ${outcome.fence} and c.status = 'running'`;
-    const details =
-      outcome.details === undefined ? sql`c.details` : sql`${JSON.stringify(outcome.details)}::jsonb`;
-    const inserted = await insertNewMessagesAfter(
-      tx,
-      sql`update compactions c
+  if (outcome.summaryMessages.length === 0) {
+    return db.transaction(async (tx) => {
+      const { rows } = await executePrepared(tx, completionSql(outcome));
+      if (rows.length === 0) throw await notCompleted(tx, outcome);
+      const after = await contextTokenStats(tx, outcome.sessionPk, {
+        pinSystemMessages: outcome.pinSystemMessages ?? true,
+      });
+      const size = {
+        tokens: sql`${estimateFromStats(after, outcome.estimate)}`,
+        messages: sql`${after.contextMessages}`,
+      };
+      return sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));
+    });
+  }
+  // With summary messages the size is the view's stored sum, measured in the statement that
+  // records it: they are the session's newest messages, so no usage report comes after them and
+  // core's estimate is that sum in either mode.
+  const stats = sql`st as materialized (${contextTokenStatsSql(outcome.sessionPk, outcome.pinSystemMessages ?? true)}),`;
+  const size = {
+    tokens: sql`(select stored_tokens from st)`,
+    messages: sql`(select context_messages from st)`,
+  };
+  const [completion, sized] = await executePipelined(db, [
+    completionSql(outcome),
+    sizeAfterSql(outcome, stats, size),
+  ]);
+  if (completion!.rows.length === 0) throw await notCompleted(db, outcome);
+  return sizedRow(sized!);
+}
+
+/**
+ * The fenced completion and its summary messages, in one statement. The fenced update comes
+ * first: it takes the row lock and proves the attempt still owns the row, and the messages are
+ * written only for the row it returns. No rows when it wrote none.
+ */
+function completionSql(outcome: CompactionOutcome): SQL {
+  const fence =
+    outcome.fence === undefined ? sql`` : sql` and c.fence = ${outcome.fence} and c.status = 'running'`;
+  const details =
+    outcome.details === undefined ? sql`c.details` : sql`${JSON.stringify(outcome.details)}::jsonb`;
+  return newMessagesAfterSql(
+    sql`update compactions c
           set status = 'completed', step = null, boundary_seq = ${outcome.boundarySeq},
               summary_message_ids = ${sql.param(outcome.summaryMessages.map((m) => m.id))}::text[],
               tokens_before = ${outcome.tokensBefore}, messages_before = ${outcome.messagesBefore},
               model = ${outcome.model ?? null}::text, usage_input = ${outcome.usage?.input ?? null}::int,
               usage_output = ${outcome.usage?.output ?? null}::int, cost_usd = ${outcome.costUsd ?? null}::numeric,
-              summary_draft = null, details = ${details}, finished_at = ${outcome.finishedAt}
+              summary_draft = null, details = ${details}, finished_at = ${outcome.finishedAt},
+              tokens_after = null, messages_after = null
           where c.id = ${outcome.compactionId}${fence}
           returning c.session_pk`,
-      // The ids derive from the compaction id and this attempt owns the unfinished row, so none
-      // is stored yet: an earlier attempt's finalize either committed (the row would be
-      // completed) or rolled back.
-      outcome.summaryMessages.map((m) => ({ ...m, summary: true, compactionId: outcome.compactionId })),
-    );
-    if (!inserted) {
-      if (outcome.fence === undefined)
-        throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
-      const [current] = await tx
-        .select({ fence: compactions.fence })
-        .from(compactions)
-        .where(eq(compactions.id, outcome.compactionId));
-      throw new StaleAttemptError(outcome.compactionId, outcome.fence, current?.fence ?? null);
-    }
-    return writeSizeAfter(tx, outcome);
-  });
+    // The ids derive from the compaction id and this attempt owns the unfinished row, so none
+    // is stored yet: an earlier attempt's finalize either committed (the row would be
+    // completed) or rolled back.
+    outcome.summaryMessages.map((m) => ({ ...m, summary: true, compactionId: outcome.compactionId })),
+  );
+}
+
+/** Why the completion wrote nothing: the row is gone, or a newer attempt owns it. */
+async function notCompleted(db: DbOrTx, outcome: CompactionOutcome): Promise<Error> {
+  if (outcome.fence === undefined) return new NotFoundError(`compaction ${outcome.compactionId} not found`);
+  const [current] = await db
+    .select({ fence: compactions.fence })
+    .from(compactions)
+    .where(eq(compactions.id, outcome.compactionId));
+  return new StaleAttemptError(outcome.compactionId, outcome.fence, current?.fence ?? null);
 }
 
 /**
- * The new view's size, read inside the completion's transaction once the boundary is in place:
- * exactly what the session status shows next. With summary messages it is their view's stored
- * sum, measured in the statement that records it: they are the session's newest messages, so no
- * usage report comes after them and core's estimate is that sum in either mode. Without (a
- * truncation that writes none) a report appended meanwhile may calibrate it: read, then written.
+ * Records the new view's size (and closes the finalize step record) on the row the completion
+ * just wrote. In a pipeline it runs even when the completion wrote nothing, so it matches only
+ * a row completed and not sized yet (the completion clears the size; nothing else leaves a
+ * completed row unsized past its own transaction) at this attempt's fence.
  */
-async function writeSizeAfter(tx: DbOrTx, outcome: CompactionOutcome): Promise<CompactionRow> {
-  const pinSystemMessages = outcome.pinSystemMessages ?? true;
-  let stats = sql``;
-  let size: { tokens: SQL; messages: SQL };
-  if (outcome.summaryMessages.length > 0) {
-    stats = sql`st as materialized (${contextTokenStatsSql(outcome.sessionPk, pinSystemMessages)}),`;
-    size = { tokens: sql`(select stored_tokens from st)`, messages: sql`(select context_messages from st)` };
-  } else {
-    const after = await contextTokenStats(tx, outcome.sessionPk, { pinSystemMessages });
-    size = {
-      tokens: sql`${estimateFromStats(after, outcome.estimate)}`,
-      messages: sql`${after.contextMessages}`,
-    };
-  }
+function sizeAfterSql(outcome: CompactionOutcome, stats: SQL, size: { tokens: SQL; messages: SQL }): SQL {
+  const fence = outcome.fence === undefined ? sql`` : sql` and fence = ${outcome.fence}`;
   const closeStep = outcome.step
     ? sql`, step_closed as (
         update compaction_steps
@@ -108,21 +133,21 @@ async function writeSizeAfter(tx: DbOrTx, outcome: CompactionOutcome): Promise<C
             detail = jsonb_build_object('boundarySeq', ${outcome.boundarySeq}::int,
                                         'summaryMessages', ${outcome.summaryMessages.length}::int,
                                         'tokensAfter', ${size.tokens}::int, 'messagesAfter', ${size.messages}::int)
-        where pk = ${outcome.step.pk}
+        where pk = ${outcome.step.pk} and exists (select 1 from sized)
       )`
     : sql``;
-  const result = await executePrepared<Record<string, unknown>>(
-    tx,
-    sql`
+  return sql`
     with ${stats}
     sized as (
       update compactions set tokens_after = ${size.tokens}::int, messages_after = ${size.messages}::int
-      where id = ${outcome.compactionId}
+      where id = ${outcome.compactionId} and status = 'completed' and tokens_after is null${fence}
       returning *
     )${closeStep}
-    select ${selectList(compactions, 'sized', '')} from sized`,
-  );
+    select ${selectList(compactions, 'sized', '')} from sized`;
+}
+
+function sizedRow(result: { rows: Record<string, unknown>[] }): CompactionRow {
   const [row] = result.rows;
-  if (!row) throw new NotFoundError(`compaction ${outcome.compactionId} not found`);
+  if (!row) throw new Error('the completed compaction was not found to record its size');
   return compactionFromRow(row);
 }

@@ -122,17 +122,19 @@ export async function callAppendAfter(
   guard: SQL,
   batch: BatchRows,
 ): Promise<AppendCallResult | null> {
-  const { messages, parts } = batchParams(batch);
-  const { rows } = await executePrepared<AppendRow>(
-    tx,
-    sql`with guard as (${guard})
-        select a.* from guard g
-        left join lateral compactor_append(g.session_pk, '{}'::text[], '{}'::text[], ${messages}::jsonb,
-                                           ${parts}::jsonb, false) a on true`,
-  );
+  const { rows } = await executePrepared<AppendRow>(tx, appendAfterSql(guard, batch));
   // One row per guard row at least: an empty batch comes back as the function's columns all null.
   if (rows.length === 0) return null;
   return appendResult(rows);
+}
+
+/** The statement of {@link callAppendAfter}: no rows when the guard wrote none. */
+export function appendAfterSql(guard: SQL, batch: BatchRows): SQL {
+  const { messages, parts } = batchParams(batch);
+  return sql`with guard as (${guard})
+        select a.* from guard g
+        left join lateral compactor_append(g.session_pk, '{}'::text[], '{}'::text[], ${messages}::jsonb,
+                                           ${parts}::jsonb, false) a on true`;
 }
 
 /** What a call of `compactor_append_to_session` found or wrote. */

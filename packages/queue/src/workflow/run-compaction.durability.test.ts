@@ -17,13 +17,14 @@ describe('pay the LLM once', () => {
   it('a retry after a crash past the LLM call finalizes the saved draft without calling it again', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 4 }));
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    // The first attempt loses its database connection as finalize starts (its transaction is
-    // the first thing finalize does, and the only transaction of the attempt).
+    // The first attempt loses its database connection as finalize starts (its pipelined
+    // round trip, on a connection of its own from the pool, is the first thing finalize does
+    // and the only one of the attempt).
     const crashing: WorkflowResources = {
       ...w.resources,
       db: new Proxy(w.resources.db, {
         get(target, property, receiver) {
-          if (property === 'transaction') return async () => Promise.reject(connectionReset());
+          if (property === '$client') return { connect: async () => Promise.reject(connectionReset()) };
           return Reflect.get(target, property, receiver) as unknown;
         },
       }),

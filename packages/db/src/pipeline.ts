@@ -1,0 +1,162 @@
+import pg from 'pg';
+import type { SQL } from 'drizzle-orm';
+import type { Db } from './client';
+import { compileNamed, type NamedStatement } from './prepared';
+
+/**
+ * Runs `queries` in ONE round trip, as ONE transaction: each is sent as a named prepared
+ * statement (Parse once per connection, then Bind/Describe/Execute), all before a single Sync.
+ * Postgres runs the messages up to a Sync as an implicit transaction: every statement sees the
+ * ones before it (and, read committed, takes a fresh snapshot), locks are held to the end, and
+ * when one fails the rest are skipped and all of it is rolled back. That is what
+ * `begin; a; b; commit` does in four round trips; node-postgres sends one statement per Sync, so
+ * the pipeline is a submittable of its own (`Pipeline`).
+ *
+ * Same rules as `executePrepared`: fixed statement texts, values as parameters. Rows come back
+ * as drizzle's driver returns them (timestamps as text), so the same mappers read both.
+ */
+export async function executePipelined<Row extends Record<string, unknown> = Record<string, unknown>>(
+  db: Db,
+  queries: SQL[],
+): Promise<Array<{ rows: Row[] }>> {
+  const client = await db.$client.connect();
+  let failure: Error | undefined;
+  try {
+    const pipeline = client.query(new Pipeline(queries.map(compileNamed)));
+    return (await pipeline.done) as Array<{ rows: Row[] }>;
+  } catch (error) {
+    failure = error as Error;
+    throw error;
+  } finally {
+    // As pg-pool's own `pool.query` does, a connection that saw an error is not reused: after a
+    // FATAL the server is closing it, and what it has prepared is not worth tracking.
+    client.release(failure);
+  }
+}
+
+/**
+ * The types drizzle's node-postgres driver hands back as text (timestamps, dates, intervals and
+ * their arrays); every other type goes through pg's parsers, as there.
+ */
+const TEXT_TYPES = new Set([1082, 1114, 1184, 1186, 1115, 1182, 1185, 1187, 1231]);
+const typesAsDrizzleReadsThem = {
+  getTypeParser: (typeId: number, format?: string) =>
+    TEXT_TYPES.has(typeId) ? (value: string) => value : pg.types.getTypeParser(typeId, format as 'text'),
+};
+
+/** The parts of pg's connection the pipeline writes to (pg types leave them out). */
+interface WireConnection {
+  parsedStatements: Record<string, string>;
+  stream: { cork(): void; uncork(): void };
+  parse(statement: { text: string; name: string; types: unknown[] }): void;
+  bind(portal: { portal: string; statement: string; values: unknown[]; valueMapper: unknown }): void;
+  describe(target: { type: 'P'; name: string }): void;
+  execute(portal: { portal: string; rows: number }): void;
+  sync(): void;
+}
+
+type PgResult = pg.QueryResult & {
+  addFields(fields: unknown): void;
+  parseRow(fields: unknown): Record<string, unknown>;
+  addRow(row: Record<string, unknown>): void;
+  addCommandComplete(message: unknown): void;
+};
+
+const { prepareValue } = (pg as unknown as { utils: { prepareValue: unknown } }).utils;
+
+/**
+ * A pg submittable that writes every statement's messages, then one Sync, in one socket write,
+ * and collects one result per statement (each ends in CommandComplete). A statement is parsed
+ * only on a connection that has not parsed it yet; the connection records it as parsed once
+ * the whole pipeline succeeded (after a failure the connection is discarded).
+ */
+class Pipeline implements pg.Submittable {
+  readonly done: Promise<Array<{ rows: Record<string, unknown>[] }>>;
+  private resolve!: (results: Array<{ rows: Record<string, unknown>[] }>) => void;
+  private reject!: (error: Error) => void;
+  private readonly results: PgResult[] = [];
+  private current = newResult();
+  private parsed: NamedStatement[] = [];
+  private connection: WireConnection | null = null;
+
+  constructor(private readonly statements: NamedStatement[]) {
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  submit(connection: unknown): void {
+    const wire = connection as WireConnection;
+    this.connection = wire;
+    wire.stream.cork();
+    try {
+      for (const statement of this.statements) {
+        if (wire.parsedStatements[statement.name] !== statement.text) {
+          wire.parse({ text: statement.text, name: statement.name, types: [] });
+          this.parsed.push(statement);
+        }
+        wire.bind({
+          portal: '',
+          statement: statement.name,
+          values: statement.params,
+          valueMapper: prepareValue,
+        });
+        wire.describe({ type: 'P', name: '' });
+        wire.execute({ portal: '', rows: 0 });
+      }
+      wire.sync();
+    } finally {
+      wire.stream.uncork();
+    }
+  }
+
+  handleRowDescription(message: { fields: unknown }): void {
+    this.current.addFields(message.fields);
+  }
+
+  handleDataRow(message: { fields: unknown }): void {
+    this.current.addRow(this.current.parseRow(message.fields));
+  }
+
+  handleCommandComplete(message: unknown): void {
+    this.current.addCommandComplete(message);
+    this.results.push(this.current);
+    this.current = newResult();
+  }
+
+  handleEmptyQuery(): void {
+    this.results.push(this.current);
+    this.current = newResult();
+  }
+
+  handleError(error: Error): void {
+    this.reject(error);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.results.length !== this.statements.length) {
+      this.reject(
+        new Error(`pipeline: ${this.results.length} results for ${this.statements.length} statements`),
+      );
+      return;
+    }
+    for (const statement of this.parsed) this.connection!.parsedStatements[statement.name] = statement.text;
+    this.resolve(this.results);
+  }
+
+  // Messages no statement here asks for (no cursors, no COPY).
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  handleCopyData(): void {}
+}
+
+/** pg's Result, which parses rows with the given type parsers (its own typings leave that out). */
+const ResultWithTypes = pg.Result as unknown as new (
+  rowMode: undefined,
+  types: typeof typesAsDrizzleReadsThem,
+) => PgResult;
+
+function newResult(): PgResult {
+  return new ResultWithTypes(undefined, typesAsDrizzleReadsThem);
+}
