@@ -168,7 +168,10 @@ function cpuMetered<T extends object>(target: T, add: (micros: number) => void):
   });
 }
 
-/** Counts the statements every pg client in this process sends until `stop()` (round trips to Postgres). */
+/**
+ * Counts the round trips to Postgres of every pg client in this process until `stop()`: each
+ * `query` call is one, a pipeline of several statements (db `executePipelined`) included.
+ */
 function countStatements(): { stop(): number } {
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const query = prototype.query;
@@ -263,7 +266,7 @@ try {
     `${((cpu.user + cpu.system - llmCpuMicros) / 1000 / measured).toFixed(2)} ms`,
   );
   row(
-    'SQL statements per compaction (BEGIN and COMMIT included)',
+    'round trips to Postgres per compaction (BEGIN, COMMIT too)',
     `${(statementCount / measured).toFixed(1)}`,
   );
   row(

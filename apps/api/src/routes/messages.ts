@@ -26,7 +26,7 @@ import {
 } from '@compactor/contract';
 import { afterWrite } from '../services/auto-trigger';
 import { SessionWriteQueue, sessionKey } from '../services/session-writes';
-import { appendCounted, SessionModels } from '../services/append';
+import { appendCounted, KnownSessions, knownSession } from '../services/append';
 import { requireSession } from '../services/sessions';
 
 /** An assistant turn is over: it finished for any reason but to run tool calls. */
@@ -46,7 +46,7 @@ export function messageRoutes(
   return async (app) => {
     const tags = ['messages'];
     const writes = new SessionWriteQueue(sessionWriteQueueLimit);
-    const models = new SessionModels();
+    const sessions = new KnownSessions();
 
     app.post(
       '/v1/sessions/:id/messages',
@@ -65,27 +65,33 @@ export function messageRoutes(
         const key = sessionKey(tenantId, id);
         // The model whose encoding counts the batch: the one the session had at its last append
         // here, or looked up. The append checks it under the session's lock.
-        const modelId = models.get(key) ?? (await requireSession(resources.db, tenantId, id)).modelId;
+        const known = sessions.get(key) ?? knownSession(await requireSession(resources.db, tenantId, id));
         // Counted before the write: tokenizing large outputs must not wait in the session's queue.
         const prepared = await prepareMessages(
           request.body.messages,
-          resources.tokenizerFor(modelId),
+          resources.tokenizerFor(known.modelId),
           resources.clock(),
         );
         // The write and what it triggers, one at a time per session (see SessionWriteQueue).
         const { appended, after } = await writes.run(key, async () => {
-          const { session, appended } = await appendCounted(resources, { tenantId, id, modelId }, prepared, {
-            messages: request.body.messages,
-            models,
-            key,
-          });
+          const { session, appended, statusInputs } = await appendCounted(
+            resources,
+            { tenantId, id },
+            known,
+            prepared,
+            { messages: request.body.messages, sessions, key },
+          );
           // A re-posted (not created) message finishes nothing new.
           const finishedTurn = request.body.messages.some(
             (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
           );
           return {
             appended,
-            after: await afterWrite(resources, session, { finishedTurn, log: request.log }),
+            after: await afterWrite(resources, session, {
+              finishedTurn,
+              log: request.log,
+              ...(statusInputs ? { prefetched: statusInputs } : {}),
+            }),
           };
         });
         return reply.code(201).send({

@@ -1,6 +1,9 @@
+import { DEFAULT_POLICY, resolveStoredPolicy, type PolicyInput } from '@compactor/core';
 import {
   appendToSession,
   prepareMessages,
+  sessionStatusInputsSql,
+  statusInputsFromRows,
   type AppendedMessage,
   type NewMessage,
   type SessionRow,
@@ -10,19 +13,45 @@ import type { z } from 'zod';
 import { ApiError, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
 import { BoundedMap } from './bounded-map';
+import type { PrefetchedStatus } from './status';
 
-/** Sessions this process keeps the model of before it starts forgetting (emptied when full). */
-const SESSION_MODELS_MAX = 10_000;
+/** Sessions this process keeps what it knows of before it starts forgetting (emptied when full). */
+const KNOWN_SESSIONS_MAX = 10_000;
+
+/** What this process learnt of a session at its last append here. */
+export interface KnownSession {
+  /** The model, whose encoding counts the next batch. */
+  modelId: string;
+  pk: number;
+  /** The session policy's pinning, which the status read after the append is written for. */
+  pinSystemMessages: boolean;
+}
 
 /**
- * The model each session had at its last append in this process ({@link sessionKey} → model id),
- * so the next append can count its batch without looking the session up first. Only a guess:
- * the append checks it under the session's lock, so another replica's change or a deleted and
- * re-created session costs a second count, never a wrong one.
+ * The sessions appended to in this process ({@link sessionKey} → what it knows of them), so the
+ * next append can count its batch without looking the session up first and read the status in
+ * the append's round trip. Only a guess: the append checks the model under the session's lock,
+ * and the status read counts only for the session and pinning it was written for, so another
+ * replica's change or a deleted and re-created session costs a second count or a second read,
+ * never a wrong one.
  */
-export class SessionModels extends BoundedMap<string, string> {
+export class KnownSessions extends BoundedMap<string, KnownSession> {
   constructor() {
-    super(SESSION_MODELS_MAX);
+    super(KNOWN_SESSIONS_MAX);
+  }
+}
+
+/** What {@link KnownSessions} keeps of a session row. */
+export function knownSession(session: SessionRow): KnownSession {
+  return { modelId: session.modelId, pk: session.pk, pinSystemMessages: pinningOf(session) };
+}
+
+/** The session policy's pinning; a policy that no longer resolves fails the status read itself. */
+function pinningOf(session: SessionRow): boolean {
+  try {
+    return resolveStoredPolicy(session.policy as PolicyInput).pinSystemMessages;
+  } catch {
+    return DEFAULT_POLICY.pinSystemMessages;
   }
 }
 
@@ -30,31 +59,49 @@ export class SessionModels extends BoundedMap<string, string> {
 const MODEL_CHANGES_TOLERATED = 2;
 
 /**
- * Appends a batch counted for `target.modelId` to the session the client names, in one statement
+ * Appends a batch counted for `known.modelId` to the session the client names, in one statement
  * that also finds the session and returns it as locked. When its model changed since (a PATCH,
  * from any replica), nothing was written: the batch is counted again with the session's model
- * and sent again.
+ * and sent again. The status inputs are read in the same round trip (see {@link KnownSession}),
+ * and returned when they are the session's after this append.
  */
 export async function appendCounted(
   resources: ApiResources,
-  target: { tenantId: string; id: string; modelId: string },
+  target: { tenantId: string; id: string },
+  known: KnownSession,
   prepared: NewMessage[],
   {
     messages,
-    models,
+    sessions,
     key,
-  }: { messages: z.infer<typeof AppendMessagesBody>['messages']; models: SessionModels; key: string },
-): Promise<{ session: SessionRow; appended: AppendedMessage[] }> {
-  let modelId = target.modelId;
+  }: { messages: z.infer<typeof AppendMessagesBody>['messages']; sessions: KnownSessions; key: string },
+): Promise<{ session: SessionRow; appended: AppendedMessage[]; statusInputs?: PrefetchedStatus }> {
+  let modelId = known.modelId;
   let batch = prepared;
+  const readAfter = {
+    sessionPk: known.pk,
+    query: sessionStatusInputsSql(known.pk, { pinSystemMessages: known.pinSystemMessages }),
+  };
   for (let attempt = 0; ; attempt++) {
-    const outcome = await appendToSession(resources.db, { ...target, modelId }, batch);
+    const outcome = await appendToSession(resources.db, { ...target, modelId }, batch, { readAfter });
     if (outcome.kind === 'missing') {
-      models.delete(key);
+      sessions.delete(key);
       throw notFound('session');
     }
-    models.set(key, outcome.session.modelId);
-    if (outcome.kind === 'appended') return outcome;
+    sessions.set(key, knownSession(outcome.session));
+    if (outcome.kind === 'appended') {
+      const { session, appended } = outcome;
+      return outcome.readAfter
+        ? {
+            session,
+            appended,
+            statusInputs: {
+              pinSystemMessages: known.pinSystemMessages,
+              inputs: statusInputsFromRows(outcome.readAfter),
+            },
+          }
+        : { session, appended };
+    }
     if (attempt >= MODEL_CHANGES_TOLERATED) {
       throw new ApiError(409, 'conflict', "the session's model kept changing during the append; retry");
     }

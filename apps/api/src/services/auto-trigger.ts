@@ -2,7 +2,7 @@ import { evaluateTriggerFromStats, pruneCouldSelect, type TriggerVerdict } from 
 import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import type { SessionStatus as StatusView } from '@compactor/contract';
-import { statusSnapshot } from './status';
+import { statusSnapshot, type PrefetchedStatus } from './status';
 import { compactionView } from './views';
 
 /** Where the trigger writes its warnings (the request's logger). Never message text. */
@@ -26,13 +26,18 @@ export interface AfterWrite {
  * loaded), and the per-turn prune when it could prune anything. Starting work is best effort here: the messages are
  * committed, and a failure to start a compaction or a prune is logged, never the request's
  * failure (the next append evaluates the trigger again; the outbox covers enqueue failures).
+ * `prefetched`: the status inputs the append read in its round trip (see `statusSnapshot`).
  */
 export async function afterWrite(
   resources: ApiResources,
   session: SessionRow,
-  { finishedTurn, log }: { finishedTurn: boolean; log: TriggerLog },
+  {
+    finishedTurn,
+    log,
+    prefetched,
+  }: { finishedTurn: boolean; log: TriggerLog; prefetched?: PrefetchedStatus },
 ): Promise<AfterWrite> {
-  const snapshot = await statusSnapshot(resources.db, session);
+  const snapshot = await statusSnapshot(resources.db, session, prefetched);
   const lastCompleted = snapshot.latestCompleted;
   const { stats, policy, model } = snapshot;
   let status = snapshot.status;

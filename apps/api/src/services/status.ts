@@ -8,6 +8,7 @@ import {
 import {
   estimateFromStats,
   sessionStatusInputs,
+  type SessionStatusInputs,
   type CompactionRow,
   type ContextTokenStats,
   type DbOrTx,
@@ -31,18 +32,34 @@ export interface StatusSnapshot {
 }
 
 /**
+ * The status inputs of a session read already (in an append's round trip), for the pinning
+ * they were read with: they serve only when the session's policy pins the same way.
+ */
+export interface PrefetchedStatus {
+  pinSystemMessages: boolean;
+  inputs: SessionStatusInputs;
+}
+
+/**
  * A session's status from stored counts and the last reported usage (the hybrid estimate), in a
  * few indexed queries: the history itself is never re-read.
  */
-export async function statusSnapshot(db: DbOrTx, session: SessionRow): Promise<StatusSnapshot> {
+export async function statusSnapshot(
+  db: DbOrTx,
+  session: SessionRow,
+  prefetched?: PrefetchedStatus,
+): Promise<StatusSnapshot> {
   const policy = resolveStoredPolicy(session.policy as PolicyInput);
   const model = sessionModel(session);
+  const { pinSystemMessages } = policy;
   const {
     stats,
     active,
     lastFinished: last,
     latestCompleted,
-  } = await sessionStatusInputs(db, session.pk, { pinSystemMessages: policy.pinSystemMessages });
+  } = prefetched?.pinSystemMessages === pinSystemMessages
+    ? prefetched.inputs
+    : await sessionStatusInputs(db, session.pk, { pinSystemMessages });
   const status = statusFromEstimate({
     tokens: estimateFromStats(stats, policy.estimate),
     report: stats.report,

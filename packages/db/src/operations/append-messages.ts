@@ -9,13 +9,17 @@ import type { SessionRow } from '../mappers';
 import {
   callAppend,
   appendAfterSql,
+  appendToSessionResult,
+  appendToSessionSql,
   callAppendAfter,
   callAppendToSession,
+  type AppendToSessionResult,
   type BatchMessageRow,
   type BatchPartRow,
   type UnfinishedCall,
 } from '../queries/append-batch';
 import { findUnfinishedToolCalls } from '../queries/parts';
+import { executePipelined } from '../pipeline';
 import type { NewMessage } from './new-message';
 
 /** Where one message of a batch landed; {@link appendMessages} returns these in batch order. */
@@ -60,7 +64,13 @@ export type SessionAppend =
   | { kind: 'missing' }
   /** The session's model is not the one the batch was counted for: nothing was written. */
   | { kind: 'model-changed'; session: SessionRow }
-  | { kind: 'appended'; session: SessionRow; appended: AppendedMessage[] };
+  | {
+      kind: 'appended';
+      session: SessionRow;
+      appended: AppendedMessage[];
+      /** The rows of `readAfter`, when it ran after this append (see {@link appendToSession}). */
+      readAfter?: Record<string, unknown>[];
+    };
 
 /**
  * {@link appendMessages} to the session a client names, found in the same statement: the API
@@ -70,24 +80,45 @@ export type SessionAppend =
  * comes back as `model-changed`, to be counted again. A batch the one statement cannot decide
  * (a re-post, a call stored unfinished, a result for a call in the same batch) goes through the
  * transaction, as in {@link appendMessages}.
+ *
+ * `readAfter`: a read of the session the caller expects (by its pk) sent in the same round trip,
+ * after the append and in its transaction (`executePipelined`), so it sees the batch. Its rows
+ * come back only when they are that: the one statement appended, to the session of that pk.
  */
 export async function appendToSession(
   db: Db,
   target: { tenantId: string; id: string; modelId: string },
   batch: NewMessage[],
+  { readAfter }: { readAfter?: { sessionPk: number; query: SQL } } = {},
 ): Promise<SessionAppend> {
   const calls = toolCallsOf(batch);
   const decidable = batch.length > 0 && !ownDeferredResult(calls);
-  const result = await callAppendToSession(db, target, {
+  const call = {
     messageIds: batch.map((m) => m.id),
     callIds: calls.map((c) => c.part.callId),
     batch: decidable ? batchRows(batch) : null,
-  });
+  };
+  let result: AppendToSessionResult;
+  let read: Record<string, unknown>[] | undefined;
+  if (readAfter && decidable) {
+    const [appendRows, readRows] = await executePipelined(db, [
+      appendToSessionSql(target, call),
+      readAfter.query,
+    ]);
+    result = appendToSessionResult(appendRows!.rows);
+    read = readRows!.rows;
+  } else {
+    result = await callAppendToSession(db, target, call);
+  }
   if (!result.found || !result.session) return { kind: 'missing' };
   const session = sessionFromRow(result.session);
   if (result.modelChanged) return { kind: 'model-changed', session };
-  if (result.inserted.length > 0)
-    return { kind: 'appended', session, appended: allCreated(batch, result.inserted) };
+  if (result.inserted.length > 0) {
+    const appended = allCreated(batch, result.inserted);
+    return read && session.pk === readAfter?.sessionPk
+      ? { kind: 'appended', session, appended, readAfter: read }
+      : { kind: 'appended', session, appended };
+  }
   const appended = await db.transaction((tx) => appendMessagesInTx(tx, session.pk, batch));
   return { kind: 'appended', session, appended };
 }

@@ -145,6 +145,13 @@ export interface AppendToSessionResult extends AppendCallResult {
   modelChanged: boolean;
 }
 
+/** What `compactor_append_to_session` is called with (see {@link callAppendToSession}). */
+export interface AppendToSessionCall {
+  messageIds: string[];
+  callIds: string[];
+  batch: BatchRows | null;
+}
+
 /**
  * One call of `compactor_append_to_session` (migration 0006): the session found by its client ids
  * and locked, returned, and appended to as {@link callAppend} with `check` does, in one round
@@ -153,28 +160,31 @@ export interface AppendToSessionResult extends AppendCallResult {
 export async function callAppendToSession(
   tx: DbOrTx,
   session: { tenantId: string; id: string; modelId: string },
-  {
-    messageIds,
-    callIds,
-    batch,
-  }: {
-    messageIds: string[];
-    callIds: string[];
-    batch: BatchRows | null;
-  },
+  call: AppendToSessionCall,
 ): Promise<AppendToSessionResult> {
+  const { rows } = await executePrepared<AppendRow>(tx, appendToSessionSql(session, call));
+  return appendToSessionResult(rows);
+}
+
+/** The statement of {@link callAppendToSession}, for a caller that sends it with others. */
+export function appendToSessionSql(
+  session: { tenantId: string; id: string; modelId: string },
+  { messageIds, callIds, batch }: AppendToSessionCall,
+): SQL {
   const { messages, parts } = batchParams(batch);
-  const { rows } = await executePrepared<AppendRow>(
-    tx,
-    sql`select * from compactor_append_to_session(${session.tenantId}::text, ${session.id}::text,
+  return sql`select * from compactor_append_to_session(${session.tenantId}::text, ${session.id}::text,
           ${session.modelId}::text, ${sql.param(messageIds)}::text[], ${sql.param(callIds)}::text[],
-          ${messages}::jsonb, ${parts}::jsonb)`,
-  );
-  const sessionRow = rows.find((row) => row.r_kind === 'session');
+          ${messages}::jsonb, ${parts}::jsonb)`;
+}
+
+/** What {@link appendToSessionSql} returned, read. */
+export function appendToSessionResult(rows: Record<string, unknown>[]): AppendToSessionResult {
+  const appendRows = rows as AppendRow[];
+  const sessionRow = appendRows.find((row) => row.r_kind === 'session');
   return {
-    ...appendResult(rows),
+    ...appendResult(appendRows),
     session: (sessionRow?.r_input as Record<string, unknown> | undefined) ?? null,
-    modelChanged: rows.some((row) => row.r_kind === 'model'),
+    modelChanged: appendRows.some((row) => row.r_kind === 'model'),
   };
 }
 

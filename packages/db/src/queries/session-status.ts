@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import {
@@ -31,12 +31,25 @@ export async function sessionStatusInputs(
 ): Promise<SessionStatusInputs> {
   const result = await executePrepared<Record<string, unknown>>(
     db,
-    sql`
+    sessionStatusInputsSql(sessionPk, { pinSystemMessages }),
+  );
+  return statusInputsFromRows(result.rows);
+}
+
+/** The statement of {@link sessionStatusInputs}, for a caller that sends it with others. */
+export function sessionStatusInputsSql(
+  sessionPk: number,
+  { pinSystemMessages = true }: { pinSystemMessages?: boolean } = {},
+): SQL {
+  return sql`
     with stats as materialized (${contextTokenStatsSql(sessionPk, pinSystemMessages)})
     select s.*, c.* from stats s
-    left join (${sessionCompactionsSql(sessionPk, COMPACTION_PREFIX)}) c on true`,
-  );
-  const first = result.rows[0];
+    left join (${sessionCompactionsSql(sessionPk, COMPACTION_PREFIX)}) c on true`;
+}
+
+/** What {@link sessionStatusInputsSql} returned, read. */
+export function statusInputsFromRows(rows: Record<string, unknown>[]): SessionStatusInputs {
+  const first = rows[0];
   if (!first) throw new Error('session status inputs returned no row');
-  return { stats: statsFromRow(first), ...sessionCompactionsFromRows(result.rows, COMPACTION_PREFIX) };
+  return { stats: statsFromRow(first), ...sessionCompactionsFromRows(rows, COMPACTION_PREFIX) };
 }
