@@ -8,12 +8,21 @@ import type { PgTable } from 'drizzle-orm/pg-core';
  * own driver mapping (bigint as number, numeric as number, timestamps as Date).
  */
 export function selectList(table: PgTable, alias: string, prefix: string): SQL {
-  return sql.raw(
-    Object.values(getTableColumns(table))
+  // Built once per table, alias and prefix: hot statements name the same columns on every call.
+  let lists = selectLists.get(table);
+  if (!lists) selectLists.set(table, (lists = new Map()));
+  const key = `${alias}\u0000${prefix}`;
+  let list = lists.get(key);
+  if (list === undefined) {
+    list = Object.values(getTableColumns(table))
       .map((column) => `${alias}."${column.name}" as "${prefix}${column.name}"`)
-      .join(', '),
-  );
+      .join(', ');
+    lists.set(key, list);
+  }
+  return sql.raw(list);
 }
+
+const selectLists = new WeakMap<PgTable, Map<string, string>>();
 
 export function rowMapper<T extends PgTable>(
   table: T,
