@@ -78,6 +78,45 @@ describe('executePipelined', () => {
     expect(after.rows[0]).toEqual({ n: 1 });
   });
 
+  it('the same statement twice in one pipeline is parsed once', async () => {
+    // A text no other test sends, so this connection has not parsed it yet.
+    const twice = (id: number) =>
+      sql`insert into pipeline_probe (id, note) values (${id}, 'sent twice in one pipeline') returning id`;
+    const [first, second] = await executePipelined(single.db, [twice(30), twice(31)]);
+    expect([...first!.rows, ...second!.rows]).toEqual([{ id: 30 }, { id: 31 }]);
+  });
+
+  it('a value pg cannot send fails the pipeline before anything is sent, without an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await expect(
+        executePipelined(single.db, [insert(40, 'sent?'), sql`select ${{ big: 10n }}::jsonb as j`]),
+      ).rejects.toThrow(/BigInt/);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    const stored = await executePrepared(
+      single.db,
+      sql`select count(*)::int as n from pipeline_probe where id = 40`,
+    );
+    expect(stored.rows[0]).toEqual({ n: 0 });
+  });
+
+  it('refuses a connection left inside a transaction (its Sync would commit nothing)', async () => {
+    const client = await single.pool.connect();
+    await client.query('begin');
+    client.release();
+    await expect(executePipelined(single.db, [insert(50, 'joined')])).rejects.toThrow(/inside a transaction/);
+    // That connection was discarded: the next one commits.
+    await executePipelined(single.db, [insert(50, 'committed')]);
+    const stored = await t.db.execute(sql`select note from pipeline_probe where id = 50`);
+    expect(stored.rows).toEqual([{ note: 'committed' }]);
+  });
+
   it('a lost connection fails the pipeline, and the pool replaces the connection', async () => {
     const pid = (await executePrepared<{ pid: number }>(single.db, backendPid())).rows[0]!.pid;
     const running = executePipelined(single.db, [insert(20, 'lost'), sql`select pg_sleep(5)`]);

@@ -9,8 +9,9 @@ import { compileNamed, type NamedStatement } from './prepared';
  * Postgres runs the messages up to a Sync as an implicit transaction: every statement sees the
  * ones before it (and, read committed, takes a fresh snapshot), locks are held to the end, and
  * when one fails the rest are skipped and all of it is rolled back. That is what
- * `begin; a; b; commit` does in four round trips; node-postgres sends one statement per Sync, so
- * the pipeline is a submittable of its own (`Pipeline`).
+ * `begin; a; b; commit` does in four round trips. node-postgres sends a Sync after every query
+ * (its client option `pipeline` too: there each query is a transaction of its own), so this
+ * pipeline is a submittable of its own (`Pipeline`).
  *
  * Same rules as `executePrepared`: fixed statement texts, values as parameters. Rows come back
  * as drizzle's driver returns them (timestamps as text), so the same mappers read both.
@@ -22,7 +23,15 @@ export async function executePipelined<Row extends Record<string, unknown> = Rec
   const client = await db.$client.connect();
   let failure: Error | undefined;
   try {
-    const pipeline = client.query(new Pipeline(queries.map(compileNamed)));
+    // Postgres commits at the Sync only outside a transaction: on a connection left inside one
+    // the statements would join it, and nothing would be committed.
+    if (client.getTransactionStatus() !== 'I') {
+      throw new Error('executePipelined: the pooled connection is inside a transaction');
+    }
+    const pipeline = new Pipeline(queries.map(compileNamed));
+    // Awaited below; this keeps a rejection from going unhandled when `query` throws first.
+    pipeline.done.catch(() => undefined);
+    client.query(pipeline);
     return (await pipeline.done) as Array<{ rows: Row[] }>;
   } catch (error) {
     failure = error as Error;
@@ -49,7 +58,7 @@ interface WireConnection {
   parsedStatements: Record<string, string>;
   stream: { cork(): void; uncork(): void };
   parse(statement: { text: string; name: string; types: unknown[] }): void;
-  bind(portal: { portal: string; statement: string; values: unknown[]; valueMapper: unknown }): void;
+  bind(portal: { portal: string; statement: string; values: unknown[] }): void;
   describe(target: { type: 'P'; name: string }): void;
   execute(portal: { portal: string; rows: number }): void;
   sync(): void;
@@ -62,7 +71,7 @@ type PgResult = pg.QueryResult & {
   addCommandComplete(message: unknown): void;
 };
 
-const { prepareValue } = (pg as unknown as { utils: { prepareValue: unknown } }).utils;
+const { prepareValue } = (pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } }).utils;
 
 /**
  * A pg submittable that writes every statement's messages, then one Sync, in one socket write,
@@ -78,6 +87,7 @@ class Pipeline implements pg.Submittable {
   private current = newResult();
   private parsed: NamedStatement[] = [];
   private connection: WireConnection | null = null;
+  private rowError: Error | null = null;
 
   constructor(private readonly statements: NamedStatement[]) {
     this.done = new Promise((resolve, reject) => {
@@ -86,22 +96,27 @@ class Pipeline implements pg.Submittable {
     });
   }
 
-  submit(connection: unknown): void {
+  submit(connection: unknown): Error | null {
     const wire = connection as WireConnection;
     this.connection = wire;
+    // Every value is converted before anything is written: a value pg cannot send (a BigInt
+    // inside an object, say) fails the pipeline with nothing sent (pg reports a returned error).
+    let values: unknown[][];
+    try {
+      values = this.statements.map((statement) => statement.params.map((value) => prepareValue(value)));
+    } catch (error) {
+      return error as Error;
+    }
+    const parsing = new Set<string>();
     wire.stream.cork();
     try {
-      for (const statement of this.statements) {
-        if (wire.parsedStatements[statement.name] !== statement.text) {
+      for (const [i, statement] of this.statements.entries()) {
+        if (wire.parsedStatements[statement.name] !== statement.text && !parsing.has(statement.name)) {
           wire.parse({ text: statement.text, name: statement.name, types: [] });
+          parsing.add(statement.name);
           this.parsed.push(statement);
         }
-        wire.bind({
-          portal: '',
-          statement: statement.name,
-          values: statement.params,
-          valueMapper: prepareValue,
-        });
+        wire.bind({ portal: '', statement: statement.name, values: values[i]! });
         wire.describe({ type: 'P', name: '' });
         wire.execute({ portal: '', rows: 0 });
       }
@@ -109,6 +124,7 @@ class Pipeline implements pg.Submittable {
     } finally {
       wire.stream.uncork();
     }
+    return null;
   }
 
   handleRowDescription(message: { fields: unknown }): void {
@@ -116,7 +132,13 @@ class Pipeline implements pg.Submittable {
   }
 
   handleDataRow(message: { fields: unknown }): void {
-    this.current.addRow(this.current.parseRow(message.fields));
+    if (this.rowError) return;
+    try {
+      this.current.addRow(this.current.parseRow(message.fields));
+    } catch (error) {
+      // Thrown here it would escape from the socket's data handler; reported at the end instead.
+      this.rowError = error as Error;
+    }
   }
 
   handleCommandComplete(message: unknown): void {
@@ -135,6 +157,10 @@ class Pipeline implements pg.Submittable {
   }
 
   handleReadyForQuery(): void {
+    if (this.rowError) {
+      this.reject(this.rowError);
+      return;
+    }
     if (this.results.length !== this.statements.length) {
       this.reject(
         new Error(`pipeline: ${this.results.length} results for ${this.statements.length} statements`),
@@ -145,9 +171,14 @@ class Pipeline implements pg.Submittable {
     this.resolve(this.results);
   }
 
-  // Messages no statement here asks for (no cursors, no COPY).
+  // Messages no statement here asks for (no cursors, no COPY); a COPY from the client is refused,
+  // as pg's own queries do, so the server moves on to the error and the Sync.
   handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
+  handleCopyInResponse(connection: unknown): void {
+    (connection as { sendCopyFail(message: string): void }).sendCopyFail(
+      'COPY is not supported in a pipeline',
+    );
+  }
   handleCopyData(): void {}
 }
 
