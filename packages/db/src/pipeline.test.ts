@@ -120,9 +120,11 @@ describe('executePipelined', () => {
   it('a lost connection fails the pipeline, and the pool replaces the connection', async () => {
     const pid = (await executePrepared<{ pid: number }>(single.db, backendPid())).rows[0]!.pid;
     const running = executePipelined(single.db, [insert(20, 'lost'), sql`select pg_sleep(5)`]);
+    // Expected before the backend goes: it may fail before the terminating statement returns.
+    const failed = expect(running).rejects.toThrow(/terminating connection/);
     await new Promise((resolve) => setTimeout(resolve, 100));
     await t.db.execute(sql`select pg_terminate_backend(${pid})`);
-    await expect(running).rejects.toThrow();
+    await failed;
     const replaced = (await executePrepared<{ pid: number }>(single.db, backendPid())).rows[0]!.pid;
     expect(replaced).not.toBe(pid);
     const [inserted] = await executePipelined(single.db, [insert(20, 'again')]);

@@ -2,7 +2,8 @@ import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import type { CompactionRow } from '../mappers';
-import { ACTIVE_COMPACTION_STATUSES, compactions } from '../schema';
+import { ACTIVE_COMPACTION_STATUSES, compactions, outbox } from '../schema';
+import type { OutboxRow } from './outbox';
 import { rowMapper, selectList } from './raw-rows';
 
 /** A `compactions` row selected with `selectList(compactions, alias, '')`, as drizzle maps it. */
@@ -19,6 +20,53 @@ export type NewCompactionRow = typeof compactions.$inferInsert;
 export async function insertCompaction(db: DbOrTx, row: NewCompactionRow): Promise<CompactionRow | null> {
   const [inserted] = await db.insert(compactions).values(row).onConflictDoNothing().returning();
   return inserted ?? null;
+}
+
+/** The columns a compaction request sets; every other column starts at its default. */
+export type CompactionRequestRow = Pick<
+  NewCompactionRow,
+  | 'id'
+  | 'sessionPk'
+  | 'reason'
+  | 'strategy'
+  | 'keepRecentTokens'
+  | 'instructions'
+  | 'force'
+  | 'idempotencyKey'
+>;
+
+const outboxFromRow = rowMapper(outbox, 'o_');
+
+/**
+ * {@link insertCompaction} and the outbox entry of its job (`{ compactionId }`, the job id being
+ * the compaction's) in ONE statement: both rows or neither, without a transaction of four round
+ * trips. Null when the insert conflicted (an active compaction, a used idempotency key): the
+ * caller finds out which, as after {@link insertCompaction}.
+ */
+export async function insertCompactionWithOutbox(
+  db: DbOrTx,
+  row: CompactionRequestRow,
+  jobName: string,
+): Promise<{ compaction: CompactionRow; outbox: OutboxRow } | null> {
+  const { rows } = await executePrepared<Record<string, unknown>>(
+    db,
+    sql`
+    with c as (
+      insert into compactions (id, session_pk, reason, strategy, keep_recent_tokens, instructions, force, idempotency_key)
+      values (${row.id}, ${row.sessionPk}, ${row.reason}, ${row.strategy}, ${row.keepRecentTokens ?? null}::int,
+              ${row.instructions ?? null}::text, ${row.force ?? false}, ${row.idempotencyKey ?? null}::text)
+      on conflict do nothing
+      returning *
+    ),
+    o as (
+      insert into outbox (job_name, job_id, payload)
+      select ${jobName}, c.id, jsonb_build_object('compactionId', c.id) from c
+      returning *
+    )
+    select ${selectList(compactions, 'c', '')}, ${selectList(outbox, 'o', 'o_')} from c, o`,
+  );
+  const [found] = rows;
+  return found ? { compaction: compactionFromRow(found), outbox: outboxFromRow(found) } : null;
 }
 
 /** A compaction by id, or `null`; not scoped to a session or tenant. */

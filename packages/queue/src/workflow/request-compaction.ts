@@ -9,6 +9,7 @@ import {
   findCompactionByIdempotencyKey,
   insertCompaction,
   newId,
+  type CompactionRequestRow,
   type CompactionRow,
   type DbOrTx,
   type SessionRow,
@@ -39,18 +40,8 @@ export async function requestCompaction(
   session: SessionRow,
   request: CompactionRequest,
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
-  const policy = resolveStoredPolicy(session.policy as PolicyInput);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await insertCompaction(db, {
-      id: newId('cmp'),
-      sessionPk: session.pk,
-      reason: request.reason,
-      strategy: request.strategy ?? policy.strategy,
-      keepRecentTokens: request.keepRecentTokens ?? null,
-      instructions: request.instructions ?? null,
-      force: request.force ?? request.reason === 'overflow',
-      idempotencyKey: request.idempotencyKey ?? null,
-    });
+    const inserted = await insertCompaction(db, compactionRequestRow(session, request));
     if (inserted) return { compaction: inserted, created: true };
     if (request.idempotencyKey) {
       const repeated = await findCompactionByIdempotencyKey(db, session.pk, request.idempotencyKey);
@@ -61,4 +52,19 @@ export async function requestCompaction(
     // The active one finished between our insert and our lookup: try again.
   }
   throw new Error(`could not start or find a compaction for session ${session.id}`);
+}
+
+/** The row a request inserts (a new id each call): the policy's strategy unless the request names one. */
+export function compactionRequestRow(session: SessionRow, request: CompactionRequest): CompactionRequestRow {
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
+  return {
+    id: newId('cmp'),
+    sessionPk: session.pk,
+    reason: request.reason,
+    strategy: request.strategy ?? policy.strategy,
+    keepRecentTokens: request.keepRecentTokens ?? null,
+    instructions: request.instructions ?? null,
+    force: request.force ?? request.reason === 'overflow',
+    idempotencyKey: request.idempotencyKey ?? null,
+  };
 }
