@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { fileOpsOfToolPart, type ToolPart } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import { haystack, mentions } from './mentions';
-import { filesTouched, probeRetention, type ContextMessage } from './retention';
+import { generateLongCodingSession } from '@compactor/testing/fixtures';
+import { filesTouched, probeRetention, TranscriptFacts, type ContextMessage } from './retention';
 import { constraints, firstGoal } from './user-facts';
 
 const user = (text: string): MessageInput => ({ role: 'user', parts: [{ type: 'text', text }] });
@@ -168,5 +170,35 @@ describe('probeRetention', () => {
     });
     expect(probes.files).toEqual([]);
     expect(probes.latestRequest?.kept).toBe(true);
+  });
+});
+
+describe('the facts a replay keeps across its compactions', () => {
+  // Every file a tool call of the prefix touched, read from scratch (what each probe did before).
+  const touchedFromScratch = (messages: readonly MessageInput[]) => {
+    const modified = new Set<string>();
+    const read = new Set<string>();
+    for (const message of messages)
+      for (const part of message.parts) {
+        if (part.type !== 'tool') continue;
+        const ops = fileOpsOfToolPart({ ...part, input: part.input ?? {} } as unknown as ToolPart);
+        for (const op of ops) (op.kind === 'read' ? read : modified).add(op.path);
+      }
+    return [
+      ...[...modified].map((path) => ({ path, kind: 'modified' })),
+      ...[...read].filter((path) => !modified.has(path)).map((path) => ({ path, kind: 'read' })),
+    ];
+  };
+
+  it('give what reading each prefix from scratch gives, as the prefix grows and shrinks', () => {
+    const session = generateLongCodingSession(600, { withUsage: true });
+    const facts = new TranscriptFacts(session);
+    // Files and constraints appear along the way, so the prefixes differ in both.
+    expect(touchedFromScratch(session.slice(0, 10)).length).toBeLessThan(touchedFromScratch(session).length);
+    expect(constraints(session.slice(0, 40)).length).toBeLessThan(constraints(session).length);
+    for (const count of [0, 5, 6, 40, 180, 180, 350, 12, 90, 600, 700, 520]) {
+      expect(facts.filesTouched(count)).toEqual(touchedFromScratch(session.slice(0, count)));
+      expect(facts.constraints(count)).toEqual(constraints(session.slice(0, count)));
+    }
   });
 });

@@ -12,7 +12,7 @@ import {
 } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import type { ApiCall, Json } from '@compactor/stack';
-import { probeRetention, type ContextMessage } from '../probes/retention';
+import { probeRetention, type ContextMessage, type TranscriptFacts } from '../probes/retention';
 import type { CompactionRecord, ContextCheck, Outcome } from '../report/model';
 
 export interface EndedCompaction {
@@ -28,6 +28,8 @@ export interface SessionState {
   /** Seq the API gave each appended message, in transcript order. */
   seqs: readonly number[];
   fileTools: FileToolNames | undefined;
+  /** What the probes read of the transcript, kept across this session's compactions. */
+  facts?: TranscriptFacts;
 }
 
 function outcomeOf(row: Json): Outcome {
@@ -118,6 +120,7 @@ export async function recordCompaction(
       appendedCount,
       context: checked.native,
       ...(state.fileTools ? { fileTools: state.fileTools } : {}),
+      ...(state.facts ? { facts: state.facts } : {}),
     });
   }
   const requested = Date.parse(row.requestedAt as string);

@@ -12,6 +12,7 @@ import type { RunReport, TurnPoint, UsageMode, Variant, CompactionRecord } from 
 import type { Transcript } from '../transcript';
 import { measureOverhead, usageToSend } from '../usage';
 import { recordCompaction, type SessionState } from './compaction-record';
+import { TranscriptFacts } from '../probes/retention';
 import { CompactionWatch, TERMINAL_STATUSES } from './compaction-watch';
 
 export interface RunTarget {
@@ -119,11 +120,13 @@ export async function replayRun(
     );
     usable = created.status.usable as number;
     const effective = created.effectivePolicy as Json;
+    const fileTools = effective.fileTools as FileToolNames | undefined;
     const state: SessionState = {
       sessionId,
       transcript: transcript.messages,
       seqs,
-      fileTools: effective.fileTools as FileToolNames | undefined,
+      fileTools,
+      facts: new TranscriptFacts(transcript.messages, fileTools),
     };
     events = await openEventStream(
       `${target.apiUrl}${sessionPath}/events`,

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { CompactionBoundary } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
@@ -47,7 +47,17 @@ export async function selectContextRows(
 ): Promise<ContextViewRows> {
   const { rows } = await executePrepared<Record<string, unknown>>(
     db,
-    sql`
+    contextRowsSql(sessionPk, { pinSystemMessages }),
+  );
+  return contextRowsFromResult(rows);
+}
+
+/** The statement of {@link selectContextRows}, for a caller that sends it with others. */
+export function contextRowsSql(
+  sessionPk: number,
+  { pinSystemMessages }: { pinSystemMessages: boolean },
+): SQL {
+  return sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
     v as (${viewMessagesSql(sessionPk, pinSystemMessages, MESSAGE_COLUMNS)})
     select c.*, r.* from (
@@ -65,8 +75,11 @@ export async function selectContextRows(
         ) pp on true
         where p.message_pk = v.m_pk offset 0
       ) x on true
-    ) r on true`,
-  );
+    ) r on true`;
+}
+
+/** What {@link contextRowsSql} returned, read. */
+export function contextRowsFromResult(rows: Record<string, unknown>[]): ContextViewRows {
   // Unordered: `messagesFromRows` puts messages in seq order and each one's parts by position
   // (a sort here would copy every output's text once more).
   const messageRows = new Map<unknown, MessageRow>();

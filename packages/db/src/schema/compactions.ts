@@ -75,10 +75,16 @@ export const compactions = pgTable(
     uniqueIndex('compactions_one_active_per_session_uq')
       .on(t.sessionPk)
       .where(sql`${t.status} in ('pending', 'running')`),
-    // The context view reads the latest completed compaction of a session.
-    index('compactions_session_completed_idx')
-      .on(t.sessionPk, t.finishedAt)
+    // The context view, every status and every append read the latest completed compaction of a
+    // session (`order by finished_at desc, requested_at desc limit 1`): in the index's order, so
+    // it is the first entry, not a sort of all the session's compactions (which grew with them).
+    index('compactions_session_latest_completed_idx')
+      .on(t.sessionPk, t.finishedAt.desc().nullsFirst(), t.requestedAt.desc().nullsFirst())
       .where(sql`${t.status} = 'completed'`),
+    // The status's last finished compaction, whatever its outcome (`order by finished_at desc limit 1`).
+    index('compactions_session_finished_idx')
+      .on(t.sessionPk, t.finishedAt.desc().nullsFirst())
+      .where(sql`${t.finishedAt} is not null`),
     // The reconciler scans active compactions by how long they have been silent.
     index('compactions_active_progress_idx')
       .on(t.status, t.progressAt)
