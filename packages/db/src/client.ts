@@ -46,7 +46,13 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
     // No JIT: every query here is an OLTP read of one session's kept window, and the planner,
     // which cannot know the boundary before run time, over-estimates the view and switches JIT
     // on: measured on a 100k-message session, 89 ms of JIT compilation for a 1 ms status query.
-    options: '-c jit=off',
+    //
+    // `client_connection_check_interval` (Postgres 14+): a backend whose client died (a worker
+    // SIGKILLed mid-statement) notices within 250 ms and aborts, instead of running what it was
+    // sent to the end. A pipelined completion (`executePipelined`) arrives whole, so without it
+    // the server would commit the dead worker's finalize; with it the attempt is rolled back like
+    // any unfinished transaction, and a later attempt finalizes the saved draft.
+    options: '-c jit=off -c client_connection_check_interval=250',
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener
   // that would crash the process. The next checkout reconnects.

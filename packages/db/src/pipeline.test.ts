@@ -117,6 +117,34 @@ describe('executePipelined', () => {
     expect(stored.rows).toEqual([{ note: 'committed' }]);
   });
 
+  it('is rolled back, not run to its end, when its client dies on the way', async () => {
+    // A separate pool: its one connection is cut from this side, as a SIGKILLed worker's would be.
+    const dying = createDatabase(t.url, { max: 1 });
+    const running = executePipelined(dying.db, [insert(60, 'orphaned'), sql`select pg_sleep(3)`]);
+    const failed = expect(running).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const [connection] = (
+      dying.pool as unknown as { _clients: Array<{ connection: { stream: { destroy(): void } } }> }
+    )._clients;
+    connection!.connection.stream.destroy();
+    await failed;
+    // The server notices within client_connection_check_interval (250 ms) and aborts the
+    // pipeline: its backend is gone well before the 3 s sleep would have ended, nothing written.
+    const started = Date.now();
+    let backends = 1;
+    while (backends > 0 && Date.now() - started < 2_000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const { rows } = await t.db.execute<{ n: number }>(
+        sql`select count(*)::int as n from pg_stat_activity where query like '%pg_sleep(3)%' and pid <> pg_backend_pid()`,
+      );
+      backends = rows[0]!.n;
+    }
+    expect(backends).toBe(0);
+    const stored = await t.db.execute(sql`select count(*)::int as n from pipeline_probe where id = 60`);
+    expect(stored.rows[0]).toEqual({ n: 0 });
+    await dying.close().catch(() => undefined);
+  });
+
   it('a lost connection fails the pipeline, and the pool replaces the connection', async () => {
     const pid = (await executePrepared<{ pid: number }>(single.db, backendPid())).rows[0]!.pid;
     const running = executePipelined(single.db, [insert(20, 'lost'), sql`select pg_sleep(5)`]);
