@@ -96,6 +96,8 @@ describe('generic plans made on a new database stay bounded as a session grows',
       reason: 'manual',
       strategy: 'summarize',
       status: 'running',
+      // As a claim records it: the session's last seq when the compaction started.
+      coversThroughSeq: 3_002,
     });
     await completeCompaction(t.db, {
       compactionId: compaction!.id,
