@@ -10,11 +10,7 @@ import {
   type SessionRow,
 } from '@compactor/db';
 import type { SessionEventPublisher } from '../events/session-events';
-import {
-  compactionRequestRow,
-  requestCompaction,
-  type CompactionRequest,
-} from '../workflow/request-compaction';
+import { requestCompactionWith, type CompactionRequest } from '../workflow/request-compaction';
 import type { WorkflowLog } from '../workflow/resources';
 import { parseJobPayload, type JobName } from './catalog';
 import type { JobQueues } from './queues';
@@ -29,57 +25,32 @@ export interface DispatchDeps {
 }
 
 /**
- * Requests a compaction: the row and its outbox entry are written together (one statement when
- * no compaction is active, a transaction otherwise), then the job is enqueued. Enqueueing is
- * best effort — if Redis is down or the process dies right after commit, the reconciler
- * enqueues it from the outbox; nothing is lost. A request while one is active returns the
- * active one (`created: false`) and writes nothing.
+ * Requests a compaction: the row and its outbox entry are written in one statement, then the
+ * job is enqueued. Enqueueing is best effort — if Redis is down or the process dies right after
+ * commit, the reconciler enqueues it from the outbox; nothing is lost. A request while one is
+ * active returns the active one (`created: false`) and writes nothing.
  */
 export async function startCompaction(
   deps: DispatchDeps,
   session: SessionRow,
   request: CompactionRequest,
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
-  // The common case, no compaction active: the row and its outbox entry in one statement. A
-  // conflict goes the long way, which finds the active one (or the idempotency key's).
-  const fresh = await insertCompactionWithOutbox(deps.db, compactionRequestRow(session, request), 'compact');
-  const { result, outbox } = fresh
-    ? { result: { compaction: fresh.compaction, created: true }, outbox: [fresh.outbox] }
-    : await requestInTransaction(deps, session, request);
-  if (result.created) {
-    // Announced before the enqueue, so no worker's `compaction.started` can overtake it.
-    await deps.events.publish({
-      type: 'compaction.requested',
-      sessionPk: session.pk,
-      sessionId: session.id,
-      compactionId: result.compaction.id,
-      at: deps.clock().toISOString(),
-      data: { reason: result.compaction.reason, strategy: result.compaction.strategy },
-    });
-    await dispatchOutbox(deps, outbox);
-  }
-  return result;
-}
-
-/** {@link requestCompaction} and, for a created row, its outbox entry, in one transaction. */
-async function requestInTransaction(
-  deps: Pick<DispatchDeps, 'db'>,
-  session: SessionRow,
-  request: CompactionRequest,
-): Promise<{ result: { compaction: CompactionRow; created: boolean }; outbox: OutboxRow[] }> {
-  return deps.db.transaction(async (tx) => {
-    const result = await requestCompaction(tx, session, request);
-    const outbox = result.created
-      ? await insertOutboxEntries(tx, [
-          {
-            jobName: 'compact',
-            jobId: result.compaction.id,
-            payload: { compactionId: result.compaction.id },
-          },
-        ])
-      : [];
-    return { result, outbox };
+  const result = await requestCompactionWith(deps.db, session, request, (row) =>
+    insertCompactionWithOutbox(deps.db, row, 'compact'),
+  );
+  if ('existing' in result) return { compaction: result.existing, created: false };
+  const { compaction, outbox } = result.inserted;
+  // Announced before the enqueue, so no worker's `compaction.started` can overtake it.
+  await deps.events.publish({
+    type: 'compaction.requested',
+    sessionPk: session.pk,
+    sessionId: session.id,
+    compactionId: compaction.id,
+    at: deps.clock().toISOString(),
+    data: { reason: compaction.reason, strategy: compaction.strategy },
   });
+  await dispatchOutbox(deps, [outbox]);
+  return { compaction, created: true };
 }
 
 /**

@@ -40,22 +40,38 @@ export async function requestCompaction(
   session: SessionRow,
   request: CompactionRequest,
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
+  const result = await requestCompactionWith(db, session, request, (row) => insertCompaction(db, row));
+  return 'inserted' in result
+    ? { compaction: result.inserted, created: true }
+    : { compaction: result.existing, created: false };
+}
+
+/**
+ * {@link requestCompaction} with the caller's insert (one that also writes the job's outbox
+ * entry, say): what `insert` returned for a new row, or the compaction the request collided with.
+ */
+export async function requestCompactionWith<Inserted>(
+  db: DbOrTx,
+  session: SessionRow,
+  request: CompactionRequest,
+  insert: (row: CompactionRequestRow) => Promise<Inserted | null>,
+): Promise<{ inserted: Inserted } | { existing: CompactionRow }> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await insertCompaction(db, compactionRequestRow(session, request));
-    if (inserted) return { compaction: inserted, created: true };
+    const inserted = await insert(compactionRequestRow(session, request));
+    if (inserted) return { inserted };
     if (request.idempotencyKey) {
       const repeated = await findCompactionByIdempotencyKey(db, session.pk, request.idempotencyKey);
-      if (repeated) return { compaction: repeated, created: false };
+      if (repeated) return { existing: repeated };
     }
     const active = await findActiveCompaction(db, session.pk);
-    if (active) return { compaction: active, created: false };
+    if (active) return { existing: active };
     // The active one finished between our insert and our lookup: try again.
   }
   throw new Error(`could not start or find a compaction for session ${session.id}`);
 }
 
 /** The row a request inserts (a new id each call): the policy's strategy unless the request names one. */
-export function compactionRequestRow(session: SessionRow, request: CompactionRequest): CompactionRequestRow {
+function compactionRequestRow(session: SessionRow, request: CompactionRequest): CompactionRequestRow {
   const policy = resolveStoredPolicy(session.policy as PolicyInput);
   return {
     id: newId('cmp'),
