@@ -11,7 +11,6 @@ import {
   appendAfterSql,
   appendToSessionResult,
   appendToSessionSql,
-  callAppendAfter,
   callAppendToSession,
   type AppendToSessionResult,
   type BatchMessageRow,
@@ -183,21 +182,10 @@ export async function insertNewMessages(
 }
 
 /**
- * {@link insertNewMessages} in the statement of `guard` (see `callAppendAfter`): written only
- * when the guard wrote its row. Null when it did not (nothing was written).
+ * {@link insertNewMessages} in the statement of `guard` (a data-modifying statement that returns
+ * `session_pk`), for a caller that sends it with others: the messages are written only when the
+ * guard wrote its row, and the statement returns no rows when it did not.
  */
-export async function insertNewMessagesAfter(
-  tx: DbOrTx,
-  guard: SQL,
-  fresh: NewMessage[],
-): Promise<Array<{ pk: number; id: string; seq: number }> | null> {
-  const result = await callAppendAfter(tx, guard, batchRows(fresh));
-  if (!result) return null;
-  if (!result.found) throw new NotFoundError('session not found');
-  return result.inserted.sort((a, b) => a.seq - b.seq);
-}
-
-/** The statement of {@link insertNewMessagesAfter}, for a caller that sends it with others. */
 export function newMessagesAfterSql(guard: SQL, fresh: NewMessage[]): SQL {
   return appendAfterSql(guard, batchRows(fresh));
 }

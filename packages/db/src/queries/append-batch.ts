@@ -115,20 +115,9 @@ export async function callAppend(
 /**
  * `compactor_append` without checks, in the statement of `guard` (a data-modifying statement that
  * returns `session_pk`): called once for each row the guard returns, so the messages are written
- * only when the guard wrote its row. Null when the guard returned none (nothing was written).
+ * only when the guard wrote its row. No rows when the guard returned none (nothing was written);
+ * otherwise one row per guard row at least (an empty batch: the function's columns all null).
  */
-export async function callAppendAfter(
-  tx: DbOrTx,
-  guard: SQL,
-  batch: BatchRows,
-): Promise<AppendCallResult | null> {
-  const { rows } = await executePrepared<AppendRow>(tx, appendAfterSql(guard, batch));
-  // One row per guard row at least: an empty batch comes back as the function's columns all null.
-  if (rows.length === 0) return null;
-  return appendResult(rows);
-}
-
-/** The statement of {@link callAppendAfter}: no rows when the guard wrote none. */
 export function appendAfterSql(guard: SQL, batch: BatchRows): SQL {
   const { messages, parts } = batchParams(batch);
   return sql`with guard as (${guard})

@@ -79,7 +79,7 @@ export function contextRowsSql(
 }
 
 /** What {@link contextRowsSql} returned, read. */
-export function contextRowsFromResult(rows: Record<string, unknown>[]): ContextViewRows {
+function contextRowsFromResult(rows: Record<string, unknown>[]): ContextViewRows {
   // Unordered: `messagesFromRows` puts messages in seq order and each one's parts by position
   // (a sort here would copy every output's text once more).
   const messageRows = new Map<unknown, MessageRow>();
