@@ -10,6 +10,7 @@ import {
   estimateFromStats,
   sessionStatusInputs,
   loadContextRows,
+  patchMessage,
   type Db,
   type NewMessage,
 } from '@compactor/db';
@@ -109,6 +110,55 @@ export function assistantMessage(): NewMessage {
     metadata: {},
     contentHash: `bench-assistant-${n}`,
   };
+}
+
+/**
+ * The first half of a streamed turn: an assistant step whose tool call is still running (no
+ * output, no finish), as a client appends it before the tool has answered. {@link finishStreamed}
+ * is the PATCH that completes it.
+ */
+export function streamedAssistantMessage(): NewMessage {
+  const n = ++appended;
+  return {
+    ...assistantMessage(),
+    id: `bench-streamed-${n}`,
+    parts: [
+      {
+        type: 'tool',
+        callId: `bench_streamed_call_${n}`,
+        tool: 'bash',
+        status: 'running',
+        input: { command: `npm test -- module${n}` },
+        output: null,
+        error: null,
+        compactedAt: null,
+        tokens: 12,
+        outputTokens: 0,
+      },
+    ],
+    finish: null,
+    usage: null,
+    contentHash: `bench-streamed-${n}`,
+  };
+}
+
+/** The PATCH that finishes a {@link streamedAssistantMessage}: its tool result, finish and usage. */
+export async function finishStreamed(db: Db, sessionPk: number, message: NewMessage): Promise<void> {
+  const [call] = message.parts;
+  if (call?.type !== 'tool') throw new Error(`${message.id} has no tool call to finish`);
+  await patchMessage(db, sessionPk, message.id, {
+    finish: 'tool-calls',
+    usage: { input: 31_000, output: 140, reasoning: 0, cacheRead: 25_000, cacheWrite: 0 },
+    parts: [
+      {
+        ...call,
+        status: 'completed',
+        output: `PASS src/${message.id}.test.ts\n`.repeat(20),
+        tokens: 180,
+        outputTokens: 160,
+      },
+    ],
+  });
 }
 
 const appendTargets = new Map<number, { tenantId: string; id: string; modelId: string }>();

@@ -64,20 +64,23 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
       return sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));
     });
   }
-  // With summary messages the size is the view's stored sum, measured in the statement that
-  // records it: they are the session's newest messages, so no usage report comes after them and
-  // core's estimate is that sum in either mode.
-  const stats = sql`st as materialized (${contextTokenStatsSql(outcome.sessionPk, outcome.pinSystemMessages ?? true)}),`;
-  const size = {
-    tokens: sql`(select stored_tokens from st)`,
-    messages: sql`(select context_messages from st)`,
-  };
-  const [completion, sized] = await executePipelined(db, [
-    completionSql(outcome),
-    sizeAfterSql(outcome, stats, size),
-  ]);
+  const [completion, sized] = await executePipelined(db, [completionSql(outcome), measuredSizeSql(outcome)]);
   if (completion!.rows.length === 0) throw await notCompleted(db, outcome);
   return sizedRow(sized!);
+}
+
+/**
+ * The size statement of a completion with summary messages (exported for the plan tests). The
+ * size is the view's stored sum, measured in the statement that records it: the summaries are
+ * the session's newest messages, so no usage report comes after them and core's estimate is that
+ * sum in either mode.
+ */
+export function measuredSizeSql(outcome: CompactionOutcome): SQL {
+  const stats = sql`st as materialized (${contextTokenStatsSql(outcome.sessionPk, outcome.pinSystemMessages ?? true)}),`;
+  return sizeAfterSql(outcome, stats, {
+    tokens: sql`(select stored_tokens from st)`,
+    messages: sql`(select context_messages from st)`,
+  });
 }
 
 /**

@@ -3,7 +3,9 @@ import { useTestDatabase } from '@compactor/testing';
 import type { ToolPart } from '@compactor/core';
 import { ConflictError, NotFoundError } from '../errors';
 import { appendMessages } from './append-messages';
+import { loadHistoryPage } from './load-messages';
 import { patchMessage } from './patch-message';
+import { markPartsCompacted } from '../queries/parts';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 
 const t = useTestDatabase();
@@ -67,6 +69,48 @@ describe('patchMessage', () => {
       status: 'completed',
       input: { b: 1, a: 2 },
     });
+  });
+
+  it('returns the message exactly as it is stored afterwards (a pruned call, jsonb key order, added parts)', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [
+      newMessage(
+        'assistant',
+        [
+          text('two calls'),
+          tool('call_done', 'x'.repeat(400)),
+          tool('call_open', null, { status: 'running', input: { path: 'a.ts' } }),
+        ],
+        { id: 'turn' },
+      ),
+    ]);
+    const [stored] = (await loadHistoryPage(t.db, session.pk, { afterSeq: -1, limit: 10 })).messages;
+    await markPartsCompacted(t.db, session.pk, [{ seq: stored!.seq, callId: 'call_done' }], {
+      at: new Date('2026-11-27T02:00:00Z'),
+      by: 'test',
+    });
+
+    const patched = await patchMessage(t.db, session.pk, 'turn', {
+      finish: 'tool-calls',
+      usage: { input: 900, output: 40, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      parts: [
+        // jsonb stores these keys in another order: the result shows the stored order.
+        tool('call_open', 'done', { input: { path: 'a.ts', zeta: 1, a: { y: 2, b: 3 } } }),
+        text('and a note after the calls'),
+        tool('call_new', null, { status: 'pending' }),
+      ],
+    });
+    const [after] = (await loadHistoryPage(t.db, session.pk, { afterSeq: -1, limit: 10 })).messages;
+    expect(patched).toEqual(after);
+    expect(JSON.stringify(patched)).toBe(JSON.stringify(after));
+    expect(patched.parts.map((p) => (p.type === 'tool' ? `${p.callId}:${p.status}` : p.type))).toEqual([
+      'text',
+      'call_done:completed',
+      'call_open:completed',
+      'text',
+      'call_new:pending',
+    ]);
+    expect(patched.parts[1]).toMatchObject({ compactedAt: '2026-11-27T02:00:00.000Z' });
   });
 
   it('refuses to change a message written by a compaction', async () => {

@@ -3,8 +3,8 @@ import type { Db } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
 import { canonicalJson } from '../hashing';
 import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
-import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
-import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
+import { updateMessage, type MessagePatch } from '../queries/messages';
+import { findMessageWithPartsForUpdate, insertParts, updatePart } from '../queries/parts';
 import { rejectDeferredToolResults } from './append-messages';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
@@ -21,7 +21,8 @@ const STATUS_RANK: Record<ToolStatus, number> = { pending: 0, running: 1, comple
 
 /**
  * Finishes a streamed turn: sets finish / usage / error and upserts tool parts by call id, in one
- * transaction with the message row locked. Rejects (ConflictError) a tool status that moves
+ * transaction with the message row locked (read with its parts in one round trip; the result is
+ * built from what the writes return). Rejects (ConflictError) a tool status that moves
  * backwards, a change to a finished or pruned tool call, and any change to a message a
  * compaction wrote. Returns the message as stored afterwards.
  */
@@ -32,13 +33,15 @@ export async function patchMessage(
   changes: MessageChanges,
 ): Promise<Message> {
   return db.transaction(async (tx) => {
-    const row = await findMessage(tx, sessionPk, messageId, { forUpdate: true });
-    if (!row) throw new NotFoundError('message not found');
+    const found = await findMessageWithPartsForUpdate(tx, sessionPk, messageId);
+    if (!found) throw new NotFoundError('message not found');
+    const { row, parts: stored } = found;
     if (row.summary)
       throw new ConflictError('messages written by a compaction cannot be changed', { messageId });
 
-    const stored = await listPartsOfMessages(tx, [row.pk]);
     const toolsByCall = new Map(stored.filter((p) => p.callId !== null).map((p) => [p.callId, p]));
+    // The parts as they will be stored: updated ones replaced by what the update returns.
+    const after = new Map(stored.map((p) => [p.pk, p]));
     let nextIdx = stored.reduce((max, p) => Math.max(max, p.idx), -1) + 1;
     const added = [];
 
@@ -46,13 +49,16 @@ export async function patchMessage(
       const existing = part.type === 'tool' ? toolsByCall.get(part.callId) : undefined;
       if (part.type === 'tool' && existing) {
         const patch = toolPartChange(existing, part);
-        if (patch) await updatePart(tx, existing.pk, patch);
+        // Only an unpruned call changes (toolPartChange), so its prune state stays none.
+        if (patch)
+          after.set(existing.pk, { ...(await updatePart(tx, existing.pk, patch)), compactedAt: null });
       } else {
         if (part.type === 'tool') await rejectDeferredToolResults(tx, sessionPk, [{ messageId, part }]);
         added.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }));
       }
     }
-    await insertParts(tx, added);
+    for (const inserted of await insertParts(tx, added))
+      after.set(inserted.pk, { ...inserted, compactedAt: null });
 
     const patch: MessagePatch = {};
     if (changes.finish !== undefined) patch.finish = changes.finish;
@@ -60,7 +66,8 @@ export async function patchMessage(
     if (changes.usage !== undefined) Object.assign(patch, usageToColumns(changes.usage));
     await updateMessage(tx, row.pk, patch);
 
-    const [updated] = messagesFromRows([{ ...row, ...patch }], await listPartsOfMessages(tx, [row.pk]));
+    // Built from the rows the writes returned: no second read of the parts.
+    const [updated] = messagesFromRows([{ ...row, ...patch }], [...after.values()]);
     if (!updated) throw new Error('patched message vanished');
     return updated;
   });

@@ -5,7 +5,7 @@ import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { compileNamed } from '../prepared';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
-import { completeCompaction } from '../operations/complete-compaction';
+import { completeCompaction, measuredSizeSql } from '../operations/complete-compaction';
 import { insertCompaction } from './compactions';
 import { contextRowsSql } from './context-rows';
 import { sessionStatusInputsSql } from './session-status';
@@ -39,15 +39,15 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/** The most rows any scan of `messages` read (returned or filtered out), over all its loops. */
-function mostMessageRowsRead(node: PlanNode): number {
+/** The most rows any scan of `relation` read (returned or filtered out), over all its loops. */
+function mostRowsRead(node: PlanNode, relation = 'messages'): number {
   const loops = node['Actual Loops'] ?? 1;
   const read =
-    node['Relation Name'] === 'messages'
+    node['Relation Name'] === relation
       ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * loops
       : 0;
   const joinFiltered = node['Rows Removed by Join Filter'] ?? 0;
-  return Math.max(read, joinFiltered, ...(node.Plans ?? []).map(mostMessageRowsRead));
+  return Math.max(read, joinFiltered, ...(node.Plans ?? []).map((child) => mostRowsRead(child, relation)));
 }
 
 /** A parameter as a literal: EXPLAIN EXECUTE takes no bind parameters. */
@@ -116,10 +116,70 @@ describe('generic plans made on a new database stay bounded as a session grows',
     // The view keeps 12 messages and the summary: no scan may read the session's 3,000.
     for (const [name, statement] of Object.entries(statements)) {
       const plan = await explainPrepared(`plan_${name}`, statement.params);
-      expect(mostMessageRowsRead(plan), name).toBeLessThan(100);
+      expect(mostRowsRead(plan), name).toBeLessThan(100);
     }
     // The append's id lookup: its function's statements are planned generic too.
     const append = await explainPrepared('plan_append', [session.pk, ['u7', 'a1200', 'new-id']]);
     expect(append['Shared Hit Blocks'] ?? 0).toBeLessThan(40);
+  });
+
+  it("the completion's size statement, among many completed compactions", async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, turn(0));
+    const running = (id: string) =>
+      insertCompaction(t.db, {
+        id,
+        sessionPk: session.pk,
+        reason: 'manual',
+        strategy: 'summarize',
+        status: 'running',
+        coversThroughSeq: 1,
+      });
+    const sizeOf = (compactionId: string) =>
+      compileNamed(
+        measuredSizeSql({
+          compactionId,
+          sessionPk: session.pk,
+          fence: 1,
+          boundarySeq: 2,
+          summaryMessages: [],
+          tokensBefore: 100,
+          messagesBefore: 2,
+          finishedAt: new Date(),
+          pinSystemMessages: true,
+        }),
+      );
+    // Planned (generic) while the session has no completed compaction; the row is running, so
+    // the statement sizes nothing.
+    await running('cmp_size_first');
+    const first = sizeOf('cmp_size_first');
+    await client.query(`prepare plan_size as ${first.text}`);
+    await explainPrepared('plan_size', first.params);
+
+    // 300 compactions complete (each finalize also sizes its row), then one more is sized.
+    await t.db.execute(sql`update compactions set status = 'failed' where id = 'cmp_size_first'`);
+    for (let i = 0; i < 300; i++) {
+      await running(`cmp_size_${i}`);
+      await completeCompaction(t.db, {
+        compactionId: `cmp_size_${i}`,
+        sessionPk: session.pk,
+        boundarySeq: 2,
+        summaryMessages: [],
+        tokensBefore: 100,
+        messagesBefore: 2,
+        finishedAt: new Date(),
+      });
+    }
+    await running('cmp_size_last');
+    await t.db.execute(
+      sql`update compactions set status = 'completed', fence = 1, finished_at = now() where id = 'cmp_size_last'`,
+    );
+    const last = sizeOf('cmp_size_last');
+    expect(last.text).toBe(first.text);
+    const plan = await explainPrepared('plan_size', last.params);
+    // It found its own row by key, and sized it.
+    expect(mostRowsRead(plan, 'compactions')).toBeLessThan(5);
+    const { rows } = await t.db.execute(sql`select tokens_after from compactions where id = 'cmp_size_last'`);
+    expect(rows[0]).toEqual({ tokens_after: expect.any(Number) });
   });
 });

@@ -1,14 +1,20 @@
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import type { NewPartRow, PartRow } from '../mappers';
+import type { MessageRow, NewPartRow, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
-import { rowMapper } from './raw-rows';
+import { rowMapper, selectList } from './raw-rows';
 
-/** Inserts part rows; callers keep a batch under Postgres' 65,535 bind parameters (~1,000 rows). */
-export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await db.insert(parts).values(rows);
+/** A `parts` row as stored, without its prune state (a {@link PartRow} has that too). */
+export type PartColumns = typeof parts.$inferSelect;
+
+/**
+ * Inserts part rows and returns them as stored; callers keep a batch under Postgres' 65,535
+ * bind parameters (~1,000 rows).
+ */
+export async function insertParts(db: DbOrTx, rows: NewPartRow[]): Promise<PartColumns[]> {
+  if (rows.length === 0) return [];
+  return db.insert(parts).values(rows).returning();
 }
 
 /**
@@ -73,14 +79,47 @@ export function partRowMapper(prefix: string): (raw: Record<string, unknown>) =>
 
 const partRowOf = partRowMapper('');
 
+/**
+ * One message by client id, locked for update, with its parts and their prune state, in one
+ * round trip (PATCH of a streamed turn reads both before deciding what to change). Null when the
+ * session has no such message.
+ */
+export async function findMessageWithPartsForUpdate(
+  db: DbOrTx,
+  sessionPk: number,
+  id: string,
+): Promise<{ row: MessageRow; parts: PartRow[] } | null> {
+  const { rows } = await executePrepared(
+    db,
+    sql`select ${selectList(messages, 'm', 'm_')}, ${partColumns('p_', { omitPrunedOutputs: false })}
+        from messages m
+        left join parts p on p.message_pk = m.pk
+        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+        where m.session_pk = ${sessionPk} and m.id = ${id}
+        order by p.idx
+        for update of m`,
+  );
+  const [first] = rows;
+  if (!first) return null;
+  return {
+    row: messageRowOf(first),
+    parts: rows.filter((raw) => raw.p_pk !== null).map(prefixedPartRowOf),
+  };
+}
+
+const messageRowOf = rowMapper(messages, 'm_');
+const prefixedPartRowOf = partRowMapper('p_');
+
 /** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<
   Pick<NewPartRow, 'toolStatus' | 'toolInput' | 'toolOutput' | 'toolError' | 'tokens' | 'outputTokens'>
 >;
 
-/** Updates a part row by pk, unchecked: `patchMessage` decides what may change. */
-export async function updatePart(db: DbOrTx, pk: number, patch: ToolPartPatch): Promise<void> {
-  await db.update(parts).set(patch).where(eq(parts.pk, pk));
+/** Updates a part row by pk, unchecked (`patchMessage` decides what may change); the row as stored. */
+export async function updatePart(db: DbOrTx, pk: number, patch: ToolPartPatch): Promise<PartColumns> {
+  const [row] = await db.update(parts).set(patch).where(eq(parts.pk, pk)).returning();
+  if (!row) throw new Error(`part ${pk} vanished while its message was locked`);
+  return row;
 }
 
 /** A tool part to prune, addressed by its message's seq and its call id (core's `PrunablePart` has both). */
