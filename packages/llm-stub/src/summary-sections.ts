@@ -59,7 +59,8 @@ const HEADINGS: ReadonlyArray<[RegExp, ListKey | 'goal' | 'progress']> = [
   [/^critical context|^context for suffix/i, 'criticalContext'],
 ];
 
-function stripBullet(line: string): string {
+/** A line without its list marker (`- `, `* `, `1. `) or checkbox. */
+export function stripBullet(line: string): string {
   return line
     .replace(/^\s*(?:[-*]|\d+\.)\s+/, '')
     .replace(/^\[[ xX]\]\s+/, '')

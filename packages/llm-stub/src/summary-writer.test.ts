@@ -97,6 +97,24 @@ describe('writeSummary derives each section from the transcript', () => {
   });
 });
 
+describe('writeSummary renders a bulleted user message as one bullet a line', () => {
+  const summary = summarise(
+    conversation([
+      user(
+        'Fix the export.\n- Never change the CSV column order.\n* Always run the billing tests.\n1. Must stay on Node 20.',
+      ),
+      assistant('On it.'),
+    ]),
+  );
+
+  it("drops the user's own list markers instead of doubling them", () => {
+    expect(summary).toContain(
+      '- Never change the CSV column order.\n- Always run the billing tests.\n- Must stay on Node 20.',
+    );
+    expect(summary).not.toMatch(/^- (?:[-*]|\d+\.) /m);
+  });
+});
+
 describe('writeSummary merges a previous summary (update prompt)', () => {
   const previous = summarise(
     conversation([

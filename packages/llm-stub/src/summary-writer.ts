@@ -6,6 +6,7 @@ import {
   parseSummary,
   renderSummary,
   renderTurnPrefixSummary,
+  stripBullet,
 } from './summary-sections';
 import type { TranscriptEntry } from './transcript';
 import { parseTranscript, pathsInBlock, taggedSection, withoutSection } from './transcript';
@@ -29,10 +30,13 @@ const clip = (text: string, max = 200): string => {
 };
 
 function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence.length > 0);
+  return (
+    text
+      .split(/(?<=[.!?])\s+|\n+/)
+      // A bulleted line's marker would be rendered again by the summary's own bullets ("- - …").
+      .map(stripBullet)
+      .filter((sentence) => sentence.length > 0)
+  );
 }
 
 /** What a serialised tool call says: its tool name, its input and a target (first path, else the arguments). */
