@@ -7,6 +7,7 @@ import {
   REDIS_CLOSE_TIMEOUT_MS,
   settleWithin,
   createJobQueues,
+  DEFAULT_JOB_POLICY,
   redisEventPublisher,
   startReconciler,
   startWorkers,
@@ -59,12 +60,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   tokenizerFor('gpt-4o').countSync('warm up');
   // The queues exist before the resources: the metrics read queue depths from them, and the
   // workflow reports steps, compactions and LLM requests to the metrics.
-  const policy = {
-    attempts: env.JOB_ATTEMPTS,
-    backoffBaseMs: env.JOB_BACKOFF_MS,
-    keepCompleted: { count: 1_000, ageSeconds: 24 * 3600 },
-    keepFailed: { count: 5_000, ageSeconds: 7 * 24 * 3600 },
-  };
+  const policy = { ...DEFAULT_JOB_POLICY, attempts: env.JOB_ATTEMPTS, backoffBaseMs: env.JOB_BACKOFF_MS };
   const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
   let jobs: JobGauges = { active: () => 0, queued: () => 0 };
   const metrics = createWorkerMetrics(queues, { active: () => jobs.active(), queued: () => jobs.queued() });
