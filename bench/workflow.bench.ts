@@ -26,7 +26,8 @@ import {
   type SessionRow,
 } from '@compactor/db';
 import { createLlm } from '@compactor/llm';
-import { createJobQueues, noEvents, runCompaction, silentLog, startCompaction } from '@compactor/queue';
+import { noEvents, runCompaction, silentLog } from '@compactor/workflow';
+import { createJobQueues, startCompaction } from '@compactor/queue';
 import { sql } from 'drizzle-orm';
 import { profiled } from './harness';
 import {

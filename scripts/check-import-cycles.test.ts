@@ -1,8 +1,13 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  checkRepository,
   findCycles,
   formatCycle,
   packageGraph,
+  packagesOnApps,
   relativeImports,
   resolveImport,
   stronglyConnectedComponents,
@@ -132,5 +137,48 @@ describe('packageGraph', () => {
     const packages = packageGraph(workspaces);
     expect(packages.get('@x/a')).toEqual(['@x/b']);
     expect(paths(packages)).toEqual([['@x/a', '@x/b', '@x/a']]);
+  });
+});
+
+describe('packagesOnApps', () => {
+  /** A repository of files (path → content) in a temporary directory. */
+  function repository(files: Record<string, string>): string {
+    const root = mkdtempSync(path.join(tmpdir(), 'cycles-'));
+    for (const [file, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), content);
+    }
+    return root;
+  }
+  const manifest = (name: string, devDependencies: Record<string, string> = {}) =>
+    JSON.stringify({ name, devDependencies });
+
+  it('finds a package that declares or imports an app, and not an app that uses a package', () => {
+    const root = repository({
+      'package.json': JSON.stringify({ workspaces: ['packages/*', 'apps/*'] }),
+      'apps/api/package.json': manifest('@x/api', { '@x/lib': '*' }),
+      'apps/api/src/main.ts': "import { lib } from '@x/lib';\n",
+      'packages/lib/package.json': manifest('@x/lib'),
+      'packages/lib/src/lib.test.ts': "import { useApi } from '@x/api/testing';\n",
+      'packages/lib/src/probe.test.ts': 'const source = "import { x } from \'@x/api\';";\n',
+      'packages/client/package.json': manifest('@x/client', { '@x/api': '*' }),
+    });
+    try {
+      expect(
+        packagesOnApps(root, [
+          { name: '@x/api', dir: 'apps/api', dependencies: ['@x/lib'] },
+          { name: '@x/client', dir: 'packages/client', dependencies: ['@x/api'] },
+          { name: '@x/lib', dir: 'packages/lib', dependencies: [] },
+        ]),
+      ).toEqual([
+        '@x/client depends on @x/api (package.json)',
+        'packages/lib/src/lib.test.ts imports @x/api/testing',
+      ]);
+      const { ok, report } = checkRepository(root);
+      expect(ok).toBe(false);
+      expect(report).toContain('Packages that depend on an app (2):');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Import-cycle check, run by `npm test` (`npm run check:cycles`): fails when a workspace's source
- * files import each other in a cycle, or when workspaces depend on each other in a cycle. A file
+ * files import each other in a cycle, when workspaces depend on each other in a cycle, or when a
+ * package (`packages/*`) depends on an app (`apps/*`). A file
  * cycle makes module evaluation order matter (an import that is `undefined` at load time, a
  * circular `export *`); a package cycle breaks turbo's `^typecheck` order and any build.
  *
@@ -187,19 +188,23 @@ const IMPORT_PATTERNS: ReadonlyArray<{ pattern: RegExp; typeGroup: number | null
   },
 ];
 
-/** The relative imports and re-exports of a TypeScript source, in order of appearance. */
-export function relativeImports(source: string): ImportRef[] {
+/** Every import and re-export of a TypeScript source (relative or not), in order of appearance. */
+export function importsOf(source: string): ImportRef[] {
   const { code, strings } = maskSource(source);
   const found: Array<ImportRef & { at: number }> = [];
   for (const { pattern, typeGroup } of IMPORT_PATTERNS) {
     for (const match of code.matchAll(pattern)) {
       const specifier = strings[Number(match.at(-1))] ?? '';
-      if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
       const typeOnly = typeGroup !== null && match[typeGroup] !== undefined;
       found.push({ specifier, typeOnly, at: match.index });
     }
   }
   return found.sort((a, b) => a.at - b.at).map(({ specifier, typeOnly }) => ({ specifier, typeOnly }));
+}
+
+/** The relative imports and re-exports of a TypeScript source, in order of appearance. */
+export function relativeImports(source: string): ImportRef[] {
+  return importsOf(source).filter((ref) => ref.specifier.startsWith('./') || ref.specifier.startsWith('../'));
 }
 
 const SOURCE_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts'];
@@ -425,7 +430,30 @@ export function packageGraph(workspaces: readonly Workspace[]): Map<string, stri
   );
 }
 
-/** Runs both checks on the repository at `root`; returns the report and whether it is clean. */
+/**
+ * Libraries that lean on an app: a workspace under `packages/` that declares a dependency on one
+ * under `apps/`, or whose source (tests and test support included) imports one. Apps compose
+ * packages, never the other way: what a package needs from an app belongs in a package.
+ */
+export function packagesOnApps(root: string, workspaces: readonly Workspace[]): string[] {
+  const apps = workspaces.filter((workspace) => workspace.dir.startsWith('apps/')).map((app) => app.name);
+  const isApp = (specifier: string) =>
+    apps.some((app) => specifier === app || specifier.startsWith(`${app}/`));
+  return workspaces
+    .filter((workspace) => workspace.dir.startsWith('packages/'))
+    .flatMap((workspace) => [
+      ...workspace.dependencies
+        .filter(isApp)
+        .map((app) => `${workspace.name} depends on ${app} (package.json)`),
+      ...sourceFiles(root, `${workspace.dir}/src`).flatMap((file) =>
+        importsOf(readFileSync(path.join(root, file), 'utf8'))
+          .filter((ref) => isApp(ref.specifier))
+          .map((ref) => `${file} imports ${ref.specifier}`),
+      ),
+    ]);
+}
+
+/** Runs the checks on the repository at `root`; returns the report and whether it is clean. */
 export function checkRepository(
   root: string,
   options: { ignoreTypeOnly?: boolean } = {},
@@ -440,12 +468,15 @@ export function checkRepository(
   };
   section('Import cycles between source files', fileCycles);
   section('Dependency cycles between workspaces', packageCycles);
-  const ok = fileCycles.length === 0 && packageCycles.length === 0;
+  const onApps = packagesOnApps(root, workspaces);
+  if (onApps.length > 0)
+    lines.push(`Packages that depend on an app (${onApps.length}):`, ...onApps.map((line) => `  ${line}`));
+  const ok = fileCycles.length === 0 && packageCycles.length === 0 && onApps.length === 0;
   const checked = `${workspaces.length} workspace${workspaces.length === 1 ? '' : 's'}`;
   return {
     ok,
     report: ok
-      ? `No import cycles (${checked}).`
+      ? `No import cycles, and no package depends on an app (${checked}).`
       : `${lines.join('\n')}\n\nImport-cycle check failed (${checked}).`,
   };
 }

@@ -5,7 +5,7 @@
 import { DEFAULT_POLICY } from '@compactor/core';
 import type { Db } from '@compactor/db';
 import { createLlm } from '@compactor/llm';
-import { pruneSession, silentLog, type WorkflowResources } from '@compactor/queue';
+import { pruneSession, silentLog, type WorkflowResources } from '@compactor/workflow';
 import type pg from 'pg';
 import type { QueryRecorder, RecordedQuery } from './plans';
 import { mib, ms, ratio, withPeakRss, type Goals } from './report';

@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
 import type { Db } from '@compactor/db';
-import { redisEventSource, type SessionEvent, type SessionEventSource } from '@compactor/queue';
+import type { SessionEvent } from '@compactor/workflow';
+import { redisEventSource, type SessionEventSource } from '@compactor/queue';
 import {
   TERMINAL,
   appendTo,

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { closeRedis, createRedis, redisEventSource, type SessionEvent } from '@compactor/queue';
+import type { SessionEvent } from '@compactor/workflow';
+import { closeRedis, createRedis, redisEventSource } from '@compactor/queue';
 import { expectNoWorkerDiedOnItsOwn, useReliabilityRig, waitForTerminal } from './harness';
 
 /**

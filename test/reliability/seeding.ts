@@ -1,12 +1,11 @@
 /** Seeding sessions and requesting compactions the way the API does. */
 import type { PolicyInput } from '@compactor/core';
 import { appendMessages, prepareMessages, type Db, type MessageInput, type SessionRow } from '@compactor/db';
+import { noEvents, silentLog } from '@compactor/workflow';
 import {
   closeRedis,
   createJobQueues,
   createRedis,
-  noEvents,
-  silentLog,
   type DispatchDeps,
   type JobPolicy,
   type JobQueues,

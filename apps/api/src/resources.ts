@@ -1,6 +1,7 @@
 import type { Authenticator } from './http/auth';
 import type { CompactionRow, Db, SessionRow, TokenCounter } from '@compactor/db';
-import type { CompactionRequest, SessionEventSource } from '@compactor/queue';
+import type { CompactionRequest } from '@compactor/workflow';
+import type { SessionEventSource } from '@compactor/queue';
 
 /** Something that answers PING: the readiness probe's view of Redis. */
 export interface RedisPing {

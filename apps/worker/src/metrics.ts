@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ChatCompleter } from '@compactor/llm';
-import { queueCounts, type JobQueues, type ReconcileReport, type WorkflowObserver } from '@compactor/queue';
+import type { WorkflowObserver } from '@compactor/workflow';
+import { queueCounts, type JobQueues, type ReconcileReport } from '@compactor/queue';
 
 /** The worker's Prometheus metrics; queue depths are read from Redis at scrape time. */
 export interface WorkerMetrics {

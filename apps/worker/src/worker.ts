@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { createDatabase, migrationState, pingDatabase, redactUrl } from '@compactor/db';
 import { createChatCompleter, createLlm, llmConfigFromEnv } from '@compactor/llm';
+import type { WorkflowResources } from '@compactor/workflow';
 import {
   closeRedis,
   createRedis,
@@ -11,7 +12,6 @@ import {
   redisEventPublisher,
   startReconciler,
   startWorkers,
-  type WorkflowResources,
 } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { WorkerEnv } from './env';

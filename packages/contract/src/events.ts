@@ -1,7 +1,7 @@
 /** `GET /v1/sessions/:id/events`: the session's progress as Server-Sent Events. */
 import { z } from 'zod';
 
-/** Every event type a session's stream carries (the API checks this equals @compactor/queue's list). */
+/** Every event type a session's stream carries (the API checks this equals @compactor/workflow's list). */
 export const SESSION_EVENT_TYPES = [
   'compaction.requested',
   'compaction.started',

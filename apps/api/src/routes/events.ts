@@ -1,11 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import {
-  compareEventIds,
-  EVENT_HISTORY,
-  EVENT_ID_PATTERN,
-  SESSION_EVENT_TYPES,
-  type SessionEvent,
-} from '@compactor/queue';
+import { SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
+import { compareEventIds, EVENT_HISTORY, EVENT_ID_PATTERN } from '@compactor/queue';
 import { ApiError } from '../http/errors';
 import type { ApiResources } from '../resources';
 import { ErrorBody, EventStreamText, SessionParams } from '@compactor/contract';

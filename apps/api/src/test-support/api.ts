@@ -2,6 +2,7 @@ import type { ApiResources } from '../resources';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, inject } from 'vitest';
+import type { SessionEventPublisher } from '@compactor/workflow';
 import {
   createJobQueues,
   JOB_NAMES,
@@ -9,7 +10,6 @@ import {
   redisEventSource,
   type JobName,
   type JobQueues,
-  type SessionEventPublisher,
   type SessionEventSource,
 } from '@compactor/queue';
 import type { Db } from '@compactor/db';

@@ -1,25 +1,5 @@
+import { SessionEventSchema, type SessionEvent, type SessionEventPublisher } from '@compactor/workflow';
 import type { RedisClient } from '../redis/connect';
-import { z } from 'zod';
-import { SESSION_EVENT_TYPES } from '@compactor/contract';
-
-// The event types are the wire contract's: what workers publish is what the API documents.
-export { SESSION_EVENT_TYPES, type SessionEventType } from '@compactor/contract';
-
-/**
- * One event: its type, the session (public id), the compaction it concerns (null for a prune
- * job), when, and plain numbers and labels — never message text.
- */
-export const SessionEventSchema = z.object({
-  type: z.enum(SESSION_EVENT_TYPES),
-  sessionPk: z.number().int(),
-  sessionId: z.string(),
-  compactionId: z.string().nullable(),
-  at: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  /** Its id in the session's event history (a Redis stream id, `<ms>-<n>`), once published. */
-  id: z.string().optional(),
-});
-export type SessionEvent = z.infer<typeof SessionEventSchema>;
 
 /**
  * How much of a session's event history Redis keeps for clients that reconnect (SSE
@@ -28,11 +8,6 @@ export type SessionEvent = z.infer<typeof SessionEventSchema>;
  * this for every session active in those minutes (about 3 KB for ten events), so it stays short.
  */
 export const EVENT_HISTORY = { length: 200, ttlSeconds: 600 } as const;
-
-/** Publishes session events; best effort (an event lost to a Redis blip is not worth failing a job). */
-export interface SessionEventPublisher {
-  publish(event: SessionEvent): Promise<void>;
-}
 
 /** Subscribes to one session's events from any process. */
 export interface SessionEventSource {
@@ -173,6 +148,3 @@ function safeJson(text: string): unknown {
     return null;
   }
 }
-
-/** Drops every event (tests and scripts that do not follow progress). */
-export const noEvents: SessionEventPublisher = { publish: async () => undefined };

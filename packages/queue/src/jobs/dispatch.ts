@@ -9,9 +9,12 @@ import {
   type OutboxRow,
   type SessionRow,
 } from '@compactor/db';
-import type { SessionEventPublisher } from '../events/session-events';
-import { requestCompactionWith, type CompactionRequest } from '../workflow/request-compaction';
-import type { WorkflowLog } from '../workflow/resources';
+import {
+  requestCompactionWith,
+  type CompactionRequest,
+  type SessionEventPublisher,
+  type WorkflowLog,
+} from '@compactor/workflow';
 import { parseJobPayload, type JobName } from './catalog';
 import type { JobQueues } from './queues';
 

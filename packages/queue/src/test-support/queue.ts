@@ -1,17 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { uniqueQueuePrefix } from '@compactor/testing';
-import {
-  redisEventPublisher,
-  redisEventSource,
-  type SessionEvent,
-  type SessionEventSource,
-} from '../events/session-events';
+import { silentLog, type SessionEvent, type WorkflowResources } from '@compactor/workflow';
+import { useWorkflow, type WorkflowHarness } from '@compactor/workflow/testing';
+import { redisEventPublisher, redisEventSource, type SessionEventSource } from '../events/session-events';
 import type { DispatchDeps } from '../jobs/dispatch';
 import { createJobQueues, type JobQueues } from '../jobs/queues';
-import { silentLog, type WorkflowResources } from '../workflow/resources';
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../worker/workers';
-import { useWorkflow, type WorkflowHarness } from './workflow';
 
 export interface QueueHarness extends WorkflowHarness {
   readonly prefix: string;

@@ -3,10 +3,14 @@ import { ZodError } from 'zod';
 import type { Llm } from '@compactor/llm';
 import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
-import { isAbort, safeErrorMessage } from '../workflow/errors';
-import { pruneSession, type PruneSessionOutcome } from '../workflow/prune-session';
-import type { WorkflowResources } from '../workflow/resources';
-import { runCompaction } from '../workflow/run-compaction';
+import {
+  isAbort,
+  pruneSession,
+  runCompaction,
+  safeErrorMessage,
+  type PruneSessionOutcome,
+  type WorkflowResources,
+} from '@compactor/workflow';
 import type { GatePlace, WorkGate } from './work-gate';
 
 /** Whether this run of `job` is the queue's last try (BullMQ counts failed tries in `attemptsMade`). */

@@ -9,8 +9,7 @@ import {
 import { sql } from 'drizzle-orm';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction } from '../jobs/dispatch';
-import { requestCompaction } from '../workflow/request-compaction';
-import { silentLog } from '../workflow/resources';
+import { requestCompaction, silentLog } from '@compactor/workflow';
 import { useQueueHarness } from '../test-support/queue';
 import { reconcileOnce } from './reconciler';
 

@@ -9,7 +9,7 @@ import {
 } from '@compactor/db';
 import { dispatchOutbox } from '../jobs/dispatch';
 import type { JobQueues } from '../jobs/queues';
-import type { WorkflowLog } from '../workflow/resources';
+import type { WorkflowLog } from '@compactor/workflow';
 
 export interface ReconcilerDeps {
   db: Db;

@@ -5,7 +5,7 @@ import { findCompaction, listCompactionSteps } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction } from '../jobs/dispatch';
 import { useQueueHarness } from '../test-support/queue';
-import type { WorkflowLog } from '../workflow/resources';
+import type { WorkflowLog } from '@compactor/workflow';
 
 /**
  * How a worker stops taking work: a shutdown that drains, a shutdown past its bound, and a job

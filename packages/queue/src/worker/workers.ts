@@ -1,7 +1,7 @@
 import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
-import type { WorkflowResources } from '../workflow/resources';
+import type { WorkflowResources } from '@compactor/workflow';
 import { compactProcessor, pruneProcessor } from './processors';
 import { WorkGate } from './work-gate';
 

@@ -11,7 +11,7 @@ import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
 import { insertTestSession, useTestDatabase } from '@compactor/testing';
 import { getTokenizer } from '@compactor/tokenizer';
-import { silentLog, type WorkflowResources } from '../workflow/resources';
+import { silentLog, type WorkflowResources } from '../resources';
 
 export interface WorkflowHarness {
   readonly resources: WorkflowResources;

@@ -10,7 +10,7 @@ import {
   type SessionRow,
   type StepPatch,
 } from '@compactor/db';
-import type { SessionEventType } from '../events/session-events';
+import type { SessionEventType } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
 import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';

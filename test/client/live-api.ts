@@ -7,8 +7,9 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { TENANT_A_KEY, useTestApi, type TestApi } from '@compactor/api/testing';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import { silentLog, startWorkers, type RunningWorkers } from '@compactor/queue';
-import { CompactorClient, type CompactorClientOptions } from '../index';
+import { silentLog } from '@compactor/workflow';
+import { startWorkers, type RunningWorkers } from '@compactor/queue';
+import { CompactorClient, type CompactorClientOptions } from '@compactor/client';
 
 /** The listening API, its stub and a client factory. */
 export interface LiveApi {

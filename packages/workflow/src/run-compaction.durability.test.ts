@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
 import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { useWorkflow } from '../test-support/workflow';
+import { useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
 import type { WorkflowResources } from './resources';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toOpenAIMessages, validateContext } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { textOf, useWorkflow } from '../test-support/workflow';
+import { textOf, useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
 

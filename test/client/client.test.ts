@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TENANT_B_KEY } from '@compactor/api/testing';
-import { CompactorApiError } from './errors';
-import { useLiveApi } from './test-support/live-api';
+import { CompactorApiError } from '@compactor/client';
+import { useLiveApi } from './live-api';
 
 const live = useLiveApi();
 

@@ -1,6 +1,6 @@
 import type { CompactionStep } from '@compactor/core';
 import { enterStep, finishCompactionStep, StaleAttemptError, type StepPatch } from '@compactor/db';
-import type { SessionEventType } from '../events/session-events';
+import type { SessionEventType } from './session-events';
 import type { Attempt } from './attempt';
 import { safeErrorMessage } from './errors';
 import type { WorkflowResources } from './resources';

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runAgent } from '../examples/agent-loop';
-import { useLiveApi } from './test-support/live-api';
+import { runAgent } from '../../packages/client/examples/agent-loop';
+import { useLiveApi } from './live-api';
 
 const live = useLiveApi({ workers: true });
 
@@ -51,8 +51,11 @@ describe('examples/agent-loop.ts', () => {
   });
 
   it('is what the README quotes', () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    const example = readFileSync(new URL('../examples/agent-loop.ts', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../packages/client/README.md', import.meta.url), 'utf8');
+    const example = readFileSync(
+      new URL('../../packages/client/examples/agent-loop.ts', import.meta.url),
+      'utf8',
+    );
     expect(
       readme.includes(`\`\`\`ts\n${example}\`\`\``),
       'README.md quotes examples/agent-loop.ts verbatim',

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SessionEventMessage } from '@compactor/contract';
-import { useLiveApi } from './test-support/live-api';
+import { useLiveApi } from './live-api';
 
 const live = useLiveApi({ workers: true });
 

@@ -2,7 +2,7 @@ import type { CompactionStep } from '@compactor/core';
 import type { CompactionRow, Db } from '@compactor/db';
 import type { Tokenizer } from '@compactor/tokenizer';
 import type { Llm } from '@compactor/llm';
-import type { SessionEventPublisher } from '../events/session-events';
+import type { SessionEventPublisher } from './session-events';
 
 /** Log lines the workflow writes; pino's logger fits, so does a test spy. */
 export interface WorkflowLog {

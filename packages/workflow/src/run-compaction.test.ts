@@ -11,7 +11,7 @@ import {
 } from '@compactor/db';
 import { LlmRetryableError } from '@compactor/llm';
 import { generateCodingSession, SESSION_FACTS } from '@compactor/testing/fixtures';
-import { textOf, useWorkflow } from '../test-support/workflow';
+import { textOf, useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
 
