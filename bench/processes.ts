@@ -46,7 +46,8 @@ function start(script: string, env: Record<string, string>): Child {
     output: () => out,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // A child killed by a signal (an out-of-memory abort, say) has a signalCode, not an exitCode.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -6,9 +6,10 @@
  *  2. LLM-bound throughput: stub latency 500 ms, one worker process with concurrency 64,
  *     against the 128/s bound, over a backlog of 1,920 compactions (BENCH_LLM_BOUND_COMPACTIONS),
  *     also over its first 640 finishes and in the steady state;
- *  3. peak worker RSS while compacting a 100,000-message session;
+ *  3. peak worker RSS while compacting a 100,000-message session, by default and with a capped heap;
  *  4. scale-out: the LLM-bound load of part 2 over 1, 2 and 3 worker processes (issue 10).
- * `npm run bench -- workflow` (BENCH_RSS_MESSAGES=0 skips part 3; BENCH_CPU_PROFILE=file.cpuprofile
+ * `npm run bench -- workflow` (BENCH_RSS_MESSAGES=0 skips part 3, BENCH_RSS_HEAP_MIB sets the heap cap
+ * of its second run, 0 skips that run; BENCH_CPU_PROFILE=file.cpuprofile
  * profiles part 1's measured compactions).
  */
 import os from 'node:os';
@@ -44,6 +45,8 @@ const DATABASE_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_workflow';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RSS_MESSAGES = Number(process.env.BENCH_RSS_MESSAGES ?? 100_000);
+/** Part 3's second run caps the worker's V8 heap at this many MiB (0: no second run). */
+const RSS_HEAP_MIB = Number(process.env.BENCH_RSS_HEAP_MIB ?? 384);
 /** Which parts to run (`1a,1b,2,3`); all by default. */
 const PARTS = new Set((process.env.BENCH_PARTS ?? '1a,1b,2,3,4').split(','));
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -420,35 +423,50 @@ try {
     await slowStub.stop();
   }
 
-  // 3. Peak RSS compacting a 100,000-message session.
+  // 3. Peak RSS compacting a 100,000-message session: the worker as it starts by default, then
+  // with its V8 heap capped (the bound an operator sets; too small a cap ends in an out-of-memory
+  // crash, which this part reports instead of a figure).
   if (PARTS.has('3') && RSS_MESSAGES > 0) {
-    const seeded = performance.now();
-    const [big] = await seedSessions(db, 1, RSS_MESSAGES);
-    console.log(
-      `\n3. one session of ${RSS_MESSAGES} messages (seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s)`,
-    );
-    const prefix3 = `{bench-w3-${Date.now()}}`;
-    const worker3 = await startWorkerProcess(workerEnv(prefix3, 4));
-    const idle = memoryOf(worker3.process.pid!);
-    const d3 = dispatch(prefix3);
-    const { compaction } = await startCompaction(d3, big!, { reason: 'manual' });
-    let peak = idle.peakMiB;
-    const started = performance.now();
-    for (;;) {
-      peak = Math.max(peak, memoryOf(worker3.process.pid!).peakMiB);
-      const current = await findCompaction(db, compaction.id);
-      if (current && !['pending', 'running'].includes(current.status)) {
-        row('worker RSS idle → peak (VmHWM)', `${idle.rssMiB.toFixed(0)} → ${peak.toFixed(0)} MiB`);
-        row(
-          'compaction',
-          `${current.status} in ${((performance.now() - started) / 1000).toFixed(1)} s; ${current.tokensBefore} → ${current.tokensAfter} tokens, ${(current.details as { calls?: number }).calls ?? '?'} LLM calls`,
-        );
-        break;
+    console.log(`\n3. one session of ${RSS_MESSAGES} messages, never compacted`);
+    for (const heapMiB of [0, ...(RSS_HEAP_MIB > 0 ? [RSS_HEAP_MIB] : [])]) {
+      const seeded = performance.now();
+      const [big] = await seedSessions(db, 1, RSS_MESSAGES);
+      const label = heapMiB > 0 ? `--max-old-space-size=${heapMiB}` : 'default heap';
+      console.log(
+        `  worker with ${label} (session seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s)`,
+      );
+      const prefix3 = `{bench-w3-${Date.now()}}`;
+      const heap: Record<string, string> =
+        heapMiB > 0 ? { NODE_OPTIONS: `--max-old-space-size=${heapMiB}` } : {};
+      const worker3 = await startWorkerProcess({ ...workerEnv(prefix3, 4), ...heap });
+      const idle = memoryOf(worker3.process.pid!);
+      const d3 = dispatch(prefix3);
+      const { compaction } = await startCompaction(d3, big!, { reason: 'manual' });
+      let peak = idle.peakMiB;
+      const started = performance.now();
+      for (;;) {
+        if (worker3.process.exitCode !== null || worker3.process.signalCode !== null) {
+          row(
+            '  worker',
+            `exited (${worker3.process.signalCode ?? worker3.process.exitCode}) after ${((performance.now() - started) / 1000).toFixed(1)} s: out of memory at this cap`,
+          );
+          break;
+        }
+        peak = Math.max(peak, memoryOf(worker3.process.pid!).peakMiB);
+        const current = await findCompaction(db, compaction.id);
+        if (current && !['pending', 'running'].includes(current.status)) {
+          row('  worker RSS idle → peak (VmHWM)', `${idle.rssMiB.toFixed(0)} → ${peak.toFixed(0)} MiB`);
+          row(
+            '  compaction',
+            `${current.status} in ${((performance.now() - started) / 1000).toFixed(1)} s; ${current.tokensBefore} → ${current.tokensAfter} tokens, ${(current.details as { calls?: number }).calls ?? '?'} LLM calls`,
+          );
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await worker3.stop();
+      await d3.queues.close();
     }
-    await worker3.stop();
-    await d3.queues.close();
   }
 } finally {
   await fastStub.stop();

@@ -44,3 +44,22 @@ describe('the demo (README quick start, step 1)', () => {
     expect(code, output.slice(-3000)).toBe(0);
   });
 });
+
+describe('the demo without Postgres or Redis', () => {
+  it('names each missing service, starts nothing and exits 2', async () => {
+    // Nothing listens on port 1: both checks fail at once.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/compactor',
+      REDIS_URL: 'redis://127.0.0.1:1',
+      NO_COLOR: '1',
+    };
+    const { code, output } = await runDemo(env);
+    expect(code, output).toBe(2);
+    expect(output).toContain('PostgreSQL is not reachable at postgres://postgres@127.0.0.1:1/compactor');
+    expect(output).toContain('DATABASE_URL is set: check that server, or unset DATABASE_URL');
+    expect(output).toContain('Redis is not reachable at redis://127.0.0.1:1');
+    expect(output).toContain('REDIS_URL is set: check that server, or unset REDIS_URL');
+    expect(output).not.toContain('── Session');
+  });
+});

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { TEST_DATABASE_PREFIX } from '@compactor/testing';
-import { dropDatabase, recreateScratchDatabase, withDatabase } from './services';
+import {
+  checkPostgres,
+  checkRedis,
+  dropDatabase,
+  recreateScratchDatabase,
+  ServiceMissingError,
+  withDatabase,
+} from './services';
 
 const url = withDatabase(
   inject('databaseUrl'),
@@ -33,5 +40,38 @@ describe('recreateScratchDatabase', () => {
     expect(await query(url, 'show synchronous_commit')).toEqual([{ synchronous_commit: 'off' }]);
     // Only there: the server's other databases keep theirs.
     expect(await elsewhere()).toEqual(before);
+  });
+});
+
+describe('checkPostgres and checkRedis', () => {
+  it('give the server version of a running service', async () => {
+    expect(await checkPostgres(inject('databaseUrl'))).toMatch(/^\d+/);
+    expect(await checkRedis(inject('redisUrl'))).toMatch(/^\d+\.\d+/);
+  });
+
+  // Nothing listens on port 1.
+  it.each([
+    ['PostgreSQL', () => checkPostgres('postgres://postgres:secret@127.0.0.1:1/compactor'), 'pg_ctlcluster'],
+    ['Redis', () => checkRedis('redis://127.0.0.1:1'), 'redis-server --daemonize yes'],
+  ])('say %s is missing and, for the local default, how to start it', async (what, check, command) => {
+    const error = await check().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ServiceMissingError);
+    const message = (error as Error).message;
+    expect(message).toContain(`${what} is not reachable at`);
+    expect(message).toContain('bash scripts/ensure-services.sh');
+    expect(message).toContain(command);
+    expect(message).not.toContain('secret');
+  });
+
+  it('point at the variable, not at this machine, when the URL came from it', async () => {
+    const error = await checkRedis('redis://127.0.0.1:1', true).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toContain('REDIS_URL is set: check that server');
+    expect((error as Error).message).not.toContain('ensure-services');
   });
 });
