@@ -29,6 +29,7 @@ import {
 import { createLlm } from '@compactor/llm';
 import { noEvents, runCompaction, silentLog } from '@compactor/workflow';
 import { createJobQueues, startCompaction } from '@compactor/queue';
+import { deleteQueueKeys } from '@compactor/stack';
 import { sql } from 'drizzle-orm';
 import { profiled } from './harness';
 import {
@@ -203,15 +204,20 @@ await freshDatabase(DATABASE_URL);
 const database = createDatabase(DATABASE_URL, { applicationName: 'compactor-bench', max: 20 });
 const { db } = database;
 const fastStub = await startStubProcess();
-const workerEnv = (prefix: string, concurrency: number) => ({
-  DATABASE_URL,
-  REDIS_URL,
-  QUEUE_PREFIX: prefix,
-  WORKER_CONCURRENCY: String(concurrency),
-  OPENAI_BASE_URL: fastStub.url,
-  OPENAI_API_KEY: 'stub',
-  LOG_LEVEL: 'warn',
-});
+/** Every queue prefix this run used: their keys are deleted at the end, whatever happened. */
+const usedPrefixes = new Set<string>();
+const workerEnv = (prefix: string, concurrency: number) => {
+  usedPrefixes.add(prefix);
+  return {
+    DATABASE_URL,
+    REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    WORKER_CONCURRENCY: String(concurrency),
+    OPENAI_BASE_URL: fastStub.url,
+    OPENAI_API_KEY: 'stub',
+    LOG_LEVEL: 'warn',
+  };
+};
 
 try {
   // 1a. CPU per compaction, in this process (the stub and Postgres are other processes).
@@ -232,13 +238,16 @@ try {
     clock: () => new Date(),
     log: silentLog,
   };
-  const dispatch = (prefix: string) => ({
-    db,
-    queues: createJobQueues({ connection, prefix }),
-    events: noEvents,
-    log: silentLog,
-    clock: () => new Date(),
-  });
+  const dispatch = (prefix: string) => {
+    usedPrefixes.add(prefix);
+    return {
+      db,
+      queues: createJobQueues({ connection, prefix }),
+      events: noEvents,
+      log: silentLog,
+      clock: () => new Date(),
+    };
+  };
   const direct = dispatch(`{bench-direct-${Date.now()}}`);
   const ids: string[] = [];
   for (const session of cpuSessions)
@@ -471,4 +480,5 @@ try {
 } finally {
   await fastStub.stop();
   await database.close();
+  for (const prefix of usedPrefixes) await deleteQueueKeys(REDIS_URL, prefix);
 }
