@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject, vi } from 'vitest';
+import { findCompaction, type CompactionRow } from '@compactor/db';
 import { uniqueQueuePrefix } from '@compactor/testing';
 import { silentLog, type SessionEvent, type WorkflowResources } from '@compactor/workflow';
 import { useWorkflow, type WorkflowHarness } from '@compactor/workflow/testing';
@@ -20,6 +21,8 @@ export interface QueueHarness extends WorkflowHarness {
   startWorkers(options?: Partial<WorkerOptions>, resources?: Partial<WorkflowResources>): RunningWorkers;
   /** Subscribes now; the array fills with the session's events as they arrive (until the test ends). */
   record(sessionPk: number): Promise<SessionEvent[]>;
+  /** Polls the compaction's row until its status is one of `statuses` (20 s at most by default). */
+  waitForStatus(id: string, statuses: readonly string[], timeoutMs?: number): Promise<CompactionRow>;
 }
 
 /** Real Redis queues under a prefix of this file's own, on top of {@link useWorkflow}. */
@@ -103,6 +106,17 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
         running.push(workers);
         return workers;
       },
+    },
+    waitForStatus: {
+      value: (id: string, statuses: readonly string[], timeoutMs = 20_000) =>
+        vi.waitFor(
+          async () => {
+            const row = await findCompaction(w.resources.db, id);
+            if (!row || !statuses.includes(row.status)) throw new Error(`still ${row?.status}`);
+            return row;
+          },
+          { timeout: timeoutMs, interval: 50 },
+        ),
     },
     record: {
       value: async (sessionPk: number) => {

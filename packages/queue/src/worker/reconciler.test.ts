@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   findCompaction,
   insertOutboxEntries,
@@ -16,17 +16,6 @@ import { reconcileOnce } from './reconciler';
 const q = useQueueHarness();
 const deps = () => ({ db: q.resources.db, queues: q.queues, log: silentLog, clock: () => new Date() });
 const now = { graceMs: 0, stepTimeoutMs: 60_000 };
-
-async function waitForStatus(id: string, status: string) {
-  return vi.waitFor(
-    async () => {
-      const row = await findCompaction(q.resources.db, id);
-      if (row?.status !== status) throw new Error(`still ${row?.status}`);
-      return row;
-    },
-    { timeout: 20_000, interval: 50 },
-  );
-}
 
 describe('reconciler: Postgres is the system of record', () => {
   it('enqueues a compaction whose process died between commit and enqueue', async () => {
@@ -49,7 +38,7 @@ describe('reconciler: Postgres is the system of record', () => {
     expect(report).toMatchObject({ dispatched: 1, skippedLocked: false });
     expect(await listUndispatchedOutbox(q.resources.db, { olderThanMs: 0, limit: 10 })).toEqual([]);
     q.startWorkers();
-    await waitForStatus(compaction.id, 'completed');
+    await q.waitForStatus(compaction.id, ['completed']);
   });
 
   it('re-enqueues pending work after Redis lost every job (FLUSHALL of our keys)', async () => {
@@ -61,7 +50,7 @@ describe('reconciler: Postgres is the system of record', () => {
     const report = await reconcileOnce(deps(), now);
     expect(report.redriven).toBe(1);
     q.startWorkers();
-    await waitForStatus(compaction.id, 'completed');
+    await q.waitForStatus(compaction.id, ['completed']);
     // A second pass finds nothing to do.
     expect(await reconcileOnce(deps(), now)).toMatchObject({ dispatched: 0, redriven: 0 });
   });
@@ -79,7 +68,7 @@ describe('reconciler: Postgres is the system of record', () => {
     await (await q.queues.queue('compact').getJob(compaction.id))!.remove();
     expect((await reconcileOnce(deps(), now)).redriven).toBe(1);
     q.startWorkers();
-    const done = await waitForStatus(compaction.id, 'completed');
+    const done = await q.waitForStatus(compaction.id, ['completed']);
     expect(done.fence).toBe(2);
   });
 

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { sql } from 'drizzle-orm';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findCompaction, listCompactionSteps } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction } from '../jobs/dispatch';
@@ -21,23 +21,24 @@ const q = useQueueHarness();
  */
 const fast = { lockDurationMs: 1_000, stalledIntervalMs: 500 };
 
-async function waitForStatus(id: string, statuses: string[], timeout = 20_000) {
-  return vi.waitFor(
-    async () => {
-      const row = await findCompaction(q.resources.db, id);
-      if (!row || !statuses.includes(row.status)) throw new Error(`still ${row?.status}`);
-      return row;
-    },
-    { timeout, interval: 50 },
-  );
-}
-
 /** Messages a compaction wrote into its session (the summary pair): two when it wrote once. */
 async function summaryMessagesOf(compactionId: string): Promise<number> {
   const { rows } = await q.resources.db.execute<{ n: number }>(
     sql`select count(*)::int as n from messages where compaction_id = ${compactionId}`,
   );
   return rows[0]!.n;
+}
+
+/** Completed by a later try than the interrupted one, with one summary and one finalize. */
+async function expectTakenOverOnce(compactionId: string): Promise<void> {
+  const done = await q.waitForStatus(compactionId, ['completed', 'failed']);
+  expect(done).toMatchObject({ status: 'completed', details: { writtenBy: 'llm' } });
+  expect(done.attempts).toBeGreaterThanOrEqual(2);
+  expect(await summaryMessagesOf(compactionId)).toBe(2);
+  const finalized = (await listCompactionSteps(q.resources.db, compactionId)).filter(
+    (s) => s.step === 'finalize' && s.status === 'completed',
+  );
+  expect(finalized).toHaveLength(1);
 }
 
 /** A log that keeps its warnings' messages (never message text: fields are ids). */
@@ -78,7 +79,7 @@ describe('a worker that stops', () => {
 
     q.stub.setFaults({});
     q.startWorkers(fast);
-    expect(await waitForStatus(waiting.id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
+    expect(await q.waitForStatus(waiting.id, ['completed', 'failed'])).toMatchObject({ status: 'completed' });
     expect(await summaryMessagesOf(running.id)).toBe(2);
     expect(await summaryMessagesOf(waiting.id)).toBe(2);
   });
@@ -104,14 +105,7 @@ describe('a worker that stops', () => {
 
     q.stub.setFaults({});
     q.startWorkers(fast);
-    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
-    expect(done).toMatchObject({ status: 'completed', details: { writtenBy: 'llm' } });
-    expect(done.attempts).toBeGreaterThanOrEqual(2);
-    expect(await summaryMessagesOf(compaction.id)).toBe(2);
-    const finalized = (await listCompactionSteps(q.resources.db, compaction.id)).filter(
-      (s) => s.step === 'finalize' && s.status === 'completed',
-    );
-    expect(finalized).toHaveLength(1);
+    await expectTakenOverOnce(compaction.id);
   });
 
   it('a job whose lock is lost is cancelled; the try that takes it over writes the one summary', async () => {
@@ -130,14 +124,7 @@ describe('a worker that stops', () => {
     await clientClosed;
     expect(log.warnings).toContain('job lock lost; cancelled');
 
-    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
-    expect(done).toMatchObject({ status: 'completed', details: { writtenBy: 'llm' } });
-    expect(done.attempts).toBeGreaterThanOrEqual(2);
-    expect(await summaryMessagesOf(compaction.id)).toBe(2);
-    const finalized = (await listCompactionSteps(q.resources.db, compaction.id)).filter(
-      (s) => s.step === 'finalize' && s.status === 'completed',
-    );
-    expect(finalized).toHaveLength(1);
+    await expectTakenOverOnce(compaction.id);
   });
 });
 

@@ -1,21 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { findCompaction, listCompactionSteps } from '@compactor/db';
+import { listCompactionSteps } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction, startPrune } from '../jobs/dispatch';
 import { useQueueHarness } from '../test-support/queue';
 
 const q = useQueueHarness();
-
-async function waitForStatus(id: string, statuses: string[], timeout = 20_000) {
-  return vi.waitFor(
-    async () => {
-      const row = await findCompaction(q.resources.db, id);
-      if (!row || !statuses.includes(row.status)) throw new Error(`still ${row?.status}`);
-      return row;
-    },
-    { timeout, interval: 50 },
-  );
-}
 
 describe('compact jobs on BullMQ workers', () => {
   it('runs a requested compaction to completion and announces every step', async () => {
@@ -25,7 +14,7 @@ describe('compact jobs on BullMQ workers', () => {
     const { compaction, created } = await startCompaction(q.dispatch, session, { reason: 'manual' });
     expect(created).toBe(true);
 
-    const done = await waitForStatus(compaction.id, ['completed']);
+    const done = await q.waitForStatus(compaction.id, ['completed']);
     expect(done.attempts).toBe(1);
     await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('session.compacted'));
     const types = events.map((e) => e.type);
@@ -54,7 +43,7 @@ describe('compact jobs on BullMQ workers', () => {
     q.stub.setFaults({ status: 500, times: 2 });
     q.startWorkers();
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
-    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    const done = await q.waitForStatus(compaction.id, ['completed', 'failed']);
     q.stub.setFaults({});
     expect(done).toMatchObject({ status: 'completed', attempts: 3 });
     expect(done.details).toMatchObject({ writtenBy: 'llm' });
@@ -71,7 +60,7 @@ describe('compact jobs on BullMQ workers', () => {
     q.stub.setFaults({ status: 429, retryAfterSeconds: 1.2, times: 1 });
     q.startWorkers();
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
-    await waitForStatus(compaction.id, ['completed']);
+    await q.waitForStatus(compaction.id, ['completed']);
     q.stub.setFaults({});
     const steps = (await listCompactionSteps(q.resources.db, compaction.id)).filter(
       (s) => s.step === 'summarize',
@@ -86,7 +75,7 @@ describe('compact jobs on BullMQ workers', () => {
     q.stub.setFaults({ status: 503 });
     q.startWorkers();
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
-    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    const done = await q.waitForStatus(compaction.id, ['completed', 'failed']);
     q.stub.setFaults({});
     expect(done).toMatchObject({ status: 'completed', attempts: 3 });
     expect(done.details).toMatchObject({
@@ -105,7 +94,7 @@ describe('compact jobs on BullMQ workers', () => {
     q.stub.setFaults({ status: 401 });
     q.startWorkers();
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
-    const done = await waitForStatus(compaction.id, ['completed', 'failed']);
+    const done = await q.waitForStatus(compaction.id, ['completed', 'failed']);
     q.stub.setFaults({});
     expect(done).toMatchObject({ status: 'failed', attempts: 1, errorCode: 'llm_fatal' });
   });
@@ -152,7 +141,7 @@ describe('the step gate', () => {
     for (const session of sessions)
       ids.push((await startCompaction(q.dispatch, session, { reason: 'manual' })).compaction.id);
     for (const id of ids)
-      expect(await waitForStatus(id, ['completed', 'failed'])).toMatchObject({
+      expect(await q.waitForStatus(id, ['completed', 'failed'])).toMatchObject({
         status: 'completed',
         details: { writtenBy: 'llm' },
       });
