@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
 import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
+import { createLlm } from '@compactor/llm';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
@@ -49,12 +50,22 @@ describe('pay the LLM once', () => {
     const session = await w.seedSession(generateCodingSession({ turns: 4 }));
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     w.stub.setFaults({ output: 'empty' });
-    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    // Priced, so the row can say what the unusable answers cost (USD per million tokens).
+    const priced = createLlm({
+      apiKey: 'stub',
+      baseURL: w.stub.url,
+      timeoutMs: 10_000,
+      prices: { 'stub-summarizer': { input: 1, output: 2 } },
+    });
+    const result = await runCompaction({ ...w.resources, llm: priced }, compaction.id, { lastAttempt: true });
     w.stub.setFaults({});
     expect(result.compaction).toMatchObject({ status: 'completed', details: { writtenBy: 'truncate' } });
     expect(result.compaction?.details).toMatchObject({ fallback: { code: 'invalid_summary' } });
     expect(result.compaction?.model).toBe('stub-summarizer');
-    expect(result.compaction?.usageInput).toBeGreaterThan(0);
+    const { usageInput, usageOutput, costUsd } = result.compaction!;
+    expect(usageInput).toBeGreaterThan(0);
+    expect(costUsd).toBeCloseTo((usageInput! * 1 + (usageOutput ?? 0) * 2) / 1e6, 6);
+    expect(costUsd).toBeGreaterThan(0);
   });
 });
 
