@@ -480,5 +480,10 @@ try {
 } finally {
   await fastStub.stop();
   await database.close();
-  for (const prefix of usedPrefixes) await deleteQueueKeys(REDIS_URL, prefix);
+  for (const prefix of usedPrefixes) {
+    // A cleanup failure (Redis gone) must not hide the benchmark's own error.
+    await deleteQueueKeys(REDIS_URL, prefix).catch((error: Error) =>
+      console.error(`could not delete the keys of ${prefix}: ${error.message}`),
+    );
+  }
 }

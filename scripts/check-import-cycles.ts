@@ -433,7 +433,8 @@ export function packageGraph(workspaces: readonly Workspace[]): Map<string, stri
 /**
  * Libraries that lean on an app: a workspace under `packages/` that declares a dependency on one
  * under `apps/`, or whose source (tests and test support included) imports one. Apps compose
- * packages, never the other way: what a package needs from an app belongs in a package.
+ * packages, never the other way: what a package needs from an app belongs in a package. Every
+ * source file of the package counts (`src`, tests, examples).
  */
 export function packagesOnApps(root: string, workspaces: readonly Workspace[]): string[] {
   const apps = workspaces.filter((workspace) => workspace.dir.startsWith('apps/')).map((app) => app.name);
@@ -445,7 +446,7 @@ export function packagesOnApps(root: string, workspaces: readonly Workspace[]): 
       ...workspace.dependencies
         .filter(isApp)
         .map((app) => `${workspace.name} depends on ${app} (package.json)`),
-      ...sourceFiles(root, `${workspace.dir}/src`).flatMap((file) =>
+      ...sourceFiles(root, workspace.dir).flatMap((file) =>
         importsOf(readFileSync(path.join(root, file), 'utf8'))
           .filter((ref) => isApp(ref.specifier))
           .map((ref) => `${file} imports ${ref.specifier}`),

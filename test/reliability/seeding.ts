@@ -50,7 +50,7 @@ export function createRequester(db: Db, redisUrl: string, prefix: string, policy
 
 const counter = getTokenizer('o200k_base');
 
-/** A session stored exactly as the API stores one (like packages/queue's workflow test support). */
+/** A session stored exactly as the API stores one (like the test support of packages/workflow). */
 export async function seedSession(
   db: Db,
   messages: MessageInput[],

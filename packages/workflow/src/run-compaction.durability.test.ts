@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
 import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
 import { createLlm } from '@compactor/llm';
@@ -9,6 +9,8 @@ import { runCompaction } from './run-compaction';
 import type { WorkflowResources } from './resources';
 
 const w = useWorkflow();
+// A failed assertion must not leave the stub's faults set for the next test.
+afterEach(() => w.stub.setFaults({}));
 
 /** A connection-level failure, as pg reports one: transient, so the queue would retry. */
 const connectionReset = () =>

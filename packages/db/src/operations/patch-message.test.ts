@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '@compactor/testing';
 import type { ToolPart } from '@compactor/core';
@@ -111,6 +113,76 @@ describe('patchMessage', () => {
       'call_new:pending',
     ]);
     expect(patched.parts[1]).toMatchObject({ compactedAt: '2026-11-27T02:00:00.000Z' });
+  });
+
+  /**
+   * Another writer holds the message's lock (a PATCH in flight, say the client's first try of
+   * a request it retries) and commits `write` after ~300 ms; meanwhile `patch` runs and waits.
+   */
+  async function whileLockedBy(
+    sessionPk: number,
+    write: (client: pg.Client, messagePk: string) => Promise<unknown>,
+    patch: () => Promise<unknown>,
+  ) {
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query('begin');
+      const { rows } = await client.query<{ pk: string }>(
+        "select pk from messages where session_pk = $1 and id = 'turn' for update",
+        [sessionPk],
+      );
+      await write(client, rows[0]!.pk);
+      const waiting = patch().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      await sleep(300);
+      await client.query('commit');
+      return await waiting;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('a PATCH that waited for the lock sees what the holder committed: a finished call stays finished', async () => {
+    const session = await streamedTurn();
+    const outcome = await whileLockedBy(
+      session.pk,
+      (client, pk) =>
+        client.query(
+          "update parts set tool_status = 'completed', tool_output = 'A' where message_pk = $1 and call_id = 'call_1'",
+          [pk],
+        ),
+      () => patchMessage(t.db, session.pk, 'turn', { parts: [tool('call_1', 'B')] }),
+    );
+    expect(outcome).toMatchObject({ error: expect.any(ConflictError) });
+    const [stored] = (await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 })).messages;
+    expect(stored?.parts.find((p) => p.type === 'tool')).toMatchObject({ status: 'completed', output: 'A' });
+  });
+
+  it('a PATCH that waited for the lock appends after the parts the holder added, and returns them', async () => {
+    const session = await streamedTurn();
+    const outcome = await whileLockedBy(
+      session.pk,
+      (client, pk) =>
+        client.query(
+          `insert into parts (message_pk, session_pk, seq, idx, type, call_id, tool, tool_status, tool_input, tokens, output_tokens)
+           select pk, session_pk, seq, 2, 'tool', 'call_2', 'read', 'running', '{}'::jsonb, 1, 0 from messages where pk = $1`,
+          [pk],
+        ),
+      () => patchMessage(t.db, session.pk, 'turn', { parts: [tool('call_3', null)] }),
+    );
+    expect(outcome).toHaveProperty('value');
+    const returned = (outcome as { value: Awaited<ReturnType<typeof patchMessage>> }).value;
+    const [stored] = (await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 })).messages;
+    expect(stored?.parts.map((p) => (p.type === 'tool' ? p.callId : p.type))).toEqual([
+      'text',
+      'call_1',
+      'call_2',
+      'call_3',
+    ]);
+    expect(returned).toEqual(stored);
   });
 
   it('refuses to change a message written by a compaction', async () => {

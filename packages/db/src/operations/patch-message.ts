@@ -3,8 +3,8 @@ import type { Db } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
 import { canonicalJson } from '../hashing';
 import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
-import { updateMessage, type MessagePatch } from '../queries/messages';
-import { findMessageWithPartsForUpdate, insertParts, updatePart } from '../queries/parts';
+import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
+import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
 import { rejectDeferredToolResults } from './append-messages';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
@@ -21,8 +21,8 @@ const STATUS_RANK: Record<ToolStatus, number> = { pending: 0, running: 1, comple
 
 /**
  * Finishes a streamed turn: sets finish / usage / error and upserts tool parts by call id, in one
- * transaction with the message row locked (read with its parts in one round trip; the result is
- * built from what the writes return). Rejects (ConflictError) a tool status that moves
+ * transaction with the message row locked (the result is built from what the writes return, not
+ * read again). Rejects (ConflictError) a tool status that moves
  * backwards, a change to a finished or pruned tool call, and any change to a message a
  * compaction wrote. Returns the message as stored afterwards.
  */
@@ -33,11 +33,14 @@ export async function patchMessage(
   changes: MessageChanges,
 ): Promise<Message> {
   return db.transaction(async (tx) => {
-    const found = await findMessageWithPartsForUpdate(tx, sessionPk, messageId);
-    if (!found) throw new NotFoundError('message not found');
-    const { row, parts: stored } = found;
+    const row = await findMessage(tx, sessionPk, messageId, { forUpdate: true });
+    if (!row) throw new NotFoundError('message not found');
     if (row.summary)
       throw new ConflictError('messages written by a compaction cannot be changed', { messageId });
+    // Read once the lock is held, in a statement of its own: read committed takes a statement's
+    // snapshot when it starts, so parts read in the locking statement would be those from before
+    // a concurrent PATCH it waited for (whose finished call this one could then overwrite).
+    const stored = await listPartsOfMessages(tx, [row.pk]);
 
     const toolsByCall = new Map(stored.filter((p) => p.callId !== null).map((p) => [p.callId, p]));
     // The parts as they will be stored: updated ones replaced by what the update returns.

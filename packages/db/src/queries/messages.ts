@@ -14,12 +14,18 @@ export interface ExistingMessageRef {
   contentHash: string;
 }
 
-/** One message by client id (PATCH locks it with its parts: `findMessageWithPartsForUpdate`). */
-export async function findMessage(db: DbOrTx, sessionPk: number, id: string): Promise<MessageRow | null> {
-  const [row] = await db
+/** One message by client id, locked for update when `forUpdate` (PATCH of a streamed turn). */
+export async function findMessage(
+  db: DbOrTx,
+  sessionPk: number,
+  id: string,
+  { forUpdate = false } = {},
+): Promise<MessageRow | null> {
+  const query = db
     .select()
     .from(messages)
     .where(and(eq(messages.sessionPk, sessionPk), eq(messages.id, id)));
+  const [row] = forUpdate ? await query.for('update') : await query;
   return row ?? null;
 }
 

@@ -1,9 +1,9 @@
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import type { MessageRow, NewPartRow, PartRow } from '../mappers';
+import type { NewPartRow, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
-import { rowMapper, selectList } from './raw-rows';
+import { rowMapper } from './raw-rows';
 
 /** A `parts` row as stored, without its prune state (a {@link PartRow} has that too). */
 export type PartColumns = typeof parts.$inferSelect;
@@ -78,37 +78,6 @@ export function partRowMapper(prefix: string): (raw: Record<string, unknown>) =>
 }
 
 const partRowOf = partRowMapper('');
-
-/**
- * One message by client id, locked for update, with its parts and their prune state, in one
- * round trip (PATCH of a streamed turn reads both before deciding what to change). Null when the
- * session has no such message.
- */
-export async function findMessageWithPartsForUpdate(
-  db: DbOrTx,
-  sessionPk: number,
-  id: string,
-): Promise<{ row: MessageRow; parts: PartRow[] } | null> {
-  const { rows } = await executePrepared(
-    db,
-    sql`select ${selectList(messages, 'm', 'm_')}, ${partColumns('p_', { omitPrunedOutputs: false })}
-        from messages m
-        left join parts p on p.message_pk = m.pk
-        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
-        where m.session_pk = ${sessionPk} and m.id = ${id}
-        order by p.idx
-        for update of m`,
-  );
-  const [first] = rows;
-  if (!first) return null;
-  return {
-    row: messageRowOf(first),
-    parts: rows.filter((raw) => raw.p_pk !== null).map(prefixedPartRowOf),
-  };
-}
-
-const messageRowOf = rowMapper(messages, 'm_');
-const prefixedPartRowOf = partRowMapper('p_');
 
 /** Tool-part columns a PATCH may change; recount `tokens` and `outputTokens` along with the output. */
 export type ToolPartPatch = Partial<
