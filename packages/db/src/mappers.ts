@@ -15,11 +15,13 @@ import type { compactions, messages, parts, sessions } from './schema';
 export type SessionRow = typeof sessions.$inferSelect;
 /** A `messages` row as selected; its parts are `parts` rows ({@link messagesFromRows} joins them). */
 export type MessageRow = typeof messages.$inferSelect;
+/** A `parts` row as stored, without its prune state (what an insert or update returns). */
+export type PartColumns = typeof parts.$inferSelect;
 /**
  * A `parts` row as selected: one table for every part type, unused columns `null`, with its
  * prune time from `part_prunes` (`null` unless the output was pruned).
  */
-export type PartRow = typeof parts.$inferSelect & { compactedAt: Date | null };
+export type PartRow = PartColumns & { compactedAt: Date | null };
 /** A `parts` row to insert; build one with {@link partToRow}. */
 export type NewPartRow = typeof parts.$inferInsert;
 /** A `compactions` row as selected: one compaction's lifecycle, outcome and cost (the analysts' history). */

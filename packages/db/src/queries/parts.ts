@@ -1,12 +1,9 @@
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
-import type { NewPartRow, PartRow } from '../mappers';
+import type { NewPartRow, PartColumns, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
 import { rowMapper } from './raw-rows';
-
-/** A `parts` row as stored, without its prune state (a {@link PartRow} has that too). */
-export type PartColumns = typeof parts.$inferSelect;
 
 /**
  * Inserts part rows and returns them as stored; callers keep a batch under Postgres' 65,535
