@@ -47,6 +47,7 @@ describe('the Grafana dashboard', () => {
     const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)).join('\n');
     for (const name of [
       'compactor_compactions_total',
+      'compactor_compaction_fallbacks_total',
       'compactor_tokens_saved_total',
       'compactor_step_duration_seconds',
       'compactor_llm_request_duration_seconds',

@@ -46,6 +46,14 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
     labelNames: ['reason', 'strategy', 'status'],
     registers,
   });
+  const fallbacks = new Counter({
+    name: 'compactor_compaction_fallbacks_total',
+    help:
+      'Completed compactions whose summary the truncate fallback wrote (the summarizer failed for good), ' +
+      'by the failure code.',
+    labelNames: ['code'],
+    registers,
+  });
   const tokensSaved = new Counter({
     name: 'compactor_tokens_saved_total',
     help: 'Context tokens removed by completed compactions (tokens before − tokens after).',
@@ -126,6 +134,7 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
       },
       compactionEnded(row) {
         compactions.inc({ reason: row.reason, strategy: row.strategy, status: row.status });
+        if (row.fallbackCode !== null) fallbacks.inc({ code: row.fallbackCode });
         prunedTokens.inc(row.prunedTokens);
         if (row.status === 'completed' && row.tokensBefore !== null && row.tokensAfter !== null) {
           tokensSaved.inc(Math.max(0, row.tokensBefore - row.tokensAfter));

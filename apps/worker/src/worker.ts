@@ -3,6 +3,7 @@ import { createDatabase, migrationState, pingDatabase, redactUrl } from '@compac
 import { createChatCompleter, createLlm, llmConfigFromEnv } from '@compactor/llm';
 import type { WorkflowResources } from '@compactor/workflow';
 import {
+  boundedQueues,
   closeRedis,
   createRedis,
   REDIS_CLOSE_TIMEOUT_MS,
@@ -10,6 +11,7 @@ import {
   createJobQueues,
   DEFAULT_JOB_POLICY,
   redisEventPublisher,
+  startCompaction,
   startReconciler,
   startWorkers,
 } from '@compactor/queue';
@@ -64,18 +66,28 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
   let jobs: JobGauges = { active: () => 0, queued: () => 0 };
   const metrics = createWorkerMetrics(queues, { active: () => jobs.active(), queued: () => jobs.queued() });
+  const events = redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
+    log.warn({ err: error.message }, 'event publish failed'),
+  );
+  const clock = () => new Date();
   const resources: WorkflowResources = {
     db: database.db,
     llm: createLlm(config, metrics.metered(createChatCompleter(config))),
     observer: metrics.observer,
-    clock: () => new Date(),
+    clock,
     log,
-    events: redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
-      log.warn({ err: error.message }, 'event publish failed'),
-    ),
+    events,
     tokenizerFor,
     summarizerModel: defaults.summarizerModel,
     topicModel: defaults.topicModel,
+    // A compaction outrun by appends asks for the next one the way the API does; an enqueue
+    // Redis cannot take in time is the reconciler's, not a job held open.
+    requestCompaction: (session, request) =>
+      startCompaction(
+        { db: database.db, queues: boundedQueues(queues), events, log, clock },
+        session,
+        request,
+      ),
   };
   const running = startWorkers(resources, {
     connection,

@@ -7,7 +7,11 @@ const CompactionFields = z.object({
   id: z.string(),
   sessionId: z.string(),
   reason: z.enum(['auto', 'manual', 'overflow']),
-  strategy: z.enum(STRATEGIES),
+  strategy: z
+    .enum(STRATEGIES)
+    .describe(
+      'The strategy asked for. A summarize compaction whose summarizer failed for good keeps `summarize`; `fallback` says the truncate text was written instead',
+    ),
   status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped']),
   step: z.enum(COMPACTION_STEPS).nullable(),
   attempts: z.number().int(),
@@ -30,6 +34,15 @@ const CompactionFields = z.object({
   usage: z.object({ input: z.number().int(), output: z.number().int() }).nullable(),
   costUsd: z.number().nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  fallback: z
+    .object({
+      code: z.string().describe('The summarizer failure code, as `error.code` of a failed compaction'),
+      message: z.string().describe("The failure's message, as `error.message` of a failed compaction"),
+    })
+    .nullable()
+    .describe(
+      'Set on a completed compaction whose summarizer failed for good, when the policy\'s `fallback: "truncate"` wrote the truncate text in place of an LLM summary; null otherwise',
+    ),
   requestedAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
@@ -59,6 +72,7 @@ export const compactionExample: z.output<typeof CompactionFields> = {
   usage: { input: 31_000, output: 1_450 },
   costUsd: 0.0055,
   error: null,
+  fallback: null,
   requestedAt: '2026-01-05T10:02:00.000Z',
   startedAt: '2026-01-05T10:02:00.120Z',
   finishedAt: '2026-01-05T10:02:07.800Z',

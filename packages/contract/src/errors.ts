@@ -24,7 +24,11 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
   },
   unauthorized: { status: 401, meaning: 'missing or unknown bearer key' },
   not_found: { status: 404, meaning: "no such session or compaction (also another tenant's)" },
-  conflict: { status: 409, meaning: 'the id or Idempotency-Key was used with another body' },
+  conflict: {
+    status: 409,
+    meaning:
+      'the id or Idempotency-Key was used with another body, or the write contradicts what is stored (`details` says what)',
+  },
   payload_too_large: { status: 413, meaning: 'the body is larger than `BODY_LIMIT_BYTES`' },
   unsupported_media_type: { status: 415, meaning: 'a body that is not `application/json`' },
   too_many_requests: {

@@ -20,7 +20,7 @@ const eventExample = {
   sessionId: 'support-42',
   compactionId: 'cmp_01JH2Q4V7K3M5N8P9R0S',
   at: '2026-01-05T10:02:07.800Z',
-  data: { tokensBefore: 96_512, tokensAfter: 11_204 },
+  data: { tokensBefore: 96_512, tokensAfter: 11_204, fallback: null },
 };
 
 /**

@@ -67,6 +67,16 @@ const StatusFields = z.object({
     .describe('Tokens the prompt may use before it overflows; null for an unlimited window'),
   percent: z.number().nullable().describe('tokens / usable, in percent'),
   overflow: z.boolean(),
+  pinnedTokens: z
+    .number()
+    .int()
+    .describe('Tokens of the pinned system messages (never compacted), part of `tokens`'),
+  cannotFit: z
+    .boolean()
+    .describe(
+      'The pinned system messages alone exceed `usable`: no compaction can make the session fit ' +
+        '(compactions fail with context_cannot_fit); shorten the system prompt or use a larger window',
+    ),
   contextWindow: z.number().int(),
   estimate: z
     .enum(['hybrid', 'stored'])
@@ -83,6 +93,8 @@ export const statusExample: z.output<typeof StatusFields> = {
   usable: 96_000,
   percent: 14.9,
   overflow: false,
+  pinnedTokens: 1_240,
+  cannotFit: false,
   contextWindow: 128_000,
   estimate: 'hybrid',
   contextMessages: 27,

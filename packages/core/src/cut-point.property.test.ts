@@ -16,6 +16,8 @@ const assistantArb = fc.record({
   tokens: fc.integer({ min: 0, max: 8000 }),
   tools: fc.integer({ min: 0, max: 2 }),
   outputTokens: fc.constantFrom(10, 1000, 30_000),
+  /** Its first call still running (a streamed turn whose result has not arrived). */
+  running: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
 });
 const turnArb = fc.record({
   userTokens: fc.integer({ min: 0, max: 4000 }),
@@ -50,7 +52,10 @@ function buildView(input: ViewInput): Message[] {
     messages.push(summary(`summary ${i}`, 300, { seq: 1000 + i, id: `s${i}` }));
   const addAssistant = (spec: AssistantInput): void => {
     const parts: Part[] = [text('thinking', spec.tokens)];
-    for (let call = 0; call < spec.tools; call++) parts.push(toolPart('read', spec.outputTokens));
+    for (let call = 0; call < spec.tools; call++)
+      parts.push(
+        toolPart('read', spec.outputTokens, { status: spec.running && call === 0 ? 'running' : 'completed' }),
+      );
     messages.push(assistant(parts));
   };
   input.headAssistants.forEach(addAssistant);
@@ -160,26 +165,22 @@ describe('planCompaction properties', () => {
     );
   });
 
-  it('an emergency plan either fits the keep budget, clamps the kept part into it, or says it cannot fit', () => {
+  it('a plan never compacts a call still running in the current turn', () => {
     fc.assert(
       fc.property(viewArb, optionsArb, (input, options) => {
-        const keepRecentTokens = options.keepRecentTokens;
-        const plan = planCompaction(buildView(input), {
-          keepRecentTokens,
-          force: true,
+        const view = buildView(input);
+        const plan = planCompaction(view, {
+          keepRecentTokens: options.keepRecentTokens,
+          force: options.force,
           policy: policyOf(options),
         });
         if (plan === null) return;
-        const prune = plan.emergencyPrune;
-        if (plan.keptTokens <= keepRecentTokens) {
-          expect(prune).toBeNull();
-          return;
-        }
-        expect(prune).not.toBeNull();
-        expect(prune!.tokensBefore).toBe(plan.keptTokens);
-        expect(prune!.fits).toBe(prune!.tokensAfter <= keepRecentTokens);
-        const keptIds = new Set(plan.kept.map((m) => m.id));
-        expect(prune!.parts.every((part) => keptIds.has(part.messageId))).toBe(true);
+        const newestTurn = view.findLastIndex((m) => m.role === 'user' && !m.summary);
+        const compacted = [...plan.history, ...(plan.turnPrefix ?? [])];
+        const running = (m: (typeof view)[number]) =>
+          m.parts.some((p) => p.type === 'tool' && (p.status === 'running' || p.status === 'pending'));
+        const currentTurnSeq = newestTurn === -1 ? -Infinity : view[newestTurn]!.seq;
+        expect(compacted.filter((m) => m.seq >= currentTurnSeq && running(m))).toEqual([]);
       }),
       { numRuns: 500 },
     );

@@ -137,12 +137,25 @@ describe('keepRecentTokensFor', () => {
     ['unlimited window: the manual budget', 'auto', model(0, 4096), POLICY_PRESETS.opencode, 20_000],
     ['unlimited window, klaude: its ceiling', 'overflow', model(0, 4096), POLICY_PRESETS.klaude, 20_000],
     [
-      'never more than the usable input',
+      // usable 7500, minus a summary of 20 % of it (1500)
+      'never more than the usable input minus the summary',
       'auto',
       model(10_000, 8000),
       resolvePolicy({ keepRecent: { autoRatio: 1 } }),
-      7500,
+      6000,
     ],
+    // The 4k window of a local model: usable 3072, summary 614, keep window / 4.
+    ['4k: auto keeps window / 4', 'auto', model(4096, 4096), POLICY_PRESETS.opencode, 1024],
+    // klaude's floor of 4096 is more than its trigger leaves: 4096 − 2048 reserve − 614 summary.
+    [
+      'klaude on 4k: the trigger point minus the summary',
+      'auto',
+      model(4096, 4096),
+      POLICY_PRESETS.klaude,
+      1434,
+    ],
+    // Seed 002's 3000-token verbatim window on a 4k model: 3072 usable − 500 of summary.
+    ['topic on 4k: the verbatim window, bounded', 'auto', model(4096, 4096), POLICY_PRESETS.topic, 2572],
     // Before: usable 0 on gpt-4 (8192 / 8192) made every budget 0.
     ['gpt-4: auto keeps window / 4', 'auto', model(8192, 8192), POLICY_PRESETS.opencode, 2048],
     ['gpt-4: emergency keeps window / 5', 'overflow', model(8192, 8192), POLICY_PRESETS.opencode, 1638],

@@ -15,7 +15,7 @@ import { assertNever, type CompactionReason, type Message, type ModelInfo } from
 import { DEFAULT_KEEP_RECENT_TOKENS, type Policy } from './policy';
 import { countLeadingSummaryMessages } from './summary-messages';
 import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
-import { reserveTokens, usableTokens } from './triggers';
+import { keepCeilingTokens } from './budgets';
 
 /** Opal's fallback when no valid cut exists and `force` is set: keep this many messages. */
 export const FORCED_KEEP_MESSAGES = 2;
@@ -150,48 +150,33 @@ export function findCutPoint(messages: readonly Message[], options: CutPointOpti
 }
 
 /**
- * The most a ratio keep budget may keep: what the trigger leaves for the prompt. klaude-code
- * caps its budget at `window − reserve` (its trigger's point); the others at the usable input
- * (OpenCode's). `null` when there is no such bound (unlimited window, no room).
- */
-function keepCeiling(model: ModelInfo, policy: Pick<Policy, 'trigger'>): number | null {
-  const { trigger } = policy;
-  if (trigger.kind === 'reserve' && model.contextWindow > 0 && !model.inputLimit) {
-    const room = model.contextWindow - reserveTokens(trigger, model.contextWindow);
-    return room > 0 ? room : null;
-  }
-  const usable = usableTokens(model, policy);
-  return usable === null || usable <= 0 ? null : usable;
-}
-
-/**
  * Tokens to keep verbatim for a compaction: an explicit per-request `override` wins; in topic
  * mode the verbatim window (seed 002); else auto keeps `autoRatio` × window (Opal: window / 4),
  * an overflow emergency `emergencyRatio` × window (window / 5), and a manual request
  * `manualTokens` (20,000), or the auto budget when that is smaller (unless
  * `manualCappedByAuto` is false: Opal keeps its 20,000) or `manualTokens` is null (klaude-code
  * uses one budget). Ratio budgets are clamped to the policy's `minTokens` / `maxTokens`
- * (klaude-code: min(20000, max(4096, 35 %))) and never exceed what the trigger leaves for the
- * prompt: `window − reserve` for the reserve trigger (klaude-code), else the usable input. An
- * unlimited window (0) falls back to the manual budget, else the ceiling, else
- * {@link DEFAULT_KEEP_RECENT_TOKENS}.
+ * (klaude-code: min(20000, max(4096, 35 %))). Every budget but an explicit override, the topic
+ * window included, stays under budgets.ts `keepCeilingTokens`: what the trigger leaves after
+ * the summary, so a small window's compaction does not keep more than its threshold allows. An
+ * unlimited window (0) falls back to the manual budget, else {@link DEFAULT_KEEP_RECENT_TOKENS}.
  */
 export function keepRecentTokensFor(
   reason: CompactionReason,
   model: ModelInfo,
-  policy: Pick<Policy, 'keepRecent' | 'strategy' | 'topic' | 'trigger'>,
+  policy: Pick<Policy, 'keepRecent' | 'strategy' | 'topic' | 'trigger' | 'summarizer'>,
   override?: number | null,
 ): number {
   if (override !== undefined && override !== null) return Math.max(0, Math.floor(override));
-  if (policy.strategy === 'topic') return policy.topic.verbatimWindowTokens;
+  const ceiling = keepCeilingTokens(model, policy);
+  const bounded = (tokens: number): number => (ceiling === null ? tokens : Math.min(tokens, ceiling));
+  if (policy.strategy === 'topic') return bounded(policy.topic.verbatimWindowTokens);
   const { keepRecent } = policy;
   const fallback = keepRecent.manualTokens ?? keepRecent.maxTokens ?? DEFAULT_KEEP_RECENT_TOKENS;
-  const ceiling = keepCeiling(model, policy);
   const ratioBudget = (ratio: number): number => {
     if (model.contextWindow <= 0) return fallback;
     const clamped = Math.max(keepRecent.minTokens, Math.floor(model.contextWindow * ratio));
-    const capped = keepRecent.maxTokens === null ? clamped : Math.min(clamped, keepRecent.maxTokens);
-    return ceiling === null ? capped : Math.min(capped, ceiling);
+    return bounded(keepRecent.maxTokens === null ? clamped : Math.min(clamped, keepRecent.maxTokens));
   };
   switch (reason) {
     case 'auto':
@@ -200,7 +185,7 @@ export function keepRecentTokensFor(
       return ratioBudget(keepRecent.emergencyRatio);
     case 'manual': {
       if (keepRecent.manualTokens === null) return ratioBudget(keepRecent.autoRatio);
-      if (!keepRecent.manualCappedByAuto) return keepRecent.manualTokens;
+      if (!keepRecent.manualCappedByAuto) return bounded(keepRecent.manualTokens);
       return Math.min(keepRecent.manualTokens, ratioBudget(keepRecent.autoRatio));
     }
     default:

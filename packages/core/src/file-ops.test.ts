@@ -242,16 +242,29 @@ describe('pathsInToolInput', () => {
 });
 
 describe('extractFileOps and mergeFileOps', () => {
-  it('collects, sorts, de-duplicates and promotes read-then-modified to modified', () => {
+  it('collects, de-duplicates, promotes read-then-modified to modified, newest touch first', () => {
     const messages = conversation([
       assistant([tool('Read', { file_path: 'b.ts' }), tool('Read', { file_path: 'a.ts' })]),
       assistant([tool('Edit', { file_path: 'a.ts' }), tool('Read', { file_path: 'b.ts' })]),
       assistant([tool('Write', { file_path: 'c.ts' })]),
     ]);
-    expect(extractFileOps(messages)).toEqual({ readFiles: ['b.ts'], modifiedFiles: ['a.ts', 'c.ts'] });
+    expect(extractFileOps(messages)).toEqual({ readFiles: ['b.ts'], modifiedFiles: ['c.ts', 'a.ts'] });
   });
 
-  it('merges with the previous summary, promoting files read earlier and modified now', () => {
+  it('ranks a path by its last touch, whatever the kind', () => {
+    const messages = conversation([
+      assistant([tool('Edit', { file_path: 'src/old-edit.ts' }), tool('Read', { file_path: 'README.md' })]),
+      assistant([tool('Write', { file_path: 'src/new.ts' })]),
+      // Read again after its edit: still a modified file, now the most recently touched one.
+      assistant([tool('Read', { file_path: 'src/old-edit.ts' })]),
+    ]);
+    expect(extractFileOps(messages)).toEqual({
+      readFiles: ['README.md'],
+      modifiedFiles: ['src/old-edit.ts', 'src/new.ts'],
+    });
+  });
+
+  it('merges with the previous summary (older sets first), promoting files read earlier and modified now', () => {
     const previous = { readFiles: ['x.ts', 'y.ts'], modifiedFiles: ['z.ts'] };
     const current = { readFiles: ['z.ts', 'w.ts'], modifiedFiles: ['x.ts'] };
     expect(mergeFileOps(previous, current)).toEqual({
@@ -273,6 +286,14 @@ describe('fileOpsFromMetadata', () => {
       { readFiles: ['a'], modifiedFiles: ['b'] },
     ],
     [{ modifiedFiles: ['b'] }, { readFiles: [], modifiedFiles: ['b'] }],
+    [
+      { readFiles: ['a'], modifiedFiles: [], readFilesOmitted: 13_833, modifiedFilesOmitted: 0 },
+      { readFiles: ['a'], modifiedFiles: [], readFilesOmitted: 13_833 },
+    ],
+    [
+      { readFiles: ['a'], modifiedFiles: [], readFilesOmitted: -3, modifiedFilesOmitted: '7' },
+      { readFiles: ['a'], modifiedFiles: [] },
+    ],
     [{ readFiles: 'a' }, null],
     [{}, null],
     [null, null],
@@ -294,15 +315,17 @@ describe('rendering', () => {
 
   it(`lists at most ${MAX_LISTED_FILES} paths a block and says how many it leaves out`, () => {
     const many = Array.from({ length: 50_000 }, (_, i) => `src/module${String(i).padStart(5, '0')}.ts`);
-    const rendered = renderFileOps({ readFiles: many, modifiedFiles: ['a.ts'] });
+    const rendered = renderFileOps({ readFiles: many, modifiedFiles: ['a.ts'], modifiedFilesOmitted: 2 });
     const lines = rendered.split('\n');
     expect(lines.filter((line) => line.startsWith('src/'))).toEqual(many.slice(0, MAX_LISTED_FILES));
     expect(rendered).toContain(
-      `(… and ${50_000 - MAX_LISTED_FILES} more files read, not listed)\n</read-files>`,
+      `(… and ${(50_000 - MAX_LISTED_FILES).toLocaleString('en-US')} more files read, not listed)\n</read-files>`,
     );
-    expect(rendered).toContain('<modified-files>\na.ts\n</modified-files>');
+    expect(rendered).toContain(
+      '<modified-files>\na.ts\n(… and 2 more files modified, not listed)\n</modified-files>',
+    );
     // What a summary carries stays bounded whatever the session touched.
-    expect(rendered.length).toBeLessThan(25_000);
+    expect(rendered.length).toBeLessThan(5_000);
     expect(stripFileOpsBlocks(`Summary.\n\n${rendered}`)).toBe('Summary.');
   });
 
@@ -327,7 +350,7 @@ describe('policy wiring', () => {
         tool('apply_patch', { input: '*** Update File: c.ts' }),
       ]),
     ]);
-    const expected = { readFiles: ['a.ts', 'b.ts'], modifiedFiles: ['c.ts'] };
+    const expected = { readFiles: ['b.ts', 'a.ts'], modifiedFiles: ['c.ts'] };
     expect(extractFileOps(messages, DEFAULT_POLICY.fileTools)).toEqual(expected);
     for (const policy of Object.values(POLICY_PRESETS))
       expect(extractFileOps(messages, policy.fileTools)).toEqual(expected);

@@ -5,11 +5,25 @@
  * compaction extracts read / written / edited paths from the tool calls it covers, merges them
  * with the lists the previous summary carried in its `metadata`, and renders them as
  * `<read-files>` / `<modified-files>` blocks after the summary text.
+ *
+ * The lists are bounded: the newest {@link MAX_LISTED_FILES} paths of each, newest first, and a
+ * count of the rest. Cumulative lists grow with the whole history (13,933 paths at 100,000
+ * messages), and every compaction rewrote them and every context read shipped them.
  */
 import type { Message, ToolPart } from './model';
 
-/** Paths a compacted range read, and paths it created, wrote, edited or deleted. */
-export type FileOps = { readFiles: string[]; modifiedFiles: string[] };
+/**
+ * Paths a compacted range read, and paths it created, wrote, edited or deleted, each list most
+ * recently touched first. `…Omitted`: how many older paths fell off the bounded list (absent: 0).
+ * A path that falls off and is touched again is counted there and listed, so the counts are
+ * upper bounds; no list of what fell off is kept, which is the point.
+ */
+export type FileOps = {
+  readFiles: string[];
+  modifiedFiles: string[];
+  readFilesOmitted?: number;
+  modifiedFilesOmitted?: number;
+};
 
 /** What one tool call did to one file. Writes and edits both count as modifications. */
 export type FileOpKind = 'read' | 'write' | 'edit';
@@ -183,35 +197,73 @@ export function emptyFileOps(): FileOps {
 }
 
 /**
- * Union of file-op lists, sorted and de-duplicated. A file modified anywhere is listed as
- * modified only: "read, then edited" is an edit (Opal's promotion).
+ * Paths kept per list: the newest 100 read and 100 modified. What an agent works on next is in
+ * the files it touched last; 100 covers every file of most real sessions (the largest transcripts
+ * tried touched a few hundred over dozens of compactions) while bounding both blocks near 2,000
+ * tokens of paths and the metadata near 10 KB, whatever the history.
+ */
+export const MAX_LISTED_FILES = 100;
+
+/**
+ * Union of file-op lists, `sets` oldest first (the previous summary's, then the range's). A path
+ * ranks by the newest set that touched it and its place there; a file modified anywhere is listed
+ * as modified only ("read, then edited" is an edit: Opal's promotion). Each list keeps its newest
+ * {@link MAX_LISTED_FILES}; the rest, and the sets' own omitted counts, are added up.
  */
 export function mergeFileOps(...sets: readonly (FileOps | null | undefined)[]): FileOps {
   const modified = new Set<string>();
-  const read = new Set<string>();
-  for (const set of sets) {
-    for (const path of set?.modifiedFiles ?? []) modified.add(path);
-    for (const path of set?.readFiles ?? []) read.add(path);
+  const ranked = new Set<string>();
+  let readFilesOmitted = 0;
+  let modifiedFilesOmitted = 0;
+  for (const set of [...sets].reverse()) {
+    if (!set) continue;
+    for (const path of set.modifiedFiles) {
+      modified.add(path);
+      ranked.add(path);
+    }
+    for (const path of set.readFiles) ranked.add(path);
+    readFilesOmitted += set.readFilesOmitted ?? 0;
+    modifiedFilesOmitted += set.modifiedFilesOmitted ?? 0;
   }
+  const all = [...ranked];
+  const readFiles = all.filter((path) => !modified.has(path));
+  const modifiedFiles = all.filter((path) => modified.has(path));
+  readFilesOmitted += Math.max(0, readFiles.length - MAX_LISTED_FILES);
+  modifiedFilesOmitted += Math.max(0, modifiedFiles.length - MAX_LISTED_FILES);
   return {
-    readFiles: [...read].filter((path) => !modified.has(path)).sort(),
-    modifiedFiles: [...modified].sort(),
+    readFiles: readFiles.slice(0, MAX_LISTED_FILES),
+    modifiedFiles: modifiedFiles.slice(0, MAX_LISTED_FILES),
+    ...(readFilesOmitted > 0 ? { readFilesOmitted } : {}),
+    ...(modifiedFilesOmitted > 0 ? { modifiedFilesOmitted } : {}),
   };
 }
 
-/** File ops of every tool part in `messages`, whatever the message role. */
+/**
+ * File ops of every tool part in `messages`, whatever the message role, bounded as
+ * {@link mergeFileOps} bounds them: a path ranks by the last call that touched it.
+ */
 export function extractFileOps(messages: readonly Message[], fileTools?: FileToolNames): FileOps {
-  const readFiles: string[] = [];
-  const modifiedFiles: string[] = [];
-  for (const message of messages) {
-    for (const part of message.parts) {
-      if (part.type !== 'tool') continue;
-      for (const op of fileOpsOfToolPart(part, fileTools)) {
-        (op.kind === 'read' ? readFiles : modifiedFiles).push(op.path);
+  // Last touch wins the rank: walk newest first, so a path's first sighting is its last touch.
+  const ranked = new Set<string>();
+  const modified = new Set<string>();
+  for (let m = messages.length - 1; m >= 0; m -= 1) {
+    const parts = messages[m]?.parts ?? [];
+    for (let p = parts.length - 1; p >= 0; p -= 1) {
+      const part = parts[p];
+      if (part?.type !== 'tool') continue;
+      const ops = fileOpsOfToolPart(part, fileTools);
+      for (let o = ops.length - 1; o >= 0; o -= 1) {
+        const op = ops[o]!;
+        ranked.add(op.path);
+        if (op.kind !== 'read') modified.add(op.path);
       }
     }
   }
-  return mergeFileOps({ readFiles, modifiedFiles });
+  const all = [...ranked];
+  return mergeFileOps({
+    readFiles: all.filter((path) => !modified.has(path)),
+    modifiedFiles: all.filter((path) => modified.has(path)),
+  });
 }
 
 function stringList(value: unknown): string[] | null {
@@ -229,35 +281,44 @@ export function fileOpsFromMetadata(
   const readFiles = stringList(metadata['readFiles'] ?? metadata['read_files']);
   const modifiedFiles = stringList(metadata['modifiedFiles'] ?? metadata['modified_files']);
   if (readFiles === null && modifiedFiles === null) return null;
-  return { readFiles: readFiles ?? [], modifiedFiles: modifiedFiles ?? [] };
+  const readFilesOmitted = count(metadata['readFilesOmitted']);
+  const modifiedFilesOmitted = count(metadata['modifiedFilesOmitted']);
+  return {
+    readFiles: readFiles ?? [],
+    modifiedFiles: modifiedFiles ?? [],
+    ...(readFilesOmitted > 0 ? { readFilesOmitted } : {}),
+    ...(modifiedFilesOmitted > 0 ? { modifiedFilesOmitted } : {}),
+  };
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
 
 /**
- * Paths listed per block at most. A summary must fit the window it is made for, and the lists
- * are cumulative: a 100,000-message session that read 50,000 files rendered a 300,000-token
- * summary for a 128k window. Real coding sessions touch hundreds of files across dozens of
- * compactions (953 in the largest transcript tried), so the cap keeps them whole while bounding
- * the worst case near 10,000 tokens. Beyond it a block ends with how many it leaves out (the
- * summary message's metadata keeps every path).
- */
-export const MAX_LISTED_FILES = 500;
-
-/**
- * `<read-files>` and `<modified-files>` blocks, one path a line, at most {@link MAX_LISTED_FILES}
- * each; empty lists render nothing.
+ * `<read-files>` and `<modified-files>` blocks, one path a line, newest first, at most
+ * {@link MAX_LISTED_FILES} each, then how many more there were; empty lists render nothing.
  */
 export function renderFileOps(ops: FileOps): string {
   const blocks: string[] = [];
-  if (ops.readFiles.length > 0) blocks.push(fileBlock('read-files', ops.readFiles, 'read'));
-  if (ops.modifiedFiles.length > 0) blocks.push(fileBlock('modified-files', ops.modifiedFiles, 'modified'));
+  const read = fileBlock('read-files', ops.readFiles, ops.readFilesOmitted, 'read');
+  const modified = fileBlock('modified-files', ops.modifiedFiles, ops.modifiedFilesOmitted, 'modified');
+  if (read !== null) blocks.push(read);
+  if (modified !== null) blocks.push(modified);
   return blocks.join('\n\n');
 }
 
-function fileBlock(tag: string, paths: readonly string[], verb: string): string {
+function fileBlock(
+  tag: string,
+  paths: readonly string[],
+  omitted: number | undefined,
+  verb: string,
+): string | null {
+  if (paths.length === 0) return null;
   const listed = paths.slice(0, MAX_LISTED_FILES);
-  const omitted = paths.length - listed.length;
-  const more = omitted > 0 ? `\n(… and ${omitted} more files ${verb}, not listed)` : '';
-  return `<${tag}>\n${listed.join('\n')}${more}\n</${tag}>`;
+  const more = paths.length - listed.length + (omitted ?? 0);
+  const line = more > 0 ? `\n(… and ${more.toLocaleString('en-US')} more files ${verb}, not listed)` : '';
+  return `<${tag}>\n${listed.join('\n')}${line}\n</${tag}>`;
 }
 
 const FILE_OPS_BLOCK = /<(read-files|modified-files)>[\s\S]*?<\/\1>/g;

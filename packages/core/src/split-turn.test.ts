@@ -14,7 +14,7 @@ import {
   toolPart,
   user,
 } from './test-support/builders';
-import { PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
+import { INTERRUPTED_TOOL_RESULT_TOKENS } from './tokens';
 
 const seqs = (list: Message[] | null): number[] | null => list?.map((message) => message.seq) ?? null;
 
@@ -235,22 +235,12 @@ describe('compactions that would leave the context as full as they found it (REF
       keepRecentTokens: emergencyKeep,
       force,
       policy: POLICY_PRESETS.opencode,
-      model: gpt4o,
     });
 
   it('an overflow emergency of 126k never moves back (it kept 120,050 of 126,000 before)', () => {
     const result = plan126k(true);
     expect(shape(result)).toMatchObject({ cutIndex: 4, kept: [5, 6, 7], split: 'prefix-in-history' });
     expect(result?.keptTokens).toBe(30_000);
-    // 30,000 fits the room (111,616 − 8192 for the summary) though not the keep budget; the only
-    // outputs it could clear are none: nothing is pruned, and it fits.
-    expect(result?.emergencyPrune).toEqual({
-      parts: [],
-      savedTokens: 0,
-      tokensBefore: 30_000,
-      tokensAfter: 30_000,
-      fits: true,
-    });
     // The same cut without force may not move back either: 120,050 > 2 × 25,600.
     expect(plan126k(false)?.split).toBe('prefix-in-history');
   });
@@ -274,63 +264,55 @@ describe('compactions that would leave the context as full as they found it (REF
     expect(result?.keptTokens).toBe(31_000);
   });
 
-  describe('emergency clamping: a 150k tool output in the current turn on a 128k window', () => {
-    const giant = () =>
+  describe('a call still running in the current turn (its result may land while the summary is written)', () => {
+    const running = (status: 'running' | 'completed') =>
       conversation([
         user('fix the build', 500),
-        assistant('looking', { tokens: 2000 }),
-        user('now read the log', 300),
-        assistant([text('reading', 100), toolPart('read', 150_000, { tokens: 150_020 })]),
+        assistant('looking', { tokens: 20_000 }),
+        user('now run the tests', 300),
+        assistant([text('running them', 100), toolPart('bash', 10, { tokens: 30, status })]),
+        assistant('while they run, reading the config', { tokens: 20_000 }),
+        assistant('and the other config', { tokens: 20_000 }),
       ]);
+    // A short prefix summarised with the history (Opal's rule), so the cut stays where it lands.
+    const policy = resolvePolicy({ preset: 'opencode', splitTurnShortPrefix: 'summarize' });
+    const options = { keepRecentTokens: 25_000, policy };
 
-    it('the kept message keeps the call and clears its output', () => {
-      const result = planCompaction(giant(), {
-        keepRecentTokens: emergencyKeep,
-        force: true,
-        policy: POLICY_PRESETS.opencode,
-        model: gpt4o,
-      });
-      expect(shape(result)).toMatchObject({ kept: [4], split: 'prefix-in-history' });
-      expect(result?.emergencyPrune).toMatchObject({
-        parts: [{ messageId: 'm4', seq: 4, tool: 'read', outputTokens: 150_000 }],
-        tokensBefore: 150_120,
-        tokensAfter: 120 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
-        fits: true,
+    it('a finished call may be compacted', () => {
+      expect(shape(planCompaction(running('completed'), options))).toMatchObject({ kept: [5, 6] });
+    });
+
+    it('the cut moves back to the message holding the running call', () => {
+      const result = planCompaction(running('running'), options);
+      expect(shape(result)).toMatchObject({ kept: [4, 5, 6], history: [1, 2, 3] });
+      expect(result?.keptTokens).toBe(40_130 + INTERRUPTED_TOOL_RESULT_TOKENS);
+    });
+
+    it('an emergency too', () => {
+      expect(shape(planCompaction(running('running'), { ...options, force: true }))).toMatchObject({
+        kept: [4, 5, 6],
       });
     });
 
-    it('no emergency, no clamping', () => {
-      const result = planCompaction(giant(), {
-        keepRecentTokens: emergencyKeep,
-        policy: POLICY_PRESETS.opencode,
-      });
-      expect(result?.emergencyPrune).toBeNull();
-    });
-
-    it('a huge user text cannot be cleared: the plan says it cannot fit', () => {
+    it('a running call of an earlier turn does not hold the cut (that turn was abandoned)', () => {
       const view = conversation([
-        user('q', 500),
-        assistant('a', { tokens: 2000 }),
-        user('a pasted log', 150_000),
+        user('first', 500),
+        assistant([toolPart('bash', 10, { tokens: 30, status: 'running' })]),
+        user('never mind, do this instead', 20_000),
+        assistant('done', { tokens: 20_000 }),
+        assistant('and this', { tokens: 20_000 }),
       ]);
-      const result = planCompaction(view, {
-        keepRecentTokens: emergencyKeep,
-        force: true,
-        policy: POLICY_PRESETS.opencode,
-        model: gpt4o,
-      });
-      expect(result?.emergencyPrune).toMatchObject({ parts: [], tokensAfter: 150_000, fits: false });
+      expect(shape(planCompaction(view, options))).toMatchObject({ kept: [4, 5] });
     });
 
-    it('without a model, the kept part must fit the keep budget itself', () => {
-      const result = plan126k(true);
-      const strict = planCompaction(messages('uauaaaa', [950, 5000, 50, 90_000, 10_000, 10_000, 10_000]), {
-        keepRecentTokens: emergencyKeep,
-        force: true,
-        policy: POLICY_PRESETS.opencode,
-      });
-      expect(result?.emergencyPrune?.fits).toBe(true);
-      expect(strict?.emergencyPrune?.fits).toBe(false);
+    it('nothing to compact when the running call follows the previous summary at once', () => {
+      const view = conversation([
+        summary('earlier work', 800),
+        assistant([toolPart('bash', 10, { tokens: 30, status: 'running' })]),
+        assistant('more', { tokens: 30_000 }),
+        assistant('more', { tokens: 30_000 }),
+      ]);
+      expect(planCompaction(view, { ...options, force: true })).toBeNull();
     });
   });
 });

@@ -14,13 +14,16 @@
  * cut whose first kept message alone breaks that bound (the message that crossed the budget is
  * a giant tool output) moves one message forward: the giant is summarised, not kept.
  *
+ * A cut never passes a tool call of the current turn (after the newest user message) that is
+ * still pending or running: its result may arrive while the summary is written, and it must then
+ * land in a kept message, not behind the boundary in neither the summary nor the view.
+ *
  * Pinned system messages (policy `pinSystemMessages`) are taken out of the view first: they are
  * never compacted and do not count toward the keep budget.
  */
 import { isPinnedMessage } from './context';
 import { findCutPoint, isTurnStart, type CutKind } from './cut-point';
-import { selectEmergencyPrune, emergencyRoomTokens, type EmergencyPruneSelection } from './emergency-prune';
-import type { Message, ModelInfo } from './model';
+import type { Message } from './model';
 import type { Policy } from './policy';
 import { countLeadingSummaryMessages } from './summary-messages';
 import { storedTokens } from './tokens';
@@ -56,14 +59,8 @@ export interface CompactionPlan {
    * compacted; the context view shows those before the boundary first.
    */
   pinned: Message[];
-  /** Stored tokens of `kept` (`storedTokens`). */
+  /** Stored tokens of `kept` (`storedTokens`); fit.ts clamps the kept part when it is too big. */
   keptTokens: number;
-  /**
-   * Only with `force`, when `kept` takes more than the keep budget or the emergency room: the
-   * outputs in `kept` to prune as well ({@link selectEmergencyPrune}). If its `fits` is false the
-   * session cannot fit even so: fail the compaction ("cannot fit") instead of looping.
-   */
-  emergencyPrune: EmergencyPruneSelection | null;
   cut: CutKind;
   split: SplitKind;
 }
@@ -72,18 +69,32 @@ export interface CompactionPlan {
 export interface PlanOptions {
   keepRecentTokens: number;
   force?: boolean;
-  /**
-   * `pinSystemMessages` defaults to `true`; `pruning.protectedTools` are cleared last by an
-   * emergency prune; `trigger` and `summarizer` size the emergency room when `model` is given.
-   */
+  /** `pinSystemMessages` defaults to `true`. */
   policy: Pick<Policy, 'cutAt' | 'splitTurnMinPrefix' | 'splitTurnShortPrefix' | 'strategy' | 'topic'> &
-    Partial<Pick<Policy, 'pinSystemMessages' | 'pruning' | 'trigger' | 'summarizer' | 'tokenCount'>>;
-  /**
-   * The session's model. With `force`, the kept part must fit {@link emergencyRoomTokens} (usable
-   * − pinned − the largest summary); without a model (or a `trigger` and `summarizer` in the
-   * policy) it must fit the keep budget itself.
-   */
-  model?: ModelInfo;
+    Partial<Pick<Policy, 'pinSystemMessages' | 'tokenCount'>>;
+}
+
+/** Whether a message holds a tool call still pending or running. */
+function hasUnfinishedCall(message: Message): boolean {
+  return message.parts.some((p) => p.type === 'tool' && (p.status === 'pending' || p.status === 'running'));
+}
+
+/**
+ * Index of the first message of the current turn (from the newest user message on, or from
+ * `start` without one) that holds an unfinished call; `messages.length` when none does.
+ */
+function firstUnfinishedOfCurrentTurn(messages: readonly Message[], start: number): number {
+  let turnStart = start;
+  for (let index = messages.length - 1; index >= start; index--) {
+    if (isTurnStart(messages[index]!)) {
+      turnStart = index;
+      break;
+    }
+  }
+  for (let index = turnStart; index < messages.length; index++) {
+    if (hasUnfinishedCall(messages[index]!)) return index;
+  }
+  return messages.length;
 }
 
 /** Index of the user message that opened the turn containing `cut`, not before `start`; -1 if none. */
@@ -143,9 +154,16 @@ function planSlices(messages: readonly Message[], options: PlanOptions): Slices 
     cutIndex += 1;
     kind = isTurnStart(messages[cutIndex]!) ? 'turn-start' : 'mid-turn';
   }
+  const start = countLeadingSummaryMessages(messages);
+  const floor = firstUnfinishedOfCurrentTurn(messages, start);
+  if (cutIndex > floor) {
+    if (floor <= start) return null;
+    for (let index = floor; index < cutIndex; index++) keptTokens += measure.message(messages[index]!);
+    cutIndex = floor;
+    kind = isTurnStart(messages[cutIndex]!) ? 'turn-start' : 'mid-turn';
+  }
   if (isTurnStart(messages[cutIndex]!)) return slices(messages, cutIndex, kind, 'clean');
 
-  const start = countLeadingSummaryMessages(messages);
   const turnStart = turnStartBefore(messages, cutIndex, start);
   // The turn began before the previous compaction's cut: nothing of it is left to split off.
   if (turnStart === -1) return slices(messages, cutIndex, kind, 'prefix-in-history');
@@ -167,12 +185,10 @@ function planSlices(messages: readonly Message[], options: PlanOptions): Slices 
 /**
  * Plan a compaction of a context view (pinned system messages and the previous summary first,
  * then kept and newer messages): where to cut, what each summary job covers, what is kept.
- * `null` when there is nothing to compact (see `findCutPoint`). `history`, `turnPrefix` and
- * `kept` are consecutive slices of the view without its pinned messages.
- *
- * With `force`, a `null` plan means at most 2 messages follow the previous summary: when they
- * are too big, clamp them with `selectEmergencyPrune(view.filter((m) => !m.summary &&
- * !isPinnedMessage(m)), …)`.
+ * `null` when there is nothing to compact (see `findCutPoint`), or when the current turn's
+ * unfinished calls begin right after the previous summary. `history`, `turnPrefix` and `kept`
+ * are consecutive slices of the view without its pinned messages. A kept part too big for the
+ * window (one giant output) is clamped after the summary is written (fit.ts).
  */
 export function planCompaction(messages: readonly Message[], options: PlanOptions): CompactionPlan | null {
   const { policy } = options;
@@ -183,24 +199,6 @@ export function planCompaction(messages: readonly Message[], options: PlanOption
   if (planned === null) return null;
 
   const keptTokens = storedTokens(planned.kept);
-  let emergencyPrune: EmergencyPruneSelection | null = null;
-  if (options.force) {
-    const room =
-      options.model !== undefined && policy.trigger !== undefined && policy.summarizer !== undefined
-        ? emergencyRoomTokens(
-            options.model,
-            { trigger: policy.trigger, summarizer: policy.summarizer },
-            storedTokens(pinned),
-          )
-        : options.keepRecentTokens;
-    if (keptTokens > options.keepRecentTokens || (room !== null && keptTokens > room)) {
-      emergencyPrune = selectEmergencyPrune(planned.kept, {
-        targetTokens: options.keepRecentTokens,
-        limitTokens: room ?? Infinity,
-        protectedTools: policy.pruning?.protectedTools ?? [],
-      });
-    }
-  }
   const first = planned.kept[0];
   return {
     ...planned,
@@ -208,6 +206,5 @@ export function planCompaction(messages: readonly Message[], options: PlanOption
     boundarySeq: first?.seq ?? null,
     pinned,
     keptTokens,
-    emergencyPrune,
   };
 }

@@ -78,7 +78,8 @@ export interface SummaryMessagesInput {
 
 /**
  * The message(s) a compaction writes, in order. The summary message's `metadata` carries
- * `{ type: 'compaction_summary', compactionId, messagesCompacted, readFiles, modifiedFiles }`.
+ * `{ type: 'compaction_summary', compactionId, messagesCompacted, readFiles, modifiedFiles,
+ * readFilesOmitted, modifiedFilesOmitted }`: the newest paths of each list and how many more.
  * None carries `usage`: the summarizer's usage belongs to the compaction row, and a huge prompt
  * count on a message would read as the session's current size to the token estimate.
  */
@@ -101,6 +102,9 @@ export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] 
     messagesCompacted: input.messagesCompacted,
     readFiles: fileOps.readFiles,
     modifiedFiles: fileOps.modifiedFiles,
+    // Bounded lists (file-ops.ts): how many older paths are counted, not listed.
+    readFilesOmitted: fileOps.readFilesOmitted ?? 0,
+    modifiedFilesOmitted: fileOps.modifiedFilesOmitted ?? 0,
   };
   const textMessage = (role: Message['role'], text: string): NewMessage => ({
     ...base,

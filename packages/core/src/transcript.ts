@@ -3,7 +3,9 @@
  *
  * The transcript is data for the summarizer, not a conversation: every block is labelled
  * (`[User]:`, `[Assistant]:`, `[Tool result]:` …) and the prompt wraps it in `<conversation>`
- * tags. Tool outputs are bounded so the summarizer request itself does not overflow.
+ * tags. Only the serializer starts a line with `[` or `<`: every piece of content is escaped
+ * where it lands (prompt-data.ts), so no message can forge a block or close the wrapper. Tool
+ * outputs are bounded so the summarizer request itself does not overflow.
  */
 import {
   assertNever,
@@ -16,6 +18,7 @@ import {
 } from './model';
 import { toolCallArguments } from './openai-format';
 import { DEFAULT_POLICY } from './policy';
+import { escapePromptData } from './prompt-data';
 
 /** Limits of {@link serializeTranscript}; the caps keep the summarizer request itself from overflowing. */
 export interface TranscriptOptions {
@@ -31,14 +34,22 @@ const ROLE_LABELS: Record<Role, string> = { user: 'User', assistant: 'Assistant'
 
 /** `text` cut to `maxChars`, with a marker saying how much was dropped. */
 export function truncateForTranscript(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  const dropped = text.length - maxChars;
-  return `${text.slice(0, Math.max(0, maxChars))}\n[... ${dropped} more character${dropped === 1 ? '' : 's'} truncated]`;
+  return boundedContent(text, maxChars, (kept) => kept);
 }
 
-/** A transcript must not be able to close the `<conversation>` tag it is wrapped in. */
-function neutraliseTags(text: string): string {
-  return text.replace(/<(\/?)(conversation|previous-summary)>/gi, '[$1$2]');
+/**
+ * Content written after a label on the same line, escaped (prompt-data.ts) and, when `maxChars`
+ * is given, cut to it. The marker of a cut is the serializer's own line: it is added after the
+ * escaping, so it stays a bare `[…]` line.
+ */
+function inlineContent(text: string, maxChars = Number.POSITIVE_INFINITY): string {
+  return boundedContent(text, maxChars, (kept) => escapePromptData(kept, 'inline'));
+}
+
+function boundedContent(text: string, maxChars: number, quote: (kept: string) => string): string {
+  if (text.length <= maxChars) return quote(text);
+  const dropped = text.length - maxChars;
+  return `${quote(text.slice(0, Math.max(0, maxChars)))}\n[... ${dropped} more character${dropped === 1 ? '' : 's'} truncated]`;
 }
 
 function toolResultLine(part: ToolPart, maxChars: number): string {
@@ -47,9 +58,9 @@ function toolResultLine(part: ToolPart, maxChars: number): string {
       // Pruning only ever clears completed outputs; an error stays visible whatever its mark says
       // (as in the OpenAI rendering).
       if (part.compactedAt !== null) return `[Tool result]: ${PRUNED_OUTPUT_PLACEHOLDER}`;
-      return `[Tool result]: ${truncateForTranscript(part.output ?? '', maxChars)}`;
+      return `[Tool result]: ${inlineContent(part.output ?? '', maxChars)}`;
     case 'error':
-      return `[Tool error]: ${truncateForTranscript(part.error ?? 'unknown error', maxChars)}`;
+      return `[Tool error]: ${inlineContent(part.error ?? 'unknown error', maxChars)}`;
     case 'pending':
     case 'running':
       return `[Tool result]: ${INTERRUPTED_TOOL_RESULT}`;
@@ -62,23 +73,25 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
   const speaker = message.summary ? 'Summary of earlier conversation' : ROLE_LABELS[message.role];
   switch (part.type) {
     case 'text':
-      return part.text.trim() === '' ? [] : [`[${speaker}]: ${part.text}`];
+      return part.text.trim() === '' ? [] : [`[${speaker}]: ${inlineContent(part.text)}`];
     case 'reasoning':
       return options.includeReasoning && part.text.trim() !== ''
-        ? [`[Assistant thinking]: ${part.text}`]
+        ? [`[Assistant thinking]: ${inlineContent(part.text)}`]
         : [];
     case 'tool': {
-      const args = truncateForTranscript(
+      const args = inlineContent(
         toolCallArguments(part.input, { format: 'display' }),
         options.toolArgsMaxChars,
       );
       return [
-        `[Assistant tool call]: ${part.tool}(${args})`,
+        `[Assistant tool call]: ${inlineContent(part.tool)}(${args})`,
         toolResultLine(part, options.toolResultMaxChars),
       ];
     }
-    case 'file':
-      return [`[${speaker} attached file: ${part.filename ?? part.url.slice(0, 100)} (${part.mime})]`];
+    case 'file': {
+      const name = inlineContent(part.filename ?? part.url.slice(0, 100));
+      return [`[${speaker} attached file: ${name} (${inlineContent(part.mime)})]`];
+    }
     case 'compaction':
       // The request marker carries no content; the previous summary is given to the summarizer itself.
       return [];
@@ -93,8 +106,10 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
  * with arguments cut to `toolArgsMaxChars`, then `[Tool result]:` cut to `toolResultMaxChars`
  * (a pruned output reads `[Old tool result content cleared]`, an unfinished call
  * `[Tool execution was interrupted]`) or `[Tool error]:`; a failed turn adds `[Assistant error]:`.
- * Returned bare: {@link buildSummaryPrompt} wraps it in `<conversation>` tags, and any such tag
- * inside a message is defused so the data cannot close the wrapper.
+ * Returned bare: {@link buildSummaryPrompt} wraps it in `<conversation>` tags. Content is escaped
+ * where it lands ({@link escapePromptData}): a content line that would open with `[` or `<`, and
+ * a framing tag anywhere, get a backslash before the bracket, so every line that opens with a
+ * bracket is a label written here.
  */
 export function serializeTranscript(messages: readonly Message[], options: TranscriptOptions = {}): string {
   const resolved: Required<TranscriptOptions> = {
@@ -105,7 +120,9 @@ export function serializeTranscript(messages: readonly Message[], options: Trans
   const blocks: string[] = [];
   for (const message of messages) {
     for (const part of message.parts) blocks.push(...partBlocks(message, part, resolved));
-    if (message.error !== null) blocks.push(`[${ROLE_LABELS[message.role]} error]: ${message.error.message}`);
+    if (message.error !== null) {
+      blocks.push(`[${ROLE_LABELS[message.role]} error]: ${inlineContent(message.error.message)}`);
+    }
   }
-  return neutraliseTags(blocks.join('\n\n'));
+  return blocks.join('\n\n');
 }

@@ -3,7 +3,7 @@
  * `contextTokenStats`, no history loaded) agrees with the trigger decided on the messages, on
  * random sessions — fresh, right after a compaction with a summary, after a truncate-only
  * compaction that wrote none, with usage reports (silent overflows among them), failed turns,
- * pinned system messages and an ineffective last compaction.
+ * pinned system messages, an ineffective last compaction and a newer failed or skipped one.
  *
  * The stats are taken the way the SQL takes them (newest by seq, the report after the latest
  * summary or else the covered range), not through core's helpers, so a drift between the two
@@ -52,6 +52,14 @@ const sessionSpec = fc.record({
   /** Messages appended while the last compaction ran: after its range, before its summary. */
   duringRun: fc.array(messageSpec, { maxLength: 2 }),
   tokensAfter: fc.option(fc.nat(250_000), { nil: null }),
+  /** A failed or skipped compaction newer than the last completed one. */
+  unsuccessful: fc.option(
+    fc.record({
+      tokensBefore: fc.option(fc.nat(250_000), { nil: null }),
+      errorCode: fc.constantFrom('context_cannot_fit', 'llm_retries_exhausted', 'nothing_to_compact'),
+    }),
+    { nil: null },
+  ),
   preset: fc.constantFrom<PolicyPreset>('opencode', 'opal', 'klaude', 'topic'),
   auto: fc.boolean(),
   estimate: fc.constantFrom<Policy['estimate']>('hybrid', 'exact'),
@@ -131,12 +139,14 @@ describe('evaluateTriggerFromStats agrees with evaluateTrigger', () => {
           // A compaction that wrote a summary is found by it; one that wrote none is passed.
           ...(s.compaction === 'truncate' ? { lastCompactionSeq: coversThroughSeq } : {}),
           lastCompactionTokensAfter: s.compaction === 'none' ? null : s.tokensAfter,
+          lastUnsuccessful: s.unsuccessful,
         });
         const stats: TriggerStats = {
           ...statsAsSql(view, coversThroughSeq, policy),
           // What the API passes: the latest completed compaction row's covered range and size.
           lastCompactionSeq: coversThroughSeq,
           lastCompactionTokensAfter: s.compaction === 'none' ? null : s.tokensAfter,
+          lastUnsuccessful: s.unsuccessful,
           model: info,
           policy,
         };
@@ -150,8 +160,10 @@ describe('evaluateTriggerFromStats agrees with evaluateTrigger', () => {
       [
         'auto-disabled',
         'below-threshold',
+        'context-cannot-fit',
         'empty',
         'ineffective-compaction',
+        'last-compaction-unsuccessful',
         'just-compacted',
         'nothing-new',
         'no-room',

@@ -11,6 +11,7 @@ import { evaluateTriggerFromStats, triggerStatsOf, type TriggerReason, type Trig
 const opencode = POLICY_PRESETS.opencode;
 const gpt4o = model(128_000, 16_384);
 const claude = model(200_000, 64_000);
+const half = resolvePolicy({ trigger: { kind: 'ratio', ratio: 0.5 } });
 
 describe('evaluateTriggerFromStats (numbers summed in SQL, no history loaded)', () => {
   const stats = (overrides: Partial<TriggerStats>): TriggerStats => ({
@@ -64,63 +65,77 @@ describe('evaluateTriggerFromStats (numbers summed in SQL, no history loaded)', 
       'no-room',
       null,
     ],
+    // Half of the window: the threshold (64,000) is below the usable 111,616, and a quarter of
+    // it (16,000) must be appended before the guards let it fire again.
     [
-      'ineffective compaction: 112k left, 200 appended',
-      { tokens: 112_200, lastCompactionTokensAfter: 112_000 },
+      'ineffective compaction: 65k left, 200 appended',
+      { tokens: 65_200, lastCompactionTokensAfter: 65_000, policy: half },
       'ineffective-compaction',
       null,
     ],
     [
       'ineffective compaction: a quarter of the threshold appended fires again',
-      { tokens: 112_000 + 27_904, lastCompactionTokensAfter: 112_000 },
+      { tokens: 65_000 + 16_000, lastCompactionTokensAfter: 65_000, policy: half },
+      'threshold',
+      'auto',
+    ],
+    [
+      'over the usable window, an ineffective compaction does not hold',
+      { tokens: 112_200, lastCompactionTokensAfter: 112_000 },
       'threshold',
       'auto',
     ],
     [
       'an emergency is never held by the ineffective-compaction guard',
-      { tokens: 112_200, lastCompactionTokensAfter: 112_000, report: stop(130_000) },
+      { tokens: 65_200, lastCompactionTokensAfter: 65_000, policy: half, report: stop(130_000) },
       'usage-overflow',
       'overflow',
     ],
     [
-      'the last compaction failed at 112k and 200 were appended since: holds',
-      { tokens: 112_200, lastUnsuccessful: { tokensBefore: 112_000 } },
+      'the last compaction failed at 65k and 200 were appended since: holds',
+      { tokens: 65_200, lastUnsuccessful: { tokensBefore: 65_000 }, policy: half },
       'last-compaction-unsuccessful',
       null,
     ],
     [
       'the last compaction was skipped, then a quarter of the threshold was appended: fires again',
-      { tokens: 112_000 + 27_904, lastUnsuccessful: { tokensBefore: 112_000 } },
+      { tokens: 65_000 + 16_000, lastUnsuccessful: { tokensBefore: 65_000 }, policy: half },
       'threshold',
       'auto',
     ],
     [
       'failed before measuring: holds until a quarter of the threshold above it',
-      { tokens: 111_616 + 27_903, lastUnsuccessful: { tokensBefore: null } },
+      { tokens: 64_000 + 15_999, lastUnsuccessful: { tokensBefore: null }, policy: half },
       'last-compaction-unsuccessful',
       null,
     ],
     [
-      'an emergency is not held after a failed threshold compaction',
-      { tokens: 112_200, lastUnsuccessful: { tokensBefore: 112_000, reason: 'auto' }, report: stop(130_000) },
+      'over the usable window, a failed compaction does not hold',
+      { tokens: 112_200, lastUnsuccessful: { tokensBefore: 112_000, errorCode: 'llm_fatal' } },
+      'threshold',
+      'auto',
+    ],
+    [
+      'an emergency is not held after a failed compaction',
+      { tokens: 112_200, lastUnsuccessful: { tokensBefore: 112_000 }, report: stop(130_000) },
       'usage-overflow',
       'overflow',
     ],
     [
-      'an emergency after a failed emergency, 200 appended since: holds (no compaction per append)',
+      'an emergency after one the pinned messages made fail, 200 appended since: holds',
       {
         tokens: 112_200,
-        lastUnsuccessful: { tokensBefore: 112_000, reason: 'overflow' },
+        lastUnsuccessful: { tokensBefore: 112_000, errorCode: 'context_cannot_fit' },
         report: stop(130_000),
       },
-      'last-compaction-unsuccessful',
+      'context-cannot-fit',
       null,
     ],
     [
-      'an emergency after a failed emergency, a quarter of the threshold appended: fires again',
+      'an emergency after one the pinned messages made fail, a quarter of the threshold appended: fires again',
       {
         tokens: 112_000 + 27_904,
-        lastUnsuccessful: { tokensBefore: 112_000, reason: 'overflow' },
+        lastUnsuccessful: { tokensBefore: 112_000, errorCode: 'context_cannot_fit' },
         report: stop(130_000),
       },
       'usage-overflow',

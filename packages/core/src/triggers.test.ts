@@ -313,35 +313,55 @@ describe('evaluateTrigger', () => {
     });
 
     describe('ineffective compaction: it left the view above the threshold', () => {
-      // Usable 111,616 on gpt-4o; a quarter of it (27,904) must be appended before firing again.
+      // Half of gpt-4o's window: the threshold is 64,000, well below the usable 111,616, and a
+      // quarter of it (16,000) must be appended before firing again.
+      const half = resolvePolicy({ trigger: { kind: 'ratio', ratio: 0.5 } });
       const after = (tokens: number, appended: number) => [
         user('compact', 5, { seq: 40, id: 'm40', summary: true }),
         summary('summary', 2000, { seq: 41, id: 'm41' }),
         user('kept', tokens - 2005, { seq: 30, id: 'm30' }),
         user('new', appended, { seq: 42, id: 'm42' }),
       ];
-      const guarded = (messages: Message[], tokensAfter: number | null) =>
-        evaluateTrigger({ messages, model: gpt4o, policy: opencode, lastCompactionTokensAfter: tokensAfter });
+      const guarded = (messages: Message[], tokensAfter: number | null, policy: Policy = half) =>
+        evaluateTrigger({ messages, model: gpt4o, policy, lastCompactionTokensAfter: tokensAfter });
 
       it.each<[string, number, number, number | null, TriggerReason]>([
-        ['112k left, 200 appended: holds', 112_000, 200, 112_000, 'ineffective-compaction'],
-        ['112k left, 27,903 appended: still holds', 112_000, 27_903, 112_000, 'ineffective-compaction'],
-        ['112k left, 27,904 appended: fires', 112_000, 27_904, 112_000, 'threshold'],
-        ['exactly usable left (not above): fires', 111_616, 1, 111_616, 'threshold'],
-        ['no tokensAfter given: fires', 112_000, 200, null, 'threshold'],
-        ['below the threshold now: below-threshold', 60_000, 200, 112_000, 'below-threshold'],
+        ['65k left, 200 appended: holds', 65_000, 200, 65_000, 'ineffective-compaction'],
+        ['65k left, 15,999 appended: still holds', 65_000, 15_999, 65_000, 'ineffective-compaction'],
+        ['65k left, 16,000 appended: fires', 65_000, 16_000, 65_000, 'threshold'],
+        [
+          'exactly the threshold left (crossed, it is inclusive): holds',
+          64_000,
+          1,
+          64_000,
+          'ineffective-compaction',
+        ],
+        ['just below the threshold left: fires', 63_999, 2, 63_999, 'threshold'],
+        ['no tokensAfter given: fires', 65_000, 200, null, 'threshold'],
+        ['below the threshold now: below-threshold', 30_000, 200, 65_000, 'below-threshold'],
       ])('%s', (_name, left, appended, tokensAfter, reason) => {
         const verdict = guarded(after(left, appended), tokensAfter);
         expect(verdict.reason).toBe(reason);
         expect(verdict.compact).toBe(reason === 'threshold');
       });
 
+      it('over the usable window it does not hold: every model call would fail', () => {
+        // 112k left on gpt-4o (usable 111,616): ineffective, or outrun by messages appended
+        // while it ran; 200 appended since.
+        expect(guarded(after(112_000, 200), 112_000, opencode)).toMatchObject({
+          compact: true,
+          reason: 'threshold',
+          compactionReason: 'auto',
+          overflow: true,
+        });
+      });
+
       it('never holds an emergency (a silent usage overflow)', () => {
         const messages = [
-          ...after(112_000, 10),
+          ...after(65_000, 10),
           assistant('a', { seq: 43, id: 'm43', tokens: 10, usage: usage(130_000, 10) }),
         ];
-        expect(guarded(messages, 112_000)).toMatchObject({ compact: true, reason: 'usage-overflow' });
+        expect(guarded(messages, 65_000)).toMatchObject({ compact: true, reason: 'usage-overflow' });
       });
     });
 

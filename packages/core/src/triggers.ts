@@ -199,13 +199,15 @@ export function sessionStatus(input: TriggerInput): SessionStatus {
 }
 
 /**
- * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow` (emergency).
- * Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a compaction's
- * summary, or the synthetic continuation appended after it), `nothing-new` (nothing appended since the last compaction), `unlimited-window`,
- * `no-room` (a window-based threshold of 0 or less), `ineffective-compaction` (the last
- * compaction left the view above the threshold and little was appended since),
- * `last-compaction-unsuccessful` (the newest compaction failed or was skipped and little was
- * appended since), `below-threshold`.
+ * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow`
+ * (emergency). Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a
+ * compaction's summary, or the synthetic continuation appended after it), `nothing-new`
+ * (nothing appended since the last compaction), `unlimited-window`, `no-room` (a window-based
+ * threshold of 0 or less), `ineffective-compaction` (the last compaction left the view above the
+ * threshold and little was appended since), `last-compaction-unsuccessful` (the newest
+ * compaction failed or was skipped and little was appended since), `context-cannot-fit` (it
+ * failed because the pinned system messages alone do not fit, and little was appended since),
+ * `below-threshold`.
  */
 export type TriggerReason =
   | 'threshold'
@@ -218,6 +220,7 @@ export type TriggerReason =
   | 'no-room'
   | 'ineffective-compaction'
   | 'last-compaction-unsuccessful'
+  | 'context-cannot-fit'
   | 'below-threshold';
 
 /**
@@ -226,17 +229,24 @@ export type TriggerReason =
  * window (Opal: window / 4); once that much is new, the next one can cut inside the new messages
  * and compact the tail the last one could not. Before that it would keep the same tail, so it
  * would fire on every append and fail the same way ("compaction re-fires right after a
- * compaction"). Emergencies (`usage-overflow`, provider errors) are not held, except after an
- * emergency that failed.
+ * compaction"). A session over its usable window is not held (every model call would fail),
+ * except after {@link CONTEXT_CANNOT_FIT}.
  */
 export const INEFFECTIVE_COMPACTION_REFIRE_SHARE = 0.25;
+
+/**
+ * The error code of the one failure no compaction can fix: the pinned system messages alone
+ * leave no room. Another compaction would fail the same way, so even a session over its window
+ * waits until it grew by {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the threshold.
+ */
+export const CONTEXT_CANNOT_FIT = 'context_cannot_fit';
 
 /** The newest finished compaction of a session when it failed or was skipped. */
 export interface UnsuccessfulCompaction {
   /** The view's size when it started; `null` when it failed before measuring. */
   tokensBefore: number | null;
-  /** Its reason; an emergency's (`overflow`) failure also holds the next emergency. */
-  reason?: 'auto' | 'manual' | 'overflow';
+  /** Its code (`nothing_to_compact` when skipped); {@link CONTEXT_CANNOT_FIT} holds even over the window. */
+  errorCode?: string | null;
 }
 
 /** Whether to start an automatic compaction now, with the numbers behind the decision. */
@@ -287,8 +297,8 @@ export interface TriggerStats {
   /**
    * The newest finished compaction when it did not complete (`failed` or `skipped`), newer than
    * any completed one: its size when it started (`tokensBefore`, `null` if it failed before
-   * measuring) and whether it was an emergency (`reason: 'overflow'`). For the
-   * `last-compaction-unsuccessful` guard.
+   * measuring) and its error code. For the `last-compaction-unsuccessful` and
+   * `context-cannot-fit` guards.
    */
   lastUnsuccessful?: UnsuccessfulCompaction | null;
   model: ModelInfo;
@@ -317,25 +327,33 @@ export function triggerStatsOf(input: TriggerInput): TriggerStats {
   };
 }
 
+/** The reasons that fire, and the compaction each one creates. */
+const FIRING: Partial<Record<TriggerReason, 'auto' | 'overflow'>> = {
+  threshold: 'auto',
+  'usage-overflow': 'overflow',
+};
+
 /**
  * Should an automatic compaction start now? Checked on every append and every finished turn,
  * from numbers summed elsewhere (the API passes db `contextTokenStats`; it never loads the
  * messages). Holds when `auto` is off, right after a compaction (its summary is the newest
- * message), when nothing was appended since the last compaction (stale usage cannot
- * re-trigger it: users' endless-loop complaint), and when the last compaction was ineffective:
- * it left `lastCompactionTokensAfter` at or above the threshold and less than
- * {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the threshold was appended since
- * (`tokens − lastCompactionTokensAfter`). A silent usage overflow fires an emergency
- * (`compactionReason: 'overflow'`), never held by the ineffective-compaction guard.
+ * message), and when nothing was appended since the last compaction (stale usage cannot
+ * re-trigger it: users' endless-loop complaint). Below the usable window it also holds after an
+ * ineffective compaction (it left `lastCompactionTokensAfter` at or above the threshold) and
+ * after a failed or skipped one, until {@link INEFFECTIVE_COMPACTION_REFIRE_SHARE} of the
+ * threshold was appended since. Over the usable window (`status.overflow`: every model call
+ * would fail) those two guards do not hold, so each append asks for one compaction; only a
+ * {@link CONTEXT_CANNOT_FIT} failure still holds, since no compaction can fix it. A silent usage
+ * overflow fires an emergency (`compactionReason: 'overflow'`).
  */
 export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   const status = statusFromEstimate(input);
   const thresholdPoint = compactionThreshold(input.model, input.policy);
   const verdict = (reason: TriggerReason): TriggerVerdict => ({
     ...status,
-    compact: reason === 'threshold' || reason === 'usage-overflow',
+    compact: FIRING[reason] !== undefined,
     reason,
-    compactionReason: reason === 'threshold' ? 'auto' : reason === 'usage-overflow' ? 'overflow' : null,
+    compactionReason: FIRING[reason] ?? null,
     trigger: input.policy.trigger.kind,
     threshold: thresholdPoint?.tokens ?? null,
   });
@@ -345,33 +363,33 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   if (input.newestIsSummary) return verdict('just-compacted');
   const lastCompactionSeq = input.lastCompactionSeq ?? null;
   if (lastCompactionSeq !== null && input.newestSeq <= lastCompactionSeq) return verdict('nothing-new');
+  const base = thresholdPoint?.tokens ?? status.usable ?? 0;
+  const refire = base * INEFFECTIVE_COMPACTION_REFIRE_SHARE;
+  /** Whether less than the refire share was appended since the view measured `from` tokens. */
+  const littleSince = (from: number | null) => status.tokens - (from ?? base) < refire;
   const unsuccessful = input.lastUnsuccessful;
-  const refire = (thresholdPoint?.tokens ?? status.usable ?? 0) * INEFFECTIVE_COMPACTION_REFIRE_SHARE;
+  const cannotFit = unsuccessful?.errorCode === CONTEXT_CANNOT_FIT && littleSince(unsuccessful.tokensBefore);
   if (input.report !== null && detectUsageOverflow(input.report.usage, input.model, input.report.finish)) {
-    // An emergency is not held by the guards below, except after an emergency that failed: the
-    // report stays the newest usage until the next model call, so every append would request
-    // the same emergency and fail the same way (a replay saw one failed compaction per append).
-    if (
-      unsuccessful?.reason === 'overflow' &&
-      status.tokens - (unsuccessful.tokensBefore ?? thresholdPoint?.tokens ?? 0) < refire
-    )
-      return verdict('last-compaction-unsuccessful');
-    return verdict('usage-overflow');
+    // The report stays the newest usage until the next model call: after a failure no
+    // compaction can fix, every append would request the same emergency and fail the same way.
+    return verdict(cannotFit ? 'context-cannot-fit' : 'usage-overflow');
   }
   if (thresholdPoint === null)
     return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
   if (!crossesThreshold(status.tokens, thresholdPoint)) return verdict('below-threshold');
+  if (cannotFit) return verdict('context-cannot-fit');
+  // Over the usable window the guards below would leave the session unusable: a compaction
+  // outrun by concurrent appends looks ineffective, and a failure may not recur (an LLM outage
+  // ends). One compaction per append at most: the request fires only on an append, and a
+  // session has one active compaction.
+  if (status.overflow) return verdict('threshold');
   const after = input.lastCompactionTokensAfter;
-  if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint)) {
-    if (status.tokens - after < refire) return verdict('ineffective-compaction');
-  }
+  if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint) && littleSince(after))
+    return verdict('ineffective-compaction');
   // A compaction that failed or found nothing to compact would fail the same way on the next
   // append: wait until the session grew by the same share (from the threshold when it failed
   // before measuring its size).
-  if (unsuccessful) {
-    const from = unsuccessful.tokensBefore ?? thresholdPoint.tokens;
-    if (status.tokens - from < refire) return verdict('last-compaction-unsuccessful');
-  }
+  if (unsuccessful && littleSince(unsuccessful.tokensBefore)) return verdict('last-compaction-unsuccessful');
   return verdict('threshold');
 }
 

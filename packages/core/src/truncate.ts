@@ -2,8 +2,17 @@
  * The truncate strategy (Opal's `:truncate`): a summary written without an LLM, used when no
  * summarizer is configured or as the fallback after the summarizer's last failed attempt.
  */
-import { extractFileOps, mergeFileOps, withFileOps, type FileOps, type FileToolNames } from './file-ops';
+import { extractFileOps, mergeFileOps, type FileOps, type FileToolNames } from './file-ops';
 import type { Message, Role } from './model';
+import { stripPinnedSections } from './pinned-section';
+import { DEFAULT_POLICY } from './policy';
+import {
+  collectSummaryFacts,
+  verifySummary,
+  type CollectFactsOptions,
+  type SummaryCheck,
+  type SummaryFacts,
+} from './summary-check';
 import {
   countLeadingSummaryMessages,
   extractPreviousFileOps,
@@ -27,18 +36,36 @@ export interface TruncateSummaryOptions {
    * (`InvalidSummaryError.partialSummary`), with `messages` then being the part it did not cover.
    */
   previousSummary?: string | null;
+  /**
+   * The facts to pin (summary-check.ts); by default those of `messages`, with `factsOptions`
+   * (the request's instructions, the kept messages). The LLM path's fallback passes the facts of
+   * the whole range, so its truncate text pins exactly what a checked summary would.
+   */
+  facts?: SummaryFacts;
+  factsOptions?: CollectFactsOptions;
+  /** The summary's token budget, which bounds the pinned section; default the policy default's. */
+  budgetTokens?: number;
 }
 
 /**
- * `[Compacted N messages: 4 user, 6 assistant; 9 tool calls]` followed by the `<read-files>` /
- * `<modified-files>` blocks. When the range starts with a previous compaction's summary, that
- * summary is kept above the line instead of being counted: truncating must not forget what an
- * earlier cycle already summarised.
+ * `[Compacted N messages: 4 user, 6 assistant; 9 tool calls]`, the pinned section (the goal, the
+ * constraints, the instructions and the latest request: an LLM-free summary keeps the user's own
+ * words, like a checked one), then the `<read-files>` / `<modified-files>` blocks. When the range
+ * starts with a previous compaction's summary, that summary is kept above the line instead of
+ * being counted: truncating must not forget what an earlier cycle already summarised.
  */
 export function buildTruncateSummary(
   messages: readonly Message[],
   options: TruncateSummaryOptions = {},
 ): string {
+  return checkTruncateSummary(messages, options).text;
+}
+
+/** {@link buildTruncateSummary} with what its check pinned (counts, for the compaction record). */
+export function checkTruncateSummary(
+  messages: readonly Message[],
+  options: TruncateSummaryOptions = {},
+): SummaryCheck {
   const previousSummary = options.previousSummary?.trim() || extractPreviousSummary(messages);
   const compacted = messages.slice(countLeadingSummaryMessages(messages));
   const fileOps =
@@ -59,8 +86,16 @@ export function buildTruncateSummary(
     .join('; ');
   const line = `[Compacted ${plural(compacted.length, 'message')}${details === '' ? '' : `: ${details}`}]`;
 
-  const text = previousSummary === null ? line : `${previousSummary}\n\n${line}`;
-  return withFileOps(text, fileOps);
+  // The previous summary's own pinned section is replaced by this one, never repeated above the line.
+  const above = previousSummary === null ? '' : stripPinnedSections(previousSummary);
+  const text = above === '' ? line : `${above}\n\n${line}`;
+  const facts =
+    options.facts ??
+    collectSummaryFacts(messages, { previousSummary: options.previousSummary, ...options.factsOptions });
+  return verifySummary(text, facts, {
+    budgetTokens: options.budgetTokens ?? DEFAULT_POLICY.summarizer.maxOutputTokens,
+    fileOps,
+  });
 }
 
 function plural(count: number, noun: string): string {

@@ -32,6 +32,21 @@ export class StaleAttemptError extends Error {
 }
 
 /**
+ * A message a compaction would put behind its boundary changed after the summary was written
+ * (a tool result PATCHed into a covered call): completing would leave that result in neither
+ * the summary nor the view. Nothing was written; the attempt summarises again.
+ */
+export class CoveredMessageChangedError extends Error {
+  override readonly name = 'CoveredMessageChangedError';
+  constructor(
+    readonly compactionId: string,
+    readonly changedSeq: number,
+  ) {
+    super(`a message compaction ${compactionId} covers (seq ${changedSeq}) changed while it ran`);
+  }
+}
+
+/**
  * The error a database or driver error wraps: drizzle wraps pg's errors (whose `code` says what
  * happened) in one whose message holds the SQL and its parameters — message text, which must
  * never reach a log or a row. Unwraps `cause` chains.

@@ -1,4 +1,7 @@
+import { unescapePromptData } from '@compactor/core';
+import { emptyOfFactsSummary } from './empty-summary';
 import type { StubOutputFault } from './faults';
+import { withForgedFraming } from './forged-framing';
 import type { ChatRequest, CompletionOutput } from './openai-wire';
 import { messageTexts } from './openai-wire';
 import { readSummaryRequest, writeSummary } from './summary-writer';
@@ -18,30 +21,37 @@ export function countPromptTokens(request: ChatRequest): number {
 /**
  * The answer a request asks for: topic-boundary JSON when the prompt asks for `boundary_index`,
  * a summary when it carries a `<conversation>` block, else a short echo of the last user message.
+ * `forge`: the summary (the topic answer's too, when it has one) ends with lines that try to
+ * break the framing of the prompt it will be embedded in next (`forge-framing`).
  */
-function derivedContent(request: ChatRequest): string {
+function derivedContent(request: ChatRequest, forge: boolean): string {
   const texts = messageTexts(request);
   const prompt = texts.map((message) => message.text).join('\n\n');
   const lastUser = texts.filter((message) => message.role === 'user').at(-1)?.text ?? '';
   if (prompt.includes('boundary_index')) {
-    // The previous summary is prose, not indexed messages: read it apart.
-    const previousSummary = taggedSection(lastUser, 'previous-summary');
+    // The previous summary is prose, not indexed messages: read it apart, as it was written.
+    const escapedSummary = taggedSection(lastUser, 'previous-summary');
+    const previousSummary = escapedSummary === null ? null : unescapePromptData(escapedSummary, 'line-start');
     const indexed = parseIndexedMessages(withoutSection(lastUser, 'previous-summary'));
-    return JSON.stringify(
-      detectTopicBoundary(indexed, readTopicSummaryRequest(lastUser, previousSummary)),
-      null,
-      2,
-    );
+    const answer = detectTopicBoundary(indexed, readTopicSummaryRequest(lastUser, previousSummary));
+    const summary = forge && answer.summary !== '' ? withForgedFraming(answer.summary) : answer.summary;
+    return JSON.stringify({ ...answer, summary }, null, 2);
   }
   const summaryRequest = readSummaryRequest(prompt);
-  if (summaryRequest) return writeSummary(summaryRequest);
+  if (summaryRequest) {
+    const summary = writeSummary(summaryRequest);
+    return forge ? withForgedFraming(summary) : summary;
+  }
   return `Stub reply to: ${lastUser.replace(/\s+/g, ' ').slice(0, 200)}`;
 }
 
-/** What a model that misunderstood its role would send back: its own instructions. */
+/**
+ * What a model that misunderstood its role would send back: its own instructions, without the
+ * `<conversation>` block core wrote (tags on their own lines: a tag quoted inside does not end it).
+ */
 function echoedInstructions(request: ChatRequest): string {
   return messageTexts(request)
-    .map((message) => message.text.replace(/<conversation>[\s\S]*?<\/conversation>/g, '').trim())
+    .map((message) => withoutSection(message.text, 'conversation').trim())
     .filter((text) => text !== '')
     .join('\n\n');
 }
@@ -72,7 +82,12 @@ export function answerChatRequest(
     };
   }
   const full =
-    fault === 'empty' ? '' : fault === 'echo' ? echoedInstructions(request) : derivedContent(request);
+    fault === 'empty'
+      ? ''
+      : fault === 'echo'
+        ? echoedInstructions(request)
+        : ((fault === 'drop-everything' ? emptyOfFactsSummary(request) : null) ??
+          derivedContent(request, fault === 'forge-framing'));
   const maxChars = maxTokens * 4;
   const content = full.length > maxChars ? full.slice(0, maxChars) : full;
   return {

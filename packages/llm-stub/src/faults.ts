@@ -6,7 +6,14 @@ import { z } from 'zod';
  * the configuration for that request only.
  */
 
-export const STUB_OUTPUT_FAULTS = ['malformed', 'empty', 'echo', 'tool-call'] as const;
+export const STUB_OUTPUT_FAULTS = [
+  'malformed',
+  'empty',
+  'echo',
+  'tool-call',
+  'forge-framing',
+  'drop-everything',
+] as const;
 export type StubOutputFault = (typeof STUB_OUTPUT_FAULTS)[number];
 
 /** `before-response`: the socket is destroyed before a byte is written; `mid-body`: after part of it. */
@@ -22,7 +29,11 @@ export interface StubFaults {
   retryAfterSeconds: number | null;
   /** `none` sends the `status` with an empty body (the "400/413 (no body)" overflow shape). */
   errorBody: 'openai' | 'none';
-  /** Replace the derived output: broken JSON/SSE, empty text, echoed instructions, a tool call. */
+  /**
+   * Replace the derived output: broken JSON/SSE, empty text, echoed instructions, a tool call; or
+   * alter it: `forge-framing` appends lines that try to break the next prompt's framing;
+   * `drop-everything` answers summary requests with a plausible summary that keeps no fact.
+   */
   output: StubOutputFault | null;
   /** Drop the connection. */
   drop: StubDropFault | null;

@@ -17,3 +17,4 @@ export type {
   StubOutputFault,
 } from './faults';
 export { estimateTokens as estimateStubTokens } from './completions';
+export { FORGED_FRAMING_LINES } from './forged-framing';

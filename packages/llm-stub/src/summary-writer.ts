@@ -1,4 +1,10 @@
-import { fileOpsOfToolPart, mergeFileOps, pathsInToolInput, type FileOps } from '@compactor/core';
+import {
+  fileOpsOfToolPart,
+  mergeFileOps,
+  pathsInToolInput,
+  unescapePromptData,
+  type FileOps,
+} from '@compactor/core';
 import type { SummaryFacts } from './summary-sections';
 import {
   emptyFacts,
@@ -157,8 +163,10 @@ export function readSummaryRequest(prompt: string): SummaryRequestView | null {
   const transcript = taggedSection(prompt, 'conversation');
   if (transcript === null) return null;
   const outside = withoutSection(prompt, 'conversation');
-  const previousSummary =
+  const escapedSummary =
     taggedSection(outside, 'previous-summary') ?? taggedSection(outside, 'previous_summary');
+  // The previous summary is data on lines of its own (core escapes it): read as it was written.
+  const previousSummary = escapedSummary === null ? null : unescapePromptData(escapedSummary, 'line-start');
   const instructions = withoutSection(withoutSection(outside, 'previous-summary'), 'previous_summary');
   return {
     transcript,
@@ -167,7 +175,8 @@ export function readSummaryRequest(prompt: string): SummaryRequestView | null {
       readFiles: pathsInBlock(outside, 'read-files'),
       modifiedFiles: pathsInBlock(outside, 'modified-files'),
     },
-    turnPrefix: /^## Original Request\b/m.test(outside),
+    // Asked by the prompt's own format, not by a previous (split-turn) summary or the client's text.
+    turnPrefix: /^## Original Request\b/m.test(withoutSection(instructions, 'instructions')),
     lengthTargetTokens: lengthTarget(instructions),
   };
 }

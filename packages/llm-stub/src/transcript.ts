@@ -3,7 +3,12 @@
  * (`[User]: …`, `[Assistant tool call]: read({...})`, `[Tool result]: …`), the previous summary
  * and file-op blocks around it, and the indexed message list of a topic-boundary request
  * (`[3] USER: …`). Lenient on purpose: an unknown label becomes an `other` entry, never an error.
+ *
+ * Only a line that opens with a bracket is structure: core escapes content that would (a
+ * backslash before the bracket, core's `escapePromptData`). Labels and tags are found on the
+ * escaped text; the text handed on is un-escaped, so the stub summarises what was written.
  */
+import { unescapePromptData } from '@compactor/core';
 
 export type EntryKind =
   | 'user'
@@ -51,12 +56,18 @@ export function parseTranscript(transcript: string): TranscriptEntry[] {
   let previous: { label: string; textStart: number } | null = null;
   for (const match of transcript.matchAll(LABEL)) {
     if (previous !== null) {
-      entries.push(makeEntry(previous.label, transcript.slice(previous.textStart, match.index).trim()));
+      entries.push(makeEntry(previous.label, entryText(transcript.slice(previous.textStart, match.index))));
     }
     previous = { label: match[1] ?? '', textStart: match.index + match[0].length };
   }
-  if (previous !== null) entries.push(makeEntry(previous.label, transcript.slice(previous.textStart).trim()));
+  if (previous !== null)
+    entries.push(makeEntry(previous.label, entryText(transcript.slice(previous.textStart))));
   return entries;
+}
+
+/** A block's text as written: it starts on its label's line. */
+function entryText(block: string): string {
+  return unescapePromptData(block, 'inline').trim();
 }
 
 function makeEntry(label: string, text: string): TranscriptEntry {
@@ -84,13 +95,16 @@ export function withoutSection(text: string, tag: string): string {
   return text.replace(sectionPattern(tag), '\n');
 }
 
-/** Paths listed one per line in a `<read-files>` / `<modified-files>` block. */
+/**
+ * Paths listed one per line in the `<read-files>` / `<modified-files>` blocks of a prompt, tags on
+ * lines of their own as core writes them (an escaped tag quoted in a summary is not a block).
+ */
 export function pathsInBlock(text: string, tag: 'read-files' | 'modified-files'): string[] {
   const paths: string[] = [];
-  const pattern = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g');
+  const pattern = new RegExp(`(?:^|\\n)<${tag}>\\n([\\s\\S]*?)\\n</${tag}>(?=\\n|$)`, 'g');
   for (const match of text.matchAll(pattern)) {
     for (const line of (match[1] ?? '').split(/\r?\n/)) {
-      const path = line.trim();
+      const path = unescapePromptData(line, 'line-start').trim();
       if (path !== '') paths.push(path);
     }
   }
@@ -121,5 +135,6 @@ export function parseIndexedMessages(text: string): IndexedMessage[] {
       if (last) last.text += `\n${line}`;
     }
   }
-  return messages.map((message) => ({ ...message, text: message.text.trim() }));
+  // A message's text starts on its `[N] ROLE:` line; its lines that open with a bracket are core's own.
+  return messages.map((message) => ({ ...message, text: unescapePromptData(message.text, 'inline').trim() }));
 }

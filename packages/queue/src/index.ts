@@ -2,6 +2,7 @@ export * from './jobs/catalog';
 export * from './jobs/backoff';
 export * from './jobs/queues';
 export * from './jobs/dispatch';
+export * from './jobs/bounded-queues';
 export * from './events/session-events';
 export * from './worker/processors';
 export * from './worker/workers';

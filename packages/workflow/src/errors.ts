@@ -6,7 +6,7 @@ import {
   LlmRetryableError,
   isLlmError,
 } from '@compactor/llm';
-import { rootCause } from '@compactor/db';
+import { CoveredMessageChangedError, rootCause } from '@compactor/db';
 
 // Where the workflow's callers have always found them; they live in db, beside the driver's errors.
 export { rootCause, safeErrorMessage } from '@compactor/db';
@@ -21,6 +21,7 @@ export type CompactionErrorCode =
   | 'session_gone'
   | 'invalid_policy'
   | 'attempts_exhausted'
+  | 'covered_messages_changed'
   | 'internal_error';
 
 /** The compaction cannot succeed by retrying: record it as failed with this code. */
@@ -37,7 +38,8 @@ export class CompactionFailedError extends Error {
 
 /** Whether another attempt could succeed (the queue retries these, with backoff). */
 export function isTransient(error: unknown): boolean {
-  if (error instanceof LlmRetryableError) return true;
+  // Covered messages kept changing through every re-plan of an attempt: the next one may find them settled.
+  if (error instanceof LlmRetryableError || error instanceof CoveredMessageChangedError) return true;
   if (isLlmError(error)) return false;
   if (error instanceof CompactionFailedError) return false;
   // Database or network blips surface as driver errors with a connection code, or pg's own

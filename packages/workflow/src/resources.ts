@@ -1,7 +1,8 @@
 import type { CompactionStep } from '@compactor/core';
-import type { CompactionRow, Db } from '@compactor/db';
+import type { CompactionRow, Db, SessionRow } from '@compactor/db';
 import type { Tokenizer } from '@compactor/tokenizer';
 import type { Llm } from '@compactor/llm';
+import type { CompactionRequest } from './request-compaction';
 import type { SessionEventPublisher } from './session-events';
 
 /** Log lines the workflow writes; pino's logger fits, so does a test spy. */
@@ -29,6 +30,16 @@ export interface WorkflowResources {
   topicModel?: string | null;
   /** Metrics hooks; none when omitted. */
   observer?: WorkflowObserver;
+  /**
+   * Starts a compaction the way the API's auto trigger does (the queue's `startCompaction`: the
+   * row and its outbox entry, then the job). The workflow asks for one when messages appended
+   * while a compaction ran leave the session over its trigger (follow-up.ts); without it, the
+   * next append's trigger asks instead.
+   */
+  requestCompaction?: (
+    session: SessionRow,
+    request: CompactionRequest,
+  ) => Promise<{ compaction: CompactionRow; created: boolean }>;
 }
 
 /** What the workflow reports as it goes, for metrics. Hooks are synchronous and must not throw. */

@@ -39,7 +39,7 @@ describe('pay the LLM once', () => {
     expect(paid).toBeGreaterThan(0);
     const interrupted = await findCompaction(w.resources.db, compaction.id);
     expect(interrupted).toMatchObject({ status: 'running', step: 'finalize' });
-    expect(interrupted?.summaryDraft).toMatchObject({ version: 1, outcome: { writtenBy: 'llm' } });
+    expect(interrupted?.summaryDraft).toMatchObject({ version: 2, outcome: { writtenBy: 'llm' } });
 
     const retried = await runCompaction(w.resources, compaction.id, { lastAttempt: false });
     expect(retried.status).toBe('completed');

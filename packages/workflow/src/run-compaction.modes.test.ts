@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toOpenAIMessages, validateContext } from '@compactor/core';
+import { storedTokens, toOpenAIMessages, validateContext } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { textOf, useWorkflow } from './test-support/workflow';
@@ -43,7 +43,7 @@ describe('topic mode (seed 002)', () => {
 });
 
 /** A coding session whose current turn holds one huge tool output. */
-function sessionWithGiantOutput(chars: number): MessageInput[] {
+function sessionWithGiantOutput(chars: number, callId = 'giant'): MessageInput[] {
   return [
     ...generateCodingSession({ turns: 1, withUsage: false }),
     { role: 'user', parts: [{ type: 'text', text: 'Dump the whole production log, please.' }] },
@@ -53,7 +53,7 @@ function sessionWithGiantOutput(chars: number): MessageInput[] {
       parts: [
         {
           type: 'tool',
-          callId: 'giant',
+          callId,
           tool: 'bash',
           status: 'completed',
           input: { command: 'cat prod.log' },
@@ -64,24 +64,48 @@ function sessionWithGiantOutput(chars: number): MessageInput[] {
   ];
 }
 
-describe('emergency (overflow) compaction', () => {
-  it('clears a giant output in the current turn so the context fits, instead of looping', async () => {
-    const session = await w.seedSession(sessionWithGiantOutput(80_000), { contextWindow: 16_000 });
-    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
-    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+/** The session's usable input as its status reports it, and the context view's size. */
+async function fitOf(sessionPk: number) {
+  const after = await w.context(sessionPk);
+  return { after, tokens: storedTokens(after.messages) };
+}
 
-    expect(result.status).toBe('completed');
-    const row = result.compaction!;
-    expect(row.details).toMatchObject({ emergencyPruned: { parts: 1 } });
-    expect(row.tokensAfter).toBeLessThan(12_000);
-    const after = await w.context(session.pk);
-    const giant = after.messages
-      .flatMap((m) => m.parts)
-      .find((p) => p.type === 'tool' && p.callId === 'giant');
-    expect(giant).toMatchObject({ output: '[Old tool result content cleared]' });
-  });
+describe('the fit guarantee: the context fits after every compaction, whatever one message holds', () => {
+  // 16,000 window, unknown model: usable 16,000 − min(4096, 32,000, 4000) = 12,000.
+  const usable = 12_000;
 
-  it('fails with context_cannot_fit when even the newest user message does not fit', async () => {
+  it.each(['overflow', 'auto', 'manual'] as const)(
+    'a giant output in the current turn is shown as an excerpt (%s)',
+    async (reason) => {
+      const session = await w.seedSession(sessionWithGiantOutput(80_000), { contextWindow: 16_000 });
+      const { compaction } = await requestCompaction(w.resources.db, session, { reason });
+      const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+
+      expect(result.status).toBe('completed');
+      const row = result.compaction!;
+      expect(row.details).toMatchObject({ clamped: { parts: 1 } });
+      expect(row.tokensAfter).toBeLessThanOrEqual(usable);
+      expect(row.tokensAfter).toBeLessThan(row.tokensBefore!);
+      const { after, tokens } = await fitOf(session.pk);
+      expect(tokens).toBe(row.tokensAfter);
+      const giant = after.messages
+        .flatMap((m) => m.parts)
+        .find((p) => p.type === 'tool' && p.callId === 'giant');
+      const output = giant?.type === 'tool' ? (giant.output ?? '') : '';
+      // Head, marker with the original size and the call id, tail.
+      expect(output).toMatch(/^GET \/api\/invoices 200 12ms\n/);
+      expect(output).toMatch(
+        /\[\.\.\. tool output clamped to fit the context window: [\d,]+ of [\d,]+ characters, [\d,]+ tokens left out; call giant\]/,
+      );
+      expect(output).toMatch(/GET \/api\/invoices 200 12ms\n$/);
+      expect(validateContext(toOpenAIMessages(after))).toEqual([]);
+      // Nothing is lost: the raw history keeps every byte.
+      const raw = await w.rawPart(session.pk, 'giant');
+      expect(raw?.output?.length).toBeGreaterThanOrEqual(80_000);
+    },
+  );
+
+  it('a user message larger than the window is clamped, not failed', async () => {
     const session = await w.seedSession(
       [
         ...generateCodingSession({ turns: 1, withUsage: false }),
@@ -99,15 +123,45 @@ describe('emergency (overflow) compaction', () => {
     );
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
     const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
-    expect(result.status).toBe('failed');
-    expect(result.compaction).toMatchObject({ errorCode: 'context_cannot_fit' });
-    expect(result.compaction!.errorMessage).toMatch(/has room for \d+ \(usable input \d+, minus 0 of pinned/);
+    expect(result.status).toBe('completed');
+    expect(result.compaction!.tokensAfter).toBeLessThanOrEqual(usable);
+    const { after } = await fitOf(session.pk);
+    const newest = after.messages.at(-1)!;
+    expect(textOf(newest)).toMatch(/^please review this:\nlorem ipsum/);
+    expect(textOf(newest)).toMatch(
+      /\[\.\.\. text clamped to fit the context window: [\d,]+ of [\d,]+ characters/,
+    );
   });
 
-  it('names the pinned system messages when they leave no room', async () => {
+  it('with no cut to make, it clamps alone and carries the previous summary over', async () => {
+    const session = await w.seedSession(sessionWithGiantOutput(20_000), { contextWindow: 16_000 });
+    const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    expect((await runCompaction(w.resources, first.compaction.id, { lastAttempt: true })).status).toBe(
+      'completed',
+    );
+    const summaryBefore = (await fitOf(session.pk)).after.messages.find(
+      (m) => m.summary && m.role === 'assistant',
+    );
+    await w.append(session, sessionWithGiantOutput(80_000, 'giant-2').slice(-2));
+    // Asked to keep everything: no cut, but the session is over its window.
+    const { compaction } = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      keepRecentTokens: 1_000_000,
+    });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+    expect(result.compaction!.tokensAfter).toBeLessThanOrEqual(usable);
+    const { after } = await fitOf(session.pk);
+    const summaryAfter = after.messages.find((m) => m.summary && m.role === 'assistant');
+    expect(result.compaction!.details).toMatchObject({ clampOnly: true, writtenBy: 'previous-summary' });
+    expect(textOf(summaryAfter)).toBe(textOf(summaryBefore));
+    expect(validateContext(toOpenAIMessages(after))).toEqual([]);
+  });
+
+  it('fails with context_cannot_fit only when the pinned system messages alone exceed the window', async () => {
     const session = await w.seedSession(
       [
-        { role: 'system', parts: [{ type: 'text', text: 'You are careful.\n'.repeat(2_500) }] },
+        { role: 'system', parts: [{ type: 'text', text: 'You are careful.\n'.repeat(4_000) }] },
         ...generateCodingSession({ turns: 2, withUsage: false }),
       ],
       { contextWindow: 16_000 },
@@ -116,8 +170,22 @@ describe('emergency (overflow) compaction', () => {
     const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
     expect(result.compaction).toMatchObject({ status: 'failed', errorCode: 'context_cannot_fit' });
     expect(result.compaction!.errorMessage).toMatch(
-      /has room for 0 \(usable input \d+, minus \d{4,} of pinned system messages/,
+      /the pinned system messages alone take \d{5} tokens; the model accepts 12000/,
     );
+  });
+
+  it('a large system prompt that fits leaves the rest of the window to the compaction', async () => {
+    const session = await w.seedSession(
+      [
+        { role: 'system', parts: [{ type: 'text', text: 'You are careful.\n'.repeat(1_500) }] },
+        ...sessionWithGiantOutput(40_000),
+      ],
+      { contextWindow: 16_000 },
+    );
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+    expect(result.compaction!.tokensAfter).toBeLessThanOrEqual(usable);
   });
 });
 

@@ -166,7 +166,13 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     w.stub.setFaults({});
 
     expect(result.status).toBe('completed');
-    expect(result.compaction).toMatchObject({ model: null, usageInput: null });
+    expect(result.compaction).toMatchObject({
+      strategy: 'summarize',
+      model: null,
+      usageInput: null,
+      fallbackCode: 'llm_retries_exhausted',
+      fallbackMessage: expect.any(String),
+    });
     expect(result.compaction!.details).toMatchObject({
       writtenBy: 'truncate',
       fallback: { code: 'llm_retries_exhausted' },

@@ -1,5 +1,6 @@
 import { continuationAfterCompaction, DEFAULT_POLICY, type UnprunedOutputs } from '@compactor/core';
 import {
+  CoveredMessageChangedError,
   StaleAttemptError,
   claimCompaction,
   contextTokenStats,
@@ -14,11 +15,17 @@ import type { SessionEventType } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
 import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
+import { requestFollowUp } from './follow-up';
 import { StepTrail } from './step-trail';
 import { finalizeStep } from './steps/finalize';
 import { prunePassed, pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
-import { parseSummaryDraft, toSummaryDraft, type SummaryOutcome } from './steps/summary-writing';
+import {
+  parseSummaryDraft,
+  toSummaryDraft,
+  type SummarizeOutcome,
+  type SummaryOutcome,
+} from './steps/summary-writing';
 
 /** How the queue runs this attempt: whether it is the last try, and the job's cancellation signal. */
 export interface RunOptions {
@@ -32,7 +39,12 @@ export interface RunOptions {
 
 /** How an attempt ended; transient failures are thrown instead, unless it was the last attempt. */
 export type RunOutcome =
-  | { status: 'completed' | 'skipped' | 'failed'; compaction: CompactionRow }
+  | {
+      status: 'completed' | 'skipped' | 'failed';
+      compaction: CompactionRow;
+      /** Completed only: the compaction requested right after it, when appends outran it. */
+      followUp?: CompactionRow | null;
+    }
   /** Not active any more (finished, or superseded by a newer attempt): nothing was written. */
   | { status: 'inactive' | 'stale'; compaction: CompactionRow | null };
 
@@ -67,21 +79,23 @@ export async function runCompaction(
     const trail = new StepTrail(resources, attempt, announce);
     announce('compaction.started', { attempt: compaction.attempts, reason: compaction.reason });
     const outcome = await runSteps(resources, attempt, trail, claimed.stats);
-    if (outcome.kind === 'nothing-to-compact') {
+    const finalized = await finalizeOrReplan(resources, attempt, trail, outcome);
+    if (finalized.kind === 'nothing-to-compact') {
       await trail.close();
-      const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', outcome.reason);
-      announce('compaction.skipped', { reason: outcome.reason });
+      const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', finalized.reason);
+      announce('compaction.skipped', { reason: finalized.reason });
       resources.observer?.compactionEnded?.(skipped);
       return { status: 'skipped', compaction: skipped };
     }
-    const completed = await trail.run(() => finalizeStep(resources, attempt, outcome, trail.openRecord));
+    const { completed, writtenBy } = finalized;
     resources.log.info(
       {
         compactionId,
         ...ids,
         tokensBefore: completed.tokensBefore,
         tokensAfter: completed.tokensAfter,
-        writtenBy: outcome.writtenBy,
+        writtenBy,
+        fallback: completed.fallbackCode,
       },
       'compaction completed',
     );
@@ -91,6 +105,8 @@ export async function runCompaction(
       messagesBefore: completed.messagesBefore,
       messagesAfter: completed.messagesAfter,
       boundarySeq: completed.boundarySeq,
+      // The truncate fallback wrote the summary: its code, as `compaction.failed` carries one.
+      fallback: completed.fallbackCode === null ? null : { code: completed.fallbackCode },
     };
     announce('compaction.completed', sizes);
     // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
@@ -98,14 +114,18 @@ export async function runCompaction(
     const continueWith = continuationAfterCompaction(attempt.policy, compaction.reason);
     announce('session.compacted', continueWith ? { ...sizes, continueWith } : sizes);
     resources.observer?.compactionEnded?.(completed);
-    return { status: 'completed', compaction: completed };
+    const followUp = await requestFollowUp(resources, attempt, completed);
+    return { status: 'completed', compaction: completed, followUp };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
     if (shouldRethrow(error, options)) throw error;
     const failure =
       error instanceof CompactionFailedError
         ? error
-        : new CompactionFailedError('internal_error', safeErrorMessage(error));
+        : new CompactionFailedError(
+            error instanceof CoveredMessageChangedError ? 'covered_messages_changed' : 'internal_error',
+            safeErrorMessage(error),
+          );
     resources.log.warn(
       { compactionId, ...ids, code: failure.code, err: failure.message },
       'compaction failed',
@@ -158,6 +178,45 @@ async function runSteps(
     await trail.enter('finalize', { summaryDraft: toSummaryDraft(outcome) });
   }
   return outcome;
+}
+
+/** How many times one attempt summarises again because a covered message changed meanwhile. */
+export const MAX_REPLANS = 3;
+
+/**
+ * Finalizes the summary; when a message it would put behind the boundary changed after the
+ * summary was written (a tool result PATCHed in: db `CoveredMessageChangedError`), summarises
+ * again from the view as it is now, up to {@link MAX_REPLANS} times, then lets the queue retry.
+ */
+async function finalizeOrReplan(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  trail: StepTrail,
+  first: SummarizeOutcome,
+): Promise<
+  | { kind: 'completed'; completed: CompactionRow; writtenBy: SummaryOutcome['writtenBy'] }
+  | { kind: 'nothing-to-compact'; reason: string }
+> {
+  let outcome = first;
+  for (let replans = 0; ; replans++) {
+    if (outcome.kind === 'nothing-to-compact') return outcome;
+    const summary = outcome;
+    try {
+      const completed = await trail.run(() => finalizeStep(resources, attempt, summary, trail.openRecord));
+      return { kind: 'completed', completed, writtenBy: summary.writtenBy };
+    } catch (error) {
+      if (!(error instanceof CoveredMessageChangedError) || replans >= MAX_REPLANS) throw error;
+      resources.log.info(
+        { compactionId: attempt.compaction.id, changedSeq: error.changedSeq },
+        'a covered message changed while the summary was written; summarizing again',
+      );
+      // Entering summarize clears the change mark (db enterStep) before the view is read again.
+      await trail.enter('summarize', { summaryDraft: null });
+      outcome = await trail.run(() => summarizeStep(resources, attempt));
+      if (outcome.kind === 'summary')
+        await trail.enter('finalize', { summaryDraft: toSummaryDraft(outcome) });
+    }
+  }
 }
 
 /**

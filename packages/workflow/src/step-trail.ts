@@ -70,6 +70,8 @@ export class StepTrail {
       return result;
     } catch (error) {
       this.ended(open, 'failed');
+      // Closed here: a step entered next (a re-plan) must not close it again as completed.
+      this.open = null;
       await finishCompactionStep(this.resources.db, open.pk, {
         status: 'failed',
         errorMessage: safeErrorMessage(error),

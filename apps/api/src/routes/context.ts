@@ -18,6 +18,14 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
         schema: {
           tags: ['context'],
           summary: 'What the model should see next (native messages or a Chat Completions array)',
+          description:
+            "The pinned system messages, the latest compaction's summary, then the kept and newer messages. " +
+            'After a completed compaction it fits `status.usable`. A pruned tool output reads ' +
+            '`[Old tool result content cleared]`; a part too large for the window (a giant output, a pasted ' +
+            'text, huge arguments) is shown clamped: its head and tail around a marker such as ' +
+            '`[... tool output clamped to fit the context window: 140,000 of 152,345 characters, 38,102 tokens ' +
+            'left out; call call_2]` (arguments as `{ "_clamped": "…" }`). The raw history ' +
+            '(`GET …/messages`) keeps every part whole.',
           params: SessionParams,
           querystring: ContextQuery,
           response: { 200: ContextOut, ...commonErrors },

@@ -34,7 +34,7 @@ async function append(session: string, messages: unknown[]) {
   });
   expect(response.statusCode).toBe(201);
   return response.json() as {
-    status: { tokens: number; contextMessages: number; messagesSinceCompaction: number };
+    status: { tokens: number; contextMessages: number; messagesSinceCompaction: number; cannotFit: boolean };
   };
 }
 
@@ -125,5 +125,37 @@ describe('the status an append returns', () => {
     const { status } = await append('st-again', [text('u4', 'user', 'four')]);
     expect(status.contextMessages).toBe(1);
     expect(status).toEqual(await statusNow('st-again'));
+  });
+});
+
+describe('a system prompt too large for the window', () => {
+  async function createSmall(id: string) {
+    const response = await api.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: { id, model: { id: 'local-model', contextWindow: 4096, maxOutputTokens: 1024 } },
+    });
+    expect(response.statusCode).toBe(201);
+  }
+
+  it('the status says no compaction can make the session fit (pinnedTokens > usable)', async () => {
+    await createSmall('huge-prompt');
+    const appended = await append('huge-prompt', [
+      text('sys', 'system', 'Follow every rule of the handbook. '.repeat(700)),
+      text('q', 'user', 'hello'),
+    ]);
+    expect(appended.status).toMatchObject({ usable: 3072, cannotFit: true });
+    const status = await statusNow('huge-prompt');
+    expect(status.pinnedTokens).toBeGreaterThan(3072);
+    expect(status.cannotFit).toBe(true);
+  });
+
+  it('a prompt that fits is counted, and the session can fit', async () => {
+    await createSmall('small-prompt');
+    await append('small-prompt', [text('sys', 'system', 'Be brief.'), text('q', 'user', 'hello')]);
+    const status = await statusNow('small-prompt');
+    expect(status).toMatchObject({ cannotFit: false, overflow: false });
+    expect(status.pinnedTokens).toBeGreaterThan(0);
+    expect(status.pinnedTokens).toBeLessThan(status.tokens as number);
   });
 });

@@ -94,22 +94,24 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     expect(await compactionRows('t-skipped')).toHaveLength(2);
   });
 
-  it('a failed compaction does not hold an emergency; a failed emergency holds the next until the session grew', async () => {
+  it('a failed compaction does not hold an emergency; one the pinned messages made fail holds the next until the session grew', async () => {
     await newSession('t-failed', tiny);
     const first = (await post('t-failed', [question, turn(7_500)])).json().compaction;
     await updateCompaction(api.database.db, first.id, {
       status: 'failed',
+      errorCode: 'llm_retries_exhausted',
       tokensBefore: 7_510,
       finishedAt: new Date(),
     });
-    expect((await post('t-failed', [question, turn(7_600)])).json().compaction).toBeNull();
     const emergency = await post('t-failed', [question, turn(9_000)]);
     expect(emergency.json().compaction).toMatchObject({ reason: 'overflow' });
 
-    // The emergency fails as well (say the pinned messages alone overflow): the overflow report
-    // is still the newest usage, but appends no longer request one emergency each.
+    // The emergency fails because the pinned system messages alone overflow: no compaction can
+    // fix that, and the overflow report is still the newest usage, but appends no longer request
+    // one emergency each.
     await updateCompaction(api.database.db, emergency.json().compaction.id, {
       status: 'failed',
+      errorCode: 'context_cannot_fit',
       tokensBefore: 9_010,
       finishedAt: new Date(),
     });

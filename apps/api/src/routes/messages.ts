@@ -109,6 +109,12 @@ export function messageRoutes(
         schema: {
           tags,
           summary: 'Finish a streamed turn: finish, usage, error, tool results',
+          description:
+            'Tool parts are upserted by call id and only move forward (pending → running → completed | error). ' +
+            'A 409 `conflict` refuses a change to a finished or pruned call, to a message a compaction wrote, ' +
+            'and to the parts of a message already behind the context boundary (`details.reason: message_compacted`: ' +
+            'its summary was written without the change, which would reach the model nowhere). A result for a ' +
+            'message a running compaction covers is accepted: that compaction summarises again.',
           params: MessageParams,
           body: PatchMessageBody,
           response: { 200: PatchResponse, ...commonErrors, 429: ErrorBody },

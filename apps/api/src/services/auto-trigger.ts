@@ -52,10 +52,10 @@ export async function afterWrite(
       newestIsSummary: stats.newestIsSummary,
       lastCompactionSeq: lastCompleted?.coversThroughSeq ?? null,
       lastCompactionTokensAfter: lastCompleted?.tokensAfter ?? null,
-      // A newer failed or skipped compaction holds the trigger until the session grew (no loop).
+      // A newer failed or skipped compaction may hold the trigger until the session grew (no loop).
       lastUnsuccessful:
         snapshot.lastFinished && snapshot.lastFinished.status !== 'completed'
-          ? { tokensBefore: snapshot.lastFinished.tokensBefore, reason: snapshot.lastFinished.reason }
+          ? { tokensBefore: snapshot.lastFinished.tokensBefore, errorCode: snapshot.lastFinished.errorCode }
           : null,
       model,
       policy,

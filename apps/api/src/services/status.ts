@@ -1,4 +1,5 @@
 import {
+  pinnedExceedsUsable,
   resolveStoredPolicy,
   statusFromEstimate,
   type ModelInfo,
@@ -69,6 +70,8 @@ export async function statusSnapshot(
   return {
     status: {
       ...status,
+      pinnedTokens: stats.pinnedTokens,
+      cannotFit: pinnedExceedsUsable(stats.pinnedTokens, model, policy),
       contextWindow: model.contextWindow,
       estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
       contextMessages: stats.contextMessages,

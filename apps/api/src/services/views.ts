@@ -26,6 +26,8 @@ export function compactionView(row: CompactionRow, sessionId: string): Compactio
     usage: row.usageInput === null ? null : { input: row.usageInput, output: row.usageOutput ?? 0 },
     costUsd: row.costUsd,
     error: row.errorCode === null ? null : { code: row.errorCode, message: row.errorMessage ?? '' },
+    fallback:
+      row.fallbackCode === null ? null : { code: row.fallbackCode, message: row.fallbackMessage ?? '' },
     requestedAt: row.requestedAt.toISOString(),
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,

@@ -1,10 +1,12 @@
 import type { EstimateMode, Usage } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { eq, sql, type SQL } from 'drizzle-orm';
-import { NotFoundError, StaleAttemptError } from '../errors';
+import { CoveredMessageChangedError, NotFoundError, StaleAttemptError } from '../errors';
+import { clampPartsSql, type StoredClamp } from './clamp-parts';
 import { compactions } from '../schema';
 import type { CompactionRow } from '../mappers';
 import { selectList } from '../queries/raw-rows';
+import { INT4_MAX } from '../queries/view-bounds';
 import { compactionFromRow } from '../queries/compactions';
 import { contextTokenStats, contextTokenStatsSql, estimateFromStats } from '../queries/context-tokens';
 import { newMessagesAfterSql } from './append-messages';
@@ -31,9 +33,13 @@ export interface CompactionOutcome {
   usage?: Pick<Usage, 'input' | 'output'> | null;
   costUsd?: number | null;
   details?: Record<string, unknown>;
+  /** Set when the truncate fallback wrote the summary: the summarizer's final failure. */
+  fallback?: { code: string; message: string } | null;
   finishedAt: Date;
   /** The attempt's open finalize step record, closed in the same transaction. */
   step?: { pk: number; at: Date };
+  /** Parts the view shows clamped from now on (core fit.ts), written in the same transaction. */
+  clamps?: readonly StoredClamp[];
 }
 
 /**
@@ -43,6 +49,11 @@ export interface CompactionOutcome {
  * The summary draft is cleared: the summary message holds it now. With `step`, the attempt's
  * finalize record is closed in the same transaction, with the new view's size as its detail.
  *
+ * A covered message that changed while the compaction ran (`changed_seq`, set by a PATCH) at or
+ * after the boundary is fine: it is kept. One before it means the summary was written without
+ * what the message holds now: nothing is written, and {@link CoveredMessageChangedError} says
+ * to summarise again. Clamps (core fit.ts) are written right after the completion.
+ *
  * Two statements: the fenced completion with the messages, then the new view's size, read once
  * the boundary is in place (exactly what the session status shows next). With summary messages
  * both go in one round trip (`executePipelined`: one implicit transaction, the size statement
@@ -50,10 +61,14 @@ export interface CompactionOutcome {
  * size first and calibrates it in JS, so it keeps an explicit transaction.
  */
 export async function completeCompaction(db: Db, outcome: CompactionOutcome): Promise<CompactionRow> {
+  const clamps = outcome.clamps?.length
+    ? clampPartsSql({ ...outcome, clamps: outcome.clamps, at: outcome.finishedAt })
+    : null;
   if (outcome.summaryMessages.length === 0) {
     return db.transaction(async (tx) => {
       const { rows } = await executePrepared(tx, completionSql(outcome));
       if (rows.length === 0) throw await notCompleted(tx, outcome);
+      if (clamps) await executePrepared(tx, clamps);
       const after = await contextTokenStats(tx, outcome.sessionPk, {
         pinSystemMessages: outcome.pinSystemMessages ?? true,
       });
@@ -64,9 +79,13 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
       return sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));
     });
   }
-  const [completion, sized] = await executePipelined(db, [completionSql(outcome), measuredSizeSql(outcome)]);
-  if (completion!.rows.length === 0) throw await notCompleted(db, outcome);
-  return sizedRow(sized!);
+  const results = await executePipelined(db, [
+    completionSql(outcome),
+    ...(clamps ? [clamps] : []),
+    measuredSizeSql(outcome),
+  ]);
+  if (results[0]!.rows.length === 0) throw await notCompleted(db, outcome);
+  return sizedRow(results.at(-1)!);
 }
 
 /**
@@ -90,7 +109,10 @@ export function measuredSizeSql(outcome: CompactionOutcome): SQL {
  */
 function completionSql(outcome: CompactionOutcome): SQL {
   const fence =
-    outcome.fence === undefined ? sql`` : sql` and c.fence = ${outcome.fence} and c.status = 'running'`;
+    outcome.fence === undefined
+      ? sql``
+      : sql` and c.fence = ${outcome.fence} and c.status = 'running'
+             and coalesce(c.changed_seq, ${INT4_MAX}) >= ${outcome.boundarySeq}`;
   const details =
     outcome.details === undefined ? sql`c.details` : sql`${JSON.stringify(outcome.details)}::jsonb`;
   return newMessagesAfterSql(
@@ -101,6 +123,8 @@ function completionSql(outcome: CompactionOutcome): SQL {
               model = ${outcome.model ?? null}::text, usage_input = ${outcome.usage?.input ?? null}::int,
               usage_output = ${outcome.usage?.output ?? null}::int, cost_usd = ${outcome.costUsd ?? null}::numeric,
               summary_draft = null, details = ${details}, finished_at = ${outcome.finishedAt},
+              fallback_code = ${outcome.fallback?.code ?? null}::text,
+              fallback_message = ${outcome.fallback?.message ?? null}::text,
               tokens_after = null, messages_after = null
           where c.id = ${outcome.compactionId}${fence}
           returning c.session_pk`,
@@ -111,13 +135,23 @@ function completionSql(outcome: CompactionOutcome): SQL {
   );
 }
 
-/** Why the completion wrote nothing: the row is gone, or a newer attempt owns it. */
+/**
+ * Why the completion wrote nothing: the row is gone, a newer attempt owns it, or a message it
+ * would compact changed meanwhile.
+ */
 async function notCompleted(db: DbOrTx, outcome: CompactionOutcome): Promise<Error> {
   if (outcome.fence === undefined) return new NotFoundError(`compaction ${outcome.compactionId} not found`);
   const [current] = await db
-    .select({ fence: compactions.fence })
+    .select({ fence: compactions.fence, status: compactions.status, changedSeq: compactions.changedSeq })
     .from(compactions)
     .where(eq(compactions.id, outcome.compactionId));
+  if (
+    current?.fence === outcome.fence &&
+    current.status === 'running' &&
+    current.changedSeq !== null &&
+    current.changedSeq < outcome.boundarySeq
+  )
+    return new CoveredMessageChangedError(outcome.compactionId, current.changedSeq);
   return new StaleAttemptError(outcome.compactionId, outcome.fence, current?.fence ?? null);
 }
 

@@ -3,4 +3,5 @@ export * from './append-messages';
 export * from './patch-message';
 export * from './load-messages';
 export * from './complete-compaction';
+export * from './clamp-parts';
 export * from './purge-retention';

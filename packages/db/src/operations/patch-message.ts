@@ -1,10 +1,11 @@
 import type { Finish, Message, MessageError, Part, ToolPart, ToolStatus, Usage } from '@compactor/core';
-import type { Db } from '../client';
+import type { Db, DbOrTx } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
 import { canonicalJson } from '../hashing';
 import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
 import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
-import { insertParts, listPartsOfMessages, updatePart } from '../queries/parts';
+import { firstKeptSeq, markCoveredChange } from '../queries/covered-changes';
+import { insertParts, listPartsOfMessages, updatePart, type ToolPartPatch } from '../queries/parts';
 import { rejectDeferredToolResults } from './append-messages';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
@@ -22,9 +23,9 @@ const STATUS_RANK: Record<ToolStatus, number> = { pending: 0, running: 1, comple
 /**
  * Finishes a streamed turn: sets finish / usage / error and upserts tool parts by call id, in one
  * transaction with the message row locked (the result is built from what the writes return, not
- * read again). Rejects (ConflictError) a tool status that moves
- * backwards, a change to a finished or pruned tool call, and any change to a message a
- * compaction wrote. Returns the message as stored afterwards.
+ * read again). Rejects (ConflictError) a tool status that moves backwards, a change to a
+ * finished or pruned tool call, any change to a message a compaction wrote, and a change to the
+ * parts of a message behind the context view's boundary. Returns the message as stored afterwards.
  */
 export async function patchMessage(
   db: Db,
@@ -43,24 +44,31 @@ export async function patchMessage(
     const stored = await listPartsOfMessages(tx, [row.pk]);
 
     const toolsByCall = new Map(stored.filter((p) => p.callId !== null).map((p) => [p.callId, p]));
-    // The parts as they will be stored: updated ones replaced by what the update returns.
-    const after = new Map(stored.map((p) => [p.pk, p]));
-    let nextIdx = stored.reduce((max, p) => Math.max(max, p.idx), -1) + 1;
-    const added = [];
-
+    // Decided before anything is written: a refused PATCH writes nothing.
+    const updates: Array<{ existing: PartRow; patch: ToolPartPatch }> = [];
+    const added: Part[] = [];
     for (const part of changes.parts ?? []) {
       const existing = part.type === 'tool' ? toolsByCall.get(part.callId) : undefined;
       if (part.type === 'tool' && existing) {
         const patch = toolPartChange(existing, part);
-        // Only an unpruned call changes (toolPartChange), so its prune state stays none.
-        if (patch)
-          after.set(existing.pk, { ...(await updatePart(tx, existing.pk, patch)), compactedAt: null });
+        if (patch) updates.push({ existing, patch });
       } else {
         if (part.type === 'tool') await rejectDeferredToolResults(tx, sessionPk, [{ messageId, part }]);
-        added.push(partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }));
+        added.push(part);
       }
     }
-    for (const inserted of await insertParts(tx, added))
+    if (updates.length > 0 || added.length > 0) await guardCoveredMessage(tx, sessionPk, row, messageId);
+
+    // The parts as they will be stored: updated ones replaced by what the update returns.
+    const after = new Map(stored.map((p) => [p.pk, p]));
+    // Only an unpruned call changes (toolPartChange), so its prune state stays none.
+    for (const { existing, patch } of updates)
+      after.set(existing.pk, { ...(await updatePart(tx, existing.pk, patch)), compactedAt: null });
+    let nextIdx = stored.reduce((max, p) => Math.max(max, p.idx), -1) + 1;
+    const rows = added.map((part) =>
+      partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }),
+    );
+    for (const inserted of await insertParts(tx, rows))
       after.set(inserted.pk, { ...inserted, compactedAt: null });
 
     const patch: MessagePatch = {};
@@ -74,6 +82,27 @@ export async function patchMessage(
     if (!updated) throw new Error('patched message vanished');
     return updated;
   });
+}
+
+/**
+ * A change to a message's parts must reach the model: a message behind the context view's
+ * boundary was compacted (its summary was written without the change, so it would land in
+ * neither) and is refused; one an active compaction covers is marked, so that compaction does
+ * not move its boundary past it (queries/covered-changes.ts: the mark comes first, so a
+ * completion it waited for is visible to the boundary read that follows).
+ */
+async function guardCoveredMessage(
+  tx: DbOrTx,
+  sessionPk: number,
+  row: { seq: number; role: string },
+  messageId: string,
+): Promise<void> {
+  await markCoveredChange(tx, sessionPk, row.seq);
+  if (row.role !== 'system' && row.seq < (await firstKeptSeq(tx, sessionPk)))
+    throw new ConflictError('the message was compacted: its parts can no longer change', {
+      messageId,
+      reason: 'message_compacted',
+    });
 }
 
 /** The columns to update for an incoming version of a stored tool part, or null for "no change". */

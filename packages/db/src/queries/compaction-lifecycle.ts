@@ -130,6 +130,9 @@ export async function enterStep(
   },
 ): Promise<number | null> {
   const sets = [sql`step = ${entry.step}`, sql`progress_at = now()`];
+  // The summarize step reads the view after this statement: a covered message changed before it
+  // (queries/covered-changes.ts, whose lock this update waits for) is in what it reads.
+  if (entry.step === 'summarize') sets.push(sql`changed_seq = null`);
   for (const [key, value] of Object.entries(entry.patch ?? {}) as Array<[keyof StepPatch, unknown]>) {
     if (value === undefined) continue;
     const column = sql.raw(STEP_PATCH_COLUMNS[key]);

@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client';
 import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
 import { executePrepared } from '../prepared';
 import { compactions, messages } from '../schema';
-import { partColumns, partRowMapper } from './parts';
+import { clampJoin, partColumns, partRowMapper } from './parts';
 import { rowMapper, selectList } from './raw-rows';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
@@ -21,7 +21,7 @@ export interface ContextViewRows {
 const compactionRowOf = rowMapper(compactions, 'c_');
 const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
 const messageRowOf = rowMapper(messages, 'm_');
-const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true });
+const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true, clamped: true });
 const partRowOf = partRowMapper('p_');
 
 /**
@@ -36,7 +36,8 @@ const partRowOf = partRowMapper('p_');
  * the planner from flattening it into a hash join over the whole parts table (it cannot know
  * how short the view is: the boundary is known at run time), so each kept message is one index
  * lookup; each part's prune mark too (a plain join there was hashed, with a scan of the whole
- * `part_prunes` table for every message, whenever that table looked small to the planner). The
+ * `part_prunes` table for every message, whenever that table looked small to the planner), and
+ * a clamped part's excerpt (`clampJoin`: the view shows a clamped part as its clamp says). The
  * compaction comes on every row (five narrow columns), alone on one row when the view is empty
  * (`bounds` has exactly one row).
  */
@@ -73,6 +74,7 @@ export function contextRowsSql(
           select x.compacted_at from part_prunes x
           where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
         ) pp on true
+        ${clampJoin()}
         where p.message_pk = v.m_pk offset 0
       ) x on true
     ) r on true`;

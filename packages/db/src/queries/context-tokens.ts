@@ -11,6 +11,7 @@ import {
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
+import { clampJoin, shownOutputTokens } from './parts';
 import { viewBoundsCte, viewMessagesSql, type SessionRef } from './view-bounds';
 
 /**
@@ -49,6 +50,8 @@ export interface UsageReportStats {
 export interface ContextTokenStats {
   /** Sum of stored counts of the context view (a pruned output counts as the placeholder). */
   storedTokens: number;
+  /** The part of it in pinned system messages (never compacted). */
+  pinnedTokens: number;
   contextMessages: number;
   /** The newest usable usage report (see core `latestUsageReport`), or null. */
   report: UsageReportStats | null;
@@ -95,22 +98,25 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
           m.usage_output, m.usage_reasoning, m.usage_cache_read, m.usage_cache_write`,
     )}),
     -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
-    -- interrupted result, a pruned output the placeholder. Parts are read per view message with
+    -- interrupted result, a pruned output the placeholder, a clamped part its clamp's count. Parts are read per view message with
     -- an index lookup each: the lateral subquery's \`offset 0\` keeps the planner from flattening it
     -- into a hash join over the whole parts table, which it picks whenever it cannot know how
     -- short the view is (the boundary is only known at run time).
     view_parts as materialized (
-      select v.pk as message_pk, v.seq, v.summary, p.idx, p.type, p.tool_status, p.output_tokens,
+      select v.pk as message_pk, v.seq, v.summary,
+             ${pinSystemMessages}::boolean and v.role = 'system' and not v.summary as pinned, p.idx, p.type, p.tool_status, p.output_tokens,
              p.compacted_at,
              case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
                   when p.compacted_at is not null then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
                   else p.tokens end::bigint as effective
       from view v
       cross join lateral (
-        select q.idx, q.type, q.tool_status, q.tokens, q.output_tokens,
+        select q.idx, q.type, q.tool_status, coalesce(c.tokens, q.tokens) as tokens,
+               coalesce(c.output_tokens, q.output_tokens) as output_tokens,
                (select pp.compacted_at from part_prunes pp
                 where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as compacted_at
-        from parts q where q.message_pk = v.pk offset 0
+        from parts q ${clampJoin(sql`q`)}
+        where q.message_pk = v.pk offset 0
       ) p
     ),
     stale as (
@@ -130,6 +136,7 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
     )
     select
       (select coalesce(sum(effective), 0) from view_parts) as stored_tokens,
+      (select coalesce(sum(effective), 0) from view_parts where pinned) as pinned_tokens,
       (select count(*) from view) as context_messages,
       (select count(*) from view v, stale s where not v.summary and (s.seq is null or v.seq > s.seq))
         as messages_since_compaction,
@@ -147,7 +154,7 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
       -- Results of the report's last step only (core lastStepStart): a tool part counts when no
       -- later part of the message starts a step (non-blank text, a file or a compaction note).
       (select coalesce(sum(case when p.tool_status = 'completed'
-                                then case when pp.compacted_at is not null then ${placeholder} else p.output_tokens end
+                                then case when pp.compacted_at is not null then ${placeholder} else ${shownOutputTokens()} end
                                 when p.tool_status = 'error' then round(${utf16Length(sql`coalesce(p.tool_error, '')`)} / 4.0)
                                 else ${interrupted} end), 0)
          from parts p
@@ -171,6 +178,7 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
   const int = (key: string) => Number(row[key] ?? 0);
   return {
     storedTokens: int('stored_tokens'),
+    pinnedTokens: int('pinned_tokens'),
     contextMessages: int('context_messages'),
     messagesSinceCompaction: int('messages_since_compaction'),
     newestSeq: row.newest_seq === null ? null : int('newest_seq'),

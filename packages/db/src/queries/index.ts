@@ -11,3 +11,5 @@ export * from './reconcile';
 export * from './compaction-reads';
 export * from './prune-selection';
 export * from './session-status';
+export * from './covered-changes';
+export * from './appended-after';

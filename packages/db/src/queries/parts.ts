@@ -39,23 +39,58 @@ export async function listPartsOfMessages(
   return rows.map(partRowOf);
 }
 
+/** The content columns a clamp may replace (`part_clamps` has each, null when unchanged). */
+const CLAMPED_COLUMNS = new Set([
+  'text',
+  'tool_input',
+  'tool_output',
+  'tool_error',
+  'tokens',
+  'output_tokens',
+]);
+
 /**
  * The select list of a part row `p` joined with its prune mark `pp`, every column under
  * `prefix`: `omitPrunedOutputs` selects a pruned output as null (see {@link listPartsOfMessages}).
+ * `clamped` (the context view's readers) selects the part as the view shows it: the columns a
+ * clamp replaced from its row `c` (see {@link clampJoin}); the raw history reads the part itself.
  */
-export function partColumns(prefix: string, { omitPrunedOutputs }: { omitPrunedOutputs: boolean }): SQL {
+export function partColumns(
+  prefix: string,
+  { omitPrunedOutputs, clamped = false }: { omitPrunedOutputs: boolean; clamped?: boolean },
+): SQL {
+  const column = (name: string) =>
+    clamped && CLAMPED_COLUMNS.has(name) ? `coalesce(c."${name}", p."${name}")` : `p."${name}"`;
   const output = omitPrunedOutputs
-    ? 'case when pp.compacted_at is null then p.tool_output end'
-    : 'p.tool_output';
+    ? `case when pp.compacted_at is null then ${column('tool_output')} end`
+    : column('tool_output');
   return sql.raw(
     [
       ...Object.values(getTableColumns(parts))
-        .filter((column) => column.name !== 'tool_output')
-        .map((column) => `p."${column.name}" as "${prefix}${column.name}"`),
+        .filter((c) => c.name !== 'tool_output')
+        .map((c) => `${column(c.name)} as "${prefix}${c.name}"`),
       `${output} as "${prefix}tool_output"`,
       `pp.compacted_at as "${prefix}compacted_at"`,
     ].join(', '),
   );
+}
+
+/**
+ * Joins a part `p` with its clamp as `c` (core fit.ts): a lateral lookup gated by `p.clamped`,
+ * which Postgres checks before it reads the index, so an unclamped part costs nothing more.
+ */
+export function clampJoin(part: SQL = sql`p`): SQL {
+  return sql`left join lateral (
+    select c.text, c.tool_input, c.tool_output, c.tool_error, c.tokens, c.output_tokens from part_clamps c
+    where ${part}.clamped and c.part_pk = ${part}.pk offset 0
+  ) c on true`;
+}
+
+/** A part's output tokens as the context view shows it: its clamp's when it is clamped. */
+export function shownOutputTokens(part: SQL = sql`p`): SQL {
+  return sql`case when ${part}.clamped
+    then (select c.output_tokens from part_clamps c where c.part_pk = ${part}.pk)
+    else ${part}.output_tokens end`;
 }
 
 /** The {@link PartRow} of a raw row selected with {@link partColumns} under `prefix`. */

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PrunablePart, PruneSelection, PruningPolicy } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
+import { shownOutputTokens } from './parts';
 import { viewBoundsCte } from './view-bounds';
 import { executePrepared } from '../prepared';
 
@@ -113,7 +114,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
       ) st on true
     ),
     walked as (
-      select p.seq, p.idx, p.output_tokens
+      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens
       from stop s
       join parts p on p.session_pk = ${sessionPk}
         and p.seq >= greatest(s.first_kept, s.stop_seq) and p.seq <= s.last_seq
@@ -121,7 +122,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
         and ${eligible(sql`p`)}
         and (s.stop_seq is null or (p.seq, p.idx) > (s.stop_seq, s.stop_idx))
       union all
-      select p.seq, p.idx, p.output_tokens
+      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens
       from stop s
       join messages m on m.session_pk = ${sessionPk} and s.walks_pinned
         and m.role = 'system' and not m.summary

@@ -7,7 +7,7 @@ import { sql, type SQL } from 'drizzle-orm';
 export type SessionRef = number | SQL;
 
 /** Past every seq (seqs are int4): a first kept seq that keeps nothing. */
-const INT4_MAX = 2_147_483_647;
+export const INT4_MAX = 2_147_483_647;
 
 /**
  * SQL fragments that define the context view once, for every query that reads it (the view's

@@ -56,6 +56,12 @@ export const compactions = pgTable(
     costUsd: numeric('cost_usd', { precision: 12, scale: 6, mode: 'number' }),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
+    /**
+     * Why a completed compaction's summary was written by the truncate fallback: the code and
+     * message of the summarizer's final failure (its `error` stays null: it completed).
+     */
+    fallbackCode: text('fallback_code'),
+    fallbackMessage: text('fallback_message'),
     details: jsonb('details')
       .notNull()
       .default(sql`'{}'::jsonb`),
@@ -64,6 +70,12 @@ export const compactions = pgTable(
      * a crash or a failed finalize writes this instead of paying for the summary again.
      */
     summaryDraft: jsonb('summary_draft'),
+    /**
+     * The lowest seq of a covered message that changed while the compaction ran (a tool result
+     * PATCHed in): finalize refuses to move the boundary past it, and the summary is written
+     * again from what the message holds now. Reset when the summarize step starts.
+     */
+    changedSeq: integer('changed_seq'),
     requestedAt: timestamp('requested_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     /** Last sign of life of the attempt: set on claim and on every fenced write (the reconciler's clock). */
     progressAt: timestamp('progress_at', { withTimezone: true, mode: 'date' }),

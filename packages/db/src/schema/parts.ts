@@ -56,6 +56,8 @@ export const parts = pgTable(
      * content column of a superseded message's part); token counts and labels stay.
      */
     purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
+    /** The context view shows this part clamped: its excerpt is in `part_clamps`. */
+    clamped: boolean('clamped').notNull().default(false),
   },
   (t) => [
     // Parts are read per message in order, and positions are unique.

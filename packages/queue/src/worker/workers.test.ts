@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { listCompactionSteps } from '@compactor/db';
+import { listCompactionSteps, listCompactions } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction, startPrune } from '../jobs/dispatch';
 import { useQueueHarness } from '../test-support/queue';
@@ -72,16 +72,23 @@ describe('compact jobs on BullMQ workers', () => {
 
   it('on the last try falls back to truncation and records why (never an endless loop)', async () => {
     const session = await q.seedSession(generateCodingSession({ turns: 4 }));
+    const events = await q.record(session.pk);
     q.stub.setFaults({ status: 503 });
     q.startWorkers();
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
     const done = await q.waitForStatus(compaction.id, ['completed', 'failed']);
     q.stub.setFaults({});
-    expect(done).toMatchObject({ status: 'completed', attempts: 3 });
+    expect(done).toMatchObject({ status: 'completed', attempts: 3, fallbackCode: 'llm_retries_exhausted' });
     expect(done.details).toMatchObject({
       writtenBy: 'truncate',
       fallback: { code: 'llm_retries_exhausted' },
     });
+    // Said at top level, on the session's event stream too.
+    await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('session.compacted'));
+    for (const type of ['compaction.completed', 'session.compacted'])
+      expect(events.find((e) => e.type === type)?.data).toMatchObject({
+        fallback: { code: 'llm_retries_exhausted' },
+      });
     const job = await q.queues.queue('compact').getJob(compaction.id);
     // BullMQ marks the job completed just after the processor returned (the row is written first).
     await expect.poll(() => job?.getState(), { timeout: 5_000 }).toBe('completed');
@@ -97,6 +104,34 @@ describe('compact jobs on BullMQ workers', () => {
     const done = await q.waitForStatus(compaction.id, ['completed', 'failed']);
     q.stub.setFaults({});
     expect(done).toMatchObject({ status: 'failed', attempts: 1, errorCode: 'llm_fatal' });
+  });
+
+  it('follows a compaction outrun by appends with another, which the workers run too', async () => {
+    // A fixed threshold of 5,000 tokens; 6,000 arrive while the first compaction runs.
+    const session = await q.seedSession(generateCodingSession({ turns: 3 }), {
+      policy: { trigger: { kind: 'tokens', tokens: 5_000 } },
+    });
+    q.startWorkers({}, { requestCompaction: (s, request) => startCompaction(q.dispatch, s, request) });
+    q.stub.setFaults({ latencyMs: 300 });
+    const seen = q.stub.requests.length;
+    const { compaction } = await startCompaction(q.dispatch, session, {
+      reason: 'manual',
+      keepRecentTokens: 500,
+    });
+    await q.stub.waitForRequests(seen + 1);
+    const late = 'alpha beta gamma delta '.repeat(1_500);
+    await q.append(session, [{ id: 'late', role: 'user', parts: [{ type: 'text', text: late }] }]);
+    const first = await q.waitForStatus(compaction.id, ['completed']);
+    q.stub.setFaults({});
+
+    // Newest first.
+    const rows = () => listCompactions(q.resources.db, session.pk, { limit: 10 });
+    await vi.waitFor(async () => expect(await rows()).toHaveLength(2), { timeout: 10_000 });
+    const [followUp] = await rows();
+    expect(followUp).toMatchObject({ reason: 'auto' });
+    const done = await q.waitForStatus(followUp!.id, ['completed', 'skipped', 'failed']);
+    expect(done.status).toBe('completed');
+    expect(done.coversThroughSeq).toBeGreaterThan(first.coversThroughSeq!);
   });
 });
 

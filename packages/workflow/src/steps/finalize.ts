@@ -1,9 +1,9 @@
 import { buildSummaryMessages, type Message } from '@compactor/core';
 import { completeCompaction, contentHash, type CompactionRow, type NewMessage } from '@compactor/db';
-import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
+import { encodingForModel, getTokenizer, type Tokenizer } from '@compactor/tokenizer';
 import type { Attempt } from '../attempt';
 import type { WorkflowResources } from '../resources';
-import type { SummarizeOutcome } from './summary-writing';
+import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
 /**
  * Writes the summary message(s), the boundary and `completed` in one fenced transaction, which
@@ -18,21 +18,9 @@ export async function finalizeStep(
 ): Promise<CompactionRow> {
   const { compaction, policy } = attempt;
   const now = resources.clock();
-  const tokenizer =
-    resources.tokenizerFor?.(attempt.model.id) ?? getTokenizer(encodingForModel(attempt.model.id));
-  const summaryMessages =
-    outcome.summaryText === null
-      ? []
-      : buildSummaryMessages({
-          style: policy.summaryMessage,
-          summaryText: outcome.summaryText,
-          compactionId: compaction.id,
-          auto: compaction.reason !== 'manual',
-          messagesCompacted: outcome.messagesCompacted,
-          fileOps: outcome.fileOps,
-          createdAt: now.toISOString(),
-          countTokens: (text) => tokenizer.countSync(text),
-        }).map(toStoredMessage);
+  const summaryMessages = summaryMessagesFor(attempt, outcome, tokenizerFor(resources, attempt), now).map(
+    toStoredMessage,
+  );
   return completeCompaction(resources.db, {
     compactionId: compaction.id,
     fence: attempt.fence,
@@ -45,18 +33,48 @@ export async function finalizeStep(
     usage: outcome.llm?.usage ?? null,
     costUsd: outcome.llm?.costUsd ?? null,
     // How the compaction went, for analysts: the cut or topic decision, who wrote the summary,
-    // a fallback and an emergency prune when they happened.
+    // a fallback and the clamps when they happened.
     details: {
       ...outcome.detail,
       writtenBy: outcome.writtenBy,
       messagesCompacted: outcome.messagesCompacted,
       ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
-      ...(outcome.emergencyPruned.parts > 0 ? { emergencyPruned: outcome.emergencyPruned } : {}),
     },
+    clamps: outcome.clamps,
+    fallback: outcome.fallback,
     estimate: policy.estimate,
     pinSystemMessages: policy.pinSystemMessages,
     finishedAt: now,
     ...(step ? { step } : {}),
+  });
+}
+
+/** The session model's tokenizer, as the store counts parts with it. */
+export function tokenizerFor(resources: WorkflowResources, attempt: Attempt): Tokenizer {
+  return resources.tokenizerFor?.(attempt.model.id) ?? getTokenizer(encodingForModel(attempt.model.id));
+}
+
+/**
+ * The message(s) a summary outcome writes, counted exactly: what finalize stores and what the
+ * fit step measures (none for a cut that drops messages without a summary).
+ */
+export function summaryMessagesFor(
+  attempt: Attempt,
+  outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps'>,
+  tokenizer: Pick<Tokenizer, 'countSync'>,
+  now: Date,
+): Array<Omit<Message, 'seq'>> {
+  if (outcome.summaryText === null) return [];
+  const { compaction, policy } = attempt;
+  return buildSummaryMessages({
+    style: policy.summaryMessage,
+    summaryText: outcome.summaryText,
+    compactionId: compaction.id,
+    auto: compaction.reason !== 'manual',
+    messagesCompacted: outcome.messagesCompacted,
+    fileOps: outcome.fileOps,
+    createdAt: now.toISOString(),
+    countTokens: (text) => tokenizer.countSync(text),
   });
 }
 

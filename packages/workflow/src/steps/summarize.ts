@@ -1,32 +1,42 @@
 import {
-  emergencyRoomTokens,
+  extractPreviousFileOps,
+  extractPreviousSummary,
+  isPinnedMessage,
+  keepRecentTokensFor,
+  mergeFileOps,
+  planCompaction,
   storedTokens,
   usableTokens,
-  buildTruncateSummary,
-  keepRecentTokensFor,
-  planCompaction,
-  extractPreviousSummary,
-  type EmergencyPruneSelection,
+  type Message,
 } from '@compactor/core';
-import { markPartsCompacted } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
-import { fileOpsOf, summarizerSettings, writeSummary, type SummarizeOutcome } from './summary-writing';
+import { fitOutcome } from './fit';
+import {
+  fileOpsOf,
+  summarizerSettings,
+  truncateSummary,
+  writeSummary,
+  type SummarizeOutcome,
+  type SummaryOutcome,
+} from './summary-writing';
 import { topicOutcome } from './topic';
 
 /**
  * Plans the cut (core), then writes the summary: the LLM for `summarize` (split turns as two
  * concurrent summaries), the fixed truncate text for `truncate`, topic detection first for
- * `topic`. A forced (emergency) compaction also clears outputs in the kept tail when the tail
- * alone would not fit, and fails with `context_cannot_fit` when nothing can make it fit.
+ * `topic`. Then the result is made to fit the window (steps/fit.ts): kept parts too big for it
+ * are clamped, and when no cut is possible but the view is still too big, the compaction only
+ * clamps (the previous summary carried over). Fails with `context_cannot_fit` only when the
+ * pinned system messages alone exceed the usable input.
  */
 export async function summarizeStep(
   resources: WorkflowResources,
   attempt: Attempt,
 ): Promise<SummarizeOutcome> {
-  const { compaction, policy, model } = attempt;
+  const { policy } = attempt;
   // Loaded after the prune step, so it shows the outputs that step cleared (the summarizer
   // reads them as the placeholder).
   const view = await loadCoveredView(
@@ -36,22 +46,34 @@ export async function summarizeStep(
     policy,
     attempt.latestCompleted,
   );
-  if (compaction.strategy === 'topic') return topicOutcome(resources, attempt, view);
+  assertPinnedFit(attempt, view);
+  const outcome =
+    attempt.compaction.strategy === 'topic'
+      ? await topicOutcome(resources, attempt, view)
+      : await cutOutcome(resources, attempt, view);
+  return fitOutcome(
+    resources,
+    attempt,
+    view,
+    outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome),
+  );
+}
 
+/** The summarize and truncate strategies: core's plan, then the LLM's summary or the truncate text. */
+async function cutOutcome(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  view: Message[],
+): Promise<SummarizeOutcome> {
+  const { compaction, policy, model } = attempt;
   const keepRecentTokens = keepRecentTokensFor(
     compaction.reason,
     model,
     policy,
     compaction.keepRecentTokens ?? undefined,
   );
-  const plan = planCompaction(view, { keepRecentTokens, force: compaction.force, policy, model });
+  const plan = planCompaction(view, { keepRecentTokens, force: compaction.force, policy });
   if (!plan) return { kind: 'nothing-to-compact', reason: 'no cut point leaves anything to compact' };
-  const emergencyPruned = await applyEmergencyPrune(
-    resources,
-    attempt,
-    plan.emergencyPrune,
-    storedTokens(plan.pinned),
-  );
 
   const compacted = [...plan.history, ...(plan.turnPrefix ?? [])];
   const fileOps = fileOpsOf(compacted, policy.fileTools);
@@ -60,7 +82,7 @@ export async function summarizeStep(
     boundarySeq: plan.boundarySeq ?? attempt.coversThroughSeq + 1,
     messagesCompacted: compacted.filter((m) => !m.summary).length,
     fileOps,
-    emergencyPruned,
+    clamps: [],
     detail: {
       keepRecentTokens,
       force: compaction.force,
@@ -70,10 +92,17 @@ export async function summarizeStep(
     },
   };
   if (compaction.strategy === 'truncate') {
-    const summaryText = buildTruncateSummary(compacted, { fileOps, fileTools: policy.fileTools });
-    return { ...base, summaryText, writtenBy: 'truncate', llm: null, fallback: null };
+    const { summaryText, detail } = truncateSummary(attempt, compacted, plan.kept, fileOps);
+    return {
+      ...base,
+      summaryText,
+      writtenBy: 'truncate',
+      llm: null,
+      fallback: null,
+      detail: { ...base.detail, ...detail },
+    };
   }
-  const written = await writeSummary(resources, attempt, compacted, fileOps, () => {
+  const written = await writeSummary(resources, attempt, compacted, fileOps, plan.kept, () => {
     const settings = summarizerSettings(resources, attempt);
     const instructions = compaction.instructions ?? policy.instructions;
     const previousSummary = extractPreviousSummary(plan.history);
@@ -98,29 +127,48 @@ export async function summarizeStep(
   return { ...base, ...written, detail: { ...base.detail, ...written.detail } };
 }
 
-/** An emergency plan's extra pruning of the kept tail, or the verdict that nothing can fit. */
-async function applyEmergencyPrune(
-  resources: WorkflowResources,
+/**
+ * When no cut is possible (the view is the previous summary and a giant newest turn), the only
+ * way to fit is to clamp what is kept: a compaction that keeps the boundary where it was and
+ * carries the previous summary over unchanged. fitOutcome decides whether it helps.
+ */
+function clampOnly(
   attempt: Attempt,
-  selection: EmergencyPruneSelection | null,
-  pinnedTokens: number,
-): Promise<{ parts: number; tokens: number }> {
-  if (!selection) return { parts: 0, tokens: 0 };
-  if (!selection.fits) {
-    // Say what took the room: often the pinned system messages, not the recent turn.
-    const { model, policy } = attempt;
-    const room = emergencyRoomTokens(model, policy, pinnedTokens) ?? 0;
+  view: Message[],
+  nothing: Extract<SummarizeOutcome, { kind: 'nothing-to-compact' }>,
+): SummaryOutcome | typeof nothing {
+  const pinOn = attempt.policy.pinSystemMessages;
+  const first = view.find((m) => !m.summary && !(pinOn && isPinnedMessage(m)));
+  if (!first) return nothing;
+  const previous = extractPreviousSummary(view);
+  return {
+    kind: 'summary',
+    summaryText: previous,
+    boundarySeq: first.seq,
+    messagesCompacted: 0,
+    fileOps: mergeFileOps(extractPreviousFileOps(view)),
+    writtenBy: previous === null ? 'none' : 'previous-summary',
+    llm: null,
+    fallback: null,
+    clamps: [],
+    detail: { clampOnly: true, noCut: nothing.reason },
+  };
+}
+
+/**
+ * Pinned system messages are never compacted: when they alone take more than the model accepts,
+ * no compaction can make the session fit, and it says so before paying for a summary.
+ */
+function assertPinnedFit(attempt: Attempt, view: Message[]): void {
+  if (!attempt.policy.pinSystemMessages) return;
+  const usable = usableTokens(attempt.model, attempt.policy);
+  if (usable === null) return;
+  const pinned = storedTokens(view.filter(isPinnedMessage));
+  if (pinned > usable) {
     throw new CompactionFailedError(
       'context_cannot_fit',
-      `even with every tool output cleared the recent messages take ${selection.tokensAfter} tokens; ` +
-        `the model has room for ${room} (usable input ${usableTokens(model, policy) ?? 0}, minus ` +
-        `${pinnedTokens} of pinned system messages and ${policy.summarizer.maxOutputTokens} for the summary)`,
+      `the pinned system messages alone take ${pinned} tokens; the model accepts ${usable} ` +
+        `(shorten the system prompt or use a model with a larger window)`,
     );
   }
-  return markPartsCompacted(
-    resources.db,
-    attempt.session.pk,
-    selection.parts.map((p) => ({ seq: p.seq, callId: p.callId })),
-    { at: resources.clock(), by: attempt.compaction.id },
-  );
 }

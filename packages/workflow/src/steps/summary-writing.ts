@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import {
-  buildTruncateSummary,
+  checkTruncateSummary,
+  collectSummaryFacts,
   extractFileOps,
   extractPreviousFileOps,
   mergeFileOps,
+  summaryBudgetTokens,
+  verifySummary,
   type FileOps,
   type Message,
 } from '@compactor/core';
@@ -14,6 +17,7 @@ import {
   type SummarizerSettings,
   type SummaryResult,
 } from '@compactor/llm';
+import type { StoredClamp } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { CompactionFailedError, llmFailureCode, rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
@@ -41,8 +45,8 @@ export type SummarizeOutcome =
       llm: SummarySpend | null;
       /** Set when the LLM failed for good and the policy fell back to truncation. */
       fallback: { code: string; message: string } | null;
-      /** Outputs of the kept tail cleared by an emergency compaction (force) so the context fits. */
-      emergencyPruned: { parts: number; tokens: number };
+      /** Kept parts the view shows clamped so the context fits (core fit.ts; steps/fit.ts). */
+      clamps: StoredClamp[];
       /** For the step record: how the cut was made. */
       detail: Record<string, unknown>;
     };
@@ -52,8 +56,10 @@ export type SummaryOutcome = Extract<SummarizeOutcome, { kind: 'summary' }>;
 
 /** The attempt's summarizer settings; throws `LlmFatalError` when its window cannot fit any summary. */
 export function summarizerSettings(resources: WorkflowResources, attempt: Attempt): SummarizerSettings {
+  // The summary must fit the session's window too, whatever window the summarizer has (budgets.ts).
+  const maxOutputTokens = summaryBudgetTokens(attempt.model, attempt.policy);
   return resolveSummarizerSettings({
-    policy: attempt.policy.summarizer,
+    policy: { ...attempt.policy.summarizer, maxOutputTokens },
     session: attempt.model,
     defaultModel: resources.summarizerModel ?? null,
   });
@@ -75,27 +81,26 @@ export function fileOpsOf(compacted: Message[], fileTools: Attempt['policy']['fi
  * attempt) falls back to the truncate text when the policy allows it — starting from the part
  * of the summary already written, if chunked summarization got that far; a transient failure on
  * an earlier attempt is rethrown for the queue to retry.
+ *
+ * Either text is checked (core summary-check.ts): the goal, the users' constraints, the request's
+ * instructions and the latest request (when `kept` holds no user request, or `kept` is not given)
+ * are pinned where the text lacks them, and `detail.summaryCheck` records the counts by kind
+ * (core `SummaryRepair`: numbers only, as step records and compaction details must be).
  */
 export async function writeSummary(
   resources: WorkflowResources,
   attempt: Attempt,
   compacted: Message[],
   fileOps: FileOps,
+  kept: readonly Message[] | undefined,
   summarize: () => Promise<SummaryResult>,
 ): Promise<Pick<SummaryOutcome, 'summaryText' | 'writtenBy' | 'llm' | 'fallback' | 'detail'>> {
+  // The facts of the whole range, so the fallback pins what a checked summary would.
+  const facts = factsToKeep(attempt, compacted, kept);
+  const budgetTokens = summaryBudgetTokens(attempt.model, attempt.policy);
+  let result: SummaryResult;
   try {
-    const result = await summarize();
-    return {
-      summaryText: result.text,
-      writtenBy: 'llm',
-      llm: {
-        model: result.model,
-        usage: { input: result.usage.promptTokens, output: result.usage.completionTokens },
-        costUsd: result.costUsd,
-      },
-      fallback: null,
-      detail: { calls: result.calls, chunks: result.chunks },
-    };
+    result = await summarize();
   } catch (error) {
     rethrowForRetry(error, attempt);
     const code = llmFailureCode(error);
@@ -109,16 +114,81 @@ export async function writeSummary(
     const partial = error instanceof InvalidSummaryError ? error.partialSummary : null;
     // The partial summary covers the first `partialSummaryCovers` messages; truncate the rest.
     const rest = partial ? compacted.slice((error as InvalidSummaryError).partialSummaryCovers) : compacted;
-    const summaryText = buildTruncateSummary(rest, {
+    const checked = checkTruncateSummary(rest, {
       fileOps,
       fileTools: attempt.policy.fileTools,
       ...(partial ? { previousSummary: partial } : {}),
+      facts,
+      budgetTokens,
     });
     // Calls already paid for are recorded even though their summary was not used.
     const spent = spentBeforeFailure(error);
     const llm = spent && { model: summarizerSettings(resources, attempt).model, ...spent };
-    return { summaryText, writtenBy: 'truncate', llm, fallback: { code, message }, detail: {} };
+    return {
+      summaryText: checked.text,
+      writtenBy: 'truncate',
+      llm,
+      fallback: { code, message },
+      detail: { summaryCheck: checked.repair },
+    };
   }
+  const checked = verifySummary(result.text, facts, { budgetTokens, fileOps });
+  return {
+    summaryText: checked.text,
+    writtenBy: 'llm',
+    llm: {
+      model: result.model,
+      usage: { input: result.usage.promptTokens, output: result.usage.completionTokens },
+      costUsd: result.costUsd,
+    },
+    fallback: null,
+    detail: { calls: result.calls, chunks: result.chunks, summaryCheck: checked.repair },
+  };
+}
+
+/** What a summary of `covered` must carry verbatim (core summary-check.ts). */
+function factsToKeep(attempt: Attempt, covered: readonly Message[], kept: readonly Message[] | undefined) {
+  return collectSummaryFacts(covered, {
+    instructions: attempt.compaction.instructions,
+    ...(kept ? { kept } : {}),
+  });
+}
+
+/**
+ * The truncate strategy's summary (Opal's `:truncate`: no LLM), checked like any other: the
+ * pinned section and `detail.summaryCheck`.
+ */
+export function truncateSummary(
+  attempt: Attempt,
+  compacted: readonly Message[],
+  kept: readonly Message[],
+  fileOps: FileOps,
+): Pick<SummaryOutcome, 'summaryText' | 'detail'> {
+  const checked = checkTruncateSummary(compacted, {
+    fileOps,
+    fileTools: attempt.policy.fileTools,
+    facts: factsToKeep(attempt, compacted, kept),
+    budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
+  });
+  return { summaryText: checked.text, detail: { summaryCheck: checked.repair } };
+}
+
+/**
+ * A summary written without the summarizer (topic mode's detector summary, or the previous one
+ * carried over), checked like the summarizer's: the pinned section and `detail.summaryCheck`.
+ */
+export function checkWrittenSummary(
+  attempt: Attempt,
+  covered: readonly Message[],
+  kept: readonly Message[],
+  summaryText: string,
+  fileOps: FileOps,
+): Pick<SummaryOutcome, 'summaryText' | 'detail'> {
+  const checked = verifySummary(summaryText, factsToKeep(attempt, covered, kept), {
+    budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
+    fileOps,
+  });
+  return { summaryText: checked.text, detail: { summaryCheck: checked.repair } };
 }
 
 /**
@@ -142,13 +212,18 @@ export function spentBeforeFailure(error: unknown): Pick<SummarySpend, 'usage' |
 }
 
 const SummaryDraftSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(2),
   outcome: z.object({
     kind: z.literal('summary'),
     summaryText: z.string().nullable(),
     boundarySeq: z.number().int(),
     messagesCompacted: z.number().int(),
-    fileOps: z.object({ readFiles: z.array(z.string()), modifiedFiles: z.array(z.string()) }),
+    fileOps: z.object({
+      readFiles: z.array(z.string()),
+      modifiedFiles: z.array(z.string()),
+      readFilesOmitted: z.number().int().optional(),
+      modifiedFilesOmitted: z.number().int().optional(),
+    }),
     writtenBy: z.enum(['llm', 'truncate', 'detector', 'previous-summary', 'none']),
     llm: z
       .object({
@@ -158,14 +233,26 @@ const SummaryDraftSchema = z.object({
       })
       .nullable(),
     fallback: z.object({ code: z.string(), message: z.string() }).nullable(),
-    emergencyPruned: z.object({ parts: z.number(), tokens: z.number() }),
+    clamps: z.array(
+      z.object({
+        seq: z.number().int(),
+        idx: z.number().int(),
+        field: z.enum(['output', 'error', 'text', 'input']),
+        tokens: z.number().int(),
+        outputTokens: z.number().int(),
+        text: z.string().nullable(),
+        toolInput: z.unknown(),
+        toolOutput: z.string().nullable(),
+        toolError: z.string().nullable(),
+      }),
+    ),
     detail: z.record(z.string(), z.unknown()),
   }),
 });
 
 /** The row's `summary_draft`: the summarize step's outcome, saved before finalize (pay the LLM once). */
 export function toSummaryDraft(outcome: SummaryOutcome): z.infer<typeof SummaryDraftSchema> {
-  return { version: 1, outcome };
+  return { version: 2, outcome };
 }
 
 /** A saved draft, or `null` when there is none (or it is of an unknown shape: summarize again). */

@@ -12,6 +12,7 @@ import type { Attempt } from '../attempt';
 import { rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
 import {
+  checkWrittenSummary,
   fileOpsOf,
   summarizerSettings,
   writeSummary,
@@ -69,7 +70,7 @@ export async function topicOutcome(
     boundarySeq: plan.boundarySeq,
     messagesCompacted: dropped.filter((m) => !m.summary).length,
     fileOps,
-    emergencyPruned: { parts: 0, tokens: 0 },
+    clamps: [],
     detail: {
       topicCase: plan.case,
       boundaryIndex: plan.boundaryIndex,
@@ -83,9 +84,15 @@ export async function topicOutcome(
       plan.summarySource === 'detector' || plan.summarySource === 'previous-summary'
         ? plan.summarySource
         : 'none';
-    return { ...base, summaryText: plan.summaryText, writtenBy, llm: detected.llm, fallback: null };
+    const checked =
+      plan.summaryText === null
+        ? { summaryText: null, detail: {} }
+        : checkWrittenSummary(attempt, dropped, messages.slice(plan.keepFrom), plan.summaryText, fileOps);
+    const detail = { ...base.detail, ...checked.detail };
+    return { ...base, ...checked, detail, writtenBy, llm: detected.llm, fallback: null };
   }
-  const written = await writeSummary(resources, attempt, dropped, fileOps, () =>
+  const kept = messages.slice(plan.keepFrom);
+  const written = await writeSummary(resources, attempt, dropped, fileOps, kept, () =>
     resources.llm.summarizeMessages({
       messages: dropped,
       previousSummary: extractPreviousSummary(dropped),

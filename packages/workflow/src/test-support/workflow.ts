@@ -24,6 +24,8 @@ export interface WorkflowHarness {
     options?: { policy?: PolicyInput; contextWindow?: number },
   ): Promise<SessionRow>;
   append(session: SessionRow, messages: MessageInput[]): Promise<void>;
+  /** A tool part as stored (the raw history's version, never clamped or pruned). */
+  rawPart(sessionPk: number, callId: string): Promise<{ output: string | null } | null>;
 }
 
 /** This file's own database, the LLM stub over HTTP, and the real client. Top level of a test file. */
@@ -63,6 +65,13 @@ export function useWorkflow(): WorkflowHarness {
     async context(sessionPk) {
       const rows = await loadContextRows(database.db, sessionPk);
       return assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
+    },
+    async rawPart(sessionPk, callId) {
+      const { rows } = await database.db.$client.query<{ output: string | null }>(
+        'select tool_output as output from parts where session_pk = $1 and call_id = $2',
+        [sessionPk, callId],
+      );
+      return rows[0] ?? null;
     },
     async seedSession(messages, options = {}) {
       const session = await insertTestSession(database.db, { tenantId: 'tenant-a', ...options });

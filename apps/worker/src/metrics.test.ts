@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { CompactionRow } from '@compactor/db';
+import type { JobQueues } from '@compactor/queue';
+import { createWorkerMetrics } from './metrics';
+
+const noQueues = { queue: () => ({ getJobCounts: async () => ({}) }) } as unknown as JobQueues;
+
+/** The fields the observer reads of an ended compaction. */
+const ended = (fields: Partial<CompactionRow>) =>
+  ({
+    reason: 'auto',
+    strategy: 'summarize',
+    status: 'completed',
+    prunedTokens: 0,
+    tokensBefore: 10_000,
+    tokensAfter: 2_000,
+    fallbackCode: null,
+    ...fields,
+  }) as CompactionRow;
+
+describe('worker metrics', () => {
+  it('count the compactions the truncate fallback completed, by failure code', async () => {
+    const metrics = createWorkerMetrics(noQueues, { active: () => 0, queued: () => 0 });
+    metrics.observer.compactionEnded(ended({}));
+    metrics.observer.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
+    metrics.observer.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
+    metrics.observer.compactionEnded(ended({ fallbackCode: 'invalid_summary' }));
+
+    const fallbacks = await metrics.registry.getSingleMetric('compactor_compaction_fallbacks_total')!.get();
+    expect(fallbacks.values.map((v) => [v.labels.code, v.value])).toEqual([
+      ['llm_retries_exhausted', 2],
+      ['invalid_summary', 1],
+    ]);
+    // The strategy stays the one asked for: the fallback is its own label set, not a strategy.
+    const compactions = await metrics.registry.getSingleMetric('compactor_compactions_total')!.get();
+    expect(compactions.values).toEqual([
+      { labels: { reason: 'auto', strategy: 'summarize', status: 'completed' }, value: 4 },
+    ]);
+  });
+});

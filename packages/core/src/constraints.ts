@@ -1,0 +1,80 @@
+/**
+ * The constraint sentences a user stated ("Never run the migration against production."), found
+ * deterministically so a summary can be checked for them. Losing one is the failure users of
+ * every compacting agent report most, so the matcher prefers a false positive (an extra pinned
+ * sentence costs a line) to a miss, within the rules below.
+ *
+ * Sentences: fenced code (``` or ~~~) is skipped (pasted code and logs are not the user's words);
+ * every other line is split after `.`, `!` or `?` followed by whitespace, except after the usual
+ * abbreviations (e.g., i.e., etc., vs., cf.); list markers (`-`, `*`, `1.`, `>`) are dropped.
+ *
+ * A sentence is a constraint, ignoring case and curly apostrophes, when it has at least two words,
+ * is not a plain question, and
+ * - says `must`, `mustn't` or `make sure` anywhere ("The export must stream"), or
+ * - says `never`, `always`, `do not` or `don't` as an imperative: at the start of a clause
+ *   (sentence start, or after `,` `;` `:` `(` or a dash, optionally after and / but / also / so /
+ *   then / just / please), or after you / we / please (optionally with should / will / must /
+ *   need to / have to / want to / to): "Never run …", "If it fails, don't retry", "we always
+ *   squash", "I want you to never …" — but not "It always fails on CI" or "I don't know why".
+ * A question is kept only as a polite request ("Can you make sure the tests pass?").
+ */
+
+/** Words that make any sentence a constraint, wherever they stand. */
+const ANYWHERE = /\b(?:must|mustn't|make sure)\b/i;
+
+const IMPERATIVE_WORD = String.raw`(?:never(?!\s+mind\b)|always|do\s+not|don't|dont)\b`;
+const CLAUSE_LEAD = String.raw`(?:(?:and|but|also|so|then|just|please)\s+)*`;
+/** The imperative words at the start of a clause. */
+const AT_CLAUSE_START = new RegExp(
+  String.raw`(?:^|[,;:(]\s*|\s[-–—]\s+)["']?${CLAUSE_LEAD}${IMPERATIVE_WORD}`,
+  'i',
+);
+/** The imperative words addressed to the assistant or stating a team rule. */
+const AFTER_ADDRESSEE = new RegExp(
+  String.raw`\b(?:you|we|please)\s+(?:(?:should|will|must|need\s+to|have\s+to|want\s+to|to)\s+)?${IMPERATIVE_WORD}`,
+  'i',
+);
+/** A question that is really a request. */
+const POLITE_REQUEST = /^(?:please\s+)?(?:can|could|would|will)\s+you\b/i;
+
+const ABBREVIATION_END = /\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp)\.$/i;
+const LIST_MARKER = /^\s*(?:[-*+•]|\d{1,3}[.)]|>+)\s+/;
+const FENCE = /^\s*(?:```|~~~)/;
+
+/** The sentences of a user's text, in order (see the module comment for the rules). */
+export function splitSentences(text: string): string[] {
+  const sentences: string[] = [];
+  let inFence = false;
+  for (const rawLine of text.split(/\r?\n/)) {
+    if (FENCE.test(rawLine)) {
+      inFence = !inFence;
+      continue;
+    }
+    if (inFence) continue;
+    const line = rawLine.replace(LIST_MARKER, '').trim();
+    if (line === '') continue;
+    let current = '';
+    for (const piece of line.split(/(?<=[.!?])\s+/)) {
+      current = current === '' ? piece : `${current} ${piece}`;
+      if (!ABBREVIATION_END.test(current)) {
+        sentences.push(current);
+        current = '';
+      }
+    }
+    if (current !== '') sentences.push(current);
+  }
+  return sentences;
+}
+
+/** Whether one sentence states a constraint (see the module comment for the rules). */
+export function isConstraintSentence(sentence: string): boolean {
+  const text = sentence.replace(/[’‘]/g, "'").trim();
+  if (text.split(/\s+/).length < 2) return false;
+  if (text.endsWith('?') && !POLITE_REQUEST.test(text)) return false;
+  return ANYWHERE.test(text) || AT_CLAUSE_START.test(text) || AFTER_ADDRESSEE.test(text);
+}
+
+/** The constraint sentences of one user message's text, in order, as written. */
+export function constraintSentences(text: string): string[] {
+  return splitSentences(text).filter(isConstraintSentence);
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { extractFileOps, MAX_LISTED_FILES, mergeFileOps, renderFileOps, type FileOps } from './file-ops';
+import type { ToolPart } from './model';
+import { assistant, conversation, toolPart } from './test-support/builders';
+
+const tool = (name: string, input: unknown): ToolPart => toolPart(name, 1, { input });
+
+describe('bounded file lists', () => {
+  it('keeps the newest 100 paths of each list and counts the rest, adding earlier counts', () => {
+    const paths = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}/${i}.ts`);
+    const previous = {
+      readFiles: paths('old', MAX_LISTED_FILES),
+      modifiedFiles: paths('old-mod', 3),
+      readFilesOmitted: 13_833,
+    };
+    const current = { readFiles: paths('new', 40), modifiedFiles: paths('new-mod', 120) };
+    const merged = mergeFileOps(previous, current);
+    expect(merged.readFiles).toEqual([...paths('new', 40), ...paths('old', 60)]);
+    expect(merged.readFilesOmitted).toBe(13_833 + 40);
+    expect(merged.modifiedFiles).toEqual(paths('new-mod', 100));
+    expect(merged.modifiedFilesOmitted).toBe(20 + 3);
+  });
+});
+
+describe('a session that read 8,000 distinct files', () => {
+  const read = (i: number) => tool('read', { filePath: `packages/app/src/feature-${i}/index.ts` });
+  /** Compaction n covers 2,000 more reads; its file ops merge the previous summary's. */
+  const compactions = [0, 1, 2, 3].reduce<FileOps[]>((done, n) => {
+    const range = conversation(
+      Array.from({ length: 200 }, (_, m) =>
+        assistant(Array.from({ length: 10 }, (_, p) => read(n * 2_000 + m * 10 + p))),
+      ),
+    );
+    return [...done, mergeFileOps(done.at(-1), extractFileOps(range))];
+  }, []);
+
+  it('keeps its metadata and blocks bounded, whatever the history', () => {
+    const last = compactions.at(-1)!;
+    expect(last.readFiles).toHaveLength(MAX_LISTED_FILES);
+    expect(last.readFilesOmitted).toBe(8_000 - MAX_LISTED_FILES);
+    // Metadata as stored and shipped with the summary message: about 4 KB, not 400 KB.
+    expect(JSON.stringify(last).length).toBeLessThan(5_000);
+    const rendered = renderFileOps(last);
+    expect(rendered.split('\n')).toHaveLength(MAX_LISTED_FILES + 3);
+    expect(rendered).toContain('(… and 7,900 more files read, not listed)\n</read-files>');
+    expect(rendered.length).toBeLessThan(5_000);
+  });
+
+  it('keeps the newest files through repeated merges', () => {
+    for (const [n, ops] of compactions.entries()) {
+      const newest = n * 2_000 + 1_999;
+      expect(ops.readFiles[0]).toBe(`packages/app/src/feature-${newest}/index.ts`);
+      expect(ops.readFiles.at(-1)).toBe(`packages/app/src/feature-${newest - 99}/index.ts`);
+    }
+  });
+});
