@@ -8,10 +8,11 @@
  * and the call id), while the store keeps every byte.
  *
  * Clamping goes tier by tier — tool outputs, then texts and tool errors, then tool arguments —
- * and within a tier from the oldest part to the newest, so the newest turn keeps the most. Each
- * tier is cut with a shrinking per-part cap (half the room, then halves of that, down to
- * {@link MIN_EXCERPT_TOKENS}) until the total reaches the target; when that cannot reach even
- * the hard limit, parts shrink to their markers alone.
+ * and within a tier from the oldest part to the newest, so the newest turn keeps the most. Only
+ * oversized parts are cut: each tier is walked with a shrinking per-part cap (half the room, then
+ * halves of that, down to {@link MIN_EXCERPT_TOKENS}), and a part above the cap loses what the
+ * target still needs, never more than down to the cap. When even that cannot reach the hard
+ * limit, parts shrink to their markers alone.
  */
 import { excerptText, formatCount, type ExcerptMarker } from './excerpt';
 import type { Message, Part, ToolPart } from './model';
@@ -111,16 +112,17 @@ function inputText(input: unknown): string {
   }
 }
 
+/** How a marker names what it clamped. */
+const FIELD_NAMES: Record<ClampedField, string> = {
+  output: 'tool output',
+  error: 'tool error',
+  input: 'tool arguments',
+  text: 'text',
+};
+
 function markerFor(candidate: Candidate, part: Part): ExcerptMarker {
   const size = `${formatCount(candidate.content.length)} characters, ${formatCount(candidate.fieldTokens)} tokens`;
-  const what =
-    candidate.field === 'output'
-      ? 'tool output'
-      : candidate.field === 'error'
-        ? 'tool error'
-        : candidate.field === 'input'
-          ? 'tool arguments'
-          : 'text';
+  const what = FIELD_NAMES[candidate.field];
   const call = part.type === 'tool' ? `; call ${part.callId}` : '';
   return (omitted) =>
     `[... ${what} clamped to fit the context window: ${formatCount(omitted)} of ${size} left out${call}]`;
@@ -182,13 +184,19 @@ export function fitKeptMessages(kept: readonly Message[], options: FitOptions): 
     return clamps.get(key)?.part ?? kept[candidate.messageIndex]!.parts[candidate.partIndex]!;
   };
   /** Cuts the candidate's field to `cap` when that saves tokens; false once the goal is reached. */
+  /**
+   * Cuts the candidate's field to what reaching `goal` needs, but not below `cap`, when that
+   * saves tokens; false once the goal is reached.
+   */
   const cut = (candidate: Candidate, cap: number, goal: number): boolean => {
     if (total <= goal) return false;
-    if (candidate.fieldTokens <= cap) return true;
     const message = kept[candidate.messageIndex]!;
     const original = message.parts[candidate.partIndex]!;
     const shown = current(candidate);
-    const clamped = clampPart(original, candidate, cap, count);
+    const shownFieldTokens = candidate.fieldTokens - (partTokens(original) - partTokens(shown));
+    const size = Math.max(cap, shownFieldTokens - (total - goal));
+    if (size >= shownFieldTokens) return true;
+    const clamped = clampPart(original, candidate, size, count);
     const saved = partTokens(shown) - partTokens(clamped);
     if (saved <= 0) return true;
     total -= saved;
