@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { extractFileOps, MAX_LISTED_FILES, mergeFileOps, renderFileOps, type FileOps } from './file-ops';
+import {
+  extractFileOps,
+  fitFileOps,
+  MAX_LISTED_FILES,
+  mergeFileOps,
+  renderFileOps,
+  type FileOps,
+} from './file-ops';
 import type { ToolPart } from './model';
+import { estimateTokens } from './tokens';
 import { assistant, conversation, toolPart } from './test-support/builders';
 
 const tool = (name: string, input: unknown): ToolPart => toolPart(name, 1, { input });
@@ -52,5 +60,36 @@ describe('a session that read 8,000 distinct files', () => {
       expect(ops.readFiles[0]).toBe(`packages/app/src/feature-${newest}/index.ts`);
       expect(ops.readFiles.at(-1)).toBe(`packages/app/src/feature-${newest - 99}/index.ts`);
     }
+  });
+});
+
+describe('file lists fitted to a token budget (a small window)', () => {
+  const ops = {
+    readFiles: Array.from({ length: 100 }, (_, i) => `src/module-${i}/index.ts`),
+    modifiedFiles: Array.from({ length: 40 }, (_, i) => `src/module-${i}/edit.ts`),
+    readFilesOmitted: 12,
+  };
+  const count = (text: string) => estimateTokens(text);
+
+  it('keeps every path when the blocks fit', () => {
+    expect(fitFileOps(ops, 100_000, count)).toBe(ops);
+  });
+
+  it('lists the newest paths that fit and counts the rest', () => {
+    const fitted = fitFileOps(ops, 150, count);
+    expect(count(renderFileOps(fitted))).toBeLessThanOrEqual(150);
+    expect(fitted.readFiles).toEqual(ops.readFiles.slice(0, fitted.readFiles.length));
+    expect(fitted.readFiles.length).toBeGreaterThan(0);
+    expect(fitted.readFilesOmitted).toBe(12 + 100 - fitted.readFiles.length);
+    expect(fitted.modifiedFilesOmitted).toBe(40 - fitted.modifiedFiles.length);
+  });
+
+  it('lists none when not even one path fits, and keeps the counts', () => {
+    expect(fitFileOps(ops, 0, count)).toEqual({
+      readFiles: [],
+      modifiedFiles: [],
+      readFilesOmitted: 112,
+      modifiedFilesOmitted: 40,
+    });
   });
 });

@@ -295,6 +295,34 @@ function count(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
 
+/** `ops` listing at most `maxListed` paths of each list, the rest added to the omitted counts. */
+export function limitFileOps(ops: FileOps, maxListed: number): FileOps {
+  const keep = Math.max(0, Math.floor(maxListed));
+  const readFilesOmitted = (ops.readFilesOmitted ?? 0) + Math.max(0, ops.readFiles.length - keep);
+  const modifiedFilesOmitted = (ops.modifiedFilesOmitted ?? 0) + Math.max(0, ops.modifiedFiles.length - keep);
+  return {
+    readFiles: ops.readFiles.slice(0, keep),
+    modifiedFiles: ops.modifiedFiles.slice(0, keep),
+    ...(readFilesOmitted > 0 ? { readFilesOmitted } : {}),
+    ...(modifiedFilesOmitted > 0 ? { modifiedFilesOmitted } : {}),
+  };
+}
+
+/**
+ * `ops` with as many of the newest paths as fit `maxTokens` once rendered ({@link renderFileOps},
+ * counted by `count`): on a small window a hundred paths would take most of the context. Halves
+ * the listed count until the blocks fit (none listed at worst: the counts remain).
+ */
+export function fitFileOps(ops: FileOps, maxTokens: number, count: (text: string) => number): FileOps {
+  let listed = Math.max(ops.readFiles.length, ops.modifiedFiles.length);
+  let bounded = ops;
+  while (listed > 0 && count(renderFileOps(bounded)) > maxTokens) {
+    listed = Math.floor(listed / 2);
+    bounded = limitFileOps(ops, listed);
+  }
+  return bounded;
+}
+
 /**
  * `<read-files>` and `<modified-files>` blocks, one path a line, newest first, at most
  * {@link MAX_LISTED_FILES} each, then how many more there were; empty lists render nothing.

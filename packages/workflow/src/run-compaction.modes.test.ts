@@ -158,6 +158,63 @@ describe('the fit guarantee: the context fits after every compaction, whatever o
     expect(validateContext(toOpenAIMessages(after))).toEqual([]);
   });
 
+  it('never completes a compaction that would leave the context larger than it found it', async () => {
+    // Two short messages: any summary of the first is longer than the message it replaces.
+    const session = await w.seedSession(
+      [
+        { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+        { role: 'assistant', finish: 'stop', parts: [{ type: 'text', text: 'Hello! How can I help?' }] },
+      ],
+      { contextWindow: 16_000 },
+    );
+    const { compaction } = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      keepRecentTokens: 1,
+    });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('skipped');
+    expect(result.compaction!.errorMessage).toMatch(/would not shrink the context \(\d+ → \d+ tokens\)/);
+    expect((await fitOf(session.pk)).after.messages.some((m) => m.summary)).toBe(false);
+  });
+
+  it('when the kept turns cannot fit even clamped, the boundary moves forward and the summary counts them', async () => {
+    // Seed 002 keeps two exchanges verbatim; here they hold 120 tool calls: on a 4k model even
+    // every output at its marker leaves them over the window.
+    const busyTurn = (n: number): MessageInput[] => [
+      { role: 'user', parts: [{ type: 'text', text: `Step ${n}: check every directory.` }] },
+      ...Array.from({ length: 60 }, (_, i) => ({
+        role: 'assistant' as const,
+        finish: 'tool-calls' as const,
+        parts: [
+          {
+            type: 'tool' as const,
+            callId: `ls-${n}-${i}`,
+            tool: 'bash',
+            status: 'completed' as const,
+            input: { command: `ls -la packages/module-${i}` },
+            output: `total ${i}\n${'-rw-r--r-- 1 dev dev 4096 index.ts\n'.repeat(12)}`,
+          },
+        ],
+      })),
+    ];
+    const session = await w.seedSession(
+      [
+        { role: 'user', parts: [{ type: 'text', text: 'Audit the repository layout.' }] },
+        ...busyTurn(1),
+        ...busyTurn(2),
+      ],
+      { contextWindow: 4096, policy: { preset: 'topic' } },
+    );
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'overflow' });
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+    expect(result.compaction!.details).toMatchObject({ keptMessagesTruncated: expect.any(Number) });
+    const { after, tokens } = await fitOf(session.pk);
+    expect(tokens).toBeLessThanOrEqual(3072);
+    expect(textOf(after.messages.find((m) => m.summary))).toMatch(/\[Compacted \d+ messages/);
+    expect(validateContext(toOpenAIMessages(after))).toEqual([]);
+  });
+
   it('fails with context_cannot_fit only when the pinned system messages alone exceed the window', async () => {
     const session = await w.seedSession(
       [

@@ -61,7 +61,11 @@ function compactionRows(run: RunReport): string[][] {
     c.context
       ? mark(c.context.valid, c.context.valid ? 'valid' : c.context.issues.map((i) => i.kind).join(', '))
       : '–',
-    c.context ? mark(c.context.withinWindow, `${int(c.context.tokens)} / ${int(c.context.usable)}`) : '–',
+    c.context
+      ? c.followedBy
+        ? e(`${int(c.context.tokens)} / ${int(c.context.usable)}, outrun: followed by another`)
+        : mark(c.context.withinWindow, `${int(c.context.tokens)} / ${int(c.context.usable)}`)
+      : '–',
     e(c.error ? `${c.error.code}: ${c.error.message}` : ''),
   ]);
 }

@@ -60,6 +60,12 @@ export interface CompactionRecord {
   error: { code: string; message: string } | null;
   /** The context served right after it (completed compactions only). */
   context: ContextCheck | null;
+  /**
+   * A compaction that started as this one ended (a follow-up: messages appended while it ran left
+   * the session over its trigger). The agent's next model call waited for that one, so this
+   * context was never sent; the within-window score leaves it out. Absent in older reports.
+   */
+  followedBy?: string | null;
   retention: RetentionProbes | null;
 }
 
@@ -162,7 +168,10 @@ export function runTotals(run: RunReport): RunTotals {
     latencyMedianMs: median(latencies),
     latencyMaxMs: latencies.length === 0 ? null : Math.max(...latencies),
     validContexts: score(contexts.map((c) => c.valid)),
-    withinWindow: score(contexts.map((c) => c.withinWindow)),
+    // The contexts an agent would send: one a follow-up compaction replaced never was.
+    withinWindow: score(
+      run.compactions.flatMap((c) => (c.context && !c.followedBy ? [c.context.withinWindow] : [])),
+    ),
     files: score(probes.flatMap((p) => p.files.map((f) => f.inSummary))),
     goal: score(probes.flatMap((p) => (p.goal ? [p.goal.where !== null] : []))),
     constraints: score(probes.flatMap((p) => p.constraints.map((c) => c.where !== null))),

@@ -23,6 +23,19 @@ describe('runTotals', () => {
     expect(totals.files).toEqual({ kept: 0, total: 1 });
     expect(totals.peakTokens).toBe(1_000 + 7 * 1_600);
   });
+
+  it('scores the window on the contexts an agent sends: one a follow-up replaced was never sent', () => {
+    const [faithful] = sampleReport().runs;
+    const first = faithful!.compactions[0]!;
+    const outrun = { ...first, id: 'cmp_outrun', followedBy: first.id };
+    const over = { ...outrun, context: { ...first.context!, tokens: 15_000, withinWindow: false } };
+    const run = { ...faithful!, compactions: [over, first] };
+    expect(runTotals(run).withinWindow).toEqual({ kept: 1, total: 1 });
+    expect(runTotals({ ...run, compactions: [{ ...over, followedBy: null }, first] }).withinWindow).toEqual({
+      kept: 1,
+      total: 2,
+    });
+  });
 });
 
 describe('the terminal table', () => {

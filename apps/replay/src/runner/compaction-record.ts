@@ -96,7 +96,7 @@ export async function recordCompaction(
   call: ApiCall,
   state: SessionState,
   ended: EndedCompaction,
-): Promise<{ record: CompactionRecord; served: Served | null }> {
+): Promise<{ record: CompactionRecord; served: Served | null; activeAfter: string | null }> {
   // The row and the context are read side by side: nothing is appended until the check is done,
   // so the context is the one this compaction left (it is only used when the row says completed).
   const [row, reads] = await Promise.all([
@@ -125,8 +125,11 @@ export async function recordCompaction(
   }
   const requested = Date.parse(row.requestedAt as string);
   const finished = row.finishedAt ? Date.parse(row.finishedAt as string) : NaN;
+  const active = (reads[2].status?.activeCompaction as Json | null) ?? null;
   return {
     served,
+    // Read with the context: a follow-up the worker started once this one ended (see replay-run).
+    activeAfter: active && active.id !== row.id ? (active.id as string) : null,
     record: {
       id: row.id,
       reason: row.reason,
@@ -151,6 +154,7 @@ export async function recordCompaction(
       waitedMs: ended.waitedMs,
       error: row.error ?? null,
       context,
+      followedBy: null,
       retention,
     },
   };

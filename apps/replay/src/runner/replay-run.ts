@@ -165,7 +165,7 @@ export async function replayRun(
       waitMs += waited;
       active = null;
       const checkStarted = Date.now();
-      const { record, served } = await recordCompaction(call, state, {
+      const { record, served, activeAfter } = await recordCompaction(call, state, {
         id,
         triggeredAtTurn,
         endedAtTurn: turn,
@@ -181,6 +181,13 @@ export async function replayRun(
       if (served) {
         ({ tokens: servedTokens, estimate } = served);
         contextReduced = true;
+      }
+      // Messages appended while it ran left the session over its trigger, and the worker asked
+      // for the next compaction at once: an agent waits for that one too before its model call.
+      if (activeAfter && !compactions.some((c) => c.id === activeAfter)) {
+        record.followedBy = activeAfter;
+        active = { id: activeAfter, triggeredAtTurn: turn };
+        await settle(turn, block);
       }
     };
 

@@ -1,11 +1,19 @@
 import {
+  checkTruncateSummary,
+  collectSummaryFacts,
   compactionTargetTokens,
   excerptText,
+  extractFileOps,
+  fitFileOps,
   fitKeptMessages,
   formatCount,
   isPinnedMessage,
+  isTurnStart,
+  mergeFileOps,
   MIN_EXCERPT_TOKENS,
+  MOVE_BACK_MAX_KEPT_FACTOR,
   storedTokens,
+  summaryBudgetTokens,
   usableTokens,
   type Message,
   type Part,
@@ -18,13 +26,38 @@ import type { WorkflowResources } from '../resources';
 import { summaryMessagesFor, tokenizerFor } from './finalize';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
+/** The file lists a summary message renders take at most this share of the summary budget. */
+const FILE_LISTS_BUDGET_SHARE = 0.25;
+
+/** What measuring a candidate outcome needs: the view's parts, the budgets, exact counters. */
+interface FitContext {
+  attempt: Attempt;
+  view: readonly Message[];
+  pinnedTokens: number;
+  usable: number;
+  /** What the compaction aims for (the trigger's point, and room for the next turns). */
+  target: number;
+  countText: (text: string) => number;
+  summaryTokens: (outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps'>) => number;
+}
+
+/** An outcome measured: its clamps and what the context holds after it. */
+interface Fitted {
+  outcome: SummaryOutcome;
+  clamps: PartClamp[];
+  after: number;
+  fits: boolean;
+}
+
 /**
  * Makes a summary outcome fit the model (core fit.ts): the context after it — pinned system
  * messages, the summary messages as finalize will write them (counted exactly), the kept
- * messages — must not exceed the usable input, and should stay under the trigger's point.
- * Kept parts too big for that are clamped; when even every clampable part at its marker does
- * not fit, the summary is cut to the room that is left. A compaction that would not make the
- * context smaller than it started is `nothing-to-compact` instead of `completed` (messages
+ * messages — must not exceed the usable input, and should stay under the trigger's point with
+ * room for the next turns. Oversized kept parts are clamped; file lists are cut to a share of
+ * the summary budget. When even every clampable part at its marker does not fit, the boundary
+ * moves forward over the oldest kept messages, which the summary then counts (as the truncate
+ * strategy does), and as a last resort the summary text is cut. A compaction that would not
+ * make the context smaller than it started is `nothing-to-compact`, not `completed` (messages
  * appended while it ran are not its doing: they land after the boundary either way).
  */
 export function fitOutcome(
@@ -32,64 +65,49 @@ export function fitOutcome(
   attempt: Attempt,
   view: readonly Message[],
   outcome: SummarizeOutcome,
+  keepRecentTokens: number,
 ): SummarizeOutcome {
   if (outcome.kind !== 'summary') return outcome;
   const { model, policy } = attempt;
-  const pinOn = policy.pinSystemMessages;
-  const pinned = pinOn ? view.filter(isPinnedMessage) : [];
-  const kept = view.filter(
-    (m) => !m.summary && !(pinOn && isPinnedMessage(m)) && m.seq >= outcome.boundarySeq,
-  );
+  const usable = usableTokens(model, policy);
   const tokenizer = tokenizerFor(resources, attempt);
   const countText = (text: string) => tokenizer.countSync(text);
-  const summaryTokens = (summaryText: string | null) =>
-    storedTokens(
-      summaryMessagesFor(attempt, { ...outcome, summaryText }, tokenizer, resources.clock()) as Message[],
-    );
+  const now = resources.clock();
+  const summaryTokens: FitContext['summaryTokens'] = (candidate) =>
+    storedTokens(summaryMessagesFor(attempt, candidate, tokenizer, now) as Message[]);
+  const pinned = policy.pinSystemMessages ? view.filter(isPinnedMessage) : [];
+  const pinnedTokens = storedTokens(pinned);
   // The size the compaction started from (before its prune step), as the row records it.
   const before = attempt.compaction.tokensBefore ?? storedTokens(view);
-  const pinnedTokens = storedTokens(pinned);
+  const lists = FILE_LISTS_BUDGET_SHARE * summaryBudgetTokens(model, policy);
+  const bounded = { ...outcome, fileOps: fitFileOps(outcome.fileOps, lists, countText) };
 
-  const usable = usableTokens(model, policy);
-  let summaryText = outcome.summaryText;
-  let clamps: PartClamp[] = [];
-  let after = pinnedTokens + summaryTokens(summaryText) + storedTokens(kept);
-  if (usable !== null) {
-    const target = Math.min(usable, compactionTargetTokens(model, policy) ?? usable);
-    const fit = fitKeptMessages(kept, {
-      fixedTokens: after - storedTokens(kept),
-      targetTokens: target,
-      limitTokens: usable,
-      count: { text: countText, input: (input) => countText(canonicalJson(input)) },
-    });
-    clamps = fit.clamps;
-    after = fit.tokensAfter;
-    if (!fit.fits) {
-      // Every clampable part is at its marker: the summary gives up what it must.
-      const keptAfter = fit.tokensAfter - (pinnedTokens + summaryTokens(summaryText));
-      summaryText = cutSummary(summaryText, usable - pinnedTokens - keptAfter, summaryTokens, countText);
-      after = pinnedTokens + summaryTokens(summaryText) + keptAfter;
-      if (after > usable) {
-        throw new CompactionFailedError(
-          'context_cannot_fit',
-          `the newest messages take ${keptAfter} tokens even clamped, the pinned system messages ` +
-            `${pinnedTokens}; the model accepts ${usable}`,
-        );
-      }
-    }
+  let fitted: Fitted;
+  if (usable === null) {
+    fitted = { outcome: bounded, clamps: [], after: 0, fits: true };
+    fitted.after = pinnedTokens + summaryTokens(bounded) + storedTokens(keptOf(attempt, view, bounded));
+  } else {
+    // Kept parts are clamped to the keep budget's bound (split-turn.ts), so a compaction that
+    // clamps leaves room for the next turns instead of stopping at the very edge of the window.
+    const room = pinnedTokens + summaryTokens(bounded) + MOVE_BACK_MAX_KEPT_FACTOR * keepRecentTokens;
+    const target = Math.min(usable, compactionTargetTokens(model, policy) ?? usable, room);
+    const context: FitContext = { attempt, view, pinnedTokens, usable, target, countText, summaryTokens };
+    fitted = measure(context, bounded);
+    if (!fitted.fits) fitted = moveBoundary(context, fitted);
+    if (!fitted.fits) fitted = cutSummary(context, fitted);
   }
-  if (after >= before) {
+  if (fitted.after >= before) {
     return {
       kind: 'nothing-to-compact',
-      reason: `the compaction would not shrink the context (${before} → ${after} tokens)`,
+      reason: `the compaction would not shrink the context (${before} → ${fitted.after} tokens)`,
     };
   }
+  const { clamps } = fitted;
   return {
-    ...outcome,
-    summaryText,
+    ...fitted.outcome,
     clamps: clamps.map(toStoredClamp),
     detail: {
-      ...outcome.detail,
+      ...fitted.outcome.detail,
       ...(clamps.length > 0
         ? {
             clamped: {
@@ -98,32 +116,146 @@ export function fitOutcome(
             },
           }
         : {}),
-      ...(summaryText !== outcome.summaryText ? { summaryCut: true } : {}),
+      ...(fitted.outcome.summaryText !== bounded.summaryText ? { summaryCut: true } : {}),
     },
   } satisfies SummaryOutcome;
 }
 
+/** The messages an outcome keeps verbatim: the view's own from its boundary on. */
+function keptOf(attempt: Attempt, view: readonly Message[], outcome: SummaryOutcome): Message[] {
+  const pinOn = attempt.policy.pinSystemMessages;
+  return view.filter((m) => !m.summary && !(pinOn && isPinnedMessage(m)) && m.seq >= outcome.boundarySeq);
+}
+
+/** The outcome's clamps and the context it leaves. */
+function measure(context: FitContext, outcome: SummaryOutcome): Fitted {
+  const kept = keptOf(context.attempt, context.view, outcome);
+  const fixedTokens = context.pinnedTokens + context.summaryTokens(outcome);
+  const { countText } = context;
+  const fit = fitKeptMessages(kept, {
+    fixedTokens,
+    targetTokens: context.target,
+    limitTokens: context.usable,
+    count: { text: countText, input: (input) => countText(canonicalJson(input)) },
+  });
+  return { outcome, clamps: fit.clamps, after: fit.tokensAfter, fits: fit.fits };
+}
+
 /**
- * The summary cut so its messages take at most `room` tokens: head and tail kept around a
- * marker; the marker alone when the room is smaller than {@link MIN_EXCERPT_TOKENS}.
+ * The kept part does not fit even at its markers (two verbatim exchanges holding a hundred tool
+ * calls on a 4k window): the boundary moves forward over the fewest oldest kept messages that
+ * make it fit, and the summary counts them (the truncate strategy's line, their files, and the
+ * pinned facts they state), so they are in neither the view nor lost without a trace. It never
+ * passes a call still running in the current turn. Found by bisection: fewer messages kept
+ * never makes the context larger.
  */
-function cutSummary(
-  text: string | null,
-  room: number,
-  summaryTokens: (text: string | null) => number,
-  countText: (text: string) => number,
-): string | null {
-  if (text === null) return null;
-  const overhead = summaryTokens('');
-  const textTokens = countText(text);
-  const cap = Math.max(0, room - overhead);
-  const marker = (omitted: number) =>
-    `[... summary cut to fit the context window: ${formatCount(omitted)} of ${formatCount(text.length)} characters left out]`;
-  return excerptText(text, cap < MIN_EXCERPT_TOKENS ? 0 : cap, {
-    textTokens,
-    count: countText,
-    marker,
-  }).text;
+function moveBoundary(context: FitContext, fitted: Fitted): Fitted {
+  const kept = keptOf(context.attempt, context.view, fitted.outcome);
+  const limit = firstUnfinishedOfCurrentTurn(kept);
+  if (limit < 1) return fitted;
+  const at = (dropped: number): Fitted =>
+    measure(context, droppingKept(context, fitted.outcome, kept, dropped));
+  // When dropping all it may does not fit, nothing fewer will: the summary is cut from there.
+  let found = at(limit);
+  if (!found.fits) return found;
+  let low = 1;
+  let high = limit - 1;
+  while (low <= high) {
+    const middle = Math.floor((low + high) / 2);
+    const candidate = at(middle);
+    if (candidate.fits) {
+      found = candidate;
+      high = middle - 1;
+    } else {
+      low = middle + 1;
+    }
+  }
+  return found;
+}
+
+/** The outcome with the first `dropped` kept messages compacted too, counted by the summary. */
+function droppingKept(
+  context: FitContext,
+  outcome: SummaryOutcome,
+  kept: readonly Message[],
+  dropped: number,
+): SummaryOutcome {
+  if (dropped === 0) return outcome;
+  const { attempt, view } = context;
+  const extra = kept.slice(0, dropped);
+  const boundarySeq = kept[dropped]?.seq ?? attempt.coversThroughSeq + 1;
+  const pinOn = attempt.policy.pinSystemMessages;
+  const covered = view.filter((m) => !(pinOn && isPinnedMessage(m)) && (m.summary || m.seq < boundarySeq));
+  const fileOps = mergeFileOps(outcome.fileOps, extractFileOps(extra, attempt.policy.fileTools));
+  const checked = checkTruncateSummary(extra, {
+    ...(outcome.summaryText !== null ? { previousSummary: outcome.summaryText } : {}),
+    fileOps,
+    fileTools: attempt.policy.fileTools,
+    facts: collectSummaryFacts(covered, {
+      instructions: attempt.compaction.instructions,
+      kept: kept.slice(dropped),
+    }),
+    budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
+  });
+  return {
+    ...outcome,
+    summaryText: checked.text,
+    boundarySeq,
+    messagesCompacted: outcome.messagesCompacted + extra.length,
+    fileOps,
+    detail: { ...outcome.detail, keptMessagesTruncated: dropped },
+  };
+}
+
+/** Index in `kept` of the current turn's first message with a call still pending or running. */
+function firstUnfinishedOfCurrentTurn(kept: readonly Message[]): number {
+  let turnStart = 0;
+  for (let index = kept.length - 1; index >= 0; index--) {
+    if (isTurnStart(kept[index]!)) {
+      turnStart = index;
+      break;
+    }
+  }
+  for (let index = turnStart; index < kept.length; index++) {
+    const unfinished = kept[index]!.parts.some(
+      (p) => p.type === 'tool' && (p.status === 'pending' || p.status === 'running'),
+    );
+    if (unfinished) return index;
+  }
+  // Keep the newest message at least: it is the turn the agent is in.
+  return Math.max(0, kept.length - 1);
+}
+
+/**
+ * Every clampable part is at its marker and the boundary can move no further: the summary text
+ * gives up what it must (head and tail kept around a marker; the marker alone when the room is
+ * smaller than {@link MIN_EXCERPT_TOKENS}). Fails `context_cannot_fit` when even that is not enough.
+ */
+function cutSummary(context: FitContext, fitted: Fitted): Fitted {
+  const { outcome } = fitted;
+  const keptAfter = fitted.after - context.pinnedTokens - context.summaryTokens(outcome);
+  const text = outcome.summaryText;
+  // What the summary messages take without their text: the framing and the file lists.
+  const overhead = context.summaryTokens({ ...outcome, summaryText: '' });
+  if (text !== null) {
+    const cap = context.usable - context.pinnedTokens - keptAfter - overhead;
+    const marker = (omitted: number) =>
+      `[... summary cut to fit the context window: ${formatCount(omitted)} of ${formatCount(text.length)} characters left out]`;
+    const cut = excerptText(text, cap < MIN_EXCERPT_TOKENS ? 0 : cap, {
+      textTokens: context.countText(text),
+      count: context.countText,
+      marker,
+    });
+    const shortened = { ...outcome, summaryText: cut.text };
+    const after = context.pinnedTokens + context.summaryTokens(shortened) + keptAfter;
+    if (after <= context.usable) return { ...fitted, outcome: shortened, after, fits: true };
+  }
+  throw new CompactionFailedError(
+    'context_cannot_fit',
+    `the newest messages take ${keptAfter} tokens even clamped, the pinned system messages ` +
+      `${context.pinnedTokens}, the summary's framing and file lists ${overhead}; ` +
+      `the model accepts ${context.usable}`,
+  );
 }
 
 /** A core clamp as the store keeps it: the replaced content columns, the rest null. */

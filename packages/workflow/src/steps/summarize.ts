@@ -47,16 +47,19 @@ export async function summarizeStep(
     attempt.latestCompleted,
   );
   assertPinnedFit(attempt, view);
-  const outcome =
-    attempt.compaction.strategy === 'topic'
-      ? await topicOutcome(resources, attempt, view)
-      : await cutOutcome(resources, attempt, view);
-  return fitOutcome(
-    resources,
-    attempt,
-    view,
-    outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome),
+  const { compaction, model } = attempt;
+  const keepRecentTokens = keepRecentTokensFor(
+    compaction.reason,
+    model,
+    policy,
+    compaction.keepRecentTokens ?? undefined,
   );
+  const outcome =
+    compaction.strategy === 'topic'
+      ? await topicOutcome(resources, attempt, view)
+      : await cutOutcome(resources, attempt, view, keepRecentTokens);
+  const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
+  return fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
 }
 
 /** The summarize and truncate strategies: core's plan, then the LLM's summary or the truncate text. */
@@ -64,14 +67,9 @@ async function cutOutcome(
   resources: WorkflowResources,
   attempt: Attempt,
   view: Message[],
+  keepRecentTokens: number,
 ): Promise<SummarizeOutcome> {
-  const { compaction, policy, model } = attempt;
-  const keepRecentTokens = keepRecentTokensFor(
-    compaction.reason,
-    model,
-    policy,
-    compaction.keepRecentTokens ?? undefined,
-  );
+  const { compaction, policy } = attempt;
   const plan = planCompaction(view, { keepRecentTokens, force: compaction.force, policy });
   if (!plan) return { kind: 'nothing-to-compact', reason: 'no cut point leaves anything to compact' };
 
