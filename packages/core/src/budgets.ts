@@ -21,6 +21,12 @@ import { compactionThreshold, usableTokens } from './triggers';
 export const SUMMARY_MAX_USABLE_SHARE = 0.2;
 
 /**
+ * A compaction that clamps leaves at most this share of the usable input: the rest is room for
+ * the next turn (a question and its answer), so the session does not overflow on the next append.
+ */
+export const COMPACTED_MAX_USABLE_SHARE = 0.8;
+
+/**
  * The most tokens a summary may take: the policy's `summarizer.maxOutputTokens`, bounded by
  * {@link SUMMARY_MAX_USABLE_SHARE} of the session's usable input (at least 1). An unlimited
  * window keeps the policy's number.

@@ -146,13 +146,14 @@ describe('keepRecentTokensFor', () => {
     ],
     // The 4k window of a local model: usable 3072, summary 614, keep window / 4.
     ['4k: auto keeps window / 4', 'auto', model(4096, 4096), POLICY_PRESETS.opencode, 1024],
-    // klaude's floor of 4096 is more than its trigger leaves: 4096 − 2048 reserve − 614 summary.
+    // klaude's floor of 4096 is more than its trigger leaves: 4096 − 2048 reserve − 409 summary
+    // (20 % of the 2,048 its reserve leaves for the prompt).
     [
       'klaude on 4k: the trigger point minus the summary',
       'auto',
       model(4096, 4096),
       POLICY_PRESETS.klaude,
-      1434,
+      1639,
     ],
     // Seed 002's 3000-token verbatim window on a 4k model: 3072 usable − 500 of summary.
     ['topic on 4k: the verbatim window, bounded', 'auto', model(4096, 4096), POLICY_PRESETS.topic, 2572],

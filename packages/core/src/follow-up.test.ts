@@ -71,8 +71,11 @@ describe('evaluateFollowUp', () => {
     ['over usable', 111_617, opencode, true],
     ['auto off', 111_617, resolvePolicy({ auto: false }), false],
     ['unlimited window', 5_000_000, opencode, false],
+    // Seed 002's fixed 6,000 on a 4k model (usable 3,072): over the usable input, below the threshold.
+    ['over usable on 4k, below a threshold above it', 3_100, POLICY_PRESETS.topic, true],
   ])('mayFollowUp %s', (name, tokensAfter, policy, expected) => {
-    const info = name === 'unlimited window' ? model(0, 4096) : gpt4o;
+    const info =
+      name === 'unlimited window' ? model(0, 4096) : name.includes('4k') ? model(4096, 4096) : gpt4o;
     expect(mayFollowUp({ tokensAfter, model: info, policy })).toBe(expected);
   });
 });

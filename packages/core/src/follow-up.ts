@@ -10,6 +10,7 @@ import {
   compactionThreshold,
   crossesThreshold,
   evaluateTriggerFromStats,
+  usableTokens,
   type TriggerVerdict,
 } from './triggers';
 
@@ -40,7 +41,7 @@ type FollowUpInput = CompletedCompaction & {
 
 /**
  * Whether a follow-up is possible at all: `auto` is on and the size it left crosses the
- * threshold. When not, {@link evaluateFollowUp} needs no numbers about what was appended (and
+ * threshold or the usable input (a threshold may lie above it). When not, {@link evaluateFollowUp} needs no numbers about what was appended (and
  * the caller reads none).
  */
 export function mayFollowUp({
@@ -49,7 +50,11 @@ export function mayFollowUp({
   policy,
 }: Omit<FollowUpInput, 'coversThroughSeq'>): boolean {
   const threshold = compactionThreshold(model, policy);
-  return policy.auto && threshold !== null && crossesThreshold(tokensAfter, threshold);
+  const usable = usableTokens(model, policy);
+  const over =
+    (threshold !== null && crossesThreshold(tokensAfter, threshold)) ||
+    (usable !== null && usable > 0 && tokensAfter > usable);
+  return policy.auto && over;
 }
 
 /**

@@ -107,7 +107,7 @@ describe('klaude preset (seed 003)', () => {
   it.each([
     // keep min(20000, max(4096, 35 %)), never more than window − reserve − the summary (Compactor's
     // bound, budgets.ts), reserve min(16384, max(2048, 25 %)).
-    [5000, 2202], // 4096 capped at 5000 − 2048 − 750 (the summary: 20 % of the usable 3750)
+    [5000, 2362], // 4096 capped at 5000 − 2048 − 590 (the summary: 20 % of the 2,952 left for the prompt)
     [20_000, 7000], // 35 % = 7000 < 20000 − 5000
     [200_000, 20_000],
   ])('a %i-token window keeps %i', (window, expected) => {

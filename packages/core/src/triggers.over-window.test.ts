@@ -71,9 +71,9 @@ describe('never stuck: the loop guards over the usable window', () => {
       { ...silent, ...failed('llm_fatal') },
       'usage-overflow',
     ],
-    // A threshold above the usable window is the policy's choice (klaude's reserve on Claude):
-    // it is not moved, the guards are lifted once it is crossed.
-    ['over usable, below a threshold above it (ratio 0.95: 121,600)', { policy: high }, 'below-threshold'],
+    // A threshold above the usable window would let the session overflow before it fires: over
+    // the usable input the session compacts whatever the threshold says.
+    ['over usable, below a threshold above it (ratio 0.95: 121,600): fires', { policy: high }, 'over-window'],
     [
       'over usable and above such a threshold, after an ineffective compaction: fires',
       { tokens: 121_800, policy: high, lastCompactionTokensAfter: 121_700 },
@@ -101,7 +101,7 @@ describe('never stuck: the loop guards over the usable window', () => {
   ])('%s', (_name, overrides, reason) => {
     const verdict = evaluateTriggerFromStats(stats(overrides));
     expect(verdict.reason).toBe(reason);
-    const fires = reason === 'threshold' || reason === 'usage-overflow';
+    const fires = reason === 'threshold' || reason === 'over-window' || reason === 'usage-overflow';
     expect(verdict.compact).toBe(fires);
     expect(verdict.compactionReason).toBe(!fires ? null : reason === 'usage-overflow' ? 'overflow' : 'auto');
   });

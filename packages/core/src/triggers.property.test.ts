@@ -63,7 +63,7 @@ const sessionSpec = fc.record({
   preset: fc.constantFrom<PolicyPreset>('opencode', 'opal', 'klaude', 'topic'),
   auto: fc.boolean(),
   estimate: fc.constantFrom<Policy['estimate']>('hybrid', 'exact'),
-  window: fc.constantFrom(0, 2000, 8192, 32_000, 128_000, 200_000),
+  window: fc.constantFrom(0, 2000, 4096, 8192, 32_000, 128_000, 200_000),
 });
 
 function build(spec: MessageSpec, seq: number): Message {
@@ -167,6 +167,7 @@ describe('evaluateTriggerFromStats agrees with evaluateTrigger', () => {
         'just-compacted',
         'nothing-new',
         'no-room',
+        'over-window',
         'threshold',
         'unlimited-window',
         'usage-overflow',

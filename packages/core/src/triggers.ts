@@ -44,13 +44,17 @@ export function outputReserve(
 
 /**
  * How many prompt tokens the model accepts (OpenCode): its input limit when it has one, else the
- * window minus the {@link outputReserve}. `null` for an unlimited window (0), which never
+ * window minus the {@link outputReserve} — minus klaude-code's own reserve with the `reserve`
+ * trigger, whose point this then is. `null` for an unlimited window (0), which never
  * overflows. Callers treat a result `<= 0` (only possible from a bad input limit) as "no room":
  * nothing fires on it.
  */
 export function usableTokens(model: ModelInfo, policy: Pick<Policy, 'trigger'>): number | null {
   if (model.contextWindow <= 0) return null;
   if (model.inputLimit) return model.inputLimit;
+  // klaude-code keeps its reserve free for the answer: its prompt may take the rest.
+  if (policy.trigger.kind === 'reserve')
+    return Math.max(0, model.contextWindow - reserveTokens(policy.trigger, model.contextWindow));
   const cap =
     policy.trigger.kind === 'overflow'
       ? policy.trigger.outputReserveCap
@@ -199,7 +203,8 @@ export function sessionStatus(input: TriggerInput): SessionStatus {
 }
 
 /**
- * Why a verdict is what it is. Firing: `threshold` (auto compaction), `usage-overflow`
+ * Why a verdict is what it is. Firing: `threshold` (auto compaction), `over-window` (auto: below
+ * a threshold that lies above the usable input, but over that input), `usage-overflow`
  * (emergency). Holding: `auto-disabled`, `empty`, `just-compacted` (the newest message is a
  * compaction's summary, or the synthetic continuation appended after it), `nothing-new`
  * (nothing appended since the last compaction), `unlimited-window`, `no-room` (a window-based
@@ -221,6 +226,7 @@ export type TriggerReason =
   | 'ineffective-compaction'
   | 'last-compaction-unsuccessful'
   | 'context-cannot-fit'
+  | 'over-window'
   | 'below-threshold';
 
 /**
@@ -330,6 +336,7 @@ export function triggerStatsOf(input: TriggerInput): TriggerStats {
 /** The reasons that fire, and the compaction each one creates. */
 const FIRING: Partial<Record<TriggerReason, 'auto' | 'overflow'>> = {
   threshold: 'auto',
+  'over-window': 'auto',
   'usage-overflow': 'overflow',
 };
 
@@ -376,7 +383,12 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   }
   if (thresholdPoint === null)
     return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
-  if (!crossesThreshold(status.tokens, thresholdPoint)) return verdict('below-threshold');
+  if (!crossesThreshold(status.tokens, thresholdPoint)) {
+    // A threshold above the usable input (a fixed count on a small window, 80 % of a window
+    // whose output reserve is a quarter of it) would let the session overflow first.
+    if (!status.overflow) return verdict('below-threshold');
+    return verdict(cannotFit ? 'context-cannot-fit' : 'over-window');
+  }
   if (cannotFit) return verdict('context-cannot-fit');
   // Over the usable window the guards below would leave the session unusable: a compaction
   // outrun by concurrent appends looks ineffective, and a failure may not recur (an LLM outage

@@ -1,6 +1,7 @@
 import {
   checkTruncateSummary,
   collectSummaryFacts,
+  COMPACTED_MAX_USABLE_SHARE,
   compactionTargetTokens,
   excerptText,
   extractFileOps,
@@ -87,10 +88,15 @@ export function fitOutcome(
     fitted = { outcome: bounded, clamps: [], after: 0, fits: true };
     fitted.after = pinnedTokens + summaryTokens(bounded) + storedTokens(keptOf(attempt, view, bounded));
   } else {
-    // Kept parts are clamped to the keep budget's bound (split-turn.ts), so a compaction that
-    // clamps leaves room for the next turns instead of stopping at the very edge of the window.
+    // Kept parts are clamped to the keep budget's bound (split-turn.ts) and to a share of the
+    // usable input, so a compaction that clamps leaves room for the next turns instead of
+    // stopping at the very edge of the window.
     const room = pinnedTokens + summaryTokens(bounded) + MOVE_BACK_MAX_KEPT_FACTOR * keepRecentTokens;
-    const target = Math.min(usable, compactionTargetTokens(model, policy) ?? usable, room);
+    const target = Math.min(
+      Math.floor(usable * COMPACTED_MAX_USABLE_SHARE),
+      compactionTargetTokens(model, policy) ?? usable,
+      room,
+    );
     const context: FitContext = { attempt, view, pinnedTokens, usable, target, countText, summaryTokens };
     fitted = measure(context, bounded);
     if (!fitted.fits) fitted = moveBoundary(context, fitted);
