@@ -35,6 +35,12 @@ export interface ContextCheck {
   tokens: number;
   usable: number;
   withinWindow: boolean;
+  /**
+   * The session's pinned system messages alone exceed the usable input (`status.cannotFit`): the
+   * one case no compaction can fix, reported as such rather than counted against the window.
+   * Absent in older reports.
+   */
+  cannotFit?: boolean;
   /** Problems a provider would reject the OpenAI rendering for (orphaned results, dangling calls …). */
   issues: ContextIssue[];
   valid: boolean;
@@ -168,9 +174,12 @@ export function runTotals(run: RunReport): RunTotals {
     latencyMedianMs: median(latencies),
     latencyMaxMs: latencies.length === 0 ? null : Math.max(...latencies),
     validContexts: score(contexts.map((c) => c.valid)),
-    // The contexts an agent would send: one a follow-up compaction replaced never was.
+    // The contexts an agent would send (one a follow-up compaction replaced never was), but for
+    // those whose pinned system messages alone exceed the window: no compaction can fit them.
     withinWindow: score(
-      run.compactions.flatMap((c) => (c.context && !c.followedBy ? [c.context.withinWindow] : [])),
+      run.compactions.flatMap((c) =>
+        c.context && !c.followedBy && !c.context.cannotFit ? [c.context.withinWindow] : [],
+      ),
     ),
     files: score(probes.flatMap((p) => p.files.map((f) => f.inSummary))),
     goal: score(probes.flatMap((p) => (p.goal ? [p.goal.where !== null] : []))),

@@ -35,6 +35,9 @@ describe('runTotals', () => {
       kept: 1,
       total: 2,
     });
+    // Pinned system messages larger than the window: the one case no compaction fits, not counted.
+    const pinned = { ...over, followedBy: null, context: { ...over.context!, cannotFit: true } };
+    expect(runTotals({ ...run, compactions: [pinned, first] }).withinWindow).toEqual({ kept: 1, total: 1 });
   });
 });
 

@@ -80,6 +80,7 @@ function checkContext([native, openai, session]: [Json, Json, Json]): {
       tokens: native.tokens as number,
       usable,
       withinWindow: (native.tokens as number) <= usable,
+      cannotFit: session.status.cannotFit === true,
       issues,
       valid: issues.length === 0,
     },

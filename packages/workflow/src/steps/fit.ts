@@ -13,6 +13,7 @@ import {
   mergeFileOps,
   MIN_EXCERPT_TOKENS,
   MOVE_BACK_MAX_KEPT_FACTOR,
+  PINNED_OPEN,
   storedTokens,
   summaryBudgetTokens,
   usableTokens,
@@ -234,8 +235,10 @@ function firstUnfinishedOfCurrentTurn(kept: readonly Message[]): number {
 
 /**
  * Every clampable part is at its marker and the boundary can move no further: the summary text
- * gives up what it must (head and tail kept around a marker; the marker alone when the room is
- * smaller than {@link MIN_EXCERPT_TOKENS}). Fails `context_cannot_fit` when even that is not enough.
+ * gives up what it must, its pinned section (the goal, the constraints: core summary-check.ts)
+ * last. The model's text keeps its head and tail around a marker; when even the pinned section
+ * does not fit, the whole text is cut the same way (the marker alone below
+ * {@link MIN_EXCERPT_TOKENS}). Fails `context_cannot_fit` when even that is not enough.
  */
 function cutSummary(context: FitContext, fitted: Fitted): Fitted {
   const { outcome } = fitted;
@@ -244,15 +247,24 @@ function cutSummary(context: FitContext, fitted: Fitted): Fitted {
   // What the summary messages take without their text: the framing and the file lists.
   const overhead = context.summaryTokens({ ...outcome, summaryText: '' });
   if (text !== null) {
-    const cap = context.usable - context.pinnedTokens - keptAfter - overhead;
+    const room = context.usable - context.pinnedTokens - keptAfter - overhead;
+    const pinnedAt = text.lastIndexOf(PINNED_OPEN);
+    const pinned = pinnedAt === -1 ? '' : text.slice(pinnedAt);
+    const body = pinnedAt === -1 ? text : text.slice(0, pinnedAt).trimEnd();
+    const pinnedTokens = pinned === '' ? 0 : context.countText(pinned) + 2;
+    const attempts =
+      pinned !== '' && room - pinnedTokens >= MIN_EXCERPT_TOKENS
+        ? ([(cut: string) => `${cut}\n\n${pinned}`, body, room - pinnedTokens] as const)
+        : ([(cut: string) => cut, text, room] as const);
+    const [join, cutFrom, cap] = attempts;
     const marker = (omitted: number) =>
-      `[... summary cut to fit the context window: ${formatCount(omitted)} of ${formatCount(text.length)} characters left out]`;
-    const cut = excerptText(text, cap < MIN_EXCERPT_TOKENS ? 0 : cap, {
-      textTokens: context.countText(text),
+      `[... summary cut to fit the context window: ${formatCount(omitted)} of ${formatCount(cutFrom.length)} characters left out]`;
+    const cut = excerptText(cutFrom, cap < MIN_EXCERPT_TOKENS ? 0 : cap, {
+      textTokens: context.countText(cutFrom),
       count: context.countText,
       marker,
     });
-    const shortened = { ...outcome, summaryText: cut.text };
+    const shortened = { ...outcome, summaryText: join(cut.text) };
     const after = context.pinnedTokens + context.summaryTokens(shortened) + keptAfter;
     if (after <= context.usable) return { ...fitted, outcome: shortened, after, fits: true };
   }
