@@ -108,13 +108,19 @@ export async function runCompaction(
       // The truncate fallback wrote the summary: its code, as `compaction.failed` carries one.
       fallback: completed.fallbackCode === null ? null : { code: completed.fallbackCode },
     };
+    // Requested before the events go out: a client that reads the session when this one is
+    // announced already sees the follow-up active, and waits for it before its next model call.
+    const followUp = await requestFollowUp(resources, attempt, completed);
     announce('compaction.completed', sizes);
     // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
     // appends after an automatic compaction; the trigger holds on it (core continuation.ts).
     const continueWith = continuationAfterCompaction(attempt.policy, compaction.reason);
-    announce('session.compacted', continueWith ? { ...sizes, continueWith } : sizes);
+    announce('session.compacted', {
+      ...sizes,
+      ...(continueWith ? { continueWith } : {}),
+      ...(followUp ? { followUp: { compactionId: followUp.id } } : {}),
+    });
     resources.observer?.compactionEnded?.(completed);
-    const followUp = await requestFollowUp(resources, attempt, completed);
     return { status: 'completed', compaction: completed, followUp };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };

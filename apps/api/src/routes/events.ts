@@ -83,7 +83,8 @@ export function eventRoutes(
           description:
             `\`text/event-stream\`: \`event: <type>\` (${SESSION_EVENT_TYPES.join(', ')}) and ` +
             '`data: {"type","sessionId","compactionId","at","data"}`, each with an `id:`; a `: keepalive` comment every 15 s. ' +
-            `Reconnecting with the \`Last-Event-ID\` header replays the events published since that one first (the session's last ${EVENT_HISTORY.length} events are kept for ${EVENT_HISTORY.ttlSeconds / 60} minutes after the newest).`,
+            `Reconnecting with the \`Last-Event-ID\` header replays the events published since that one first (the session's last ${EVENT_HISTORY.length} events are kept for ${EVENT_HISTORY.ttlSeconds / 60} minutes after the newest). ` +
+            '`session.compacted` carries the sizes, `fallback`, `continueWith` (the message to append, when the policy has one) and `followUp: { compactionId }` when messages appended while it ran left the session over its trigger: that compaction is already active, wait for it before the next model call.',
           params: SessionParams,
           response: {
             200: {
