@@ -139,6 +139,9 @@ export async function replayRun(
     let overhead: number | null = null;
     let contextReduced = false;
     let active: { id: string; triggeredAtTurn: number } | null = null;
+    // A compaction an append started after the active one ended (one session has one active
+    // compaction at a time): waited for and recorded once the active one is.
+    let next: { id: string; triggeredAtTurn: number } | null = null;
     const progress = (appended: number, s: RunProgress['state']) =>
       onProgress({
         appended,
@@ -184,9 +187,11 @@ export async function replayRun(
       }
       // Messages appended while it ran left the session over its trigger, and the worker asked
       // for the next compaction at once: an agent waits for that one too before its model call.
-      if (activeAfter && !compactions.some((c) => c.id === activeAfter)) {
-        record.followedBy = activeAfter;
-        active = { id: activeAfter, triggeredAtTurn: turn };
+      const after = activeAfter ?? next?.id ?? null;
+      if (after && !compactions.some((c) => c.id === after)) {
+        record.followedBy = after;
+        active = { id: after, triggeredAtTurn: next?.id === after ? next.triggeredAtTurn : turn };
+        next = null;
         await settle(turn, block);
       }
     };
@@ -222,11 +227,11 @@ export async function replayRun(
       const started = (response.compaction ?? response.status.activeCompaction) as Json | null;
       if (
         started &&
-        !active &&
         !TERMINAL_STATUSES.has(started.status as string) &&
         !compactions.some((c) => c.id === started.id)
       ) {
-        active = { id: started.id as string, triggeredAtTurn: turn };
+        if (!active) active = { id: started.id as string, triggeredAtTurn: turn };
+        else if (started.id !== active.id) next = { id: started.id as string, triggeredAtTurn: turn };
       }
       progress(turn, 'appending');
       // A finished turn may have queued a prune job (the answer's `prune`; an API too old to say
