@@ -56,7 +56,9 @@ export function splitSentences(text: string): string[] {
     let current = '';
     for (const piece of line.split(/(?<=[.!?])\s+/)) {
       current = current === '' ? piece : `${current} ${piece}`;
-      if (!ABBREVIATION_END.test(current)) {
+      // The piece, not the sentence so far: a run of "etc. etc. …" must not be scanned again
+      // for every piece (the abbreviation ends the piece either way).
+      if (!ABBREVIATION_END.test(piece)) {
         sentences.push(current);
         current = '';
       }

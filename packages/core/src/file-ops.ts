@@ -171,6 +171,19 @@ function isShellApplyPatch(input: unknown): boolean {
  * remembering; a pending or running call counts, because its effect may have landed.
  */
 export function fileOpsOfToolPart(part: ToolPart, fileTools: FileToolNames = DEFAULT_FILE_TOOLS): FileOp[] {
+  return fileOpsOfCall(part, fileTools).filter((op) => isListablePath(op.path));
+}
+
+/**
+ * Whether a path can be listed one a line in a file block: no line break and no angle bracket.
+ * Paths come from tool arguments (data): one such "path" could close the block and write the
+ * summary's own structure (a forged pinned goal), and no real file is worth that.
+ */
+export function isListablePath(path: string): boolean {
+  return !/[\n\r\v\f\u0085\u2028\u2029<>]/.test(path);
+}
+
+function fileOpsOfCall(part: ToolPart, fileTools: FileToolNames): FileOp[] {
   if (part.status === 'error') return [];
   if (matchesAny(part.tool, PATCH_TOOLS) || isShellApplyPatch(part.input)) {
     const patch = patchText(part.input);
@@ -284,8 +297,8 @@ export function fileOpsFromMetadata(
   const readFilesOmitted = count(metadata['readFilesOmitted']);
   const modifiedFilesOmitted = count(metadata['modifiedFilesOmitted']);
   return {
-    readFiles: readFiles ?? [],
-    modifiedFiles: modifiedFiles ?? [],
+    readFiles: (readFiles ?? []).filter(isListablePath),
+    modifiedFiles: (modifiedFiles ?? []).filter(isListablePath),
     ...(readFilesOmitted > 0 ? { readFilesOmitted } : {}),
     ...(modifiedFilesOmitted > 0 ? { modifiedFilesOmitted } : {}),
   };

@@ -130,16 +130,68 @@ describe('fitKeptMessages', () => {
     expect(fit.tokensAfter).toBeLessThanOrEqual(8000);
   });
 
-  it('clamps huge arguments last, as an object the provider can parse', () => {
-    const content = 'export const x = 1;\n'.repeat(20_000);
+  it('clamps huge arguments last, in place: the file path stays, the content is an excerpt', () => {
+    const content = 'export const x = "a\\b";\n'.repeat(20_000);
     const input = { path: 'src/big.ts', content };
     const tokens = 2 + count.input(input) + 5;
     const write: ToolPart = { ...toolPart('write', 5, { callId: 'w', input, output: 'ok' }), tokens };
     const fit = fitKeptMessages(conversation([user('write it', 10), assistant([write])]), options);
-    expect(fit.clamps).toMatchObject([{ field: 'input' }]);
+    expect(fit.clamps).toMatchObject([{ field: 'input', fields: ['input'] }]);
+    const shown = fit.clamps[0]!.part as ToolPart;
+    const args = shown.input as { path: string; content: string };
+    expect(args.path).toBe('src/big.ts');
+    expect(args.content).toMatch(/^export const x/);
+    expect(args.content).toMatch(
+      /\[\.\.\. argument "content" clamped to fit the context window: .*; call w\]/,
+    );
+    // Counted as the store counts arguments (escapes included), within what the fit needed.
+    expect(shown.tokens).toBe(2 + count.input(shown.input) + 5);
+    expect(fit.fits).toBe(true);
+    expect(fit.tokensAfter).toBeLessThanOrEqual(8000);
+  });
+
+  it('wraps arguments that are not an object of strings', () => {
+    const input = 'x'.repeat(100_000);
+    const call: ToolPart = {
+      ...toolPart('run', 5, { callId: 'r', input, output: 'ok' }),
+      tokens: 2 + count.input(input) + 5,
+    };
+    const fit = fitKeptMessages(conversation([user('run it', 10), assistant([call])]), options);
     const shown = fit.clamps[0]!.part as ToolPart;
     expect(Object.keys(shown.input as object)).toEqual([CLAMPED_INPUT_KEY]);
-    expect(fit.fits).toBe(true);
+    expect(fit.tokensAfter).toBeLessThanOrEqual(8000);
+  });
+
+  it('keeps the arguments of a call still running whole', () => {
+    const input = { content: 'y'.repeat(100_000) };
+    const running: ToolPart = {
+      ...toolPart('write', 0, { callId: 'r', input, status: 'running' }),
+      tokens: 2 + count.input(input),
+    };
+    const fit = fitKeptMessages(conversation([user('go', 10), assistant([running])]), options);
+    expect(fit.clamps).toEqual([]);
+    expect(fit.fits).toBe(false);
+  });
+
+  it('clamps two fields of one part together, each counted once', () => {
+    const output = 'row\n'.repeat(40_000);
+    const input = { path: 'big.csv', content: 'z'.repeat(40_000) };
+    const outputTokens = estimateTokens(output);
+    const part: ToolPart = {
+      ...toolPart('write', outputTokens, { callId: 'both', input, output }),
+      tokens: 2 + count.input(input) + outputTokens,
+    };
+    const fit = fitKeptMessages(conversation([user('go', 10), assistant([part])]), {
+      ...options,
+      targetTokens: 3000,
+    });
+    expect(fit.clamps).toHaveLength(1);
+    expect(fit.clamps[0]!.fields).toEqual(['output', 'input']);
+    const shown = fit.clamps[0]!.part as ToolPart;
+    expect(shown.output).toMatch(/tool output clamped/);
+    expect((shown.input as { content: string }).content).toMatch(/argument "content" clamped/);
+    expect(shown.tokens).toBe(2 + count.input(shown.input) + shown.outputTokens);
+    expect(fit.tokensAfter).toBe(1000 + 10 + shown.tokens);
   });
 
   it('clamps a huge tool error like a text', () => {

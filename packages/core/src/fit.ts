@@ -33,8 +33,10 @@ export interface PartClamp {
   seq: number;
   /** Position in the message's parts (the store's `parts.idx`). */
   index: number;
+  /** The field clamped last, and every field this fit replaced (a part may lose several). */
   field: ClampedField;
-  /** The part with the field replaced by its excerpt and its token counts recounted. */
+  fields: ClampedField[];
+  /** The part with the fields replaced by their excerpts and its token counts recounted. */
   part: Part;
   /** What the part cost in the view before and after ({@link partTokens}). */
   tokensBefore: number;
@@ -76,6 +78,8 @@ interface Candidate {
   fieldTokens: number;
   /** The field's original content as text (a tool input serialised). */
   content: string;
+  /** A tool input's original value (objects keep their keys when clamped). */
+  input?: unknown;
 }
 
 /** The kept messages' parts that can be clamped, by tier, oldest first within each tier. */
@@ -93,9 +97,17 @@ function candidateTiers(kept: readonly Message[], count: FitCounters): Candidate
           outputs.push({ ...at, field: 'output', fieldTokens: part.outputTokens, content: part.output });
         if (part.status === 'error' && part.error !== null)
           texts.push({ ...at, field: 'error', fieldTokens: count.text(part.error), content: part.error });
-        const args = inputText(part.input);
+        // A call still running keeps its arguments whole: its result will be PATCHed onto the
+        // part, and a clamp made before would be counted in place of the finished part.
+        const args = part.status === 'completed' || part.status === 'error' ? inputText(part.input) : '';
         if (args !== '')
-          inputs.push({ ...at, field: 'input', fieldTokens: count.input(part.input), content: args });
+          inputs.push({
+            ...at,
+            field: 'input',
+            fieldTokens: count.input(part.input),
+            content: args,
+            input: part.input,
+          });
       }
     });
   });
@@ -128,33 +140,97 @@ function markerFor(candidate: Candidate, part: Part): ExcerptMarker {
     `[... ${what} clamped to fit the context window: ${formatCount(omitted)} of ${size} left out${call}]`;
 }
 
-/** The part with the candidate's field cut to `cap` tokens, recounted. */
-function clampPart(part: Part, candidate: Candidate, cap: number, count: FitCounters): Part {
+/** Tokens of one field of a part as the store counts it (a tool part's own count is their sum). */
+function fieldTokensOf(part: Part, field: ClampedField, count: FitCounters): number {
+  if (part.type === 'text' || part.type === 'reasoning') return part.tokens;
+  if (part.type !== 'tool') return 0;
+  if (field === 'output') return part.outputTokens;
+  if (field === 'error') return part.error === null ? 0 : count.text(part.error);
+  return count.input(part.input);
+}
+
+/**
+ * `shown` (the part as the view shows it, perhaps with another field already clamped) with the
+ * candidate's field cut to `cap` tokens from its original content, recounted.
+ */
+function clampPart(shown: Part, candidate: Candidate, cap: number, count: FitCounters): Part {
+  const marker = markerFor(candidate, shown);
+  const rest = shown.tokens - fieldTokensOf(shown, candidate.field, count);
+  if (candidate.field === 'input' && shown.type === 'tool') {
+    const input = clampInput(candidate, shown.callId, cap, count, marker);
+    return { ...shown, input, tokens: rest + count.input(input) };
+  }
   const excerpt = excerptText(candidate.content, cap, {
     textTokens: candidate.fieldTokens,
     count: count.text,
-    marker: markerFor(candidate, part),
+    marker,
   });
-  if (part.type === 'text' || part.type === 'reasoning')
-    return { ...part, text: excerpt.text, tokens: excerpt.tokens };
-  const tool = part as ToolPart;
-  switch (candidate.field) {
-    case 'output':
-      return {
-        ...tool,
-        output: excerpt.text,
-        tokens: tool.tokens - tool.outputTokens + excerpt.tokens,
-        outputTokens: excerpt.tokens,
-      };
-    case 'error':
-      return { ...tool, error: excerpt.text, tokens: tool.tokens - candidate.fieldTokens + excerpt.tokens };
-    case 'input': {
-      const input = { [CLAMPED_INPUT_KEY]: excerpt.text };
-      return { ...tool, input, tokens: tool.tokens - candidate.fieldTokens + count.input(input) };
-    }
-    default:
-      throw new Error(`a ${part.type} part has no ${candidate.field} to clamp`);
+  if (shown.type === 'text' || shown.type === 'reasoning')
+    return { ...shown, text: excerpt.text, tokens: excerpt.tokens };
+  if (shown.type !== 'tool') throw new Error(`a ${shown.type} part has no ${candidate.field} to clamp`);
+  if (candidate.field === 'output')
+    return { ...shown, output: excerpt.text, tokens: rest + excerpt.tokens, outputTokens: excerpt.tokens };
+  return { ...shown, error: excerpt.text, tokens: rest + excerpt.tokens };
+}
+
+/** String arguments longer than this are what a clamp cuts; shorter ones (a path, a command) stay. */
+const LONG_ARGUMENT_CHARS = 200;
+
+/**
+ * Arguments cut to about `cap` tokens as the store counts them (canonical JSON): in an object,
+ * the long string values are excerpted in place and the other keys kept (the `path` of a huge
+ * `write` still names its file); anything else becomes `{ "_clamped": "<excerpt>" }`. Excerpts
+ * are counted as they serialise, escapes included.
+ */
+function clampInput(
+  candidate: Candidate,
+  callId: string,
+  cap: number,
+  count: FitCounters,
+  marker: ExcerptMarker,
+): unknown {
+  const { input } = candidate;
+  const serialised = (text: string) => count.text(JSON.stringify(text));
+  const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
+  const entries = isObject ? Object.entries(input as Record<string, unknown>) : [];
+  const long = entries.filter(([, value]) => typeof value === 'string' && value.length > LONG_ARGUMENT_CHARS);
+  if (long.length === 0) {
+    const wrapped = (text: string) => ({ [CLAMPED_INPUT_KEY]: text });
+    const excerpt = excerptText(candidate.content, cap, {
+      textTokens: count.input(wrapped(candidate.content)),
+      count: (text) => count.input(wrapped(text)),
+      marker,
+    });
+    return wrapped(excerpt.text);
   }
+  const skeleton = Object.fromEntries(
+    entries.map(([key, value]) => [key, long.some(([k]) => k === key) ? '' : value]),
+  );
+  // Shared among the long values by their lengths, halved until the whole fits.
+  const total = long.reduce((sum, [, value]) => sum + (value as string).length, 0);
+  let room = cap - count.input(skeleton);
+  for (let round = 0; round < 6; round++) {
+    const clamped: Record<string, unknown> = { ...skeleton };
+    for (const [key, value] of long) {
+      const text = value as string;
+      const share = Math.floor((Math.max(0, room) * text.length) / total);
+      const valueMarker: ExcerptMarker = (omitted) =>
+        `[... argument "${key}" clamped to fit the context window: ${formatCount(omitted)} of ${formatCount(text.length)} characters left out; call ${callId}]`;
+      clamped[key] = excerptText(text, share < MIN_EXCERPT_TOKENS ? 0 : share, {
+        textTokens: serialised(text),
+        count: serialised,
+        marker: valueMarker,
+      }).text;
+    }
+    if (count.input(clamped) <= cap || room <= 0) return clamped;
+    room = Math.floor(room / 2);
+  }
+  return Object.fromEntries(
+    entries.map(([key, value]) => [
+      key,
+      long.some(([k]) => k === key) ? marker((value as string).length) : value,
+    ]),
+  );
 }
 
 /** The caps one tier is cut with: half the room, halved down to the smallest excerpt. */
@@ -193,18 +269,21 @@ export function fitKeptMessages(kept: readonly Message[], options: FitOptions): 
     const message = kept[candidate.messageIndex]!;
     const original = message.parts[candidate.partIndex]!;
     const shown = current(candidate);
-    const shownFieldTokens = candidate.fieldTokens - (partTokens(original) - partTokens(shown));
+    const shownFieldTokens = fieldTokensOf(shown, candidate.field, count);
     const size = Math.max(cap, shownFieldTokens - (total - goal));
     if (size >= shownFieldTokens) return true;
-    const clamped = clampPart(original, candidate, size, count);
+    const clamped = clampPart(shown, candidate, size, count);
     const saved = partTokens(shown) - partTokens(clamped);
     if (saved <= 0) return true;
     total -= saved;
-    clamps.set(`${candidate.messageIndex}:${candidate.partIndex}`, {
+    const key = `${candidate.messageIndex}:${candidate.partIndex}`;
+    const fields = clamps.get(key)?.fields ?? [];
+    clamps.set(key, {
       messageId: message.id,
       seq: message.seq,
       index: candidate.partIndex,
       field: candidate.field,
+      fields: fields.includes(candidate.field) ? fields : [...fields, candidate.field],
       part: clamped,
       tokensBefore: partTokens(original),
       tokensAfter: partTokens(clamped),

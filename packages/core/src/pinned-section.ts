@@ -115,9 +115,27 @@ export function parsePinnedSections(text: string): PinnedItems {
  * summarizer's prompt escapes tags with (core prompt-data.ts): it goes too.
  */
 export function stripPinnedSections(text: string): string {
-  return text
-    .replace(/\\*<\s*pinned\b[^>]*>[\s\S]*?\\*<\s*\/\s*pinned\s*>/gi, '')
-    .replace(/\\*<\s*\/?\s*pinned\b[^>]*>/gi, '')
+  return withoutMatches(
+    withoutMatches(text, /<\s*pinned\b[^>]*>[\s\S]*?\\*<\s*\/\s*pinned\s*>/gi),
+    /<\s*\/?\s*pinned\b[^>]*>/gi,
+  )
     .replace(/\n{3,}/g, '\n\n')
     .trim();
+}
+
+/**
+ * `text` without the matches of `pattern` (global) and the backslashes right before each. Found
+ * by walking back from each match: a pattern that began with `\\*` would rescan a long run of
+ * backslashes from every one of them (quadratic, on text a model wrote).
+ */
+function withoutMatches(text: string, pattern: RegExp): string {
+  let kept = '';
+  let from = 0;
+  for (const match of text.matchAll(pattern)) {
+    let start = match.index;
+    while (start > from && text[start - 1] === '\\') start--;
+    kept += text.slice(from, start);
+    from = match.index + match[0].length;
+  }
+  return kept + text.slice(from);
 }

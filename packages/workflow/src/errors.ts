@@ -18,6 +18,7 @@ export type CompactionErrorCode =
   | 'llm_overflow'
   | 'invalid_summary'
   | 'context_cannot_fit'
+  | 'kept_messages_cannot_fit'
   | 'session_gone'
   | 'invalid_policy'
   | 'attempts_exhausted'

@@ -133,30 +133,38 @@ describe('the fit guarantee: the context fits after every compaction, whatever o
     );
   });
 
-  it('with no cut to make, it clamps alone and carries the previous summary over', async () => {
-    const session = await w.seedSession(sessionWithGiantOutput(20_000), { contextWindow: 16_000 });
-    const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
-    expect((await runCompaction(w.resources, first.compaction.id, { lastAttempt: true })).status).toBe(
-      'completed',
-    );
-    const summaryBefore = (await fitOf(session.pk)).after.messages.find(
-      (m) => m.summary && m.role === 'assistant',
-    );
-    await w.append(session, sessionWithGiantOutput(80_000, 'giant-2').slice(-2));
-    // Asked to keep everything: no cut, but the session is over its window.
-    const { compaction } = await requestCompaction(w.resources.db, session, {
-      reason: 'manual',
-      keepRecentTokens: 1_000_000,
-    });
-    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
-    expect(result.status).toBe('completed');
-    expect(result.compaction!.tokensAfter).toBeLessThanOrEqual(usable);
-    const { after } = await fitOf(session.pk);
-    const summaryAfter = after.messages.find((m) => m.summary && m.role === 'assistant');
-    expect(result.compaction!.details).toMatchObject({ clampOnly: true, writtenBy: 'previous-summary' });
-    expect(textOf(summaryAfter)).toBe(textOf(summaryBefore));
-    expect(validateContext(toOpenAIMessages(after))).toEqual([]);
-  });
+  it.each([false, true])(
+    'with no cut to make, it clamps alone and carries the previous summary over (system prompt: %s)',
+    async (withSystem) => {
+      const system: MessageInput[] = withSystem
+        ? [{ role: 'system', parts: [{ type: 'text', text: 'You are careful.' }] }]
+        : [];
+      const session = await w.seedSession([...system, ...sessionWithGiantOutput(20_000)], {
+        contextWindow: 16_000,
+      });
+      const first = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+      expect((await runCompaction(w.resources, first.compaction.id, { lastAttempt: true })).status).toBe(
+        'completed',
+      );
+      const summaryBefore = (await fitOf(session.pk)).after.messages.find(
+        (m) => m.summary && m.role === 'assistant',
+      );
+      await w.append(session, sessionWithGiantOutput(80_000, 'giant-2').slice(-2));
+      // Asked to keep everything: no cut, but the session is over its window.
+      const { compaction } = await requestCompaction(w.resources.db, session, {
+        reason: 'manual',
+        keepRecentTokens: 1_000_000,
+      });
+      const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+      expect(result.status).toBe('completed');
+      expect(result.compaction!.tokensAfter).toBeLessThanOrEqual(usable);
+      const { after } = await fitOf(session.pk);
+      const summaryAfter = after.messages.find((m) => m.summary && m.role === 'assistant');
+      expect(result.compaction!.details).toMatchObject({ clampOnly: true, writtenBy: 'previous-summary' });
+      expect(textOf(summaryAfter)).toBe(textOf(summaryBefore));
+      expect(validateContext(toOpenAIMessages(after))).toEqual([]);
+    },
+  );
 
   it('never completes a compaction that would leave the context larger than it found it', async () => {
     // Two short messages: any summary of the first is longer than the message it replaces.

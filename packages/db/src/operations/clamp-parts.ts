@@ -20,7 +20,8 @@ export interface StoredClamp {
  * Writes a compaction's clamps (core fit.ts) and flags their parts, for the completion's
  * transaction: it runs right after the completion in the same pipeline, and writes only when
  * that completion happened (the row is completed, not yet sized, at the attempt's fence), so a
- * superseded attempt writes nothing. A part clamped again gets the newer clamp. The clamps go
+ * superseded attempt writes nothing. A part clamped again gets the newer clamp, on top of the
+ * fields an earlier one replaced (the newer was computed from the part as it showed). The clamps go
  * as one array parameter per column, however many.
  */
 export function clampPartsSql(input: {
@@ -59,6 +60,11 @@ export function clampPartsSql(input: {
     from target t
     on conflict (part_pk) do update set
       clamped_by = excluded.clamped_by, clamped_at = excluded.clamped_at, field = excluded.field,
-      tokens = excluded.tokens, output_tokens = excluded.output_tokens, text = excluded.text,
-      tool_input = excluded.tool_input, tool_output = excluded.tool_output, tool_error = excluded.tool_error`;
+      tokens = excluded.tokens, output_tokens = excluded.output_tokens,
+      -- A later clamp of another field keeps the earlier one's: its counts were measured on the
+      -- part as the view showed it, with that clamp applied.
+      text = coalesce(excluded.text, part_clamps.text),
+      tool_input = coalesce(excluded.tool_input, part_clamps.tool_input),
+      tool_output = coalesce(excluded.tool_output, part_clamps.tool_output),
+      tool_error = coalesce(excluded.tool_error, part_clamps.tool_error)`;
 }

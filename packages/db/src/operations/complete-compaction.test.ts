@@ -10,10 +10,10 @@ import { StaleAttemptError } from '../errors';
 import { claimCompaction, enterStep, listCompactionSteps } from '../queries/compaction-lifecycle';
 import { findCompaction, insertCompaction } from '../queries/compactions';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
-import { createTestSession, newMessage, text } from '../test-support/fixtures';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
-import { loadHistoryPage } from './load-messages';
+import { loadContextRows, loadHistoryPage } from './load-messages';
 
 const t = useTestDatabase();
 
@@ -133,5 +133,67 @@ describe('completeCompaction', () => {
     expect(await findCompaction(t.db, compaction.id)).toMatchObject({ status: 'running', boundarySeq: null });
     const history = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 100 });
     expect(history.messages.some((m) => m.summary)).toBe(false);
+  });
+});
+
+describe('clamps written with the completion', () => {
+  /** Completes a compaction of `session` keeping everything, with these clamps. */
+  async function completeWith(sessionPk: number, clamps: Parameters<typeof completeCompaction>[1]['clamps']) {
+    const row = await insertCompaction(t.db, {
+      id: `cmp_${randomUUID()}`,
+      sessionPk,
+      reason: 'manual',
+      strategy: 'summarize',
+      status: 'running',
+    });
+    return completeCompaction(t.db, {
+      compactionId: row!.id,
+      sessionPk,
+      summaryMessages: [],
+      boundarySeq: 1,
+      tokensBefore: 0,
+      messagesBefore: 0,
+      finishedAt: new Date(),
+      ...(clamps ? { clamps } : {}),
+    });
+  }
+
+  it('the view shows a part clamped twice with both clamps, and counts it as the latest measured it', async () => {
+    const session = await createTestSession(t.db);
+    const input = { path: 'big.csv', content: 'z'.repeat(4000) };
+    await appendMessages(t.db, session.pk, [
+      newMessage('user', [text('write it', 5)]),
+      newMessage('assistant', [
+        tool('w', 'row\n'.repeat(2000), { input, tokens: 3_100, outputTokens: 2_000 }),
+      ]),
+    ]);
+    const clamp = { seq: 2, idx: 0, text: null, toolInput: null, toolError: null };
+    await completeWith(session.pk, [
+      { ...clamp, field: 'output', tokens: 1_150, outputTokens: 50, toolOutput: 'row\n[... clamped]' },
+    ]);
+    await completeWith(session.pk, [
+      {
+        ...clamp,
+        field: 'input',
+        tokens: 120,
+        outputTokens: 50,
+        toolOutput: null,
+        toolInput: { path: 'big.csv', content: 'z[...]' },
+      },
+    ]);
+
+    const { messages } = await loadContextRows(t.db, session.pk);
+    const part = messages.find((m) => m.seq === 2)!.parts[0]!;
+    expect(part).toMatchObject({
+      output: 'row\n[... clamped]',
+      input: { path: 'big.csv', content: 'z[...]' },
+      tokens: 120,
+      outputTokens: 50,
+    });
+    const stats = await contextTokenStats(t.db, session.pk);
+    expect(stats.storedTokens).toBe(5 + 120);
+    // The raw history keeps the part whole.
+    const raw = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    expect(raw.messages.find((m) => m.seq === 2)!.parts[0]).toMatchObject({ input, tokens: 3_100 });
   });
 });

@@ -193,9 +193,14 @@ export async function applyRetentionPurge(
         ),
         cleared as (
           update parts p set text = null, tool_input = null, tool_output = null, tool_error = null, url = null,
-                             purged_at = coalesce(p.purged_at, ${at}::timestamptz)
+                             clamped = false, purged_at = coalesce(p.purged_at, ${at}::timestamptz)
           where p.message_pk in (select pk from batch)
           returning 1
+        ),
+        -- An excerpt the view once showed instead of a part (core fit.ts) is its content too.
+        unclamped as (
+          delete from part_clamps c using parts p
+          where c.part_pk = p.pk and p.message_pk in (select pk from batch)
         ),
         marked as (
           update messages m set purged_at = ${at}::timestamptz where m.pk in (select pk from batch) returning 1
@@ -229,6 +234,10 @@ export async function applyRetentionPurge(
           update parts p set tool_output = null, purged_at = ${at}::timestamptz
           from batch where p.pk = batch.pk
           returning batch.bytes
+        ),
+        -- The view shows the placeholder for a pruned output: an excerpt of it goes too.
+        unclamped as (
+          update part_clamps c set tool_output = null from batch where c.part_pk = batch.pk
         ),
         last as (select seq, idx from batch order by seq desc, idx desc limit 1)
         select count(*) as parts, coalesce(sum(bytes), 0) as bytes,

@@ -238,7 +238,9 @@ function firstUnfinishedOfCurrentTurn(kept: readonly Message[]): number {
  * gives up what it must, its pinned section (the goal, the constraints: core summary-check.ts)
  * last. The model's text keeps its head and tail around a marker; when even the pinned section
  * does not fit, the whole text is cut the same way (the marker alone below
- * {@link MIN_EXCERPT_TOKENS}). Fails `context_cannot_fit` when even that is not enough.
+ * {@link MIN_EXCERPT_TOKENS}). Fails `kept_messages_cannot_fit` when even that is not enough
+ * (a newest message of a thousand calls, or of file parts, which cannot be clamped): unlike the
+ * pinned system messages' `context_cannot_fit`, the next append's compaction may cut past it.
  */
 function cutSummary(context: FitContext, fitted: Fitted): Fitted {
   const { outcome } = fitted;
@@ -269,37 +271,27 @@ function cutSummary(context: FitContext, fitted: Fitted): Fitted {
     if (after <= context.usable) return { ...fitted, outcome: shortened, after, fits: true };
   }
   throw new CompactionFailedError(
-    'context_cannot_fit',
+    'kept_messages_cannot_fit',
     `the newest messages take ${keptAfter} tokens even clamped, the pinned system messages ` +
       `${context.pinnedTokens}, the summary's framing and file lists ${overhead}; ` +
       `the model accepts ${context.usable}`,
   );
 }
 
-/** A core clamp as the store keeps it: the replaced content columns, the rest null. */
+/** A core clamp as the store keeps it: every content column it replaced, the rest null. */
 function toStoredClamp(clamp: PartClamp): StoredClamp {
   const part: Part = clamp.part;
-  const stored: StoredClamp = {
+  const replaced = (field: PartClamp['field']) => clamp.fields.includes(field);
+  const tool = part.type === 'tool' ? part : null;
+  return {
     seq: clamp.seq,
     idx: clamp.index,
     field: clamp.field,
     tokens: part.tokens,
-    outputTokens: part.type === 'tool' ? part.outputTokens : 0,
-    text: null,
-    toolInput: null,
-    toolOutput: null,
-    toolError: null,
+    outputTokens: tool ? tool.outputTokens : 0,
+    text: part.type === 'text' || part.type === 'reasoning' ? part.text : null,
+    toolInput: tool && replaced('input') ? tool.input : null,
+    toolOutput: tool && replaced('output') ? tool.output : null,
+    toolError: tool && replaced('error') ? tool.error : null,
   };
-  if (part.type === 'text' || part.type === 'reasoning') return { ...stored, text: part.text };
-  if (part.type !== 'tool') return stored;
-  switch (clamp.field) {
-    case 'output':
-      return { ...stored, toolOutput: part.output };
-    case 'error':
-      return { ...stored, toolError: part.error };
-    case 'input':
-      return { ...stored, toolInput: part.input };
-    default:
-      return stored;
-  }
 }

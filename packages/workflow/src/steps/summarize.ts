@@ -136,15 +136,17 @@ function clampOnly(
   nothing: Extract<SummarizeOutcome, { kind: 'nothing-to-compact' }>,
 ): SummaryOutcome | typeof nothing {
   const pinOn = attempt.policy.pinSystemMessages;
-  const first = view.find((m) => !m.summary && !(pinOn && isPinnedMessage(m)));
+  // Pinned system messages come first in the view, before the summary these read.
+  const unpinned = pinOn ? view.filter((m) => !isPinnedMessage(m)) : view;
+  const first = unpinned.find((m) => !m.summary);
   if (!first) return nothing;
-  const previous = extractPreviousSummary(view);
+  const previous = extractPreviousSummary(unpinned);
   return {
     kind: 'summary',
     summaryText: previous,
     boundarySeq: first.seq,
     messagesCompacted: 0,
-    fileOps: mergeFileOps(extractPreviousFileOps(view)),
+    fileOps: mergeFileOps(extractPreviousFileOps(unpinned)),
     writtenBy: previous === null ? 'none' : 'previous-summary',
     llm: null,
     fallback: null,
