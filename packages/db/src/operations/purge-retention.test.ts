@@ -180,6 +180,28 @@ describe('applyRetentionPurge', () => {
     expect(await sessionRows(session.pk)).toBe(after);
   });
 
+  it('purges the excerpts a clamp showed of purged content too', async () => {
+    const id = tenant();
+    const session = await seedCompactedSession(t.db, id);
+    // An excerpt of a message now behind the boundary (seq 2), and of a pruned output (seq 5).
+    await t.db.execute(`
+      insert into part_clamps (part_pk, session_pk, clamped_by, clamped_at, field, tokens, output_tokens, text, tool_output)
+      select p.pk, p.session_pk, 'cmp_test', now(), case when p.seq = 2 then 'text' else 'output' end, 5, 0,
+             case when p.seq = 2 then 'Fix the failing [...]' end, case when p.seq = 5 then 'yyy[...]' end
+      from parts p where p.session_pk = ${session.pk} and (p.seq = 2 or p.call_id = 'call_2')`);
+    await t.db.execute(
+      `update parts set clamped = true where session_pk = ${session.pk} and (seq = 2 or call_id = 'call_2')`,
+    );
+
+    await applyRetentionPurge(t.db, scope(id), { at: RETENTION_NOW });
+
+    const { rows } = await t.db.execute<{ seq: number; text: string | null; tool_output: string | null }>(
+      `select p.seq, c.text, c.tool_output from part_clamps c join parts p on p.pk = c.part_pk
+       where c.session_pk = ${session.pk} order by p.seq`,
+    );
+    expect(rows).toEqual([{ seq: 5, text: null, tool_output: null }]);
+  });
+
   it('works in batches that together cover more rows than one batch', async () => {
     const id = tenant();
     const session = await createTestSession(t.db, id);
