@@ -15,7 +15,7 @@
  * limit, parts shrink to their markers alone.
  */
 import { excerptText, formatCount, type ExcerptMarker } from './excerpt';
-import type { Message, Part, ToolPart } from './model';
+import type { Message, Part } from './model';
 import { messageTokens, partTokens, type CountTokens } from './tokens';
 
 /** The smallest excerpt worth keeping before a part is reduced to its marker alone. */
