@@ -70,7 +70,7 @@ async function time(fn: () => Promise<unknown>): Promise<{ median: number; p95: 
 
 await ensureDatabase(URL);
 await migrateDatabase(URL);
-const database = createDatabase(URL, { applicationName: 'compactor-bench' });
+const database = createDatabase(URL, { statementTimeoutMs: 0, applicationName: 'compactor-bench' });
 const { db } = database;
 try {
   const session = await insertSession(db, {

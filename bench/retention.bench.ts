@@ -18,7 +18,7 @@ const URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:543
 const GOAL_GROWTH = 1.5;
 
 await freshDatabase(URL);
-const database = createDatabase(URL, { applicationName: 'compactor-bench-retention' });
+const database = createDatabase(URL, { statementTimeoutMs: 0, applicationName: 'compactor-bench-retention' });
 const { db, pool } = database;
 const recorder = new QueryRecorder(pool);
 class Rollback extends Error {}

@@ -63,7 +63,7 @@ const startedAt = performance.now();
 let seedingMs = 0;
 
 await freshDatabase(URL);
-const database = createDatabase(URL, { applicationName: 'compactor-bench-scale' });
+const database = createDatabase(URL, { statementTimeoutMs: 0, applicationName: 'compactor-bench-scale' });
 const { db, pool } = database;
 const recorder = new QueryRecorder(pool);
 const goals = new Goals();

@@ -201,7 +201,11 @@ const FIRST_COMPACTIONS = 640;
 const row = (label: string, value: string) => console.log(`${label.padEnd(62)} ${value}`);
 
 await freshDatabase(DATABASE_URL);
-const database = createDatabase(DATABASE_URL, { applicationName: 'compactor-bench', max: 20 });
+const database = createDatabase(DATABASE_URL, {
+  statementTimeoutMs: 0,
+  applicationName: 'compactor-bench',
+  max: 20,
+});
 const { db } = database;
 const fastStub = await startStubProcess();
 /** Every queue prefix this run used: their keys are deleted at the end, whatever happened. */

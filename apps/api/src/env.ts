@@ -50,6 +50,16 @@ export const EnvSchema = z.object({
   TOKENIZER_ENCODING: z.enum(['auto', 'o200k_base', 'cl100k_base']).default('auto'),
   /** Postgres connections of this process. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+  /**
+   * How long connecting to Postgres, or waiting for a free pooled connection, may take before the
+   * request is answered 503 (Postgres down or saturated): seconds, not the kernel's minutes.
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /**
+   * The longest statement: Postgres cancels it, and the client gives up 2 s later on its own (a
+   * frozen server); either way the request is answered 503. 0 disables both.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
 });

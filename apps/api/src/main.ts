@@ -57,6 +57,8 @@ async function main(): Promise<void> {
   const database = createDatabase(env.DATABASE_URL, {
     applicationName: 'compactor-api',
     max: env.DATABASE_POOL_SIZE,
+    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
   });
   const redis = createRedis(env.REDIS_URL, {
     lazyConnect: true,

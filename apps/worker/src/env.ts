@@ -27,6 +27,14 @@ export const WorkerEnvSchema = z
      * the reconciler holds one (its advisory lock's transaction) while its work uses another.
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1_000).default(10),
+    /** Connecting to Postgres or waiting for a pooled connection, before the job's try fails (and is retried). */
+    DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+    /**
+     * The longest statement (a compaction's view of a never-compacted session reads seconds of
+     * rows): Postgres cancels it, the client gives up 2 s later on a frozen server; the try fails
+     * and the queue retries it. 0 disables both.
+     */
+    DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
     /** Health and metrics port; 0 picks a free one (several workers on one host). */
     PORT: z.coerce.number().int().min(0).max(65_535).default(0),
     HOST: z.string().min(1).default('127.0.0.1'),

@@ -42,6 +42,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   const database = createDatabase(env.DATABASE_URL, {
     applicationName: 'compactor-worker',
     max: env.DATABASE_POOL_SIZE,
+    connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     onConnectionError: (error) => log.warn({ err: error.message }, 'postgres connection lost'),
   });
   // BullMQ's blocking commands need maxRetriesPerRequest: null (it duplicates this client for

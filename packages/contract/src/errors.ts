@@ -35,7 +35,11 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
     status: 429,
     meaning: 'too many writes waiting for one session; retry after `Retry-After` seconds',
   },
-  service_unavailable: { status: 503, meaning: 'a dependency (Redis for the event stream) is unavailable' },
+  service_unavailable: {
+    status: 503,
+    meaning:
+      'a dependency (Postgres, or Redis for the event stream) is unavailable; retry after `Retry-After`',
+  },
   internal_error: { status: 500, meaning: 'a bug: bad input never yields a 5xx' },
 };
 

@@ -25,7 +25,27 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** Told when a connection is lost (idle or checked out); the pool replaces it either way. */
   onConnectionError?: (error: Error) => void;
+  /**
+   * How long opening a connection, or waiting for a free one of the pool, may take before the
+   * caller gets an error (default {@link DEFAULT_CONNECT_TIMEOUT_MS}): a database that is down or
+   * full answers fast instead of queueing requests without end.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * The longest statement (default {@link DEFAULT_STATEMENT_TIMEOUT_MS}): Postgres cancels it
+   * (`statement_timeout`), and the client gives up {@link QUERY_TIMEOUT_MARGIN_MS} later on its
+   * own, for a server that stopped answering altogether (frozen, or cut off without a reset).
+   * 0: no limit (benchmarks seeding millions of rows, the retention purge).
+   */
+  statementTimeoutMs?: number;
 }
+
+/** Default of {@link DatabaseOptions.connectTimeoutMs}. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** Default of {@link DatabaseOptions.statementTimeoutMs}: the API's longest statements take seconds. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+/** How much longer than `statement_timeout` the client waits for an answer before it gives up. */
+export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
 
 /**
  * How long an idle connection stays open. pg-pool's default (10 s) is shorter than an agent's
@@ -38,10 +58,16 @@ export const POOL_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 /** Opens a pool and a drizzle handle over it. The caller owns `close()`. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    statement_timeout: statementTimeout,
+    ...(statementTimeout > 0 ? { query_timeout: statementTimeout + QUERY_TIMEOUT_MARGIN_MS } : {}),
+    // A peer that vanished without a reset (a host gone, a cut network) is noticed by TCP.
+    keepAlive: true,
     application_name: options.applicationName ?? 'compactor',
     // No JIT: every query here is an OLTP read of one session's kept window, and the planner,
     // which cannot know the boundary before run time, over-estimates the view and switches JIT

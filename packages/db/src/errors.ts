@@ -62,6 +62,30 @@ export function rootCause(error: unknown): unknown {
   return current;
 }
 
+/**
+ * Whether a failure says the database cannot be reached or answer now, rather than that a
+ * statement is wrong: a refused or reset connection, a server shutting down or restarting
+ * (SQLSTATE 57P01–57P03), a broken connection (class 08), too many connections (53300), a
+ * statement cancelled by `statement_timeout` (57014), or the pool's own timeouts (no free
+ * connection in time, no answer in time). Such a request can succeed later: the API answers 503
+ * with Retry-After, the workers retry.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const cause = rootCause(error) as { code?: unknown; message?: unknown } | null;
+  const code = cause?.code;
+  if (
+    typeof code === 'string' &&
+    /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|57P0[1-3]|57014|08|53300)/.test(
+      code,
+    )
+  )
+    return true;
+  const message = typeof cause?.message === 'string' ? cause.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Query read timeout/i.test(
+    message,
+  );
+}
+
 /** A failure's message safe to record and log: the root cause's, without SQL parameters, bounded. */
 export function safeErrorMessage(error: unknown): string {
   const cause = rootCause(error);

@@ -3,3 +3,4 @@ export * from './database';
 export * from './queue';
 export * from './session';
 export * from './recording-server';
+export * from './tcp-proxy';

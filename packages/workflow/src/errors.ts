@@ -6,7 +6,7 @@ import {
   LlmRetryableError,
   isLlmError,
 } from '@compactor/llm';
-import { CoveredMessageChangedError, rootCause } from '@compactor/db';
+import { CoveredMessageChangedError, isDatabaseUnavailable } from '@compactor/db';
 
 // Where the workflow's callers have always found them; they live in db, beside the driver's errors.
 export { rootCause, safeErrorMessage } from '@compactor/db';
@@ -43,19 +43,8 @@ export function isTransient(error: unknown): boolean {
   if (error instanceof LlmRetryableError || error instanceof CoveredMessageChangedError) return true;
   if (isLlmError(error)) return false;
   if (error instanceof CompactionFailedError) return false;
-  // Database or network blips surface as driver errors with a connection code, or pg's own
-  // "Connection terminated" when the server ended the session (a restart, pg_terminate_backend).
-  const cause = rootCause(error) as { code?: unknown; message?: unknown } | null;
-  const code = cause?.code;
-  if (
-    typeof code === 'string' &&
-    /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|57P0[1-3]|08|53300)/.test(code)
-  )
-    return true;
-  const message = typeof cause?.message === 'string' ? cause.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/i.test(
-    message,
-  );
+  // Database or network blips: the database is unreachable or did not answer in time.
+  return isDatabaseUnavailable(error);
 }
 
 /** The code a summarizer failure is recorded with when it ends the compaction (or its fallback). */

@@ -3,12 +3,15 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { PolicyError } from '@compactor/core';
-import { ConflictError, NotFoundError, loggableError } from '@compactor/db';
+import { ConflictError, NotFoundError, isDatabaseUnavailable, loggableError } from '@compactor/db';
 import { ApiError, type ErrorCode } from './errors';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
   return { error: { code, message, ...(details === undefined ? {} : { details }) } };
 }
+
+/** How long a client should wait before retrying a request the database could not serve. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** Maps Fastify's own error codes for bad requests onto the contract's codes. */
 const FASTIFY_CLIENT_ERRORS: Record<string, [number, ErrorCode]> = {
@@ -75,6 +78,14 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof ConflictError)
       return reply.code(409).send(body('conflict', error.message, error.details));
     if (error instanceof NotFoundError) return reply.code(404).send(body('not_found', error.message));
+    if (isDatabaseUnavailable(error)) {
+      // Nothing was acknowledged (a write's transaction did not commit); the client retries 503s.
+      request.log.warn({ err: loggableError(error) }, 'database unavailable');
+      return reply
+        .code(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+        .send(body('service_unavailable', 'the database is unavailable; retry later'));
+    }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     if (known) return reply.code(known[0]).send(body(known[1], error.message));
     if (

@@ -93,7 +93,11 @@ export async function runRetentionCommand(
     createdBefore: new Date(now.getTime() - parsed.olderThanDays * DAY_MS),
   };
   // One connection: the tenant's advisory lock below belongs to it and lives as long as the run.
-  const database = createDatabase(databaseUrl, { max: 1, applicationName: 'compactor-retention' });
+  const database = createDatabase(databaseUrl, {
+    max: 1,
+    statementTimeoutMs: 0,
+    applicationName: 'compactor-retention',
+  });
   try {
     if (parsed.apply && !(await lockTenantPurge(database.db, parsed.tenantId))) {
       io.err(
