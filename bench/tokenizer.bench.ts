@@ -2,11 +2,12 @@
  * @compactor/tokenizer against the other JS tokenizers: `npm run bench -- tokenizer`.
  *
  * Inputs are real text read from node_modules (so they are the same wherever the lockfile is):
- * 1 MB of prose (the packages' README.md files), 1 MB of code (typescript.js), and runs without
- * whitespace, the case where tiktoken-style BPE is quadratic. Reports rank-loading time, time and
- * throughput per input, the ratio to gpt-tokenizer, js-tiktoken and tiktoken (WASM) where they
- * finish in reasonable time, and the longest event-loop blockage while `count()` works through
- * 1 MB that contains a 100,000-character run.
+ * 1 MB of prose (the packages' README.md files), 1 MB of code (typescript.js), 1 MB of non-Latin
+ * text (TypeScript's localized messages), and runs without whitespace, the case where
+ * tiktoken-style BPE is quadratic, up to 5.1 million combining marks in one piece. Reports
+ * rank-loading time, time and throughput per input, the ratio to gpt-tokenizer, js-tiktoken and
+ * tiktoken (WASM) where they finish in reasonable time, and the longest event-loop blockage while
+ * `count()` works through 1 MB that contains a 100,000-character run.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -35,6 +36,16 @@ function readProse(chars: number): string {
 
 function readCode(chars: number): string {
   return readFileSync(join(nodeModules, 'typescript/lib/typescript.js'), 'utf8').slice(0, chars);
+}
+
+/** TypeScript's diagnostic messages in Japanese, Korean, Chinese and Russian: the non-ASCII path. */
+function readNonLatin(chars: number): string {
+  return ['ja', 'ko', 'zh-cn', 'ru']
+    .map((locale) =>
+      readFileSync(join(nodeModules, `typescript/lib/${locale}/diagnosticMessages.generated.json`), 'utf8'),
+    )
+    .join('\n')
+    .slice(0, chars);
 }
 
 /** Best of `repeats` wall-clock times in ms, and the count (all runs must agree). */
@@ -138,6 +149,7 @@ async function main(): Promise<void> {
   const inputs: Array<{ label: string; text: string; against: string[]; repeats: number }> = [
     { label: '1 MB prose', text: prose, against: everyone, repeats: 3 },
     { label: '1 MB code', text: code, against: everyone, repeats: 3 },
+    { label: '1 MB non-Latin', text: readNonLatin(1_000_000), against: everyone, repeats: 3 },
     { label: '2,000 × "a"', text: 'a'.repeat(2_000), against: everyone, repeats: 1 },
     { label: '20,000 × "a"', text: 'a'.repeat(20_000), against: quadraticButBearable, repeats: 1 },
     {
@@ -164,6 +176,10 @@ async function main(): Promise<void> {
 
   const oneMillion = time((t) => ours.countSync(t), 'a'.repeat(1_000_000), 1);
   console.log(`1,000,000 × "a" (one piece): ${fmt(oneMillion.ms)} ms`);
+  const marks = time((t) => ours.countSync(t), '\u0301'.repeat(5_100_000), 1);
+  console.log(
+    `5,100,000 × U+0301 (one piece of combining marks): ${fmt(marks.ms)} ms, ${marks.tokens} tokens`,
+  );
 
   const cl100k = time((t) => tokenizers.cl100k_base.countSync(t), prose, 5);
   const proseMegabytes = Buffer.byteLength(prose) / 1e6;

@@ -102,14 +102,15 @@ export class LongPieceMerge {
     const length = end - start;
     this.length = length;
     this.parts = length;
+    // Each pair's links and rank are set as `run` ranks it, so a piece of megabytes costs only
+    // allocation here and the rest happens in slices. The last part has no pair to rank.
     this.nextPart = new Int32Array(length);
     this.previousPart = new Int32Array(length);
-    this.pairRank = new Int32Array(length).fill(NOT_A_TOKEN);
+    this.pairRank = new Int32Array(length);
     this.heap = new Float64Array(Math.max(16, length));
-    for (let i = 0; i < length; i++) {
-      this.nextPart[i] = i + 1;
-      this.previousPart[i] = i - 1;
-    }
+    this.nextPart[length - 1] = length;
+    this.previousPart[length - 1] = length - 2;
+    this.pairRank[length - 1] = NOT_A_TOKEN;
   }
 
   /** Tokens in the piece; final once `run` has returned true. */
@@ -127,6 +128,8 @@ export class LongPieceMerge {
 
     while (this.pairsRanked < length - 1) {
       const offset = this.pairsRanked++;
+      nextPart[offset] = offset + 1;
+      previousPart[offset] = offset - 1;
       const rank = this.rankOfParts(offset, offset + 2);
       pairRank[offset] = rank;
       if (rank !== NOT_A_TOKEN) this.push(rank * START_RANGE + offset);

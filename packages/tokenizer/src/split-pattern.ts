@@ -10,7 +10,7 @@
  */
 
 /** Unicode `White_Space` (what Rust's `\s` means), written for a JavaScript character class. */
-const UNICODE_WHITE_SPACE = String.raw`\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`;
+export const UNICODE_WHITE_SPACE = String.raw`\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`;
 
 /**
  * Rewrites every `\s` and `\S` of `patStr` to Unicode `White_Space` and its complement, leaving

@@ -1,7 +1,8 @@
 import { asciiSplitterFor, type AsciiSplitter } from './ascii-splitter';
 import { countShortPieceTokens, LongPieceMerge } from './byte-pair-merge';
-import { SPLIT_PATTERN_FLAGS, type LoadedEncoding } from './encodings';
+import type { LoadedEncoding } from './encodings';
 import { NO_RANK, type RankTable } from './rank-table';
+import { unicodeSplitterFor, type UnicodeSplitter } from './unicode-splitter';
 
 /**
  * Pieces of at least this many bytes are merged with the heap, which can also pause. The rescan
@@ -44,15 +45,14 @@ export function utf8BinaryString(piece: string): string {
 
 /**
  * One count of one text, resumable: split the text into pieces (the ASCII splitter where it can
- * decide, the encoding's regex elsewhere), look each piece up whole, merge the rest. `run` can
+ * decide, the Unicode splitter elsewhere), look each piece up whole, merge the rest. `run` can
  * stop at a deadline between pieces or inside a long piece's merge, so the async count can yield
  * without holding the event loop.
  */
 export class TextTokenCount {
   private readonly ranks: RankTable;
   private readonly splitAscii: AsciiSplitter;
-  /** Sticky: matches exactly at lastIndex, where the ASCII splitter gave up. */
-  private readonly splitPattern: RegExp;
+  private readonly splitUnicode: UnicodeSplitter;
   private position = 0;
   private counted = 0;
   private pendingMerge: LongPieceMerge | undefined;
@@ -64,7 +64,7 @@ export class TextTokenCount {
   ) {
     this.ranks = encoding.ranks;
     this.splitAscii = asciiSplitterFor(encoding.name);
-    this.splitPattern = new RegExp(encoding.splitPattern, SPLIT_PATTERN_FLAGS);
+    this.splitUnicode = unicodeSplitterFor(encoding.name);
   }
 
   /** Tokens counted so far; the text's token count once `run` has returned true. */
@@ -83,7 +83,7 @@ export class TextTokenCount {
       this.pendingMerge = undefined;
     }
 
-    const { text, splitAscii, splitPattern } = this;
+    const { text, splitAscii, splitUnicode } = this;
     const checkClock = deadline !== Infinity;
     let piecesSinceClockCheck = 0;
     while (this.position < text.length) {
@@ -92,12 +92,8 @@ export class TextTokenCount {
       if (end >= 0) {
         this.countPiece(text, start, end, deadline);
       } else {
-        splitPattern.lastIndex = start;
-        const piece = splitPattern.exec(text)?.[0];
-        // Unreachable with tiktoken's patterns, which match one or more chars anywhere.
-        if (!piece) throw new Error(`split pattern matched nothing at offset ${start}`);
-        end = start + piece.length;
-        const bytes = utf8BinaryString(piece);
+        end = splitUnicode(text, start);
+        const bytes = utf8BinaryString(text.slice(start, end));
         this.countPiece(bytes, 0, bytes.length, deadline);
       }
       this.position = end;
