@@ -101,4 +101,16 @@ describe('client.events()', () => {
     expect(seen.map((event) => event.type)).toEqual(['prune.completed']);
     expect(opens).toBe(2);
   });
+
+  it('ends after session.deleted, the last event of a deleted session, instead of reconnecting', async () => {
+    const client = live.client({ retry: { baseDelayMs: 20 } });
+    await client.createSession({ id: 'ev-3', model: { id: 'gpt-4o' }, policy: { auto: false } });
+    const { isOpen, done } = follow('ev-3', () => false);
+    await isOpen;
+    await client.deleteSession('ev-3');
+    const seen = await done;
+    expect(seen).toEqual([
+      { type: 'session.deleted', sessionId: 'ev-3', compactionId: null, at: expect.any(String), data: {} },
+    ]);
+  });
 });

@@ -1,4 +1,10 @@
-import { boundedQueues, startCompaction, startPrune, type DispatchDeps } from '@compactor/queue';
+import {
+  announceSessionDeleted,
+  boundedQueues,
+  startCompaction,
+  startPrune,
+  type DispatchDeps,
+} from '@compactor/queue';
 import type { ApiJobs } from './resources';
 
 /** {@link ApiJobs} over the queue package's dispatch, with its dependencies bound once. */
@@ -7,5 +13,6 @@ export function createApiJobs(deps: DispatchDeps, options: { enqueueTimeoutMs?: 
   return {
     startCompaction: (session, request) => startCompaction(bound, session, request),
     startPrune: (session, reason) => startPrune(bound, session, reason),
+    sessionDeleted: (session) => announceSessionDeleted(bound, session),
   };
 }

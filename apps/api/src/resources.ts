@@ -10,7 +10,8 @@ export interface RedisPing {
 
 /**
  * Starting durable work: each call writes its rows and outbox entry in Postgres, then enqueues
- * (best effort: the reconciler enqueues what a Redis outage left behind).
+ * (best effort: the reconciler enqueues what a Redis outage left behind). And telling the
+ * session's event streams that it was deleted.
  */
 export interface ApiJobs {
   /** A compaction for the session, or the active one (`created: false`). */
@@ -20,6 +21,8 @@ export interface ApiJobs {
   ): Promise<{ compaction: CompactionRow; created: boolean }>;
   /** A prune-only job for the session. */
   startPrune(session: SessionRow, reason: 'turn' | 'manual'): Promise<{ jobId: string }>;
+  /** Publishes `session.deleted` (best effort): its event streams, on every replica, send it and end. */
+  sessionDeleted(session: SessionRow): Promise<void>;
 }
 
 /** Everything the HTTP layer needs, passed explicitly (no module singletons). */

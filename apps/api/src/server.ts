@@ -115,12 +115,12 @@ export async function buildServer(
 
   // Authenticate before the body is read, so an unauthenticated upload costs nothing.
   app.addHook('onRequest', async (request, reply) => {
+    // The route that matched, not the URL as sent: the router decodes the path
+    // (`/admin/%71ueues` is the dashboard), and a public route's own hooks do its checks.
+    const path = request.routeOptions.url ?? request.url;
     if (
       PUBLIC_PREFIXES.some(
-        (prefix) =>
-          request.url === prefix ||
-          request.url.startsWith(`${prefix}/`) ||
-          request.url.startsWith(`${prefix}?`),
+        (prefix) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`),
       )
     ) {
       return;

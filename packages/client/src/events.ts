@@ -1,4 +1,4 @@
-import { SessionEventPayload, type SessionEventMessage } from '@compactor/contract';
+import { SESSION_DELETED_EVENT, SessionEventPayload, type SessionEventMessage } from '@compactor/contract';
 import { CompactorApiError } from './errors';
 import { mayRetry, parseRetryAfter, retryDelayMs, sleep } from './retry';
 import { readSse } from './sse';
@@ -10,7 +10,7 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /**
    * Reconnect when the stream breaks or the server ends it (a deploy, a proxy timeout), with the
-   * retry backoff; default true. The reconnect sends `Last-Event-ID`, and the API first replays
+   * retry backoff; default true. The iteration ends after `session.deleted` either way. The reconnect sends `Last-Event-ID`, and the API first replays
    * what was published meanwhile (as long as its history holds it: the session's last 200
    * events, for ten minutes).
    */
@@ -83,7 +83,10 @@ export async function* sessionEvents(
         for await (const block of blocks) {
           if (abort.signal.aborted) return;
           const event = parseEvent(block.data);
-          if (event) yield event;
+          if (!event) continue;
+          yield event;
+          // The session is gone: the API ended the stream, and a reconnect would be a 404.
+          if (event.type === SESSION_DELETED_EVENT) return;
         }
       } catch (error) {
         if (abort.signal.aborted) return;

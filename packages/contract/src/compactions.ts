@@ -146,7 +146,11 @@ export type CreateCompactionRequest = NonNullable<z.input<typeof CreateCompactio
 /** The longest `Idempotency-Key`. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
 
-/** `Idempotency-Key`: the same key and body return the compaction it created; another body is a 409. */
+/**
+ * `Idempotency-Key`: bound to the first body sent with it, whether that request created a
+ * compaction or joined the active one. The same key and body return that compaction; another
+ * body is a 409.
+ */
 export const IdempotencyHeaders = z.looseObject({
   'idempotency-key': z
     .string()
@@ -154,7 +158,9 @@ export const IdempotencyHeaders = z.looseObject({
     .max(MAX_IDEMPOTENCY_KEY_LENGTH)
     .regex(/^[\x20-\x7e]+$/, 'printable ASCII')
     .optional()
-    .describe('Makes the request safe to retry: the same key and body return the same compaction'),
+    .describe(
+      'Makes the request safe to retry: the key is bound to its first body, and the same key and body return the compaction that request created or joined (even after it finished); the key with another body is a 409',
+    ),
 });
 
 /** `:id` of `GET /v1/compactions/:id`. */

@@ -11,9 +11,16 @@ export const SESSION_EVENT_TYPES = [
   'compaction.skipped',
   'session.compacted',
   'prune.completed',
+  'session.deleted',
 ] as const;
 /** One of {@link SESSION_EVENT_TYPES}. */
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
+
+/**
+ * The last event of a session's stream: the session was deleted (`compactionId` null, `data`
+ * empty). The API ends every open stream of the session after it; there is nothing to reconnect to.
+ */
+export const SESSION_DELETED_EVENT = 'session.deleted' satisfies SessionEventType;
 
 const eventExample = {
   type: 'compaction.completed' as const,
@@ -31,7 +38,7 @@ export const SessionEventPayload = z
   .object({
     type: z.enum(SESSION_EVENT_TYPES),
     sessionId: z.string(),
-    compactionId: z.string().nullable().describe('null for a prune job'),
+    compactionId: z.string().nullable().describe('null for a prune job and for session.deleted'),
     at: z.string(),
     data: z.record(z.string(), z.unknown()),
   })

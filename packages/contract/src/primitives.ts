@@ -9,12 +9,18 @@ import { z } from 'zod';
 /** The longest id a client may choose; the router accepts it in a path even percent-encoded. */
 export const MAX_CLIENT_ID_LENGTH = 200;
 
-/** Ids clients choose (sessions, messages): printable, no whitespace, bounded. */
+/**
+ * Ids clients choose (sessions, messages): printable, no whitespace, bounded, and never `.` or
+ * `..`: URL-normalising clients (WHATWG URL, fetch, browsers, most proxies) resolve those path
+ * segments, percent-encoded or not, so such a session or message could be created but never
+ * addressed. Every other id survives `encodeURIComponent` as a path segment.
+ */
 export const ClientId = z
   .string()
   .min(1)
   .max(MAX_CLIENT_ID_LENGTH)
-  .regex(/^[\x21-\x7e]+$/, 'ids are printable ASCII without spaces');
+  .regex(/^[\x21-\x7e]+$/, 'ids are printable ASCII without spaces')
+  .refine((id) => id !== '.' && id !== '..', 'ids cannot be "." or "..": URLs cannot address them');
 
 /** Largest value of a Postgres `integer` column: larger counts are a 400, not a failed insert. */
 export const INT4_MAX = 2_147_483_647;

@@ -4,15 +4,87 @@ import { CompactionOut, compactionExample } from './compactions';
 import { PolicyInputSchema } from './policy';
 import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeText, storable } from './primitives';
 
-const ModelIn = z
+/** The smallest context window a session may have, besides 0 (unlimited); the smallest input limit. */
+export const MIN_CONTEXT_WINDOW = 1_024;
+
+/** A model's limits as a session states them (any of them may be left out). */
+export interface ModelLimits {
+  contextWindow?: number | undefined;
+  maxOutputTokens?: number | undefined;
+  inputLimit?: number | null | undefined;
+}
+
+/**
+ * Why model limits cannot work, by field: a window of a few tokens holds no prompt, summary and
+ * answer (the session would overflow after every turn, and with `auto` off, forever); an output
+ * or input limit larger than the window is not a limit. Compares only the fields present; the
+ * API checks the limits a session ends up with (the stated ones, completed from the known-model
+ * table or the stored model) the same way. An output limit equal to the window is allowed: some
+ * models publish it so (gpt-4: 8,192 and 8,192), and the output reserve takes at most a quarter
+ * of the window whatever it says.
+ */
+export function modelLimitsIssues(model: ModelLimits): Array<{ path: keyof ModelLimits; message: string }> {
+  const issues: Array<{ path: keyof ModelLimits; message: string }> = [];
+  const window = model.contextWindow;
+  if (window !== undefined && window !== 0 && window < MIN_CONTEXT_WINDOW) {
+    issues.push({
+      path: 'contextWindow',
+      message: `contextWindow must be 0 (unlimited) or at least ${MIN_CONTEXT_WINDOW} tokens, got ${window}`,
+    });
+  }
+  // A window refused above is the one issue: the limits are not compared with it.
+  const limited = window !== undefined && window >= MIN_CONTEXT_WINDOW;
+  if (limited && model.maxOutputTokens !== undefined && model.maxOutputTokens > window) {
+    issues.push({
+      path: 'maxOutputTokens',
+      message: `maxOutputTokens (${model.maxOutputTokens}) must not exceed the context window (${window})`,
+    });
+  }
+  const input = model.inputLimit;
+  if (input != null && input < MIN_CONTEXT_WINDOW) {
+    issues.push({
+      path: 'inputLimit',
+      message: `inputLimit must be at least ${MIN_CONTEXT_WINDOW} tokens (null: none), got ${input}`,
+    });
+  } else if (limited && input != null && input > window) {
+    issues.push({
+      path: 'inputLimit',
+      message: `inputLimit (${input}) must not exceed the context window (${window})`,
+    });
+  }
+  return issues;
+}
+
+function checkModelLimits(model: ModelLimits, ctx: z.RefinementCtx): void {
+  // An input limit below the minimum is the field's own issue already: not twice.
+  const input = model.inputLimit != null && model.inputLimit < MIN_CONTEXT_WINDOW ? null : model.inputLimit;
+  for (const issue of modelLimitsIssues({ ...model, inputLimit: input })) {
+    ctx.addIssue({ code: 'custom', message: issue.message, path: [issue.path] });
+  }
+}
+
+const ModelFields = z
   .object({
     id: SafeText.min(1).max(200),
     provider: SafeText.min(1).max(100).optional(),
-    contextWindow: Count.optional().describe('0 = unlimited; omitted = known-model table, else 128000'),
-    maxOutputTokens: Count.optional(),
-    inputLimit: z.number().int().positive().max(INT4_MAX).nullable().optional(),
+    contextWindow: Count.optional().describe(
+      `0 = unlimited, else at least ${MIN_CONTEXT_WINDOW}; omitted = known-model table, else 128000`,
+    ),
+    maxOutputTokens: Count.optional().describe(
+      'At most the context window; 0 = not published (the output reserve is then 32,000, within a quarter of the window); omitted = known-model table, else 32000',
+    ),
+    inputLimit: z
+      .number()
+      .int()
+      .min(MIN_CONTEXT_WINDOW, `inputLimit must be at least ${MIN_CONTEXT_WINDOW} tokens (null: none)`)
+      .max(INT4_MAX)
+      .nullable()
+      .optional()
+      .describe('A prompt limit below the window, if the provider has one; at most the context window'),
   })
   .strict();
+
+const ModelIn = ModelFields.superRefine(checkModelLimits);
 
 /** `POST /v1/sessions`: idempotent by client id. */
 export const CreateSessionBody = z
@@ -41,7 +113,11 @@ export type CreateSessionRequest = z.input<typeof CreateSessionBody>;
 /** `PATCH /v1/sessions/:id`: merges model, deep-merges policy overrides, merges metadata. */
 export const PatchSessionBody = z
   .object({
-    model: ModelIn.partial().strict().optional().describe('Merged into the stored model'),
+    model: ModelFields.partial()
+      .strict()
+      .superRefine(checkModelLimits)
+      .optional()
+      .describe('Merged into the stored model; the limits it ends up with must hold together'),
     policy: PolicyInputSchema.superRefine(storable)
       .optional()
       .describe('Deep-merged into the stored policy overrides'),

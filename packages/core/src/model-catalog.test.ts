@@ -69,4 +69,37 @@ describe('resolveModelInfo', () => {
       inputLimit: null,
     });
   });
+
+  it('fits the limits a client did not state to the window it did', () => {
+    expect(resolveModelInfo({ id: 'gpt-4o', contextWindow: 4_096 })).toMatchObject({
+      contextWindow: 4_096,
+      maxOutputTokens: 4_096,
+      inputLimit: null,
+    });
+    expect(resolveModelInfo({ id: 'gpt-5', contextWindow: 100_000 })).toMatchObject({
+      maxOutputTokens: 100_000,
+      inputLimit: null,
+    });
+    expect(resolveModelInfo({ id: 'gpt-5', contextWindow: 300_000 }).inputLimit).toBe(272_000);
+    expect(resolveModelInfo({ id: 'custom', contextWindow: 8_000 }).maxOutputTokens).toBe(8_000);
+    // An unlimited window bounds nothing; stated limits are returned as stated (the contract judges them).
+    expect(resolveModelInfo({ id: 'gpt-5', contextWindow: 0 })).toMatchObject({
+      maxOutputTokens: 128_000,
+      inputLimit: 272_000,
+    });
+    expect(
+      resolveModelInfo({ id: 'gpt-4o', contextWindow: 4_096, maxOutputTokens: 9_000 }).maxOutputTokens,
+    ).toBe(9_000);
+  });
+
+  it('takes inherited limits (a patch keeping the model) before the catalog, fitted the same way', () => {
+    const stored = { contextWindow: 64_000, maxOutputTokens: 16_384, inputLimit: 60_000 };
+    expect(resolveModelInfo({ id: 'gpt-4o' }, stored)).toMatchObject(stored);
+    expect(resolveModelInfo({ id: 'gpt-4o', contextWindow: 8_192 }, stored)).toMatchObject({
+      contextWindow: 8_192,
+      maxOutputTokens: 8_192,
+      inputLimit: null,
+    });
+    expect(resolveModelInfo({ id: 'gpt-4o', inputLimit: null }, stored).inputLimit).toBeNull();
+  });
 });

@@ -78,23 +78,46 @@ export function lookupKnownModel(modelId: string): KnownModel | null {
 }
 
 /**
- * Completes what a client said about its model: explicit values win, then the catalog, then
- * the defaults (128k window; OpenCode's 32k output ceiling, the policy's `outputReserveCap`).
+ * Completes what a client said about its model: explicit values win, then `inherited` (the
+ * stored model's, when a patch keeps the model id), then the catalog, then the defaults (128k
+ * window; OpenCode's 32k output ceiling, the policy's `outputReserveCap`). Limits the client did
+ * not state are fitted to the window: an output limit is bounded by it, an input limit that does
+ * not fit it is dropped. So a client that declares a window smaller than its model's (a proxy's
+ * limit, a local server's context) keeps a consistent model.
+ * Stated limits are returned as stated; the contract's `modelLimitsIssues` judges them.
  */
-export function resolveModelInfo(input: {
-  id: string;
-  provider?: string | null | undefined;
-  contextWindow?: number | null | undefined;
-  maxOutputTokens?: number | null | undefined;
-  inputLimit?: number | null | undefined;
-}): ModelInfo {
+export function resolveModelInfo(
+  input: {
+    id: string;
+    provider?: string | null | undefined;
+    contextWindow?: number | null | undefined;
+    maxOutputTokens?: number | null | undefined;
+    inputLimit?: number | null | undefined;
+  },
+  inherited: Partial<Pick<ModelInfo, 'contextWindow' | 'maxOutputTokens' | 'inputLimit'>> = {},
+): ModelInfo {
   const known = lookupKnownModel(input.id);
+  const contextWindow =
+    input.contextWindow ?? inherited.contextWindow ?? known?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+  const withinWindow = (limit: number) => (contextWindow > 0 ? Math.min(limit, contextWindow) : limit);
+  const unstatedInputLimit =
+    inherited.inputLimit !== undefined ? inherited.inputLimit : (known?.inputLimit ?? null);
   return {
     id: input.id,
     provider: input.provider ?? 'unknown',
-    contextWindow: input.contextWindow ?? known?.contextWindow ?? DEFAULT_CONTEXT_WINDOW,
+    contextWindow,
     maxOutputTokens:
-      input.maxOutputTokens ?? known?.maxOutputTokens ?? TRIGGER_DEFAULTS.overflow.outputReserveCap,
-    inputLimit: input.inputLimit !== undefined ? input.inputLimit : (known?.inputLimit ?? null),
+      input.maxOutputTokens ??
+      withinWindow(
+        inherited.maxOutputTokens ?? known?.maxOutputTokens ?? TRIGGER_DEFAULTS.overflow.outputReserveCap,
+      ),
+    // An input limit that does not fit the window limits nothing: the window minus the output
+    // reserve does (an input limit as large as the window would leave no room for the answer).
+    inputLimit:
+      input.inputLimit !== undefined
+        ? input.inputLimit
+        : unstatedInputLimit !== null && contextWindow > 0 && unstatedInputLimit >= contextWindow
+          ? null
+          : unstatedInputLimit,
   };
 }

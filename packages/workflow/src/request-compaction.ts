@@ -5,8 +5,12 @@ import {
   type PolicyInput,
 } from '@compactor/core';
 import {
+  bindCompactionJoinKey,
+  ConflictError,
   findActiveCompaction,
+  findCompaction,
   findCompactionByIdempotencyKey,
+  findCompactionJoinKey,
   insertCompaction,
   newId,
   type CompactionRequestRow,
@@ -68,6 +72,79 @@ export async function requestCompactionWith<Inserted>(
     // The active one finished between our insert and our lookup: try again.
   }
   throw new Error(`could not start or find a compaction for session ${session.id}`);
+}
+
+/** What a keyed request asked for, as a created row or a join binding records it. */
+interface AskedFor {
+  strategy: CompactionStrategy;
+  keepRecentTokens: number | null;
+  instructions: string | null;
+}
+
+/**
+ * A request under an `Idempotency-Key`, bound to its first body whatever that request got: the
+ * compaction it created (the key is on that row) or the active one it joined (the key is bound
+ * to it in `compaction_join_keys`). The key again with the same body returns that compaction
+ * (`created: false`, even after it finished); with another body it is a ConflictError, and
+ * nothing is written. An omitted strategy is the policy's, as the row records it. `start`
+ * records a request that has no binding yet (dispatch's `startCompaction`: the row, its outbox
+ * entry and its event).
+ */
+export async function requestCompactionOnce(
+  db: DbOrTx,
+  session: SessionRow,
+  request: CompactionRequest & { idempotencyKey: string },
+  start: (request: CompactionRequest) => Promise<{ compaction: CompactionRow; created: boolean }>,
+): Promise<{ compaction: CompactionRow; created: boolean }> {
+  const key = request.idempotencyKey;
+  const asked: AskedFor = {
+    strategy: request.strategy ?? resolveStoredPolicy(session.policy as PolicyInput).strategy,
+    keepRecentTokens: request.keepRecentTokens ?? null,
+    instructions: request.instructions ?? null,
+  };
+  const same = (other: AskedFor) =>
+    other.strategy === asked.strategy &&
+    other.keepRecentTokens === asked.keepRecentTokens &&
+    other.instructions === asked.instructions;
+  const sameCreated = (row: CompactionRow) => row.reason === request.reason && same(row);
+  const conflict = () =>
+    new ConflictError('this Idempotency-Key was used for a different request on this session', {
+      idempotencyKey: key,
+    });
+  const joinedBy = async (binding: { compactionId: string }) => {
+    const compaction = await findCompaction(db, binding.compactionId);
+    if (!compaction) throw conflict();
+    return { compaction, created: false };
+  };
+
+  const created = await findCompactionByIdempotencyKey(db, session.pk, key);
+  if (created) {
+    if (!sameCreated(created)) throw conflict();
+    return { compaction: created, created: false };
+  }
+  const joined = await findCompactionJoinKey(db, session.pk, key);
+  if (joined) {
+    if (!same(joined)) throw conflict();
+    return joinedBy(joined);
+  }
+
+  const result = await start({ ...request, strategy: asked.strategy });
+  if (result.created) return result;
+  if (result.compaction.idempotencyKey === key) {
+    // A concurrent request with this key created it: the same rules apply to its row.
+    if (!sameCreated(result.compaction)) throw conflict();
+    return result;
+  }
+  const binding = await bindCompactionJoinKey(db, {
+    sessionPk: session.pk,
+    idempotencyKey: key,
+    compactionId: result.compaction.id,
+    ...asked,
+  });
+  if (!same(binding)) throw conflict();
+  // A concurrent request with this key and body bound it first (to the same compaction, unless
+  // that one finished in between): the key answers with what it is bound to.
+  return binding.compactionId === result.compaction.id ? result : joinedBy(binding);
 }
 
 /** The row a request inserts (a new id each call): the policy's strategy unless the request names one. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SESSION_EVENT_TYPES } from '@compactor/contract';
 
 // The event types are the wire contract's: what workers publish is what the API documents.
-export { SESSION_EVENT_TYPES, type SessionEventType } from '@compactor/contract';
+export { SESSION_DELETED_EVENT, SESSION_EVENT_TYPES, type SessionEventType } from '@compactor/contract';
 
 /**
  * One event: its type, the session (public id), the compaction it concerns (null for a prune

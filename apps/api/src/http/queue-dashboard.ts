@@ -1,18 +1,36 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { errorHandler as boardErrorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import { JOB_NAMES, type JobQueues } from '@compactor/queue';
+import { ApiError } from './errors';
+import { clientKey, FailureLimiter, type FailureLimitOptions } from './failure-limit';
 
 /** Where ops find the queue dashboard (bull-board). */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
 /**
+ * Wrong operator tokens one client address may send before it is refused: 10 a minute, counted
+ * from its first wrong one; then every request from it is a 429 until that minute ends. An
+ * operator who mistypes a few times is not held up; a guesser gets 14,400 tries a day at most,
+ * against a token of at least 16 characters. Per API process, in memory: N replicas allow N
+ * times as many. Without a trusted proxy in front that passes the client's address, every
+ * client behind one shares its address and its allowance.
+ */
+export const ADMIN_FAILURE_LIMIT: Omit<FailureLimitOptions, 'now'> = {
+  maxFailures: 10,
+  windowMs: 60_000,
+  maxClients: 10_000,
+};
+
+/**
  * Mounts bull-board on the queues at {@link QUEUE_DASHBOARD_PATH}, behind the operator token
  * (`ADMIN_TOKEN`): HTTP Basic with the token as password (the browser asks for it), or
  * `Authorization: Bearer <token>`. Tenant API keys never open it: the dashboard shows every
- * tenant's jobs and can retry or remove them.
+ * tenant's jobs and can retry or remove them. Wrong tokens are limited per client address
+ * ({@link ADMIN_FAILURE_LIMIT}).
  */
 export async function registerQueueDashboard(
   app: FastifyInstance,
@@ -25,26 +43,67 @@ export async function registerQueueDashboard(
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Compactor queues' } },
   });
-  const expected = Buffer.from(options.adminToken);
+  // bull-board answers every error it catches with a 500 unless it carries a `statusCode`; ours
+  // carry their own status and code.
+  serverAdapter.setErrorHandler((error): ReturnType<typeof boardErrorHandler> =>
+    error instanceof ApiError
+      ? {
+          status: error.status as ReturnType<typeof boardErrorHandler>['status'],
+          body: { error: { code: error.code, message: error.message } },
+        }
+      : boardErrorHandler(error),
+  );
+  const expected = digest(options.adminToken);
+  const failures = new FailureLimiter(ADMIN_FAILURE_LIMIT);
   await app.register(
     async (dashboard) => {
       // bull-board brings its own routes and schemas: the API's zod compilers are not theirs.
       dashboard.setValidatorCompiler(() => () => true);
       dashboard.setSerializerCompiler(() => (data) => JSON.stringify(data));
       dashboard.addHook('onRequest', async (request, reply) => {
-        if (!matches(tokenOf(request.headers.authorization), expected)) {
-          reply
-            .code(401)
-            .header('www-authenticate', 'Basic realm="Compactor queues", charset="UTF-8"')
+        const client = clientKey(request.ip);
+        const retryAfter = failures.retryAfterSeconds(client);
+        if (retryAfter > 0) {
+          return reply
+            .code(429)
+            .header('retry-after', String(retryAfter))
             .send({
-              error: { code: 'unauthorized', message: 'the queue dashboard needs the operator token' },
+              error: {
+                code: 'too_many_requests',
+                message: `too many wrong operator tokens from this address; retry in ${retryAfter} s`,
+              },
             });
         }
+        const given = tokenOf(request.headers.authorization);
+        if (given !== null && timingSafeEqual(digest(given), expected)) {
+          failures.succeed(client);
+          return;
+        }
+        if (given !== null && failures.fail(client)) {
+          request.log.warn(
+            { client, limit: ADMIN_FAILURE_LIMIT.maxFailures },
+            'queue dashboard: too many wrong operator tokens; refusing this client for the rest of the window',
+          );
+        }
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Basic realm="Compactor queues", charset="UTF-8"')
+          .send({
+            error: { code: 'unauthorized', message: 'the queue dashboard needs the operator token' },
+          });
       });
       await dashboard.register(serverAdapter.registerPlugin());
     },
     { prefix: QUEUE_DASHBOARD_PATH },
   );
+}
+
+/**
+ * Tokens are compared as SHA-256 digests: equal lengths whatever was sent, so neither the
+ * comparison nor its length check says how long the token is or how much of it matched.
+ */
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
 }
 
 /** The token of `Bearer <token>`, or the password of `Basic base64(user:password)`. */
@@ -56,10 +115,4 @@ function tokenOf(header: string | undefined): string | null {
   const decoded = Buffer.from(value, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   return colon < 0 ? null : decoded.slice(colon + 1);
-}
-
-function matches(given: string | null, expected: Buffer): boolean {
-  if (given === null) return false;
-  const buffer = Buffer.from(given);
-  return buffer.length === expected.length && timingSafeEqual(buffer, expected);
 }

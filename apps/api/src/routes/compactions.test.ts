@@ -141,6 +141,63 @@ describe('POST /v1/sessions/:id/compactions', () => {
     expect(fresh.json().id).not.toBe(id);
   });
 
+  it('with an Idempotency-Key that joins the active compaction: bound to its first body all the same', async () => {
+    await newSession('c-idem-join');
+    const active = await compact('c-idem-join', { instructions: 'the first one' });
+    expect(active.statusCode).toBe(202);
+    const activeId = active.json().id;
+    const body = { instructions: 'mine', keepRecentTokens: 5_000 };
+
+    const joined = await compact('c-idem-join', body, { idempotencyKey: 'join-1' });
+    expect(joined.statusCode).toBe(200);
+    expect(joined.json().id).toBe(activeId);
+
+    const before = await api.counts();
+    for (const other of [
+      { ...body, instructions: 'something else' },
+      { ...body, keepRecentTokens: 5_001 },
+      { ...body, strategy: 'truncate' },
+      {},
+    ]) {
+      const conflict = await compact('c-idem-join', other, { idempotencyKey: 'join-1' });
+      expect(conflict.statusCode, JSON.stringify(other)).toBe(409);
+      expect(conflict.json().error).toMatchObject({
+        code: 'conflict',
+        details: { idempotencyKey: 'join-1' },
+      });
+    }
+    expect(await api.counts()).toEqual(before);
+    expect((await compact('c-idem-join', body, { idempotencyKey: 'join-1' })).json().id).toBe(activeId);
+
+    // After the joined compaction finished, the key still names it and still refuses another body:
+    // it neither starts a compaction nor answers for one it did not ask for.
+    await finishActive('c-idem-join');
+    const later = await compact('c-idem-join', body, { idempotencyKey: 'join-1' });
+    expect(later.statusCode).toBe(200);
+    expect(later.json()).toMatchObject({ id: activeId, status: 'completed' });
+    expect((await compact('c-idem-join', {}, { idempotencyKey: 'join-1' })).statusCode).toBe(409);
+    expect(await compactionsOf('c-idem-join')).toHaveLength(1);
+
+    // Keys are per session: another session's use of the same key is its own.
+    await newSession('c-idem-join-2');
+    expect((await compact('c-idem-join-2', {}, { idempotencyKey: 'join-1' })).statusCode).toBe(202);
+  });
+
+  it('with one Idempotency-Key and different bodies joining at once: one is bound, the other is a 409', async () => {
+    await newSession('c-idem-join-race');
+    expect((await compact('c-idem-join-race', {})).statusCode).toBe(202);
+    const answers = await Promise.all(
+      ['a', 'b', 'a', 'b'].map((instructions) =>
+        compact('c-idem-join-race', { instructions }, { idempotencyKey: 'k' }),
+      ),
+    );
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(2);
+    // The two answered 200 asked the same thing.
+    expect(statuses[0]).toBe(statuses[2]);
+  });
+
   it('with the same Idempotency-Key and different bodies at once: one wins, the other is a 409', async () => {
     await newSession('c-idem-race');
     const [a, b] = await Promise.all([

@@ -351,6 +351,75 @@ describe('GET /v1/sessions/:id/events', () => {
     }
   });
 
+  it('ends every stream of a deleted session, on every replica, with session.deleted', async () => {
+    const pk = await newSession('ev-deleted');
+    const c = await startReplica();
+    const streams = [
+      await openStream(b.url, 'ev-deleted'),
+      await openStream(b.url, 'ev-deleted'),
+      await openStream(c.url, 'ev-deleted'),
+    ];
+    for (const stream of streams) await stream.until((text) => text.startsWith(': connected'));
+    expect(await subscribers(pk)).toBe(2);
+
+    // Deleted through replica A, where no stream is open.
+    expect((await a.request({ method: 'DELETE', url: '/v1/sessions/ev-deleted' })).statusCode).toBe(204);
+    for (const stream of streams) {
+      await stream.ended();
+      const text = await stream.until(() => true);
+      const blocks = blocksOf(text);
+      expect(blocks.at(-1)?.event).toBe('session.deleted');
+      expect(JSON.parse(blocks.at(-1)!.data)).toEqual({
+        type: 'session.deleted',
+        sessionId: 'ev-deleted',
+        compactionId: null,
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        data: {},
+      });
+      expect(text.endsWith(`${blocks.at(-1)!.data}\n\n`)).toBe(true);
+    }
+    await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+    const again = await fetch(`${b.url}/v1/sessions/ev-deleted/events`, {
+      headers: { authorization: `Bearer ${TENANT_A_KEY}` },
+    });
+    expect(again.status).toBe(404);
+  });
+
+  it('answers 404, not a silent stream, when the delete lands while the subscription is confirmed', async () => {
+    const pk = await newSession('ev-delete-race');
+    const replica = createTestReplica(a.database.db, a.queuePrefix);
+    const app = await buildServer({
+      db: a.database.db,
+      redis,
+      auth: createAuthenticator(a.database.db, TEST_KEYS),
+      tokenizerFor: () => getTokenizer('o200k_base'),
+      clock: () => new Date(),
+      jobs: replica.jobs,
+      events: {
+        ...replica.events,
+        // The session is deleted (and its event published) after the route found it and before
+        // Redis confirmed this subscription: the event reached nobody here.
+        subscribe: async (sessionPk, listener) => {
+          await a.request({ method: 'DELETE', url: '/v1/sessions/ev-delete-race' });
+          return replica.events.subscribe(sessionPk, listener);
+        },
+      },
+    });
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/v1/sessions/ev-delete-race/events',
+        headers: { authorization: `Bearer ${TENANT_A_KEY}` },
+      });
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error.code).toBe('not_found');
+      await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
+    } finally {
+      await app.close();
+      await replica.close();
+    }
+  });
+
   it('answers 404 (JSON) for another tenant’s session and for a missing one, 401 without a key', async () => {
     await newSession('ev-private');
     for (const [session, key, status] of [

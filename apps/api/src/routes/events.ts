@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
+import { SESSION_DELETED_EVENT, SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
 import { compareEventIds, EVENT_HISTORY, EVENT_ID_PATTERN } from '@compactor/queue';
-import { ApiError } from '../http/errors';
+import { ApiError, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
 import { ErrorBody, EventStreamText, SessionParams } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
@@ -84,7 +84,8 @@ export function eventRoutes(
             `\`text/event-stream\`: \`event: <type>\` (${SESSION_EVENT_TYPES.join(', ')}) and ` +
             '`data: {"type","sessionId","compactionId","at","data"}`, each with an `id:`; a `: keepalive` comment every 15 s. ' +
             `Reconnecting with the \`Last-Event-ID\` header replays the events published since that one first (the session's last ${EVENT_HISTORY.length} events are kept for ${EVENT_HISTORY.ttlSeconds / 60} minutes after the newest). ` +
-            '`session.compacted` carries the sizes, `fallback`, `continueWith` (the message to append, when the policy has one) and `followUp: { compactionId }` when messages appended while it ran left the session over its trigger: that compaction is already active, wait for it before the next model call.',
+            '`session.compacted` carries the sizes, `fallback`, `continueWith` (the message to append, when the policy has one) and `followUp: { compactionId }` when messages appended while it ran left the session over its trigger: that compaction is already active, wait for it before the next model call. ' +
+            '`session.deleted` is the last event of a deleted session: the stream ends after it (a reconnect is a 404).',
           params: SessionParams,
           response: {
             200: {
@@ -102,7 +103,7 @@ export function eventRoutes(
         // Live events wait in `pending` until the stream is open and the missed ones are sent.
         let started = false;
         let closed = false;
-        const pendingEvents: Array<{ chunk: string; id: string | undefined }> = [];
+        const pendingEvents: Array<{ chunk: string; id: string | undefined; last: boolean }> = [];
         let keepalive: NodeJS.Timeout | undefined = undefined;
         let unsubscribe: (() => void) | undefined = undefined;
 
@@ -114,14 +115,16 @@ export function eventRoutes(
           open.delete(end);
           if (started && !raw.writableEnded) raw.end();
         };
-        const write = (chunk: string, id?: string) => {
+        /** `last`: the session was deleted; the stream ends after this event. */
+        const write = (chunk: string, id?: string, last = false) => {
           if (closed) return;
           if (!started) {
-            pendingEvents.push({ chunk, id });
+            pendingEvents.push({ chunk, id, last });
             return;
           }
           raw.write(chunk);
-          if (raw.writableLength > MAX_BUFFERED_BYTES) {
+          if (last) end();
+          else if (raw.writableLength > MAX_BUFFERED_BYTES) {
             request.log.warn({ sessionId: session.id }, 'event stream client is not reading; closing it');
             end();
           }
@@ -130,10 +133,19 @@ export function eventRoutes(
         raw.on('close', end);
         // Subscribed before the stream opens: whatever happens after the client sees it is delivered.
         const subscription = await subscribeInTime(resources, session.pk, (event) =>
-          write(formatSseEvent(event), event.id),
+          write(formatSseEvent(event), event.id, event.type === SESSION_DELETED_EVENT),
         );
+        // A delete that committed before the subscription was confirmed published its
+        // `session.deleted` to nobody here: the session must still exist now.
+        try {
+          const current = await requireSession(resources.db, request.tenantId, session.id);
+          if (current.pk !== session.pk) throw notFound('session');
+        } catch (error) {
+          subscription();
+          throw error;
+        }
         if (closed || raw.destroyed) {
-          // The client left while Redis confirmed.
+          // The client left while Redis confirmed, or while the session was looked up.
           subscription();
           end();
           return reply.hijack();
@@ -163,10 +175,11 @@ export function eventRoutes(
           return null;
         });
         started = true;
-        for (const { chunk, id } of pendingEvents.splice(0)) {
+        for (const { chunk, id, last } of pendingEvents.splice(0)) {
           if (replayedUpTo === null || id === undefined || compareEventIds(id, replayedUpTo) > 0)
-            write(chunk);
+            write(chunk, id, last);
         }
+        if (closed) return reply;
         keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
         keepalive.unref();
         return reply;

@@ -283,6 +283,49 @@ describe('PATCH /v1/sessions/:id/messages/:messageId', () => {
     expect(response.json().error.message).toContain('PATCH /v1/sessions/:id/messages/calls');
   });
 
+  it('answers 409 to a result for a call unfinished elsewhere whatever its input, by POST or PATCH', async () => {
+    await newSession('m-deferred-input');
+    await post('m-deferred-input', [
+      {
+        id: 'running',
+        role: 'assistant',
+        parts: [{ type: 'tool', callId: 'c7', tool: 'bash', status: 'running', input: { command: 'ls' } }],
+      },
+      { id: 'other', role: 'assistant', parts: [{ type: 'text', text: 'meanwhile' }] },
+    ]);
+    const result = { type: 'tool', callId: 'c7', tool: 'bash', status: 'completed', output: 'a.ts' };
+    for (const input of [undefined, null, {}, { command: 'pwd' }]) {
+      const part = input === undefined ? result : { ...result, input };
+      const posted = await post('m-deferred-input', [{ role: 'assistant', parts: [part] }]);
+      expect(posted.statusCode, JSON.stringify(input)).toBe(409);
+      expect(posted.json().error).toMatchObject({
+        code: 'conflict',
+        details: { callId: 'c7', messageId: 'running' },
+      });
+      const patched = await api.request({
+        method: 'PATCH',
+        url: '/v1/sessions/m-deferred-input/messages/other',
+        payload: { parts: [part] },
+      });
+      expect(patched.statusCode, JSON.stringify(input)).toBe(409);
+    }
+    // The call still renders as the one call, unfinished; the PATCH it points to finishes it.
+    const finished = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/m-deferred-input/messages/running',
+      payload: { parts: [result] },
+    });
+    expect(finished.statusCode).toBe(200);
+    const context = await api.request({
+      method: 'GET',
+      url: '/v1/sessions/m-deferred-input/context?format=openai',
+    });
+    const tools = (
+      context.json().messages as Array<{ role: string; tool_call_id?: string; content: string }>
+    ).filter((m) => m.role === 'tool');
+    expect(tools).toEqual([expect.objectContaining({ tool_call_id: 'c7', content: 'a.ts' })]);
+  });
+
   it('answers 409 for a tool status that moves backwards, 404 for an unknown message', async () => {
     await newSession('m-stream-bad');
     await post('m-stream-bad', [{ id: 't', role: 'assistant', parts: [readCall('c1', 'done')] }]);

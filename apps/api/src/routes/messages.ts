@@ -54,6 +54,11 @@ export function messageRoutes(
         schema: {
           tags,
           summary: 'Append a batch of messages (idempotent by client id)',
+          description:
+            'Message ids are 1–200 printable ASCII characters, never `.` or `..` (no URL could address them). ' +
+            'A 409 `conflict` refuses an id stored with other content, and a tool part that carries a result ' +
+            '(completed or error) for a call still pending or running in another message, under the same call ' +
+            'id and tool, whatever its `input`: PATCH that message instead (`details` names it).',
           params: SessionParams,
           body: AppendMessagesBody,
           response: { 201: AppendResponse, ...commonErrors, 429: ErrorBody },

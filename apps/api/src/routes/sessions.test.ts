@@ -50,6 +50,123 @@ describe('ids at the length limit', () => {
   });
 });
 
+describe('ids a URL cannot address', () => {
+  it('refuses "." and ".." as session and message ids (URL-normalising clients resolve them)', async () => {
+    const before = await countSessions();
+    for (const id of ['.', '..']) {
+      const created = await api.request({ method: 'POST', url: '/v1/sessions', payload: createBody(id) });
+      expect(created.statusCode, id).toBe(400);
+      expect(created.json()).toMatchObject({
+        error: { code: 'validation_error', details: { issues: [{ path: 'body.id' }] } },
+      });
+    }
+    expect(await countSessions()).toBe(before);
+
+    await api.request({ method: 'POST', url: '/v1/sessions', payload: createBody('s-dots') });
+    for (const id of ['.', '..']) {
+      const appended = await api.request({
+        method: 'POST',
+        url: '/v1/sessions/s-dots/messages',
+        payload: { messages: [{ id, role: 'user', parts: [{ type: 'text', text: 'hi' }] }] },
+      });
+      expect(appended.statusCode, id).toBe(400);
+      expect(appended.json().error.code).toBe('validation_error');
+    }
+  });
+
+  it('accepts ids made of dots that are not dot segments, and reaches them', async () => {
+    for (const id of ['...', '.a', 'a.', '.%2e']) {
+      const created = await api.request({ method: 'POST', url: '/v1/sessions', payload: createBody(id) });
+      expect(created.statusCode, id).toBe(201);
+      const read = await api.request({ method: 'GET', url: `/v1/sessions/${encodeURIComponent(id)}` });
+      expect(read.statusCode, id).toBe(200);
+      expect(read.json().id).toBe(id);
+    }
+  });
+});
+
+describe('model limits', () => {
+  const create = (id: string, model: Record<string, unknown>) =>
+    api.request({ method: 'POST', url: '/v1/sessions', payload: { id, model: { id: 'gpt-4o', ...model } } });
+  const issuesOf = (response: { json(): unknown }) =>
+    (response.json() as { error: { details: { issues: Array<{ path: string; message: string }> } } }).error
+      .details.issues;
+
+  it('refuses limits that cannot work, naming the field, and writes nothing', async () => {
+    const before = await countSessions();
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ contextWindow: 1 }, 'body.model.contextWindow', /0 \(unlimited\) or at least 1024/],
+      [{ contextWindow: 1_023 }, 'body.model.contextWindow', /at least 1024/],
+      [
+        { contextWindow: 8_192, maxOutputTokens: 100_000_000 },
+        'body.model.maxOutputTokens',
+        /must not exceed the context window \(8192\)/,
+      ],
+      // The window from the known-model table (gpt-4o: 128,000) counts too.
+      [{ maxOutputTokens: 200_000 }, 'body.model.maxOutputTokens', /context window \(128000\)/],
+      [{ contextWindow: 8_192, inputLimit: 9_000 }, 'body.model.inputLimit', /must not exceed/],
+      [{ inputLimit: 1 }, 'body.model.inputLimit', /at least 1024/],
+    ];
+    for (const [model, path, message] of cases) {
+      const response = await create(`s-limits-${path}`, model);
+      expect(response.statusCode, JSON.stringify(model)).toBe(400);
+      expect(response.json().error.code).toBe('validation_error');
+      expect(issuesOf(response)[0], JSON.stringify(model)).toMatchObject({
+        path,
+        message: expect.stringMatching(message),
+      });
+    }
+    expect(await countSessions()).toBe(before);
+  });
+
+  it('accepts the edges: an unlimited window, 1,024 tokens, an output limit equal to the window', async () => {
+    for (const [id, model] of [
+      ['s-limits-unlimited', { contextWindow: 0, maxOutputTokens: 100_000_000 }],
+      ['s-limits-min', { contextWindow: 1_024, maxOutputTokens: 1_024, inputLimit: 1_024 }],
+      ['s-limits-gpt4', { id: 'gpt-4' }],
+    ] as const) {
+      const response = await create(id, model);
+      expect(response.statusCode, id).toBe(201);
+    }
+  });
+
+  it('fits the limits the client did not state to a smaller window it did', async () => {
+    const response = await create('s-limits-fit', { contextWindow: 4_096 });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().model).toMatchObject({ contextWindow: 4_096, maxOutputTokens: 4_096 });
+    expect(response.json().status.usable).toBe(4_096 - 1_024);
+  });
+
+  it('checks a patch against the model it leaves, and leaves the session as it was on a 400', async () => {
+    await create('s-limits-patch', { contextWindow: 64_000 });
+    for (const [model, path] of [
+      [{ contextWindow: 100 }, 'body.model.contextWindow'],
+      [{ maxOutputTokens: 64_001 }, 'body.model.maxOutputTokens'],
+      [{ inputLimit: 70_000 }, 'body.model.inputLimit'],
+      [{ contextWindow: 8_192, maxOutputTokens: 9_000 }, 'body.model.maxOutputTokens'],
+    ] as const) {
+      const response = await api.request({
+        method: 'PATCH',
+        url: '/v1/sessions/s-limits-patch',
+        payload: { model },
+      });
+      expect(response.statusCode, JSON.stringify(model)).toBe(400);
+      expect(issuesOf(response)[0]?.path).toBe(path);
+    }
+    const unchanged = await api.request({ method: 'GET', url: '/v1/sessions/s-limits-patch' });
+    expect(unchanged.json().model).toMatchObject({ contextWindow: 64_000, maxOutputTokens: 16_384 });
+
+    // A smaller window alone fits the stored output limit to it.
+    const smaller = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/s-limits-patch',
+      payload: { model: { contextWindow: 8_192 } },
+    });
+    expect(smaller.statusCode).toBe(200);
+    expect(smaller.json().model).toMatchObject({ contextWindow: 8_192, maxOutputTokens: 8_192 });
+  });
+});
+
 describe('POST /v1/sessions', () => {
   it('creates a session, filling the model from the known-model table, with an empty status', async () => {
     const response = await api.request({

@@ -4,6 +4,7 @@ import { resolveStoredPolicy, type PolicyInput } from '@compactor/core';
 import { sessionModel, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import {
+  MIN_CONTEXT_WINDOW,
   CreateSessionBody,
   PatchSessionBody,
   SessionOut,
@@ -36,6 +37,12 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
         schema: {
           tags,
           summary: 'Create a session (201), or get it back: same id and body again (200)',
+          description:
+            'Session ids are 1–200 printable ASCII characters, never `.` or `..` (no URL could address them). ' +
+            `The model's limits must hold together: \`contextWindow\` 0 (unlimited) or at least ${MIN_CONTEXT_WINDOW} tokens, ` +
+            `\`maxOutputTokens\` at most the window, \`inputLimit\` from ${MIN_CONTEXT_WINDOW} to the window; ` +
+            'limits left out come from the known-model table, fitted to a smaller window the request states. ' +
+            'PATCH checks the model it leaves the same way.',
           body: CreateSessionBody,
           response: { 200: SessionOut, 201: SessionOut, ...commonErrors },
         },
@@ -83,13 +90,14 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
         schema: {
           tags,
           summary: 'Delete a session and everything in it',
+          description: 'Its open event streams, on every replica, receive `session.deleted` and end.',
           params: SessionParams,
           response: { 204: z.undefined(), ...commonErrors },
         },
       },
       async (request, reply) => {
         await removeSession(
-          resources.db,
+          resources,
           await requireSession(resources.db, request.tenantId, request.params.id),
         );
         return reply.code(204).send();

@@ -7,20 +7,17 @@ import {
   type PolicyInput,
   type Usage,
 } from '@compactor/core';
-import {
-  findCompactionByIdempotencyKey,
-  sessionModel,
-  type CompactionRow,
-  type SessionRow,
-} from '@compactor/db';
-import { ApiError, invalid } from '../http/errors';
+import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
+import { requestCompactionOnce, type CompactionRequest } from '@compactor/workflow';
+import { invalid } from '../http/errors';
 import type { ApiResources } from '../resources';
 import type { CreateCompactionInput } from '@compactor/contract';
 
 /**
  * `POST /v1/sessions/:id/compactions`: a manual compaction, or the active one (`created:
  * false`). With an `Idempotency-Key`, a repeat of the same request returns the compaction the
- * key created, and the key with another body is a 409 — neither writes anything.
+ * key created or joined, and the key with another body is a 409 — neither writes anything
+ * (workflow's `requestCompactionOnce`).
  */
 export async function requestManualCompaction(
   resources: ApiResources,
@@ -34,40 +31,16 @@ export async function requestManualCompaction(
     const message = `keepRecentTokens (${keep}) is larger than the session's context window (${model.contextWindow})`;
     throw invalid(message, { issues: [{ path: 'body.keepRecentTokens', message }] });
   }
-  const policy = resolveStoredPolicy(session.policy as PolicyInput);
-  /** Whether a stored compaction is what this request asks for (an omitted strategy is the policy's). */
-  const sameRequest = (row: CompactionRow) =>
-    row.reason === 'manual' &&
-    row.keepRecentTokens === (keep ?? null) &&
-    row.instructions === (body.instructions ?? null) &&
-    row.strategy === (body.strategy ?? policy.strategy);
-  const conflict = () =>
-    new ApiError(409, 'conflict', 'this Idempotency-Key was used for a different request on this session');
-
-  if (idempotencyKey !== undefined) {
-    const earlier = await findCompactionByIdempotencyKey(resources.db, session.pk, idempotencyKey);
-    if (earlier) {
-      if (!sameRequest(earlier)) throw conflict();
-      return { compaction: earlier, created: false };
-    }
-  }
-  const result = await resources.jobs.startCompaction(session, {
-    reason: 'manual',
+  const request = {
+    reason: 'manual' as const,
     strategy: body.strategy,
     keepRecentTokens: keep ?? null,
     instructions: body.instructions ?? null,
-    idempotencyKey: idempotencyKey ?? null,
-  });
-  // A concurrent request with the same key won the insert: the same rules apply to its row.
-  if (
-    !result.created &&
-    idempotencyKey !== undefined &&
-    result.compaction.idempotencyKey === idempotencyKey &&
-    !sameRequest(result.compaction)
-  ) {
-    throw conflict();
-  }
-  return result;
+  };
+  const start = (r: CompactionRequest) => resources.jobs.startCompaction(session, r);
+  return idempotencyKey === undefined
+    ? start(request)
+    : requestCompactionOnce(resources.db, session, { ...request, idempotencyKey }, start);
 }
 
 /** What a client reports after a failed or suspicious turn (`POST /v1/sessions/:id/overflow`). */

@@ -3,6 +3,7 @@ import {
   mergePolicyInputs,
   resolveModelInfo,
   resolvePolicy,
+  type ModelInfo,
   type PolicyInput,
 } from '@compactor/core';
 import {
@@ -16,8 +17,9 @@ import {
   contentHash,
 } from '@compactor/db';
 import { ApiError, invalid, notFound } from '../http/errors';
+import type { ApiResources } from '../resources';
 import type { z } from 'zod';
-import type { CreateSessionInput, PatchSessionBody } from '@compactor/contract';
+import { modelLimitsIssues, type CreateSessionInput, type PatchSessionBody } from '@compactor/contract';
 import { newId } from '@compactor/db';
 
 /** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */
@@ -32,6 +34,21 @@ function checkedPolicy(input: PolicyInput): PolicyInput {
 }
 
 /**
+ * The model with its limits checked as the session will have them (stated values completed from
+ * the catalog or the stored model): inconsistent limits are a 400 naming the field.
+ */
+function checkedModel(model: ModelInfo): ModelInfo {
+  const issues = modelLimitsIssues(model).map(({ path, message }) => ({
+    path: `body.model.${path}`,
+    message,
+  }));
+  if (issues.length > 0) {
+    throw invalid(`invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  return model;
+}
+
+/**
  * Creates a session, idempotently by client id: the same id with the same body returns the
  * stored session (`created: false`); with a different body it is a conflict.
  */
@@ -40,7 +57,7 @@ export async function createSession(
   tenantId: string,
   body: CreateSessionInput,
 ): Promise<{ session: SessionRow; created: boolean }> {
-  const model = resolveModelInfo(body.model);
+  const model = checkedModel(resolveModelInfo(body.model));
   const policy = checkedPolicy((body.policy ?? {}) as PolicyInput);
   const createHash = contentHash(body);
   const id = body.id ?? newId('ses');
@@ -82,18 +99,26 @@ export async function patchSession(
 ): Promise<SessionRow> {
   const patch: SessionPatch = {};
   if (body.model) {
-    const model = resolveModelInfo({
-      id: body.model.id ?? session.modelId,
-      provider: body.model.provider ?? session.provider,
-      contextWindow: body.model.contextWindow ?? (body.model.id ? undefined : session.contextWindow),
-      maxOutputTokens: body.model.maxOutputTokens ?? (body.model.id ? undefined : session.maxOutputTokens),
-      inputLimit:
-        body.model.inputLimit !== undefined
-          ? body.model.inputLimit
-          : body.model.id
-            ? undefined
-            : session.inputLimit,
-    });
+    // A new model id takes its limits from the catalog unless stated; the same model keeps the
+    // stored ones (bounded by a new, smaller window).
+    const model = checkedModel(
+      resolveModelInfo(
+        {
+          id: body.model.id ?? session.modelId,
+          provider: body.model.provider ?? session.provider,
+          contextWindow: body.model.contextWindow,
+          maxOutputTokens: body.model.maxOutputTokens,
+          inputLimit: body.model.inputLimit,
+        },
+        body.model.id
+          ? {}
+          : {
+              contextWindow: session.contextWindow,
+              maxOutputTokens: session.maxOutputTokens,
+              inputLimit: session.inputLimit,
+            },
+      ),
+    );
     Object.assign(patch, {
       modelId: model.id,
       provider: model.provider,
@@ -120,6 +145,8 @@ export async function patchSession(
   return updated;
 }
 
-export async function removeSession(db: Db, session: SessionRow): Promise<void> {
-  if (!(await deleteSession(db, session.pk))) throw notFound('session');
+/** Deletes the session, then ends its event streams (`session.deleted`). */
+export async function removeSession(resources: ApiResources, session: SessionRow): Promise<void> {
+  if (!(await deleteSession(resources.db, session.pk))) throw notFound('session');
+  await resources.jobs.sessionDeleted(session);
 }

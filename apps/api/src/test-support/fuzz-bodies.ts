@@ -99,7 +99,7 @@ const validModel = fc.record(
     provider: nonEmptyText,
     contextWindow: fc.oneof(validCount, fc.constantFrom(8_000, 128_000, 200_000)),
     maxOutputTokens: fc.constantFrom(0, 1_000, 4_096),
-    inputLimit: fc.constantFrom(null, 1, 100_000),
+    inputLimit: fc.constantFrom(null, 1_024, 100_000),
   },
   { requiredKeys: ['id'] },
 );

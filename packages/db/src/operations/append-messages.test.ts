@@ -138,15 +138,47 @@ describe('deferred tool results', () => {
     await expect(attempt).rejects.toBeInstanceOf(ConflictError);
   });
 
+  it('rejects a result for an unfinished call whatever its arguments say, in a batch or after', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open' })]);
+    for (const [i, input] of [undefined, null, {}, { path: 'elsewhere.ts' }].entries()) {
+      for (const result of [
+        { status: 'completed', output: 'late' },
+        { status: 'error', output: null, error: 'failed' },
+      ] as const) {
+        const late = tool('c3', result.output, { ...result, input });
+        for (const batch of [
+          [newMessage('assistant', [late], { id: `late-${i}-${result.status}` })],
+          [
+            newMessage('assistant', [tool('c4', null, { input })], { id: `in-batch-${i}-${result.status}` }),
+            newMessage('assistant', [{ ...late, callId: 'c4' }], {
+              id: `in-batch-late-${i}-${result.status}`,
+            }),
+          ],
+        ]) {
+          const attempt = appendMessages(t.db, session.pk, batch);
+          await expect(attempt, JSON.stringify(input)).rejects.toBeInstanceOf(ConflictError);
+        }
+      }
+    }
+    await expect(
+      appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open-2' })]),
+    ).rejects.toMatchObject({ details: { callId: 'c3', messageId: 'open' } });
+    const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
+    expect(page.messages.map((m) => m.id)).toEqual(['open']);
+  });
+
   it('accepts a different call that reuses the id of an abandoned one (providers number calls per turn)', async () => {
     const session = await createTestSession(t.db);
     await appendMessages(t.db, session.pk, [
       newMessage('assistant', [tool('call_0', null)], { id: 'abandoned' }),
     ]);
+    // Another tool, or the same tool unfinished with other arguments: not the abandoned call.
     const next = await appendMessages(t.db, session.pk, [
-      newMessage('assistant', [tool('call_0', 'other', { input: { path: 'b.ts' } })], { id: 'next-turn' }),
+      newMessage('assistant', [tool('call_0', 'listing', { tool: 'ls', input: {} })], { id: 'next-turn' }),
+      newMessage('assistant', [tool('call_0', null, { input: { path: 'b.ts' } })], { id: 'turn-after' }),
     ]);
-    expect(next[0]?.created).toBe(true);
+    expect(next.map((m) => m.created)).toEqual([true, true]);
   });
 
   it('allows a provider that reuses an id once the earlier call finished', async () => {

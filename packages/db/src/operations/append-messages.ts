@@ -255,11 +255,15 @@ function batchPartRows(message: NewMessage): BatchPartRow[] {
 
 /**
  * A tool part carries its call and its result. A client that stored a call as pending or
- * running must finish it with PATCH on that message; posting the same call again (same id,
- * tool and arguments) in a new message would be a second, result-only copy of it. That shape is
- * refused with a pointer to PATCH. A new call that merely reuses an id (some providers number
- * calls `call_0`, `call_1` … in every turn) is a different call and is accepted: the renderer
- * keeps ids unique.
+ * running must finish it with PATCH on that message; a part of a new message under the same id
+ * and tool that carries a result (completed or error) would be a second, result-only copy of
+ * it, whatever its arguments say (a client reporting a result often omits them): stored, the
+ * result would sit under a renamed id and the real call would render as interrupted. That shape
+ * is refused with a pointer to PATCH. So is the same call (id, tool and arguments) posted
+ * unfinished again. A call under a reused id with another tool, or unfinished with other
+ * arguments, is a different call (some providers number calls `call_0`, `call_1` … in every
+ * turn) and is accepted: the renderer keeps ids unique. Such a provider finishes (PATCHes) or
+ * fails an abandoned call before reusing its id for a result.
  */
 export async function rejectDeferredToolResults(
   tx: DbOrTx,
@@ -281,7 +285,7 @@ function checkDeferredToolResults(calls: BatchCall[], stored: UnfinishedCall[]):
   const own = ownDeferredResult(calls);
   if (own) throw own;
   for (const { part } of calls) {
-    const match = stored.find((s) => s.callId === part.callId && sameCall(s, part));
+    const match = stored.find((s) => s.callId === part.callId && deferredResultOf(s, part));
     if (match) throw deferredResultConflict(match.callId, match.messageId);
   }
 }
@@ -291,7 +295,8 @@ function ownDeferredResult(calls: BatchCall[]): ConflictError | null {
   const unfinished = new Map<string, { messageId: string; tool: string; input: unknown }>();
   for (const { messageId, part } of calls) {
     const earlier = unfinished.get(part.callId);
-    if (earlier && sameCall(earlier, part)) return deferredResultConflict(part.callId, earlier.messageId);
+    if (earlier && deferredResultOf(earlier, part))
+      return deferredResultConflict(part.callId, earlier.messageId);
     if (part.status === 'pending' || part.status === 'running') {
       unfinished.set(part.callId, { messageId, tool: part.tool, input: part.input });
     }
@@ -299,8 +304,14 @@ function ownDeferredResult(calls: BatchCall[]): ConflictError | null {
   return null;
 }
 
-function sameCall(a: { tool: string; input: unknown }, b: { tool: string; input: unknown }): boolean {
-  return a.tool === b.tool && canonicalJson(a.input ?? {}) === canonicalJson(b.input ?? {});
+/**
+ * Whether `part` (same call id) is another copy of the unfinished call `open`: the same tool,
+ * and a result for it or the same arguments.
+ */
+function deferredResultOf(open: { tool: string; input: unknown }, part: ToolPart): boolean {
+  if (open.tool !== part.tool) return false;
+  if (part.status === 'completed' || part.status === 'error') return true;
+  return canonicalJson(open.input ?? {}) === canonicalJson(part.input ?? {});
 }
 
 /** The ConflictError for re-posting a still-unfinished tool call: it names the message to PATCH instead. */

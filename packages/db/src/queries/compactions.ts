@@ -1,8 +1,9 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
+import { NotFoundError } from '../errors';
 import { executePrepared } from '../prepared';
 import type { CompactionRow } from '../mappers';
-import { ACTIVE_COMPACTION_STATUSES, compactions, outbox } from '../schema';
+import { ACTIVE_COMPACTION_STATUSES, compactionJoinKeys, compactions, outbox } from '../schema';
 import type { OutboxRow } from './outbox';
 import { rowMapper, selectList } from './raw-rows';
 
@@ -155,6 +156,40 @@ export async function findCompactionByIdempotencyKey(
     .from(compactions)
     .where(and(eq(compactions.sessionPk, sessionPk), eq(compactions.idempotencyKey, idempotencyKey)));
   return row ?? null;
+}
+
+/** An `Idempotency-Key` bound to the compaction its request joined, and what that request asked for. */
+export type CompactionJoinKeyRow = typeof compactionJoinKeys.$inferSelect;
+
+/** The compaction an earlier request with this `Idempotency-Key` joined (one was active), if any. */
+export async function findCompactionJoinKey(
+  db: DbOrTx,
+  sessionPk: number,
+  idempotencyKey: string,
+): Promise<CompactionJoinKeyRow | null> {
+  const [row] = await db
+    .select()
+    .from(compactionJoinKeys)
+    .where(
+      and(eq(compactionJoinKeys.sessionPk, sessionPk), eq(compactionJoinKeys.idempotencyKey, idempotencyKey)),
+    );
+  return row ?? null;
+}
+
+/**
+ * Binds a key to the compaction its request joined, unless a concurrent request bound it first:
+ * returns the binding that holds, this one or the earlier one.
+ */
+export async function bindCompactionJoinKey(
+  db: DbOrTx,
+  row: Omit<typeof compactionJoinKeys.$inferInsert, 'createdAt'>,
+): Promise<CompactionJoinKeyRow> {
+  const [inserted] = await db.insert(compactionJoinKeys).values(row).onConflictDoNothing().returning();
+  if (inserted) return inserted;
+  const existing = await findCompactionJoinKey(db, row.sessionPk, row.idempotencyKey);
+  // Only a concurrent delete of the session removes a binding.
+  if (!existing) throw new NotFoundError('session not found');
+  return existing;
 }
 
 /** The compactions a session's status and its auto trigger look at. */

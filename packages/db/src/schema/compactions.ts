@@ -7,6 +7,7 @@ import {
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -107,6 +108,35 @@ export const compactions = pgTable(
     uniqueIndex('compactions_session_idempotency_uq')
       .on(t.sessionPk, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} is not null`),
+  ],
+);
+
+/**
+ * An `Idempotency-Key` whose manual request joined the compaction already active instead of
+ * creating one (a key that created its compaction is that row's `idempotency_key`). The key
+ * stays bound to what that request asked for: the key again with the same body returns the
+ * compaction it joined, with another body it is a 409, as for a key that created one.
+ */
+export const compactionJoinKeys = pgTable(
+  'compaction_join_keys',
+  {
+    sessionPk: bigint('session_pk', { mode: 'number' })
+      .notNull()
+      .references(() => sessions.pk, { onDelete: 'cascade' }),
+    idempotencyKey: text('idempotency_key').notNull(),
+    compactionId: text('compaction_id')
+      .notNull()
+      .references(() => compactions.id, { onDelete: 'cascade' }),
+    /** What the request asked for (the strategy resolved, as a created row stores it). */
+    strategy: text('strategy', { enum: ['summarize', 'truncate', 'topic'] }).notNull(),
+    keepRecentTokens: integer('keep_recent_tokens'),
+    instructions: text('instructions'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionPk, t.idempotencyKey] }),
+    // Deleting a session's compactions looks their keys up by compaction.
+    index('compaction_join_keys_compaction_idx').on(t.compactionId),
   ],
 );
 

@@ -10,6 +10,7 @@ import {
   type SessionRow,
 } from '@compactor/db';
 import {
+  SESSION_DELETED_EVENT,
   requestCompactionWith,
   type CompactionRequest,
   type SessionEventPublisher,
@@ -54,6 +55,25 @@ export async function startCompaction(
   });
   await dispatchOutbox(deps, [outbox]);
   return { compaction, created: true };
+}
+
+/**
+ * Tells the session's event streams, on every API replica, that the session is gone: they send
+ * `session.deleted` and end. Call it once the delete committed. Best effort, as every event
+ * (Redis away means the streams' subscriptions are away too).
+ */
+export async function announceSessionDeleted(
+  deps: Pick<DispatchDeps, 'events' | 'clock'>,
+  session: Pick<SessionRow, 'pk' | 'id'>,
+): Promise<void> {
+  await deps.events.publish({
+    type: SESSION_DELETED_EVENT,
+    sessionPk: session.pk,
+    sessionId: session.id,
+    compactionId: null,
+    at: deps.clock().toISOString(),
+    data: {},
+  });
 }
 
 /**
