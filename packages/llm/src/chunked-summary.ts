@@ -199,12 +199,26 @@ async function summarizeWithinWindow(
   const firstTarget = Math.floor(settings.maxOutputTokens * FOLD_TARGET_SHARE);
   const minTarget = Math.min(MIN_FOLD_TARGET_TOKENS, firstTarget);
 
+  // The file ops of the messages before a chunk, extended as the chunks move forward: rebuilt
+  // from the first message for every chunk's prompt they made a long compaction quadratic.
+  let opsUpTo = 0;
+  let opsBefore: FileOps | null = null;
+  const earlierFileOps = (start: number): FileOps | null => {
+    if (start === 0) return null;
+    if (start < opsUpTo) return extractFileOps(messages.slice(0, start));
+    if (start > opsUpTo) {
+      opsBefore = mergeFileOps(opsBefore, extractFileOps(messages.slice(opsUpTo, start)));
+      opsUpTo = start;
+    }
+    return opsBefore;
+  };
+
   const promptFor = (range: Range, chunk: Message[], running: string | null): SummaryPrompt => {
     const whole = range.start === 0 && range.end === messages.length && running === null;
     // A split turn's prefix that needs several chunks is folded with the history update prompt:
     // core's turn-prefix prompt has no update form, and losing the earlier chunks would be worse.
     const chunkKind = kind === 'turn-prefix' && whole ? 'turn-prefix' : 'history';
-    const earlierOps = range.start > 0 ? extractFileOps(messages.slice(0, range.start)) : null;
+    const earlierOps = earlierFileOps(range.start);
     const fileOps = earlierOps ? mergeFileOps(input.fileOps, earlierOps) : (input.fileOps ?? null);
     const prompt = buildSummaryPrompt({
       messages: chunk,
