@@ -126,13 +126,13 @@ async function compact(client: pg.PoolClient, pks: number[], messages: number, k
     [pks],
   );
   await client.query(
-    `insert into compactions (id, session_pk, reason, strategy, status, attempts, fence, covers_through_seq,
+    `insert into compactions (id, session_pk, tenant_id, reason, strategy, status, attempts, fence, covers_through_seq,
                               boundary_seq, summary_message_ids, tokens_before, tokens_after, messages_before,
                               messages_after, model, requested_at, started_at, progress_at, finished_at)
-     select 'cmp_' || pk, pk, 'auto', 'summarize', 'completed', 1, 1, $2, $3, array['summary_' || pk],
+     select 'cmp_' || s.pk, s.pk, s.tenant_id, 'auto', 'summarize', 'completed', 1, 1, $2, $3, array['summary_' || s.pk],
             118000, 60000, $2, $4, 'gpt-4o-mini', ${finished} - interval '20 seconds',
             ${finished} - interval '19 seconds', ${finished}, ${finished}
-     from unnest($1::bigint[]) pk`,
+     from sessions s where s.pk = any($1::bigint[])`,
     [pks, messages, messages - keep + 1, keep + 1],
   );
   await client.query(`update sessions set last_seq = $2 where pk = any($1::bigint[])`, [pks, summarySeq]);

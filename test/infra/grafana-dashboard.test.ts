@@ -57,6 +57,9 @@ describe('the Grafana dashboard', () => {
       'compactor_reconciler_actions_total',
       'compactor_api_requests_total',
       'compactor_api_request_duration_seconds',
+      'compactor_tenant_limit_rejections_total',
+      'compactor_auto_compactions_deferred_total',
+      'compactor_api_event_streams',
     ]) {
       expect(exprs, name).toContain(name);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EnvError, parseApiKeys, parseEnv } from './env';
+import { EnvError, parseApiKeys, parseEnv, tenantLimitSettings } from './env';
+import { TENANT_LIMIT_DEFAULTS } from './services/tenant-limits';
 
 describe('parseEnv', () => {
   it('applies the documented defaults', () => {
@@ -13,6 +14,32 @@ describe('parseEnv', () => {
       TOKENIZER_ENCODING: 'auto',
       QUEUE_PREFIX: '{compactor}',
     });
+  });
+
+  it('caps each tenant by default, generously, with the same numbers the server defaults to', () => {
+    const env = parseEnv({});
+    expect(env).toMatchObject({
+      TENANT_MAX_EVENT_STREAMS: 100,
+      TENANT_MAX_ACTIVE_COMPACTIONS: 20,
+      TENANT_SESSION_CREATE_RATE: 600,
+    });
+    expect(tenantLimitSettings(env)).toEqual(TENANT_LIMIT_DEFAULTS);
+  });
+
+  it('takes 0 as "no limit" for the tenant caps, and refuses negative or fractional ones', () => {
+    const off = {
+      TENANT_MAX_EVENT_STREAMS: '0',
+      TENANT_MAX_ACTIVE_COMPACTIONS: '0',
+      TENANT_SESSION_CREATE_RATE: '0',
+    };
+    expect(tenantLimitSettings(parseEnv(off))).toEqual({
+      maxEventStreams: 0,
+      maxActiveCompactions: 0,
+      sessionCreatesPerMinute: 0,
+    });
+    expect(() => parseEnv({ TENANT_MAX_EVENT_STREAMS: '-1' })).toThrow(/TENANT_MAX_EVENT_STREAMS/);
+    expect(() => parseEnv({ TENANT_MAX_ACTIVE_COMPACTIONS: '2.5' })).toThrow(/TENANT_MAX_ACTIVE_COMPACTIONS/);
+    expect(() => parseEnv({ TENANT_SESSION_CREATE_RATE: 'lots' })).toThrow(/TENANT_SESSION_CREATE_RATE/);
   });
 
   it('coerces and validates values', () => {

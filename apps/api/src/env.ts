@@ -1,5 +1,6 @@
 import { redisUrlSchema } from '@compactor/queue';
 import { z } from 'zod';
+import type { TenantLimitSettings } from './services/tenant-limits';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/compactor';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -62,6 +63,22 @@ export const EnvSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
+  /**
+   * Event streams one tenant may hold open in this process (each holds a socket, which the
+   * process has a finite number of); the next is a 429. Per process. 0: no limit.
+   */
+  TENANT_MAX_EVENT_STREAMS: z.coerce.number().int().min(0).max(1_000_000).default(100),
+  /**
+   * Compactions one tenant may have pending or running, over every replica (counted in
+   * Postgres): each costs LLM calls. Manual and overflow requests past it are 429s; an auto
+   * compaction past it is not started until a later append. 0: no limit.
+   */
+  TENANT_MAX_ACTIVE_COMPACTIONS: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  /**
+   * Sessions one tenant may create per minute in this process (a token bucket holding a minute's
+   * worth); the next is a 429. Per process: N replicas allow N times as many. 0: no limit.
+   */
+  TENANT_SESSION_CREATE_RATE: z.coerce.number().int().min(0).max(1_000_000).default(600),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -75,6 +92,15 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const result = EnvSchema.safeParse(source);
   if (!result.success) throw new EnvError(`invalid environment:\n${z.prettifyError(result.error)}`);
   return result.data;
+}
+
+/** The per-tenant caps as the server takes them (`ServerOptions.tenantLimits`). */
+export function tenantLimitSettings(env: Env): TenantLimitSettings {
+  return {
+    maxEventStreams: env.TENANT_MAX_EVENT_STREAMS,
+    maxActiveCompactions: env.TENANT_MAX_ACTIVE_COMPACTIONS,
+    sessionCreatesPerMinute: env.TENANT_SESSION_CREATE_RATE,
+  };
 }
 
 /** `tenant:key,tenant:key` → key → tenant. Throws on malformed entries rather than ignoring them. */

@@ -11,7 +11,7 @@ import type { ApiJobs } from './resources';
 export function createApiJobs(deps: DispatchDeps, options: { enqueueTimeoutMs?: number } = {}): ApiJobs {
   const bound: DispatchDeps = { ...deps, queues: boundedQueues(deps.queues, options.enqueueTimeoutMs) };
   return {
-    startCompaction: (session, request) => startCompaction(bound, session, request),
+    startCompaction: (session, request, limits) => startCompaction(bound, session, request, limits),
     startPrune: (session, reason) => startPrune(bound, session, reason),
     sessionDeleted: (session) => announceSessionDeleted(bound, session),
   };

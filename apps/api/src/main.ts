@@ -15,7 +15,7 @@ import {
   settleWithin,
 } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { parseApiKeys, parseEnv, type Env } from './env';
+import { parseApiKeys, parseEnv, tenantLimitSettings, type Env } from './env';
 import { createAuthenticator } from './http/auth';
 import { createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
@@ -112,6 +112,7 @@ async function main(): Promise<void> {
       requestLogLevel: env.REQUEST_LOG_LEVEL,
       bodyLimit: env.BODY_LIMIT_BYTES,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
+      tenantLimits: tenantLimitSettings(env),
       metrics: createApiMetrics({ queueCounts: () => queueCounts(queues) }),
       ...(env.ADMIN_TOKEN ? { queueDashboard: { queues, adminToken: env.ADMIN_TOKEN } } : {}),
     },

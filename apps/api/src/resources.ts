@@ -1,6 +1,6 @@
 import type { Authenticator } from './http/auth';
 import type { CompactionRow, Db, SessionRow, TokenCounter } from '@compactor/db';
-import type { CompactionRequest } from '@compactor/workflow';
+import type { CompactionLimits, CompactionRequest } from '@compactor/workflow';
 import type { SessionEventSource } from '@compactor/queue';
 
 /** Something that answers PING: the readiness probe's view of Redis. */
@@ -14,10 +14,14 @@ export interface RedisPing {
  * session's event streams that it was deleted.
  */
 export interface ApiJobs {
-  /** A compaction for the session, or the active one (`created: false`). */
+  /**
+   * A compaction for the session, or the active one (`created: false`). Past `limits`, workflow's
+   * ActiveCompactionLimitError (nothing written).
+   */
   startCompaction(
     session: SessionRow,
     request: CompactionRequest,
+    limits?: CompactionLimits,
   ): Promise<{ compaction: CompactionRow; created: boolean }>;
   /** A prune-only job for the session. */
   startPrune(session: SessionRow, reason: 'turn' | 'manual'): Promise<{ jobId: string }>;

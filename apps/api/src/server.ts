@@ -16,11 +16,12 @@ import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
-import { registerMetrics } from './http/metrics';
+import { registerMetrics, tenantLimitMetrics } from './http/metrics';
 import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
+import { TenantLimits, type TenantLimitSettings } from './services/tenant-limits';
 import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
 import { loggableError, newId } from '@compactor/db';
 import type { JobQueues } from '@compactor/queue';
@@ -41,7 +42,12 @@ export interface ServerOptions {
   sseKeepaliveMs?: number;
   /** Writes to one session queued in this process before a 429 (default 32). */
   sessionWriteQueueLimit?: number;
-  /** Prometheus registry from `createApiMetrics`: requests are recorded and `GET /metrics` serves it. */
+  /** Per-tenant caps (0: none); each left out is its default (`TENANT_LIMIT_DEFAULTS`). */
+  tenantLimits?: Partial<TenantLimitSettings>;
+  /**
+   * Prometheus registry from `createApiMetrics`: requests and tenant-limit refusals are recorded
+   * and `GET /metrics` serves it.
+   */
   metrics?: Registry;
   /** bull-board on these queues at /admin/queues, behind the operator token; off without one. */
   queueDashboard?: { queues: JobQueues; adminToken: string };
@@ -132,19 +138,19 @@ export async function buildServer(
 
   if (options.metrics) registerMetrics(app, options.metrics);
   if (options.queueDashboard) await registerQueueDashboard(app, options.queueDashboard);
+  const limits = new TenantLimits(
+    options.tenantLimits,
+    options.metrics ? tenantLimitMetrics(options.metrics) : undefined,
+    () => resources.clock().getTime(),
+  );
   await app.register(healthRoutes(resources));
-  await app.register(sessionRoutes(resources));
+  await app.register(sessionRoutes(resources, { limits }));
   await app.register(
-    messageRoutes(
-      resources,
-      options.sessionWriteQueueLimit === undefined
-        ? {}
-        : { sessionWriteQueueLimit: options.sessionWriteQueueLimit },
-    ),
+    messageRoutes(resources, { limits, sessionWriteQueueLimit: options.sessionWriteQueueLimit }),
   );
   await app.register(contextRoutes(resources));
-  await app.register(compactionRoutes(resources));
-  await app.register(eventRoutes(resources, { keepaliveMs: options.sseKeepaliveMs }));
+  await app.register(compactionRoutes(resources, { limits }));
+  await app.register(eventRoutes(resources, { limits, keepaliveMs: options.sseKeepaliveMs }));
   await app.ready();
   return app;
 }

@@ -102,6 +102,9 @@ async function startEmbedded(
       provider: options.provider,
       // Enough slots for every concurrent session's compaction and prune jobs.
       workerEnv: { WORKER_CONCURRENCY: String(Math.max(4, options.concurrency * 2)) },
+      // Every replayed session is the one tenant's: past 20 at once, the cap on a tenant's active
+      // compactions would hold auto compactions back and change what the replay measures.
+      apiEnv: { TENANT_MAX_ACTIVE_COMPACTIONS: '0' },
     }),
     children.failed(),
   ]);

@@ -33,7 +33,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
   unsupported_media_type: { status: 415, meaning: 'a body that is not `application/json`' },
   too_many_requests: {
     status: 429,
-    meaning: 'too many writes waiting for one session; retry after `Retry-After` seconds',
+    meaning:
+      'too many writes waiting for one session, or the tenant is at one of its caps (`details.limit`: ' +
+      '`event_streams`, `active_compactions`, `session_create_rate`); retry after `Retry-After` seconds',
   },
   service_unavailable: {
     status: 503,

@@ -22,6 +22,8 @@ export interface StackOptions {
   provider: StackProvider | null;
   /** Extra worker variables (`WORKER_CONCURRENCY`, `LOG_LEVEL`, …). */
   workerEnv?: Record<string, string>;
+  /** Extra API variables (the per-tenant caps, say). */
+  apiEnv?: Record<string, string>;
   /** The API's `LOG_LEVEL` (default `info`: the start-up lines are read from its log). */
   apiLogLevel?: string;
 }
@@ -56,6 +58,7 @@ export async function startStack(children: Children, options: StackOptions): Pro
     LOG_LEVEL: options.apiLogLevel ?? 'info',
     // No line per request: the parent reads every line the API writes.
     REQUEST_LOG_LEVEL: 'debug',
+    ...options.apiEnv,
   });
   // Workers refuse an unmigrated database: they start as soon as the API has migrated it (and the
   // stub listens), while the API finishes starting.

@@ -7,17 +7,20 @@ import {
 import {
   bindCompactionJoinKey,
   ConflictError,
+  countActiveCompactionsOfTenant,
   findActiveCompaction,
   findCompaction,
   findCompactionByIdempotencyKey,
   findCompactionJoinKey,
   insertCompaction,
+  lockTenantCompactionRequests,
   newId,
   type CompactionRequestRow,
   type CompactionRow,
   type DbOrTx,
   type SessionRow,
 } from '@compactor/db';
+import { ActiveCompactionLimitError } from './active-compaction-limit-error';
 
 /** A manual, auto or overflow request; all but `reason` is optional (`force` defaults on for overflow). */
 export interface CompactionRequest {
@@ -33,6 +36,16 @@ export interface CompactionRequest {
   idempotencyKey?: string | null | undefined;
 }
 
+/** What may stop a compaction request from starting one. */
+export interface CompactionLimits {
+  /**
+   * Compactions the session's tenant may have pending or running at once: past it, a request
+   * with nothing to join (no active compaction of its session, no earlier request with its
+   * `Idempotency-Key`) is an {@link ActiveCompactionLimitError}. 0 or absent: no limit.
+   */
+  maxActivePerTenant?: number | undefined;
+}
+
 /**
  * Records a compaction request. At most one compaction per session is active (the database's
  * partial unique index decides, so racing requests cannot both start one): a request while one
@@ -43,32 +56,56 @@ export async function requestCompaction(
   db: DbOrTx,
   session: SessionRow,
   request: CompactionRequest,
+  limits: CompactionLimits = {},
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
-  const result = await requestCompactionWith(db, session, request, (row) => insertCompaction(db, row));
+  const result = await requestCompactionWith(
+    db,
+    session,
+    request,
+    (tx, row) => insertCompaction(tx, row),
+    limits,
+  );
   return 'inserted' in result
     ? { compaction: result.inserted, created: true }
     : { compaction: result.existing, created: false };
 }
 
+/** The tenant is at its cap: nothing was inserted. */
+const AT_CAP = Symbol('at the cap');
+
 /**
  * {@link requestCompaction} with the caller's insert (one that also writes the job's outbox
- * entry, say): what `insert` returned for a new row, or the compaction the request collided with.
+ * entry, say), run on the handle it is given: what `insert` returned for a new row, or the
+ * compaction the request collided with. Under a tenant cap the insert runs in a transaction
+ * holding the tenant's lock, after a count of its active compactions that stops at the cap.
  */
 export async function requestCompactionWith<Inserted>(
   db: DbOrTx,
   session: SessionRow,
   request: CompactionRequest,
-  insert: (row: CompactionRequestRow) => Promise<Inserted | null>,
+  insert: (db: DbOrTx, row: CompactionRequestRow) => Promise<Inserted | null>,
+  limits: CompactionLimits = {},
 ): Promise<{ inserted: Inserted } | { existing: CompactionRow }> {
+  const cap = limits.maxActivePerTenant ?? 0;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await insert(compactionRequestRow(session, request));
-    if (inserted) return { inserted };
+    const row = compactionRequestRow(session, request);
+    const inserted =
+      cap > 0
+        ? await db.transaction(async (tx) => {
+            await lockTenantCompactionRequests(tx, session.tenantId);
+            const active = await countActiveCompactionsOfTenant(tx, session.tenantId, cap);
+            return active >= cap ? AT_CAP : insert(tx, row);
+          })
+        : await insert(db, row);
+    if (inserted !== null && inserted !== AT_CAP) return { inserted };
+    // Joining what is already there adds no active compaction: it is never refused.
     if (request.idempotencyKey) {
       const repeated = await findCompactionByIdempotencyKey(db, session.pk, request.idempotencyKey);
       if (repeated) return { existing: repeated };
     }
     const active = await findActiveCompaction(db, session.pk);
     if (active) return { existing: active };
+    if (inserted === AT_CAP) throw new ActiveCompactionLimitError(session.tenantId, cap);
     // The active one finished between our insert and our lookup: try again.
   }
   throw new Error(`could not start or find a compaction for session ${session.id}`);

@@ -1,11 +1,15 @@
 import type {} from '@fastify/swagger'; // its FastifySchema `hide` option
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TenantLimitObserver } from '../services/tenant-limits';
 
 /** Jobs per queue and state, read at scrape time (the API's own view of the backlog). */
 export type QueueCounts = () => Promise<Record<string, Record<string, number>>>;
 
-/** The API's Prometheus registry: process metrics, requests by route, and queue depth when given. */
+/**
+ * The API's Prometheus registry: process metrics, requests by route, tenant-limit refusals, open
+ * event streams, and queue depth when given.
+ */
 export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'compactor_api_' });
@@ -20,6 +24,26 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
     help: 'Time to answer an HTTP request, by method and route.',
     labelNames: ['method', 'route'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new Counter({
+    name: 'compactor_tenant_limit_rejections_total',
+    help:
+      'Requests answered 429 because their tenant was at a cap, by cap (event_streams, active_compactions, ' +
+      'session_create_rate). Never by tenant: tenants are unbounded.',
+    labelNames: ['limit'],
+    registers: [registry],
+  });
+  new Counter({
+    name: 'compactor_auto_compactions_deferred_total',
+    help:
+      'Auto compactions not started because their tenant was at TENANT_MAX_ACTIVE_COMPACTIONS ' +
+      '(the append succeeded; a later one asks again).',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'compactor_api_event_streams',
+    help: 'Event streams this process holds open, over all tenants.',
     registers: [registry],
   });
   const { queueCounts } = options;
@@ -57,4 +81,16 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });
+}
+
+/** The tenant limits' reports, counted in `registry` (made by {@link createApiMetrics}). */
+export function tenantLimitMetrics(registry: Registry): Required<TenantLimitObserver> {
+  const rejections = registry.getSingleMetric('compactor_tenant_limit_rejections_total') as Counter;
+  const deferred = registry.getSingleMetric('compactor_auto_compactions_deferred_total') as Counter;
+  const streams = registry.getSingleMetric('compactor_api_event_streams') as Gauge;
+  return {
+    rejected: (limit) => rejections.inc({ limit }),
+    autoCompactionDeferred: () => deferred.inc(),
+    eventStreams: (open) => streams.set(open),
+  };
 }

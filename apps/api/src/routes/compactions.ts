@@ -4,6 +4,7 @@ import { invalid, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 import {
+  ErrorBody,
   SessionParams,
   CompactionDetailOut,
   CompactionListQuery,
@@ -18,9 +19,13 @@ import {
 } from '@compactor/contract';
 import { reportOverflow, requestManualCompaction } from '../services/compactions';
 import { requireSession } from '../services/sessions';
+import type { TenantLimits } from '../services/tenant-limits';
 import { compactionStepView, compactionView } from '../services/views';
 
-export function compactionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+export function compactionRoutes(
+  resources: ApiResources,
+  { limits }: { limits: TenantLimits },
+): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['compactions'];
 
@@ -30,10 +35,14 @@ export function compactionRoutes(resources: ApiResources): FastifyPluginAsyncZod
         schema: {
           tags,
           summary: 'Compact a session now (202), or get the active compaction (200)',
+          description:
+            "A 429 `too_many_requests` with `Retry-After` when the session's tenant already has " +
+            '`TENANT_MAX_ACTIVE_COMPACTIONS` compactions pending or running (over all its sessions) and this ' +
+            'session none to join; it writes nothing.',
           params: SessionParams,
           headers: IdempotencyHeaders,
           body: CreateCompactionBody,
-          response: { 200: CompactionOut, 202: CompactionOut, ...commonErrors },
+          response: { 200: CompactionOut, 202: CompactionOut, ...commonErrors, 429: ErrorBody },
         },
         // No body at all (no content type) is the same as `{}`; a JSON `null` is still a 400.
         preValidation: async (request) => {
@@ -44,6 +53,7 @@ export function compactionRoutes(resources: ApiResources): FastifyPluginAsyncZod
         const session = await requireSession(resources.db, request.tenantId, request.params.id);
         const { compaction, created } = await requestManualCompaction(
           resources,
+          limits,
           session,
           request.body ?? {},
           request.headers['idempotency-key'],
@@ -74,14 +84,18 @@ export function compactionRoutes(resources: ApiResources): FastifyPluginAsyncZod
         schema: {
           tags,
           summary: 'Report what the provider said; an overflow starts an emergency compaction',
+          description:
+            'An overflow that would start a compaction is a 429 `too_many_requests` with `Retry-After` when the ' +
+            "session's tenant already has `TENANT_MAX_ACTIVE_COMPACTIONS` compactions pending or running and this " +
+            'session none to join.',
           params: SessionParams,
           body: OverflowBody,
-          response: { 200: OverflowOut, ...commonErrors },
+          response: { 200: OverflowOut, ...commonErrors, 429: ErrorBody },
         },
       },
       async (request) => {
         const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const { kind, matched, compaction } = await reportOverflow(resources, session, request.body);
+        const { kind, matched, compaction } = await reportOverflow(resources, limits, session, request.body);
         return {
           overflow: kind !== null,
           kind,

@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { SESSION_DELETED_EVENT, SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
 import { compareEventIds, EVENT_HISTORY, EVENT_ID_PATTERN } from '@compactor/queue';
@@ -6,6 +7,7 @@ import type { ApiResources } from '../resources';
 import { ErrorBody, EventStreamText, SessionParams } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
 import { requireSession } from '../services/sessions';
+import type { TenantLimits } from '../services/tenant-limits';
 
 /** A client that stops reading is cut off once this much is waiting for it. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -65,7 +67,7 @@ async function subscribeInTime(
  */
 export function eventRoutes(
   resources: ApiResources,
-  { keepaliveMs = 15_000 }: { keepaliveMs?: number | undefined } = {},
+  { limits, keepaliveMs = 15_000 }: { limits: TenantLimits; keepaliveMs?: number | undefined },
 ): FastifyPluginAsyncZod {
   return async (app) => {
     /** Open streams, ended when the server closes (they would hold `close()` forever). */
@@ -85,7 +87,9 @@ export function eventRoutes(
             '`data: {"type","sessionId","compactionId","at","data"}`, each with an `id:`; a `: keepalive` comment every 15 s. ' +
             `Reconnecting with the \`Last-Event-ID\` header replays the events published since that one first (the session's last ${EVENT_HISTORY.length} events are kept for ${EVENT_HISTORY.ttlSeconds / 60} minutes after the newest). ` +
             '`session.compacted` carries the sizes, `fallback`, `continueWith` (the message to append, when the policy has one) and `followUp: { compactionId }` when messages appended while it ran left the session over its trigger: that compaction is already active, wait for it before the next model call. ' +
-            '`session.deleted` is the last event of a deleted session: the stream ends after it (a reconnect is a 404).',
+            '`session.deleted` is the last event of a deleted session: the stream ends after it (a reconnect is a 404). ' +
+            'A tenant holding `TENANT_MAX_EVENT_STREAMS` streams open on one API process gets 429 `too_many_requests` ' +
+            'with `Retry-After` for the next; a stream that ends, however it ends, frees its place.',
           params: SessionParams,
           response: {
             200: {
@@ -93,98 +97,116 @@ export function eventRoutes(
               content: { 'text/event-stream': { schema: EventStreamText } },
             },
             ...commonErrors,
+            429: ErrorBody,
             503: ErrorBody,
           },
         },
       },
       async (request, reply) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const raw = reply.raw;
-        // Live events wait in `pending` until the stream is open and the missed ones are sent.
-        let started = false;
-        let closed = false;
-        const pendingEvents: Array<{ chunk: string; id: string | undefined; last: boolean }> = [];
-        let keepalive: NodeJS.Timeout | undefined = undefined;
-        let unsubscribe: (() => void) | undefined = undefined;
-
-        const end = () => {
-          if (closed) return;
-          closed = true;
-          clearInterval(keepalive);
-          unsubscribe?.();
-          open.delete(end);
-          if (started && !raw.writableEnded) raw.end();
-        };
-        /** `last`: the session was deleted; the stream ends after this event. */
-        const write = (chunk: string, id?: string, last = false) => {
-          if (closed) return;
-          if (!started) {
-            pendingEvents.push({ chunk, id, last });
-            return;
-          }
-          raw.write(chunk);
-          if (last) end();
-          else if (raw.writableLength > MAX_BUFFERED_BYTES) {
-            request.log.warn({ sessionId: session.id }, 'event stream client is not reading; closing it');
-            end();
-          }
-        };
-
-        raw.on('close', end);
-        // Subscribed before the stream opens: whatever happens after the client sees it is delivered.
-        const subscription = await subscribeInTime(resources, session.pk, (event) =>
-          write(formatSseEvent(event), event.id, event.type === SESSION_DELETED_EVENT),
-        );
-        // A delete that committed before the subscription was confirmed published its
-        // `session.deleted` to nobody here: the session must still exist now.
+        // Taken before anything is looked up: a tenant past its cap costs no query or subscription.
+        const release = limits.openEventStream(request.tenantId);
         try {
-          const current = await requireSession(resources.db, request.tenantId, session.id);
-          if (current.pk !== session.pk) throw notFound('session');
+          return await stream(request, reply, release);
         } catch (error) {
-          subscription();
+          release();
           throw error;
         }
-        if (closed || raw.destroyed) {
-          // The client left while Redis confirmed, or while the session was looked up.
-          subscription();
-          end();
-          return reply.hijack();
-        }
-        unsubscribe = subscription;
-        reply.hijack();
-        open.add(end);
-        raw.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache, no-transform',
-          connection: 'keep-alive',
-          'x-accel-buffering': 'no',
-        });
-        raw.write(': connected\n\n');
-        const replayedUpTo = await replayMissed(
-          resources,
-          session.pk,
-          request.headers['last-event-id'],
-          (e) => {
-            if (!closed) raw.write(formatSseEvent(e));
-          },
-        ).catch((error: unknown) => {
-          request.log.warn(
-            { sessionId: session.id, err: (error as Error).message },
-            'event history unavailable',
-          );
-          return null;
-        });
-        started = true;
-        for (const { chunk, id, last } of pendingEvents.splice(0)) {
-          if (replayedUpTo === null || id === undefined || compareEventIds(id, replayedUpTo) > 0)
-            write(chunk, id, last);
-        }
-        if (closed) return reply;
-        keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
-        keepalive.unref();
-        return reply;
       },
     );
+
+    /** The stream: `end`, however the stream ends, frees its place; a throw leaves that to the caller. */
+    async function stream(
+      request: FastifyRequest<{ Params: { id: string } }>,
+      reply: FastifyReply,
+      release: () => void,
+    ): Promise<FastifyReply> {
+      const session = await requireSession(resources.db, request.tenantId, request.params.id);
+      const raw = reply.raw;
+      // Live events wait in `pending` until the stream is open and the missed ones are sent.
+      let started = false;
+      let closed = false;
+      const pendingEvents: Array<{ chunk: string; id: string | undefined; last: boolean }> = [];
+      let keepalive: NodeJS.Timeout | undefined = undefined;
+      let unsubscribe: (() => void) | undefined = undefined;
+
+      const end = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(keepalive);
+        unsubscribe?.();
+        open.delete(end);
+        release();
+        if (started && !raw.writableEnded) raw.end();
+      };
+      /** `last`: the session was deleted; the stream ends after this event. */
+      const write = (chunk: string, id?: string, last = false) => {
+        if (closed) return;
+        if (!started) {
+          pendingEvents.push({ chunk, id, last });
+          return;
+        }
+        raw.write(chunk);
+        if (last) end();
+        else if (raw.writableLength > MAX_BUFFERED_BYTES) {
+          request.log.warn({ sessionId: session.id }, 'event stream client is not reading; closing it');
+          end();
+        }
+      };
+
+      raw.on('close', end);
+      // Subscribed before the stream opens: whatever happens after the client sees it is delivered.
+      const subscription = await subscribeInTime(resources, session.pk, (event) =>
+        write(formatSseEvent(event), event.id, event.type === SESSION_DELETED_EVENT),
+      );
+      // A delete that committed before the subscription was confirmed published its
+      // `session.deleted` to nobody here: the session must still exist now.
+      try {
+        const current = await requireSession(resources.db, request.tenantId, session.id);
+        if (current.pk !== session.pk) throw notFound('session');
+      } catch (error) {
+        subscription();
+        throw error;
+      }
+      if (closed || raw.destroyed) {
+        // The client left while Redis confirmed, or while the session was looked up.
+        subscription();
+        end();
+        return reply.hijack();
+      }
+      unsubscribe = subscription;
+      reply.hijack();
+      open.add(end);
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      raw.write(': connected\n\n');
+      const replayedUpTo = await replayMissed(
+        resources,
+        session.pk,
+        request.headers['last-event-id'],
+        (e) => {
+          if (!closed) raw.write(formatSseEvent(e));
+        },
+      ).catch((error: unknown) => {
+        request.log.warn(
+          { sessionId: session.id, err: (error as Error).message },
+          'event history unavailable',
+        );
+        return null;
+      });
+      started = true;
+      for (const { chunk, id, last } of pendingEvents.splice(0)) {
+        if (replayedUpTo === null || id === undefined || compareEventIds(id, replayedUpTo) > 0)
+          write(chunk, id, last);
+      }
+      if (closed) return reply;
+      keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
+      keepalive.unref();
+      return reply;
+    }
   };
 }
 

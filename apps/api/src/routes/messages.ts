@@ -25,6 +25,7 @@ import {
   type PartInput,
 } from '@compactor/contract';
 import { afterWrite } from '../services/auto-trigger';
+import type { TenantLimits } from '../services/tenant-limits';
 import { SessionWriteQueue, sessionKey } from '../services/session-writes';
 import { appendCounted, KnownSessions, knownSession } from '../services/append';
 import { requireSession } from '../services/sessions';
@@ -41,7 +42,10 @@ const triggered = (row: CompactionRow | null) =>
 
 export function messageRoutes(
   resources: ApiResources,
-  { sessionWriteQueueLimit = DEFAULT_SESSION_WRITE_QUEUE_LIMIT }: { sessionWriteQueueLimit?: number } = {},
+  {
+    limits,
+    sessionWriteQueueLimit = DEFAULT_SESSION_WRITE_QUEUE_LIMIT,
+  }: { limits: TenantLimits; sessionWriteQueueLimit?: number | undefined },
 ): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['messages'];
@@ -58,7 +62,10 @@ export function messageRoutes(
             'Message ids are 1–200 printable ASCII characters, never `.` or `..` (no URL could address them). ' +
             'A 409 `conflict` refuses an id stored with other content, and a tool part that carries a result ' +
             '(completed or error) for a call still pending or running in another message, under the same call ' +
-            'id and tool, whatever its `input`: PATCH that message instead (`details` names it).',
+            'id and tool, whatever its `input`: PATCH that message instead (`details` names it). ' +
+            "An auto compaction the trigger asks for is not started while the session's tenant has " +
+            '`TENANT_MAX_ACTIVE_COMPACTIONS` compactions pending or running: the append succeeds, `compaction` and ' +
+            '`status.activeCompaction` are null, and the next append or finished turn asks again.',
           params: SessionParams,
           body: AppendMessagesBody,
           response: { 201: AppendResponse, ...commonErrors, 429: ErrorBody },
@@ -92,7 +99,7 @@ export function messageRoutes(
           );
           return {
             appended,
-            after: await afterWrite(resources, session, {
+            after: await afterWrite(resources, limits, session, {
               finishedTurn,
               log: request.log,
               ...(statusInputs ? { prefetched: statusInputs } : {}),
@@ -119,7 +126,9 @@ export function messageRoutes(
             'A 409 `conflict` refuses a change to a finished or pruned call, to a message a compaction wrote, ' +
             'and to the parts of a message already behind the context boundary (`details.reason: message_compacted`: ' +
             'its summary was written without the change, which would reach the model nowhere). A result for a ' +
-            'message a running compaction covers is accepted: that compaction summarises again.',
+            'message a running compaction covers is accepted: that compaction summarises again. ' +
+            'An auto compaction held back by `TENANT_MAX_ACTIVE_COMPACTIONS` is not started (`compaction` is null), ' +
+            'as for an append.',
           params: MessageParams,
           body: PatchMessageBody,
           response: { 200: PatchResponse, ...commonErrors, 429: ErrorBody },
@@ -146,7 +155,7 @@ export function messageRoutes(
               ...(usage !== undefined ? { usage } : {}),
               parts,
             });
-            const after = await afterWrite(resources, session, {
+            const after = await afterWrite(resources, limits, session, {
               finishedTurn: finishesTurn(message.role, finish),
               log: request.log,
             });

@@ -6,13 +6,15 @@ import type { ApiResources } from '../resources';
 import {
   MIN_CONTEXT_WINDOW,
   CreateSessionBody,
+  ErrorBody,
   PatchSessionBody,
   SessionOut,
   SessionParams,
   type Session,
 } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
-import { createSession, patchSession, removeSession, requireSession } from '../services/sessions';
+import { createSessionWithinRate, patchSession, removeSession, requireSession } from '../services/sessions';
+import type { TenantLimits } from '../services/tenant-limits';
 import { sessionStatus } from '../services/status';
 
 async function sessionView(resources: ApiResources, session: SessionRow): Promise<Session> {
@@ -28,7 +30,10 @@ async function sessionView(resources: ApiResources, session: SessionRow): Promis
   };
 }
 
-export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+export function sessionRoutes(
+  resources: ApiResources,
+  { limits }: { limits: TenantLimits },
+): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['sessions'];
     app.post(
@@ -42,13 +47,20 @@ export function sessionRoutes(resources: ApiResources): FastifyPluginAsyncZod {
             `The model's limits must hold together: \`contextWindow\` 0 (unlimited) or at least ${MIN_CONTEXT_WINDOW} tokens, ` +
             `\`maxOutputTokens\` at most the window, \`inputLimit\` from ${MIN_CONTEXT_WINDOW} to the window; ` +
             'limits left out come from the known-model table, fitted to a smaller window the request states. ' +
-            'PATCH checks the model it leaves the same way.',
+            'PATCH checks the model it leaves the same way. ' +
+            'A tenant creating sessions faster than `TENANT_SESSION_CREATE_RATE` a minute (per API process) gets ' +
+            '429 `too_many_requests` with `Retry-After`; the same id again (an existing session) is never refused.',
           body: CreateSessionBody,
-          response: { 200: SessionOut, 201: SessionOut, ...commonErrors },
+          response: { 200: SessionOut, 201: SessionOut, ...commonErrors, 429: ErrorBody },
         },
       },
       async (request, reply) => {
-        const { session, created } = await createSession(resources.db, request.tenantId, request.body);
+        const { session, created } = await createSessionWithinRate(
+          resources.db,
+          limits,
+          request.tenantId,
+          request.body,
+        );
         return reply.code(created ? 201 : 200).send(await sessionView(resources, session));
       },
     );

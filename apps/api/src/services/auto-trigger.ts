@@ -3,6 +3,7 @@ import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compacto
 import type { ApiResources } from '../resources';
 import type { SessionStatus as StatusView } from '@compactor/contract';
 import { statusSnapshot, type PrefetchedStatus } from './status';
+import type { TenantLimits } from './tenant-limits';
 import { compactionView } from './views';
 
 /** Where the trigger writes its warnings (the request's logger). Never message text. */
@@ -25,11 +26,14 @@ export interface AfterWrite {
  * numbers (core `evaluateTriggerFromStats` over db `contextTokenStats`: the history is never
  * loaded), and the per-turn prune when it could prune anything. Starting work is best effort here: the messages are
  * committed, and a failure to start a compaction or a prune is logged, never the request's
- * failure (the next append evaluates the trigger again; the outbox covers enqueue failures).
+ * failure (the next append evaluates the trigger again; the outbox covers enqueue failures). A
+ * compaction the tenant's cap on active compactions holds back is simply not started (metrics
+ * count it): the next append or finished turn asks again.
  * `prefetched`: the status inputs the append read in its round trip (see `statusSnapshot`).
  */
 export async function afterWrite(
   resources: ApiResources,
+  limits: TenantLimits,
   session: SessionRow,
   {
     finishedTurn,
@@ -61,11 +65,16 @@ export async function afterWrite(
       policy,
     });
     if (verdict.compact && verdict.compactionReason) {
+      const reason = verdict.compactionReason;
       try {
-        const started = await resources.jobs.startCompaction(session, { reason: verdict.compactionReason });
+        // Past the tenant's cap it is not started (`null`): the status shows no active
+        // compaction, and the next append or finished turn asks again.
+        const started = await limits.autoCompaction((caps) =>
+          resources.jobs.startCompaction(session, { reason }, caps),
+        );
         // Created by a racing request instead: that one reports it; this append shows it in status.
-        if (started.created) compaction = started.compaction;
-        status = { ...status, activeCompaction: compactionView(started.compaction, session.id) };
+        if (started?.created) compaction = started.compaction;
+        if (started) status = { ...status, activeCompaction: compactionView(started.compaction, session.id) };
       } catch (error) {
         log.warn(
           { sessionId: session.id, reason: verdict.reason, err: safeErrorMessage(error) },

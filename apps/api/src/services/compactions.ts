@@ -11,16 +11,19 @@ import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db
 import { requestCompactionOnce, type CompactionRequest } from '@compactor/workflow';
 import { invalid } from '../http/errors';
 import type { ApiResources } from '../resources';
+import type { TenantLimits } from './tenant-limits';
 import type { CreateCompactionInput } from '@compactor/contract';
 
 /**
  * `POST /v1/sessions/:id/compactions`: a manual compaction, or the active one (`created:
  * false`). With an `Idempotency-Key`, a repeat of the same request returns the compaction the
  * key created or joined, and the key with another body is a 409 — neither writes anything
- * (workflow's `requestCompactionOnce`).
+ * (workflow's `requestCompactionOnce`). Past the tenant's cap on active compactions, a request
+ * that joins nothing is a 429.
  */
 export async function requestManualCompaction(
   resources: ApiResources,
+  limits: TenantLimits,
   session: SessionRow,
   body: CreateCompactionInput,
   idempotencyKey: string | undefined,
@@ -37,7 +40,8 @@ export async function requestManualCompaction(
     keepRecentTokens: keep ?? null,
     instructions: body.instructions ?? null,
   };
-  const start = (r: CompactionRequest) => resources.jobs.startCompaction(session, r);
+  const start = (r: CompactionRequest) =>
+    limits.requestedCompaction((caps) => resources.jobs.startCompaction(session, r, caps));
   return idempotencyKey === undefined
     ? start(request)
     : requestCompactionOnce(resources.db, session, { ...request, idempotencyKey }, start);
@@ -74,10 +78,12 @@ export function classifyOverflow(
 /**
  * `POST /v1/sessions/:id/overflow`: an overflow starts an emergency compaction (reason
  * `overflow`, force implied) unless the policy turned automatic compaction off; anything else
- * writes nothing.
+ * writes nothing. Past the tenant's cap on active compactions, an overflow that joins nothing
+ * is a 429.
  */
 export async function reportOverflow(
   resources: ApiResources,
+  limits: TenantLimits,
   session: SessionRow,
   report: OverflowReport,
 ): Promise<{ kind: 'error' | 'usage' | null; matched: string | null; compaction: CompactionRow | null }> {
@@ -86,6 +92,8 @@ export async function reportOverflow(
   const policy = resolveStoredPolicy(session.policy as PolicyInput);
   if (!policy.auto) return { ...verdict, compaction: null };
   // force is implied by the reason (keep recent = window / 5, no clean cut needed).
-  const { compaction } = await resources.jobs.startCompaction(session, { reason: 'overflow' });
+  const { compaction } = await limits.requestedCompaction((caps) =>
+    resources.jobs.startCompaction(session, { reason: 'overflow' }, caps),
+  );
   return { ...verdict, compaction };
 }

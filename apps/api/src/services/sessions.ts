@@ -18,6 +18,7 @@ import {
 } from '@compactor/db';
 import { ApiError, invalid, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
+import type { TenantLimits } from './tenant-limits';
 import type { z } from 'zod';
 import { modelLimitsIssues, type CreateSessionInput, type PatchSessionBody } from '@compactor/contract';
 import { newId } from '@compactor/db';
@@ -80,6 +81,24 @@ export async function createSession(
     throw new ApiError(409, 'conflict', `session ${id} already exists with a different body`);
   }
   return { session: existing, created: false };
+}
+
+/**
+ * {@link createSession} under the tenant's session-creation rate: a new session spends it (a
+ * 429 when it is spent), the same id again never does.
+ */
+export function createSessionWithinRate(
+  db: Db,
+  limits: TenantLimits,
+  tenantId: string,
+  body: CreateSessionInput,
+): Promise<{ session: SessionRow; created: boolean }> {
+  const { id } = body;
+  return limits.createSession(
+    tenantId,
+    () => createSession(db, tenantId, body),
+    async () => id !== undefined && (await findSession(db, tenantId, id)) !== null,
+  );
 }
 
 export async function requireSession(db: Db, tenantId: string, id: string): Promise<SessionRow> {

@@ -10,8 +10,11 @@ import { rowMapper, selectList } from './raw-rows';
 /** A `compactions` row selected with `selectList(compactions, alias, '')`, as drizzle maps it. */
 export const compactionFromRow = rowMapper(compactions, '');
 
-/** A `compactions` row to insert; `status` defaults to `pending`. */
-export type NewCompactionRow = typeof compactions.$inferInsert;
+/** A `compactions` row to insert; `status` defaults to `pending`, the tenant is the session's. */
+export type NewCompactionRow = Omit<typeof compactions.$inferInsert, 'tenantId'>;
+
+/** The session's tenant, as a compaction row copies it (`tenant_id`). */
+const tenantOf = (sessionPk: number) => sql`(select s.tenant_id from sessions s where s.pk = ${sessionPk})`;
 
 /**
  * Inserts a compaction; returns `null` when the session already has an active one (the partial
@@ -19,7 +22,11 @@ export type NewCompactionRow = typeof compactions.$inferInsert;
  * was used before.
  */
 export async function insertCompaction(db: DbOrTx, row: NewCompactionRow): Promise<CompactionRow | null> {
-  const [inserted] = await db.insert(compactions).values(row).onConflictDoNothing().returning();
+  const [inserted] = await db
+    .insert(compactions)
+    .values({ ...row, tenantId: tenantOf(row.sessionPk) })
+    .onConflictDoNothing()
+    .returning();
   return inserted ?? null;
 }
 
@@ -53,8 +60,8 @@ export async function insertCompactionWithOutbox(
     db,
     sql`
     with c as (
-      insert into compactions (id, session_pk, reason, strategy, keep_recent_tokens, instructions, force, idempotency_key)
-      values (${row.id}, ${row.sessionPk}, ${row.reason}, ${row.strategy}, ${row.keepRecentTokens ?? null}::int,
+      insert into compactions (id, session_pk, tenant_id, reason, strategy, keep_recent_tokens, instructions, force, idempotency_key)
+      values (${row.id}, ${row.sessionPk}, ${tenantOf(row.sessionPk)}, ${row.reason}, ${row.strategy}, ${row.keepRecentTokens ?? null}::int,
               ${row.instructions ?? null}::text, ${row.force ?? false}, ${row.idempotencyKey ?? null}::text)
       on conflict do nothing
       returning *

@@ -13,3 +13,4 @@ export * from './prune-selection';
 export * from './session-status';
 export * from './covered-changes';
 export * from './appended-after';
+export * from './tenant-compactions';

@@ -27,6 +27,11 @@ export const compactions = pgTable(
     sessionPk: bigint('session_pk', { mode: 'number' })
       .notNull()
       .references(() => sessions.pk, { onDelete: 'cascade' }),
+    /**
+     * The session's tenant, copied when the row is inserted: the per-tenant cap on active
+     * compactions counts them by tenant without reading every session the tenant has.
+     */
+    tenantId: text('tenant_id').notNull(),
     reason: text('reason', { enum: ['auto', 'manual', 'overflow'] }).notNull(),
     strategy: text('strategy', { enum: ['summarize', 'truncate', 'topic'] }).notNull(),
     status: text('status', { enum: COMPACTION_STATUSES }).notNull().default('pending'),
@@ -98,6 +103,11 @@ export const compactions = pgTable(
     index('compactions_session_finished_idx')
       .on(t.sessionPk, t.finishedAt.desc().nullsFirst())
       .where(sql`${t.finishedAt} is not null`),
+    // The cap on a tenant's active compactions counts them (`limit` the cap): at most that many
+    // entries are read, however many sessions or finished compactions the tenant has.
+    index('compactions_tenant_active_idx')
+      .on(t.tenantId)
+      .where(sql`${t.status} in ('pending', 'running')`),
     // The reconciler scans active compactions by how long they have been silent.
     index('compactions_active_progress_idx')
       .on(t.status, t.progressAt)

@@ -12,6 +12,7 @@ import {
 import {
   SESSION_DELETED_EVENT,
   requestCompactionWith,
+  type CompactionLimits,
   type CompactionRequest,
   type SessionEventPublisher,
   type WorkflowLog,
@@ -32,15 +33,22 @@ export interface DispatchDeps {
  * Requests a compaction: the row and its outbox entry are written in one statement, then the
  * job is enqueued. Enqueueing is best effort — if Redis is down or the process dies right after
  * commit, the reconciler enqueues it from the outbox; nothing is lost. A request while one is
- * active returns the active one (`created: false`) and writes nothing.
+ * active returns the active one (`created: false`) and writes nothing. Past `limits` (the
+ * tenant's active compactions) it throws workflow's ActiveCompactionLimitError, having written
+ * nothing.
  */
 export async function startCompaction(
   deps: DispatchDeps,
   session: SessionRow,
   request: CompactionRequest,
+  limits: CompactionLimits = {},
 ): Promise<{ compaction: CompactionRow; created: boolean }> {
-  const result = await requestCompactionWith(deps.db, session, request, (row) =>
-    insertCompactionWithOutbox(deps.db, row, 'compact'),
+  const result = await requestCompactionWith(
+    deps.db,
+    session,
+    request,
+    (db, row) => insertCompactionWithOutbox(db, row, 'compact'),
+    limits,
   );
   if ('existing' in result) return { compaction: result.existing, created: false };
   const { compaction, outbox } = result.inserted;
