@@ -7,7 +7,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStub } from '@compactor/llm-stub';
-import { JOB_NAMES, REDIS_CLOSE_TIMEOUT_MS } from '@compactor/queue';
+import { JOB_NAMES, REDIS_CLOSE_TIMEOUT_MS, WAITS_IN } from '@compactor/queue';
 import { EnvSchema } from '../../apps/api/src/env';
 import { createApiMetrics, registerMetrics } from '../../apps/api/src/http/metrics';
 import type { ApiResources } from '../../apps/api/src/resources';
@@ -253,10 +253,10 @@ describe('deployment manifests', () => {
     expect(composed.service.ports, 'compose worker publishes no host port').toBeUndefined();
   });
 
-  it('scale workers on the lists BullMQ keeps the waiting jobs in', () => {
+  it('scale workers on the keys BullMQ keeps the waiting jobs in', () => {
     const worker = k8sOf('worker');
     const prefix = WorkerEnvSchema.parse(worker.env).QUEUE_PREFIX;
-    const waitKeys = JOB_NAMES.map((name) => new QueueKeys(prefix).getKeys(name).wait);
+    const waitKeys = JOB_NAMES.map((name) => new QueueKeys(prefix).getKeys(name)[WAITS_IN[name]]);
     const [scaled, ...more] = ofKind('ScaledObject');
     expect(more).toEqual([]);
     expect(scaled!.spec.scaleTargetRef.name).toBe(worker.deployment.metadata.name);

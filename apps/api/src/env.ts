@@ -71,7 +71,8 @@ export const EnvSchema = z.object({
   /**
    * Compactions one tenant may have pending or running, over every replica (counted in
    * Postgres): each costs LLM calls. Manual and overflow requests past it are 429s; an auto
-   * compaction past it is not started until a later append. 0: no limit.
+   * compaction past it waits its turn (recorded in Postgres; a worker starts it when one of the
+   * tenant's compactions ends). 0: no limit.
    */
   TENANT_MAX_ACTIVE_COMPACTIONS: z.coerce.number().int().min(0).max(1_000_000).default(20),
   /**

@@ -12,6 +12,7 @@ import {
   redisEventPublisher,
   redisEventSource,
   REDIS_CLOSE_TIMEOUT_MS,
+  REDIS_COMMAND_TIMEOUT_MS,
   settleWithin,
 } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
   });
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis connection problem'));
   await redis

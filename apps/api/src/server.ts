@@ -42,6 +42,8 @@ export interface ServerOptions {
   sseKeepaliveMs?: number;
   /** Writes to one session queued in this process before a 429 (default 32). */
   sessionWriteQueueLimit?: number;
+  /** Large appends (bodies of 1 MiB or more) held at once before a 429 (default 4). */
+  largeAppendsInFlight?: number;
   /** Per-tenant caps (0: none); each left out is its default (`TENANT_LIMIT_DEFAULTS`). */
   tenantLimits?: Partial<TenantLimitSettings>;
   /**
@@ -146,7 +148,11 @@ export async function buildServer(
   await app.register(healthRoutes(resources));
   await app.register(sessionRoutes(resources, { limits }));
   await app.register(
-    messageRoutes(resources, { limits, sessionWriteQueueLimit: options.sessionWriteQueueLimit }),
+    messageRoutes(resources, {
+      limits,
+      sessionWriteQueueLimit: options.sessionWriteQueueLimit,
+      largeAppendsInFlight: options.largeAppendsInFlight,
+    }),
   );
   await app.register(contextRoutes(resources));
   await app.register(compactionRoutes(resources, { limits }));

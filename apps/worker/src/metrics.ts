@@ -85,7 +85,7 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
   });
   const reconciled = new Counter({
     name: 'compactor_reconciler_actions_total',
-    help: 'Reconciler actions: outbox entries dispatched, compactions re-enqueued or abandoned.',
+    help: 'Reconciler actions: outbox entries dispatched, compactions re-enqueued or abandoned, deferred compactions started.',
     labelNames: ['action'],
     registers,
   });
@@ -112,8 +112,11 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
     help: 'Jobs in each queue by state (the autoscaling signal: waiting + delayed).',
     labelNames: ['queue', 'state'],
     registers,
+    // Redis not answering: no queue series rather than stale ones (the other metrics still serve).
     async collect() {
-      for (const [queue, states] of Object.entries(await queueCounts(queues))) {
+      const counts = await queueCounts(queues);
+      this.reset();
+      for (const [queue, states] of Object.entries(counts ?? {})) {
         for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
       }
     },
@@ -127,6 +130,7 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
       if (report.dispatched) reconciled.inc({ action: 'dispatched' }, report.dispatched);
       if (report.redriven) reconciled.inc({ action: 'redriven' }, report.redriven);
       if (report.abandoned) reconciled.inc({ action: 'abandoned' }, report.abandoned);
+      if (report.deferredStarted) reconciled.inc({ action: 'deferred_started' }, report.deferredStarted);
     },
     observer: {
       stepEnded(step, outcome, durationMs) {

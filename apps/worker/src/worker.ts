@@ -7,11 +7,13 @@ import {
   closeRedis,
   createRedis,
   REDIS_CLOSE_TIMEOUT_MS,
+  REDIS_COMMAND_TIMEOUT_MS,
   settleWithin,
   createJobQueues,
   DEFAULT_JOB_POLICY,
   redisEventPublisher,
   startCompaction,
+  startDeferredWhenEnded,
   startReconciler,
   startWorkers,
 } from '@compactor/queue';
@@ -52,7 +54,11 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   connection.on('error', (error: Error) =>
     log.warn({ err: error.message }, 'queue redis connection problem'),
   );
-  const redis = createRedis(env.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  const redis = createRedis(env.REDIS_URL, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  });
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis connection problem'));
   await redis
     .connect()
@@ -72,6 +78,9 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     log.warn({ err: error.message }, 'event publish failed'),
   );
   const clock = () => new Date();
+  // Compactions the worker starts (follow-ups, deferred ones): an enqueue Redis cannot take in
+  // time is the reconciler's, not a job held open.
+  const dispatch = { db: database.db, queues: boundedQueues(queues), events, log, clock };
   const resources: WorkflowResources = {
     db: database.db,
     llm: createLlm(config, metrics.metered(createChatCompleter(config))),
@@ -82,14 +91,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     tokenizerFor,
     summarizerModel: defaults.summarizerModel,
     topicModel: defaults.topicModel,
-    // A compaction outrun by appends asks for the next one the way the API does; an enqueue
-    // Redis cannot take in time is the reconciler's, not a job held open.
-    requestCompaction: (session, request) =>
-      startCompaction(
-        { db: database.db, queues: boundedQueues(queues), events, log, clock },
-        session,
-        request,
-      ),
+    // A compaction outrun by appends asks for the next one the way the API does.
+    requestCompaction: (session, request) => startCompaction(dispatch, session, request),
   };
   const running = startWorkers(resources, {
     connection,
@@ -99,10 +102,12 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     stepConcurrency: env.WORKER_STEP_CONCURRENCY,
     lockDurationMs: env.LOCK_DURATION_MS,
     onJobEnd: metrics.jobEnded,
+    // A compaction's end makes room under its tenant's cap: the tenant's deferred ones start.
+    onCompactionEnded: startDeferredWhenEnded(dispatch),
   });
   jobs = running;
   const reconciler = startReconciler(
-    { db: database.db, queues, log, clock: resources.clock },
+    { db: database.db, queues, events, log, clock },
     {
       intervalMs: env.RECONCILE_INTERVAL_MS,
       stepTimeoutMs: env.STEP_TIMEOUT_MS,

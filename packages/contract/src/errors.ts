@@ -34,7 +34,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
   too_many_requests: {
     status: 429,
     meaning:
-      'too many writes waiting for one session, or the tenant is at one of its caps (`details.limit`: ' +
+      'too many writes waiting for one session or large appends in progress on the server, or the tenant is ' +
+      'at one of its caps (`details.limit`: ' +
       '`event_streams`, `active_compactions`, `session_create_rate`); retry after `Retry-After` seconds',
   },
   service_unavailable: {

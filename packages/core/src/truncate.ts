@@ -21,6 +21,29 @@ import {
 
 const ROLE_ORDER: readonly Role[] = ['user', 'assistant', 'system'];
 
+/** What the truncate line counts of the compacted messages (not the leading summary messages). */
+export interface CompactedCounts {
+  messages: number;
+  roles: Record<Role, number>;
+  toolCalls: number;
+}
+
+/** {@link CompactedCounts} of `messages` (all of them: leave the leading summary messages out first). */
+export function countCompacted(messages: readonly Message[]): CompactedCounts {
+  const counts: CompactedCounts = { messages: 0, roles: { user: 0, assistant: 0, system: 0 }, toolCalls: 0 };
+  return addCompactedCounts(counts, messages);
+}
+
+/** `counts` with `messages` added (in place: a range read window by window is counted as it is read). */
+export function addCompactedCounts(counts: CompactedCounts, messages: readonly Message[]): CompactedCounts {
+  for (const message of messages) {
+    counts.messages += 1;
+    counts.roles[message.role] += 1;
+    for (const part of message.parts) if (part.type === 'tool') counts.toolCalls += 1;
+  }
+  return counts;
+}
+
 /**
  * Overrides for {@link buildTruncateSummary}; by default the file ops and the previous summary are
  * read from `messages`.
@@ -45,6 +68,11 @@ export interface TruncateSummaryOptions {
   factsOptions?: CollectFactsOptions;
   /** The summary's token budget, which bounds the pinned section; default the policy default's. */
   budgetTokens?: number;
+  /**
+   * The compacted messages' counts when `messages` does not hold them all (a range too long to
+   * hold, read window by window): `messages` then only gives the leading summary messages.
+   */
+  counts?: CompactedCounts;
 }
 
 /**
@@ -72,19 +100,15 @@ export function checkTruncateSummary(
     options.fileOps ??
     mergeFileOps(extractPreviousFileOps(messages), extractFileOps(compacted, options.fileTools));
 
-  const roleCounts = ROLE_ORDER.map(
-    (role) => [role, compacted.filter((m) => m.role === role).length] as const,
-  )
+  const counts = options.counts ?? countCompacted(compacted);
+  const roleCounts = ROLE_ORDER.map((role) => [role, counts.roles[role]] as const)
     .filter(([, count]) => count > 0)
     .map(([role, count]) => `${count} ${role}`);
-  const toolCalls = compacted.reduce(
-    (total, message) => total + message.parts.filter((part) => part.type === 'tool').length,
-    0,
-  );
+  const toolCalls = counts.toolCalls;
   const details = [roleCounts.join(', '), toolCalls > 0 ? plural(toolCalls, 'tool call') : '']
     .filter((detail) => detail !== '')
     .join('; ');
-  const line = `[Compacted ${plural(compacted.length, 'message')}${details === '' ? '' : `: ${details}`}]`;
+  const line = `[Compacted ${plural(counts.messages, 'message')}${details === '' ? '' : `: ${details}`}]`;
 
   // The previous summary's own pinned section is replaced by this one, never repeated above the line.
   const above = previousSummary === null ? '' : stripPinnedSections(previousSummary);

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { SQL } from 'drizzle-orm';
 import type { Db } from './client';
+import { bindMessagePieces } from './bind-message';
 import { compileNamed, type NamedStatement } from './prepared';
 
 /**
@@ -56,7 +57,7 @@ const typesAsDrizzleReadsThem = {
 /** The parts of pg's connection the pipeline writes to (pg types leave them out). */
 interface WireConnection {
   parsedStatements: Record<string, string>;
-  stream: { cork(): void; uncork(): void };
+  stream: { cork(): void; uncork(): void; write(bytes: Buffer): boolean };
   parse(statement: { text: string; name: string; types: unknown[] }): void;
   bind(portal: { portal: string; statement: string; values: unknown[] }): void;
   describe(target: { type: 'P'; name: string }): void;
@@ -116,7 +117,9 @@ class Pipeline implements pg.Submittable {
           parsing.add(statement.name);
           this.parsed.push(statement);
         }
-        wire.bind({ portal: '', statement: statement.name, values: values[i]! });
+        const pieces = bindMessagePieces(statement.name, values[i]!);
+        if (pieces) for (const piece of pieces) wire.stream.write(piece);
+        else wire.bind({ portal: '', statement: statement.name, values: values[i]! });
         wire.describe({ type: 'P', name: '' });
         wire.execute({ portal: '', rows: 0 });
       }

@@ -7,6 +7,7 @@ import {
   isTurnStart,
   mergeFileOps,
   serializeTranscript,
+  storedTokens,
   stripFileOpsBlocks,
   summaryLengthNote,
 } from '@compactor/core';
@@ -23,7 +24,16 @@ import {
   spentOf,
   withSpent,
 } from './errors';
+import {
+  arraySource,
+  firstWindow,
+  isMessageSource,
+  MessageWindow,
+  pacer,
+  type MessageSource,
+} from './message-source';
 import { shrinkMessage } from './shrink-message';
+import { TranscriptCounts } from './transcript-counts';
 import type { SummarizeDeps, SummaryResult } from './summarize';
 import { countPromptTokens, promptTokenBound, summarizePrompt } from './summarize';
 import { ZERO_USAGE } from './usage';
@@ -43,11 +53,14 @@ export interface SummarizerSettings {
 
 /** A range of any size to summarise; `settings` usually come from `resolveSummarizerSettings`. */
 export interface SummarizeMessagesInput {
-  /** The range to summarise, a previous compaction's summary messages first (as the planner gives it). */
-  messages: Message[];
+  /**
+   * The range to summarise, a previous compaction's summary messages first (as the planner gives
+   * it): an array, or a source read window by window (a long range is never held at once).
+   */
+  messages: Message[] | MessageSource;
   /**
    * The previous summary to merge into (core's update prompt). Absent: read from the leading
-   * summary messages (`extractPreviousSummary`). `null`: none, leading summary messages are then
+   * summary messages (`extractPreviousSummary`; of a source, those of its first window). `null`: none, leading summary messages are then
    * summarised as transcript.
    */
   previousSummary?: string | null;
@@ -76,6 +89,11 @@ export const MIN_FOLD_TARGET_TOKENS = 128;
 export const MAX_CUT_OFFS_IN_A_ROW = 4;
 /** Share of the prompt budget the "files touched so far" lists may take in one request. */
 const FILE_LIST_SHARE = 1 / 8;
+/**
+ * Stored tokens of a range above which the first plan does not count the whole prompt to learn
+ * whether it fits: it counts message by message only as far as one request can reach.
+ */
+const WHOLE_COUNT_MAX_BUDGETS = 2;
 
 interface Range {
   start: number;
@@ -139,12 +157,18 @@ async function summarizeWithinWindow(
     toolResultMaxChars: settings.toolResultMaxChars,
     toolArgsMaxChars: settings.toolArgsMaxChars,
   };
-  const given =
-    input.previousSummary === undefined ? extractPreviousSummary(input.messages) : input.previousSummary;
+  // An array is one window: a short range is read at once.
+  const source = isMessageSource(input.messages)
+    ? input.messages
+    : arraySource(input.messages, Math.max(1, input.messages.length));
+  // The leading summary messages are the first few: the first window holds them.
+  const opening = await firstWindow(source);
+  const given = input.previousSummary === undefined ? extractPreviousSummary(opening) : input.previousSummary;
   const initialSummary = kind === 'history' ? given?.trim() || null : null;
   // The previous summary stands for the leading summary messages (core's prompt drops them too).
-  const offset = initialSummary === null ? 0 : countLeadingSummaryMessages(input.messages);
-  const messages = input.messages.slice(offset);
+  const offset = initialSummary === null ? 0 : countLeadingSummaryMessages(opening);
+  const messages = new MessageWindow(source, offset);
+  const pace = pacer();
   if (messages.length === 0) {
     if (initialSummary === null)
       throw new LlmFatalError('nothing to summarize: no messages and no previous summary');
@@ -199,26 +223,31 @@ async function summarizeWithinWindow(
   const firstTarget = Math.floor(settings.maxOutputTokens * FOLD_TARGET_SHARE);
   const minTarget = Math.min(MIN_FOLD_TARGET_TOKENS, firstTarget);
 
-  // The file ops of the messages before a chunk, extended as the chunks move forward: rebuilt
-  // from the first message for every chunk's prompt they made a long compaction quadratic.
+  // The file ops of the messages before a chunk, extended as the chunks move forward (each
+  // message's once): rebuilt from the first message for every chunk's prompt they made a long
+  // compaction quadratic, and they could not be with the earlier messages let go.
   let opsUpTo = 0;
   let opsBefore: FileOps | null = null;
-  const earlierFileOps = (start: number): FileOps | null => {
+  const earlierFileOps = async (start: number): Promise<FileOps | null> => {
     if (start === 0) return null;
-    if (start < opsUpTo) return extractFileOps(messages.slice(0, start));
+    if (start < opsUpTo) return extractFileOps(await messages.slice(0, start));
     if (start > opsUpTo) {
-      opsBefore = mergeFileOps(opsBefore, extractFileOps(messages.slice(opsUpTo, start)));
+      opsBefore = mergeFileOps(opsBefore, extractFileOps(await messages.slice(opsUpTo, start)));
       opsUpTo = start;
     }
     return opsBefore;
   };
 
-  const promptFor = (range: Range, chunk: Message[], running: string | null): SummaryPrompt => {
+  const promptFor = async (
+    range: Range,
+    chunk: Message[],
+    running: string | null,
+  ): Promise<SummaryPrompt> => {
     const whole = range.start === 0 && range.end === messages.length && running === null;
     // A split turn's prefix that needs several chunks is folded with the history update prompt:
     // core's turn-prefix prompt has no update form, and losing the earlier chunks would be worse.
     const chunkKind = kind === 'turn-prefix' && whole ? 'turn-prefix' : 'history';
-    const earlierOps = earlierFileOps(range.start);
+    const earlierOps = await earlierFileOps(range.start);
     const fileOps = earlierOps ? mergeFileOps(input.fileOps, earlierOps) : (input.fileOps ?? null);
     const prompt = buildSummaryPrompt({
       messages: chunk,
@@ -236,17 +265,20 @@ async function summarizeWithinWindow(
     return target === null ? prompt : { ...prompt, user: `${prompt.user}\n\n${summaryLengthNote(target)}` };
   };
 
-  /** Transcript tokens of each message (+1: the blank line between blocks), counted once. */
-  const messageTokens: number[] = [];
-  const tokensFrom = async (from: number): Promise<number[]> => {
-    await Promise.all(
-      messages.map(async (m, i) => {
-        if (i >= from && messageTokens[i] === undefined) {
-          messageTokens[i] = (await countText(serializeTranscript([m], bounds))) + 1;
-        }
-      }),
-    );
-    return messageTokens.slice(from, messages.length);
+  const transcriptCounts = new TranscriptCounts(
+    messages,
+    (message) => countText(serializeTranscript([message], bounds)),
+    pace,
+  );
+  /** Stored tokens of the range (the source's own figure when it has one), for the first plan. */
+  const storedTotal = async (): Promise<number> => {
+    if (source.storedTokens !== undefined) return source.storedTokens;
+    let total = 0;
+    for await (const window of source.windows(offset)) {
+      total += storedTokens(window);
+      await pace();
+    }
+    return total;
   };
 
   /**
@@ -258,22 +290,25 @@ async function summarizeWithinWindow(
     const whole: Range = { start: from, end: messages.length };
     if (!Number.isFinite(budget)) return [whole];
     const emptyRange = { start: from, end: from };
-    const fitsWhole = (): Promise<boolean> => fits(promptFor(whole, messages.slice(from), running));
-    // The first plan counts the whole prompt (one count in the usual case, where it fits); later
-    // ones count it only when the per-message counts say it may fit.
-    if (from === 0 && (await fitsWhole())) return [whole];
-    const rest = await tokensFrom(from);
-    if (from > 0) {
-      const fixed = await count(promptFor(emptyRange, [], running));
-      if (fixed + rest.reduce((a, b) => a + b, 0) <= budget * 1.1 && (await fitsWhole())) return [whole];
+    const fitsWhole = async (): Promise<boolean> =>
+      fits(await promptFor(whole, await messages.slice(from, messages.length), running));
+    // The first plan counts the whole prompt (one count in the usual case, where it fits) unless
+    // the range's stored tokens say it is far too long; other plans count it only when the
+    // per-message counts say it may fit.
+    const small = from === 0 && (await storedTotal()) <= budget * WHOLE_COUNT_MAX_BUDGETS;
+    if (small && (await fitsWhole())) return [whole];
+    if (!small) {
+      const fixed = await count(await promptFor(emptyRange, [], running));
+      const rest = await transcriptCounts.until(from, budget * 1.1 - fixed);
+      if (rest.complete && (await fitsWhole())) return [whole];
     }
     // Several requests: from now on each answer is asked to stay well below the output limit.
     target ??= firstTarget;
     // The instructions (with the update section a later chunk has) and a running summary of up
     // to maxOutputTokens must leave room for some transcript, or no chunking can converge.
     const instructions = Math.max(
-      await count(promptFor(emptyRange, [], null)),
-      await count(promptFor(emptyRange, [], 'x')),
+      await count(await promptFor(emptyRange, [], null)),
+      await count(await promptFor(emptyRange, [], 'x')),
     );
     if (budget - instructions - settings.maxOutputTokens < MIN_CHUNK_TOKENS) {
       throw new LlmFatalError(
@@ -284,7 +319,7 @@ async function summarizeWithinWindow(
     }
     // What the next chunk's prompt holds besides its messages: instructions, file lists and
     // the running summary as it is now.
-    const chunkBudget = budget - (await count(promptFor(emptyRange, [], running)));
+    const chunkBudget = budget - (await count(await promptFor(emptyRange, [], running)));
     if (chunkBudget < MIN_CHUNK_TOKENS) {
       if (chunks === 0) {
         throw new LlmOverflowError(
@@ -297,7 +332,10 @@ async function summarizeWithinWindow(
       // message (cut to fit if need be) with it; the answer is asked to be shorter.
       return [{ start: from, end: from + 1 }];
     }
-    const turnStarts = new Set(messages.slice(from).flatMap((m, i) => (isTurnStart(m) ? [i] : [])));
+    // The first chunk needs the counts only up to the message that does not fit any more.
+    const { tokens: rest } = await transcriptCounts.until(from, chunkBudget);
+    const counted = await messages.slice(from, from + rest.length);
+    const turnStarts = new Set(counted.flatMap((m, i) => (isTurnStart(m) ? [i] : [])));
     const [next] = planSummaryChunks({ messageTokens: rest, budgetTokens: chunkBudget, turnStarts });
     return [{ start: from + (next?.start ?? 0), end: from + (next?.end ?? rest.length) }];
   };
@@ -307,17 +345,17 @@ async function summarizeWithinWindow(
     range: Range,
     running: string | null,
   ): Promise<{ prompt: SummaryPrompt; tokens?: number } | 'split'> => {
-    const chunk = messages.slice(range.start, range.end);
-    let prompt = promptFor(range, chunk, running);
+    const chunk = await messages.slice(range.start, range.end);
+    let prompt = await promptFor(range, chunk, running);
     if (await fits(prompt)) return { prompt };
     if (chunk.length > 1) return 'split';
     let tokens = await count(prompt);
     const [message] = chunk as [Message];
-    const fixed = await count(promptFor(range, [], running));
+    const fixed = await count(await promptFor(range, [], running));
     let ratio = 1;
     for (let attempt = 0; attempt < SHRINK_ATTEMPTS; attempt += 1) {
       ratio *= Math.max(0, (budget - fixed) / Math.max(1, tokens - fixed)) * 0.9;
-      prompt = promptFor(range, [shrinkMessage(message, ratio, bounds)], running);
+      prompt = await promptFor(range, [shrinkMessage(message, ratio, bounds)], running);
       tokens = await count(prompt);
       if (tokens <= budget) return { prompt, tokens };
     }
@@ -421,6 +459,10 @@ async function summarizeWithinWindow(
     chunks += 1;
     cutOffsInARow = 0;
     model = result.model;
+    // The next prompt lists this chunk's files: taken now, then its messages are let go.
+    await earlierFileOps(range.end);
+    messages.release(range.end);
+    transcriptCounts.forget(range.start, range.end);
     // The next chunk is sized around the running summary it will carry.
     if (queue.length === 0 && range.end < messages.length) queue = await plan(range.end, running);
   }

@@ -7,6 +7,7 @@ import type { FileOps, Message } from '@compactor/core';
 import { countLeadingSummaryMessages, extractPreviousSummary, joinSplitTurnSummaries } from '@compactor/core';
 import type { SummarizerSettings } from './chunked-summary';
 import { summarizeMessages } from './chunked-summary';
+import { firstWindow, isMessageSource, type MessageSource } from './message-source';
 import type { LlmSpend } from './errors';
 import { addSpend, InvalidSummaryError, LlmError, NO_SPEND, spentOf, withSpent } from './errors';
 import type { SummarizeDeps, SummaryResult } from './summarize';
@@ -18,7 +19,7 @@ export interface SplitTurnInput {
    * Everything before the split turn (core's `plan.history`: the previous compaction's summary
    * messages first, possibly nothing else). `previousSummary` absent: read from those messages.
    */
-  history: { messages: Message[]; previousSummary?: string | null };
+  history: { messages: Message[] | MessageSource; previousSummary?: string | null };
   /** The compacted start of the turn whose end is kept verbatim (≥ 5 messages, Opal). */
   turnPrefix: { messages: Message[] };
   instructions?: string | null;
@@ -70,12 +71,13 @@ export async function summarizeSplitTurn(
     signal: sibling.signal,
   };
   const historyMessages = input.history.messages;
+  // The leading summary messages are the first few: a source's first window holds them.
+  const opening = isMessageSource(historyMessages) ? await firstWindow(historyMessages) : historyMessages;
   const given = input.history.previousSummary;
-  const previousSummary =
-    (given === undefined ? extractPreviousSummary(historyMessages) : given)?.trim() || null;
+  const previousSummary = (given === undefined ? extractPreviousSummary(opening) : given)?.trim() || null;
   // Only the previous summary's messages (or nothing) before the turn: nothing new to merge,
   // unless the caller said explicitly (`null`) to read those messages as transcript.
-  const newHistory = historyMessages.length > countLeadingSummaryMessages(historyMessages);
+  const newHistory = historyMessages.length > countLeadingSummaryMessages(opening);
   const historyCall: Promise<SummaryResult | null> =
     newHistory || (given === null && historyMessages.length > 0)
       ? summarizeMessages(deps, {

@@ -12,6 +12,8 @@ export {
   summarizeMessages,
 } from './chunked-summary';
 export type { SummarizeMessagesInput, SummarizerSettings } from './chunked-summary';
+export { arraySource, concatSources, pacer, YIELD_EVERY_MS } from './message-source';
+export type { MessageSource } from './message-source';
 export { summarizeSplitTurn } from './dual-summary';
 export type { SplitTurnInput, SplitTurnSummaryResult } from './dual-summary';
 export { detectTopicBoundary } from './topic-boundary';

@@ -2,7 +2,8 @@ import { assembleContext, type Message, type Policy } from '@compactor/core';
 import { loadContextRows, type CompactionRow, type Db } from '@compactor/db';
 
 /**
- * The stored context view a compaction works on: pinned system messages and the latest
+ * The stored context view a topic-mode compaction works on, whole (the other strategies read it
+ * in windows: covered-history.ts): pinned system messages and the latest
  * completed compaction's summary first (core's order), then the kept messages up to
  * `coversThroughSeq` (the range fixed when the compaction started; messages appended since are
  * not compacted and land after the boundary). `latestCompleted`: the session's latest completed

@@ -3,6 +3,7 @@ export * from './errors';
 export * from './session-events';
 export * from './active-compaction-limit-error';
 export * from './request-compaction';
+export * from './start-deferred-compaction';
 export * from './compaction-view';
 export * from './run-compaction';
 export * from './prune-session';

@@ -8,6 +8,7 @@ import {
   bindCompactionJoinKey,
   ConflictError,
   countActiveCompactionsOfTenant,
+  deferCompaction,
   findActiveCompaction,
   findCompaction,
   findCompactionByIdempotencyKey,
@@ -44,6 +45,12 @@ export interface CompactionLimits {
    * `Idempotency-Key`) is an {@link ActiveCompactionLimitError}. 0 or absent: no limit.
    */
   maxActivePerTenant?: number | undefined;
+  /**
+   * Past the cap, record the request to be started when the tenant has room (db
+   * `deferCompaction`, in the transaction that counted) instead of only refusing it: the error
+   * then says `deferred`. The auto trigger's choice: an append never fails for it.
+   */
+  deferAtCap?: boolean | undefined;
 }
 
 /**
@@ -77,7 +84,8 @@ const AT_CAP = Symbol('at the cap');
  * {@link requestCompaction} with the caller's insert (one that also writes the job's outbox
  * entry, say), run on the handle it is given: what `insert` returned for a new row, or the
  * compaction the request collided with. Under a tenant cap the insert runs in a transaction
- * holding the tenant's lock, after a count of its active compactions that stops at the cap.
+ * holding the tenant's lock, after a count of its active compactions that stops at the cap;
+ * with `deferAtCap`, a request past the cap is recorded there to wait for room.
  */
 export async function requestCompactionWith<Inserted>(
   db: DbOrTx,
@@ -87,6 +95,7 @@ export async function requestCompactionWith<Inserted>(
   limits: CompactionLimits = {},
 ): Promise<{ inserted: Inserted } | { existing: CompactionRow }> {
   const cap = limits.maxActivePerTenant ?? 0;
+  let deferred = false;
   for (let attempt = 0; attempt < 3; attempt++) {
     const row = compactionRequestRow(session, request);
     const inserted =
@@ -94,7 +103,16 @@ export async function requestCompactionWith<Inserted>(
         ? await db.transaction(async (tx) => {
             await lockTenantCompactionRequests(tx, session.tenantId);
             const active = await countActiveCompactionsOfTenant(tx, session.tenantId, cap);
-            return active >= cap ? AT_CAP : insert(tx, row);
+            if (active < cap) return insert(tx, row);
+            if (limits.deferAtCap) {
+              deferred = await deferCompaction(tx, {
+                sessionPk: session.pk,
+                tenantId: session.tenantId,
+                reason: request.reason,
+                maxActive: cap,
+              });
+            }
+            return AT_CAP;
           })
         : await insert(db, row);
     if (inserted !== null && inserted !== AT_CAP) return { inserted };
@@ -105,7 +123,7 @@ export async function requestCompactionWith<Inserted>(
     }
     const active = await findActiveCompaction(db, session.pk);
     if (active) return { existing: active };
-    if (inserted === AT_CAP) throw new ActiveCompactionLimitError(session.tenantId, cap);
+    if (inserted === AT_CAP) throw new ActiveCompactionLimitError(session.tenantId, cap, deferred);
     // The active one finished between our insert and our lookup: try again.
   }
   throw new Error(`could not start or find a compaction for session ${session.id}`);
@@ -185,7 +203,7 @@ export async function requestCompactionOnce(
 }
 
 /** The row a request inserts (a new id each call): the policy's strategy unless the request names one. */
-function compactionRequestRow(session: SessionRow, request: CompactionRequest): CompactionRequestRow {
+export function compactionRequestRow(session: SessionRow, request: CompactionRequest): CompactionRequestRow {
   const policy = resolveStoredPolicy(session.policy as PolicyInput);
   return {
     id: newId('cmp'),

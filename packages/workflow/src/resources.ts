@@ -31,6 +31,12 @@ export interface WorkflowResources {
   /** Metrics hooks; none when omitted. */
   observer?: WorkflowObserver;
   /**
+   * How a compaction reads its covered history (covered-history.ts): `messages` per read, about
+   * what one compaction holds of a long session at a time (default `COVERED_WINDOW_MESSAGES`,
+   * 500), and `onRead`, told how many messages each read returned.
+   */
+  historyWindow?: { messages?: number; onRead?: (messages: number) => void };
+  /**
    * Starts a compaction the way the API's auto trigger does (the queue's `startCompaction`: the
    * row and its outbox entry, then the job). The workflow asks for one when messages appended
    * while a compaction ran leave the session over its trigger (follow-up.ts); without it, the

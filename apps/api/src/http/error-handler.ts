@@ -10,8 +10,11 @@ function body(code: ErrorCode, message: string, details?: unknown) {
   return { error: { code, message, ...(details === undefined ? {} : { details }) } };
 }
 
-/** How long a client should wait before retrying a request the database could not serve. */
-export const DATABASE_RETRY_AFTER_SECONDS = 2;
+/**
+ * How long a client should wait before retrying a request a dependency (Postgres, Redis) could
+ * not serve: every 503 carries it unless the error names its own.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
 /** Maps Fastify's own error codes for bad requests onto the contract's codes. */
 const FASTIFY_CLIENT_ERRORS: Record<string, [number, ErrorCode]> = {
@@ -56,22 +59,36 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
 }
 
 /**
+ * The 400 for what a schema refused, naming each field as `body.messages.0.role` (the request
+ * part, then the path). `instancePath` is the JSON pointer Fastify's validators report.
+ */
+export function invalidRequest(
+  context: string,
+  issues: Array<{ instancePath: string; message?: string | undefined }>,
+): ApiError {
+  const named = issues.map((v) => ({
+    path: `${context}${v.instancePath.replace(/\//g, '.')}`,
+    message: v.message,
+  }));
+  const summary = named.map((i) => `${i.path}: ${i.message}`).join('; ');
+  return new ApiError(400, 'validation_error', `invalid request: ${summary}`, { issues: named });
+}
+
+/**
  * Every error leaves as `{ error: { code, message, details? } }`. Bad input is always a 4xx;
  * only our own faults are 500s, and their details stay in the log.
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
-      const issues = error.validation.map((v) => ({
-        path: `${error.validationContext ?? 'body'}${v.instancePath.replace(/\//g, '.')}`,
-        message: v.message,
-      }));
-      const summary = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-      return reply.code(400).send(body('validation_error', `invalid request: ${summary}`, { issues }));
+      const invalid = invalidRequest(error.validationContext ?? 'body', error.validation);
+      return reply.code(400).send(body(invalid.code, invalid.message, invalid.details));
     }
     if (error instanceof ApiError) {
-      const retryAfter = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
-      if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
+      const named = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+      const retryAfter =
+        typeof named === 'number' ? named : error.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : null;
+      if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
       return reply.code(error.status).send(body(error.code, error.message, error.details));
     }
     if (error instanceof PolicyError) return reply.code(400).send(body('validation_error', error.message));
@@ -83,7 +100,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       request.log.warn({ err: loggableError(error) }, 'database unavailable');
       return reply
         .code(503)
-        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+        .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS))
         .send(body('service_unavailable', 'the database is unavailable; retry later'));
     }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;

@@ -3,8 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { TenantLimitObserver } from '../services/tenant-limits';
 
-/** Jobs per queue and state, read at scrape time (the API's own view of the backlog). */
-export type QueueCounts = () => Promise<Record<string, Record<string, number>>>;
+/**
+ * Jobs per queue and state, read at scrape time (the API's own view of the backlog), or `null`
+ * when Redis did not answer in time.
+ */
+export type QueueCounts = () => Promise<Record<string, Record<string, number>> | null>;
 
 /**
  * The API's Prometheus registry: process metrics, requests by route, tenant-limit refusals, open
@@ -37,8 +40,8 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
   new Counter({
     name: 'compactor_auto_compactions_deferred_total',
     help:
-      'Auto compactions not started because their tenant was at TENANT_MAX_ACTIVE_COMPACTIONS ' +
-      '(the append succeeded; a later one asks again).',
+      'Auto compactions deferred because their tenant was at TENANT_MAX_ACTIVE_COMPACTIONS ' +
+      '(the append succeeded; the compaction starts when the tenant has room).',
     registers: [registry],
   });
   new Gauge({
@@ -53,8 +56,11 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
       help: 'Jobs in each queue by state.',
       labelNames: ['queue', 'state'],
       registers: [registry],
+      // Redis not answering: no queue series rather than stale ones (the other metrics still serve).
       async collect() {
-        for (const [queue, states] of Object.entries(await queueCounts())) {
+        const counts = await queueCounts();
+        this.reset();
+        for (const [queue, states] of Object.entries(counts ?? {})) {
           for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
         }
       },

@@ -2,13 +2,15 @@
  * `TENANT_MAX_ACTIVE_COMPACTIONS` (2 here) against real Postgres and Redis: manual and overflow
  * requests past it are 429s with Retry-After that write nothing, a request that joins its
  * session's active compaction is never refused, racing requests cannot pass it together, and an
- * auto compaction past it is not started — the append succeeds, and a later one starts it.
+ * auto compaction past it waits its turn — the append succeeds and the compaction is deferred in
+ * Postgres (the queue package's tests start it when the tenant has room).
  */
 import type { Counter } from 'prom-client';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApiMetrics } from '../http/metrics';
 import { TENANT_B_KEY, useTestApi } from '../test-support/api';
-import { compactionsOf, newSession } from '../test-support/helpers';
+import { findDeferredCompaction } from '@compactor/db';
+import { compactionsOf, newSession, sessionPk } from '../test-support/helpers';
 
 const metrics = createApiMetrics();
 const api = useTestApi({ server: { tenantLimits: { maxActiveCompactions: 2 }, metrics } });
@@ -131,7 +133,7 @@ describe('TENANT_MAX_ACTIVE_COMPACTIONS', () => {
     expect(joined.json()).toMatchObject({ overflow: true, compaction: { reason: 'manual' } });
   });
 
-  it('does not start an auto compaction past the cap: the append succeeds, and a later one starts it', async () => {
+  it('defers an auto compaction past the cap: the append succeeds, and the compaction waits its turn', async () => {
     const tiny = { id: 'tiny-model', contextWindow: 8_000, maxOutputTokens: 1_000 };
     for (const id of ['cap-m1', 'cap-m2']) await newSession(api, id);
     await newSession(api, 'cap-auto', { model: tiny });
@@ -155,7 +157,15 @@ describe('TENANT_MAX_ACTIVE_COMPACTIONS', () => {
     expect(held.json().status).toMatchObject({ overflow: true, activeCompaction: null });
     expect(await compactionsOf(api, 'cap-auto')).toEqual([]);
     expect(await counted('compactor_auto_compactions_deferred_total')).toBe(deferredBefore + 1);
+    const pk = await sessionPk(api, 'cap-auto');
+    const waiting = await findDeferredCompaction(api.database.db, pk);
+    expect(waiting).toMatchObject({ reason: 'auto', maxActive: 2 });
 
+    // Asking again while it waits keeps its place in the line.
+    expect((await post([question, turn(7_550)])).json().compaction).toBeNull();
+    expect(await findDeferredCompaction(api.database.db, pk)).toEqual(waiting);
+
+    // With room again, the next append starts it itself (the entry is then dropped, not started).
     await finishActive();
     const started = await post([question, turn(7_600)]);
     expect(started.statusCode).toBe(201);

@@ -13,7 +13,7 @@ import { createDatabase, type Database } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
 import { startTcpProxy, uniqueQueuePrefix, useTestDatabase, type TcpProxy } from '@compactor/testing';
 import { createAuthenticator } from '../http/auth';
-import { DATABASE_RETRY_AFTER_SECONDS } from '../http/error-handler';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import { buildServer } from '../server';
 import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
 
@@ -101,7 +101,7 @@ describe('Postgres unavailable', () => {
       const { answer, ms } = await timed(work);
       expect(answer.statusCode).toBe(503);
       expect(answer.json()).toMatchObject({ error: { code: 'service_unavailable' } });
-      expect(answer.headers['retry-after']).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
+      expect(answer.headers['retry-after']).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       // The statement timeout and the client's margin, not the kernel's minutes.
       expect(ms).toBeLessThan(STATEMENT_TIMEOUT_MS + 2_000 + 2_000);
     }
@@ -115,7 +115,7 @@ describe('Postgres unavailable', () => {
     await proxy.stop();
     const { answer, ms } = await timed(() => append('m3'));
     expect(answer.statusCode).toBe(503);
-    expect(answer.headers['retry-after']).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
+    expect(answer.headers['retry-after']).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + 2_000);
     await proxy.resume();
     await expect.poll(async () => (await append('m3')).statusCode, { timeout: 10_000 }).toBeLessThan(300);

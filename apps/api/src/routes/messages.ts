@@ -7,7 +7,6 @@ import {
   partFromRow,
   patchMessage,
   countPart,
-  prepareMessages,
   type CompactionRow,
 } from '@compactor/db';
 import type { ApiResources } from '../resources';
@@ -29,10 +28,16 @@ import type { TenantLimits } from '../services/tenant-limits';
 import { SessionWriteQueue, sessionKey } from '../services/session-writes';
 import { appendCounted, KnownSessions, knownSession } from '../services/append';
 import { requireSession } from '../services/sessions';
-
-/** An assistant turn is over: it finished for any reason but to run tool calls. */
-const finishesTurn = (role: string, finish: string | null | undefined) =>
-  role === 'assistant' && finish !== null && finish !== undefined && finish !== 'tool-calls';
+import { finishesTurn } from '../services/turns';
+import { parsedBody, unparsedBody } from '../services/append-sources';
+import { AppendBodyThread } from '../services/large-bodies/append-body-thread';
+import { LARGE_APPENDS_IN_FLIGHT, LargeAppendSlots } from '../services/large-bodies/large-append-slots';
+import {
+  leaveLargeBodiesUnparsed,
+  passingUnparsedBodies,
+  UnparsedBody,
+} from '../services/large-bodies/unparsed-body';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 
 /** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
 export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
@@ -45,12 +50,22 @@ export function messageRoutes(
   {
     limits,
     sessionWriteQueueLimit = DEFAULT_SESSION_WRITE_QUEUE_LIMIT,
-  }: { limits: TenantLimits; sessionWriteQueueLimit?: number | undefined },
+    largeAppendsInFlight = LARGE_APPENDS_IN_FLIGHT,
+  }: {
+    limits: TenantLimits;
+    sessionWriteQueueLimit?: number | undefined;
+    largeAppendsInFlight?: number | undefined;
+  },
 ): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['messages'];
     const writes = new SessionWriteQueue(sessionWriteQueueLimit);
     const sessions = new KnownSessions();
+    // Large append bodies are parsed, counted and serialised off the event loop (see UnparsedBody).
+    const bodyThread = new AppendBodyThread();
+    const largeAppends = new LargeAppendSlots(largeAppendsInFlight);
+    app.addHook('onClose', () => bodyThread.close());
+    leaveLargeBodiesUnparsed(app, { method: 'POST', url: '/v1/sessions/:id/messages' });
 
     app.post(
       '/v1/sessions/:id/messages',
@@ -63,55 +78,65 @@ export function messageRoutes(
             'A 409 `conflict` refuses an id stored with other content, and a tool part that carries a result ' +
             '(completed or error) for a call still pending or running in another message, under the same call ' +
             'id and tool, whatever its `input`: PATCH that message instead (`details` names it). ' +
-            "An auto compaction the trigger asks for is not started while the session's tenant has " +
+            "An auto compaction the trigger asks for waits its turn while the session's tenant has " +
             '`TENANT_MAX_ACTIVE_COMPACTIONS` compactions pending or running: the append succeeds, `compaction` and ' +
-            '`status.activeCompaction` are null, and the next append or finished turn asks again.',
+            "`status.activeCompaction` are null, and a worker starts it when one of the tenant's compactions ends.",
           params: SessionParams,
           body: AppendMessagesBody,
           response: { 201: AppendResponse, ...commonErrors, 429: ErrorBody },
         },
+        validatorCompiler: passingUnparsedBodies(validatorCompiler),
       },
       async (request, reply) => {
         const { tenantId } = request;
         const { id } = request.params;
         const key = sessionKey(tenantId, id);
-        // The model whose encoding counts the batch: the one the session had at its last append
-        // here, or looked up. The append checks it under the session's lock.
-        const known = sessions.get(key) ?? knownSession(await requireSession(resources.db, tenantId, id));
-        // Counted before the write: tokenizing large outputs must not wait in the session's queue.
-        const prepared = await prepareMessages(
-          request.body.messages,
-          resources.tokenizerFor(known.modelId),
-          resources.clock(),
-        );
-        // The write and what it triggers, one at a time per session (see SessionWriteQueue).
-        const { appended, after } = await writes.run(key, async () => {
-          const { session, appended, statusInputs } = await appendCounted(
-            resources,
-            { tenantId, id },
-            known,
-            prepared,
-            { messages: request.body.messages, sessions, key },
-          );
-          // A re-posted (not created) message finishes nothing new.
-          const finishedTurn = request.body.messages.some(
-            (message, i) => appended[i]?.created === true && finishesTurn(message.role, message.finish),
-          );
-          return {
-            appended,
-            after: await afterWrite(resources, limits, session, {
-              finishedTurn,
-              log: request.log,
-              ...(statusInputs ? { prefetched: statusInputs } : {}),
-            }),
-          };
-        });
-        return reply.code(201).send({
-          messages: appended,
-          status: after.status,
-          compaction: triggered(after.compaction),
-          prune: after.prune,
-        });
+        const body = request.body as typeof request.body | UnparsedBody;
+        // Its place in the session's queue first: a refused append costs no counting.
+        const place = writes.reserve(key);
+        // A large body keeps its bytes and rows in memory until written: a bounded number at once.
+        let release: (() => void) | undefined;
+        try {
+          release = body instanceof UnparsedBody ? largeAppends.take() : undefined;
+          // The model whose encoding counts the batch: the one the session had at its last append
+          // here, or looked up. The append checks it under the session's lock.
+          const known = sessions.get(key) ?? knownSession(await requireSession(resources.db, tenantId, id));
+          const source =
+            body instanceof UnparsedBody
+              ? unparsedBody(resources, bodyThread, body.segments)
+              : parsedBody(resources, body.messages);
+          // Counted before the write: tokenizing large outputs must not wait in the session's queue.
+          const prepared = await source.prepare(known.modelId);
+          // The write and what it triggers, one at a time per session (see SessionWriteQueue).
+          const { appended, after } = await place.run(async () => {
+            const { session, appended, turnEnds, statusInputs } = await appendCounted(
+              resources,
+              { tenantId, id },
+              known,
+              prepared,
+              { source, sessions, key },
+            );
+            // A re-posted (not created) message finishes nothing new.
+            const finishedTurn = appended.some((message, i) => message.created && turnEnds[i] === true);
+            return {
+              appended,
+              after: await afterWrite(resources, limits, session, {
+                finishedTurn,
+                log: request.log,
+                ...(statusInputs ? { prefetched: statusInputs } : {}),
+              }),
+            };
+          });
+          return reply.code(201).send({
+            messages: appended,
+            status: after.status,
+            compaction: triggered(after.compaction),
+            prune: after.prune,
+          });
+        } finally {
+          place.release();
+          release?.();
+        }
       },
     );
 
@@ -127,7 +152,7 @@ export function messageRoutes(
             'and to the parts of a message already behind the context boundary (`details.reason: message_compacted`: ' +
             'its summary was written without the change, which would reach the model nowhere). A result for a ' +
             'message a running compaction covers is accepted: that compaction summarises again. ' +
-            'An auto compaction held back by `TENANT_MAX_ACTIVE_COMPACTIONS` is not started (`compaction` is null), ' +
+            'An auto compaction held back by `TENANT_MAX_ACTIVE_COMPACTIONS` waits its turn (`compaction` is null), ' +
             'as for an append.',
           params: MessageParams,
           body: PatchMessageBody,

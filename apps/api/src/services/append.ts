@@ -1,19 +1,16 @@
 import { DEFAULT_POLICY, resolveStoredPolicy, type PolicyInput } from '@compactor/core';
 import {
   appendToSession,
-  prepareMessages,
   sessionStatusInputsSql,
   statusInputsFromRows,
   type AppendedMessage,
-  type NewMessage,
   type SessionRow,
 } from '@compactor/db';
-import type { AppendMessagesBody } from '@compactor/contract';
-import type { z } from 'zod';
 import { ApiError, notFound } from '../http/errors';
 import type { ApiResources } from '../resources';
 import { BoundedMap } from './bounded-map';
 import type { PrefetchedStatus } from './status';
+import type { AppendSource, PreparedAppend } from './append-sources';
 
 /** Sessions this process keeps what it knows of before it starts forgetting (emptied when full). */
 const KNOWN_SESSIONS_MAX = 10_000;
@@ -62,22 +59,24 @@ const MODEL_CHANGES_TOLERATED = 2;
  * Appends a batch counted for `known.modelId` to the session the client names, in one statement
  * that also finds the session and returns it as locked. When its model changed since (a PATCH,
  * from any replica), nothing was written: the batch is counted again with the session's model
- * and sent again. The status inputs are read in the same round trip (see {@link KnownSession}),
- * and returned when they are the session's after this append.
+ * and sent again; a serialised batch that statement could not decide (a re-post, a call stored
+ * unfinished) is sent again as its messages. The status inputs are read in the same round trip
+ * (see {@link KnownSession}), and returned when they are the session's after this append.
  */
 export async function appendCounted(
   resources: ApiResources,
   target: { tenantId: string; id: string },
   known: KnownSession,
-  prepared: NewMessage[],
-  {
-    messages,
-    sessions,
-    key,
-  }: { messages: z.infer<typeof AppendMessagesBody>['messages']; sessions: KnownSessions; key: string },
-): Promise<{ session: SessionRow; appended: AppendedMessage[]; statusInputs?: PrefetchedStatus }> {
+  prepared: PreparedAppend,
+  { source, sessions, key }: { source: AppendSource; sessions: KnownSessions; key: string },
+): Promise<{
+  session: SessionRow;
+  appended: AppendedMessage[];
+  turnEnds: boolean[];
+  statusInputs?: PrefetchedStatus;
+}> {
   let modelId = known.modelId;
-  let batch = prepared;
+  let { batch, turnEnds } = prepared;
   const readAfter = {
     sessionPk: known.pk,
     query: sessionStatusInputsSql(known.pk, { pinSystemMessages: known.pinSystemMessages }),
@@ -95,17 +94,24 @@ export async function appendCounted(
         ? {
             session,
             appended,
+            turnEnds,
             statusInputs: {
               pinSystemMessages: known.pinSystemMessages,
               inputs: statusInputsFromRows(outcome.readAfter),
             },
           }
-        : { session, appended };
+        : { session, appended, turnEnds };
+    }
+    if (outcome.kind === 'needs-batch') {
+      // Not a change of model: the same count, as messages the append can decide on.
+      batch = await source.messages(modelId);
+      attempt -= 1;
+      continue;
     }
     if (attempt >= MODEL_CHANGES_TOLERATED) {
       throw new ApiError(409, 'conflict', "the session's model kept changing during the append; retry");
     }
     modelId = outcome.session.modelId;
-    batch = await prepareMessages(messages, resources.tokenizerFor(modelId), resources.clock());
+    ({ batch, turnEnds } = await source.prepare(modelId));
   }
 }

@@ -27,8 +27,8 @@ export interface AfterWrite {
  * loaded), and the per-turn prune when it could prune anything. Starting work is best effort here: the messages are
  * committed, and a failure to start a compaction or a prune is logged, never the request's
  * failure (the next append evaluates the trigger again; the outbox covers enqueue failures). A
- * compaction the tenant's cap on active compactions holds back is simply not started (metrics
- * count it): the next append or finished turn asks again.
+ * compaction the tenant's cap on active compactions holds back waits its turn (metrics count
+ * it): recorded in Postgres, it starts when one of the tenant's compactions ends.
  * `prefetched`: the status inputs the append read in its round trip (see `statusSnapshot`).
  */
 export async function afterWrite(
@@ -67,8 +67,8 @@ export async function afterWrite(
     if (verdict.compact && verdict.compactionReason) {
       const reason = verdict.compactionReason;
       try {
-        // Past the tenant's cap it is not started (`null`): the status shows no active
-        // compaction, and the next append or finished turn asks again.
+        // Past the tenant's cap it waits its turn (`null`): the status shows no active
+        // compaction until a worker starts it.
         const started = await limits.autoCompaction((caps) =>
           resources.jobs.startCompaction(session, { reason }, caps),
         );

@@ -16,7 +16,7 @@ export interface TenantLimitSettings {
   /**
    * Compactions one tenant may have pending or running, counted in Postgres (over every replica
    * and the workers' follow-ups). Manual and overflow requests past it are refused; an auto
-   * compaction past it is not started (the next append or finished turn asks again).
+   * compaction past it waits its turn (deferred in Postgres, started when the tenant has room).
    * @defaultValue 20
    */
   maxActiveCompactions: number;
@@ -46,7 +46,7 @@ export const NO_TENANT_LIMITS: Readonly<TenantLimitSettings> = {
 export interface TenantLimitObserver {
   /** A request was refused with 429. */
   rejected?(limit: TenantLimitName): void;
-  /** An auto compaction was not started: the tenant was at its cap. */
+  /** An auto compaction was deferred (or was already waiting): the tenant was at its cap. */
   autoCompactionDeferred?(): void;
   /** The event streams open in this process, over all tenants, after each change. */
   eventStreams?(open: number): void;
@@ -142,10 +142,14 @@ export class TenantLimits {
     }
   }
 
-  /** Starts an auto compaction: past the tenant's cap, `null` (not started now; nothing failed). */
+  /**
+   * Starts an auto compaction: past the tenant's cap, `null` (not started now; nothing failed):
+   * it waits its turn, recorded in Postgres, and a worker starts it when one of the tenant's
+   * compactions ends (the reconciler, should that worker die).
+   */
   async autoCompaction<T>(start: (limits: CompactionLimits) => Promise<T>): Promise<T | null> {
     try {
-      return await start(this.compactions);
+      return await start({ ...this.compactions, deferAtCap: true });
     } catch (error) {
       if (!(error instanceof ActiveCompactionLimitError)) throw error;
       this.observer.autoCompactionDeferred?.();

@@ -12,9 +12,11 @@ import {
   appendToSessionResult,
   appendToSessionSql,
   callAppendToSession,
+  serializeBatchRows,
   type AppendToSessionResult,
   type BatchMessageRow,
   type BatchPartRow,
+  type SerializedBatchRows,
   type UnfinishedCall,
 } from '../queries/append-batch';
 import { findUnfinishedToolCalls } from '../queries/parts';
@@ -53,9 +55,39 @@ export async function appendMessages(
       batch: batchRows(batch),
     });
     if (!clean.found) throw new NotFoundError('session not found');
-    if (clean.inserted.length > 0) return allCreated(batch, clean.inserted);
+    if (clean.inserted.length > 0)
+      return allCreated(
+        batch.map((m) => m.id),
+        clean.inserted,
+      );
   }
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
+}
+
+/**
+ * A batch made ready to store by {@link serializeBatch}, its rows already serialised, so that
+ * appending it costs the event loop no work in proportion to its text: what a worker thread hands
+ * back for a large body. Only a batch the one statement can decide (see {@link appendToSession})
+ * is serialised; what it says of the batch is what that statement needs.
+ */
+export interface SerializedBatch {
+  messageIds: string[];
+  callIds: string[];
+  rows: SerializedBatchRows;
+}
+
+/**
+ * The batch serialised for {@link appendToSession}, or null when the one statement could not
+ * decide it anyway (empty, or a call posted unfinished and again in the batch itself).
+ */
+export function serializeBatch(batch: NewMessage[]): SerializedBatch | null {
+  const calls = toolCallsOf(batch);
+  if (batch.length === 0 || ownDeferredResult(calls)) return null;
+  return {
+    messageIds: batch.map((m) => m.id),
+    callIds: calls.map((c) => c.part.callId),
+    rows: serializeBatchRows(batchRows(batch)),
+  };
 }
 
 /** What {@link appendToSession} did. */
@@ -63,6 +95,11 @@ export type SessionAppend =
   | { kind: 'missing' }
   /** The session's model is not the one the batch was counted for: nothing was written. */
   | { kind: 'model-changed'; session: SessionRow }
+  /**
+   * A {@link SerializedBatch} the statement could not decide (an id already stored, a call id
+   * stored unfinished): nothing was written; append the batch itself to decide.
+   */
+  | { kind: 'needs-batch'; session: SessionRow }
   | {
       kind: 'appended';
       session: SessionRow;
@@ -87,16 +124,19 @@ export type SessionAppend =
 export async function appendToSession(
   db: Db,
   target: { tenantId: string; id: string; modelId: string },
-  batch: NewMessage[],
+  batch: NewMessage[] | SerializedBatch,
   { readAfter }: { readAfter?: { sessionPk: number; query: SQL } } = {},
 ): Promise<SessionAppend> {
-  const calls = toolCallsOf(batch);
-  const decidable = batch.length > 0 && !ownDeferredResult(calls);
-  const call = {
-    messageIds: batch.map((m) => m.id),
-    callIds: calls.map((c) => c.part.callId),
-    batch: decidable ? batchRows(batch) : null,
-  };
+  const serialized = Array.isArray(batch) ? null : batch;
+  const calls = serialized ? [] : toolCallsOf(batch as NewMessage[]);
+  const decidable = serialized !== null || ((batch as NewMessage[]).length > 0 && !ownDeferredResult(calls));
+  const call = serialized
+    ? { messageIds: serialized.messageIds, callIds: serialized.callIds, batch: serialized.rows }
+    : {
+        messageIds: (batch as NewMessage[]).map((m) => m.id),
+        callIds: calls.map((c) => c.part.callId),
+        batch: decidable ? batchRows(batch as NewMessage[]) : null,
+      };
   let result: AppendToSessionResult;
   let read: Record<string, unknown>[] | undefined;
   if (readAfter && decidable) {
@@ -113,12 +153,13 @@ export async function appendToSession(
   const session = sessionFromRow(result.session);
   if (result.modelChanged) return { kind: 'model-changed', session };
   if (result.inserted.length > 0) {
-    const appended = allCreated(batch, result.inserted);
+    const appended = allCreated(call.messageIds, result.inserted);
     return read && session.pk === readAfter?.sessionPk
       ? { kind: 'appended', session, appended, readAfter: read }
       : { kind: 'appended', session, appended };
   }
-  const appended = await db.transaction((tx) => appendMessagesInTx(tx, session.pk, batch));
+  if (serialized) return { kind: 'needs-batch', session };
+  const appended = await db.transaction((tx) => appendMessagesInTx(tx, session.pk, batch as NewMessage[]));
   return { kind: 'appended', session, appended };
 }
 
@@ -191,9 +232,9 @@ export function newMessagesAfterSql(guard: SQL, fresh: NewMessage[]): SQL {
 }
 
 /** The batch, every message created at the seq the insert gave it. */
-function allCreated(batch: NewMessage[], inserted: Array<{ id: string; seq: number }>): AppendedMessage[] {
+function allCreated(ids: string[], inserted: Array<{ id: string; seq: number }>): AppendedMessage[] {
   const seqById = new Map(inserted.map((row) => [row.id, row.seq]));
-  return batch.map((message) => ({ id: message.id, seq: seqById.get(message.id) ?? 0, created: true }));
+  return ids.map((id) => ({ id, seq: seqById.get(id) ?? 0, created: true }));
 }
 
 type BatchCall = { messageId: string; part: ToolPart };

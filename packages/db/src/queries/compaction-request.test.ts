@@ -55,4 +55,18 @@ describe('insertCompactionWithOutbox', () => {
     // Another session is not held by it.
     expect(await insertCompactionWithOutbox(t.db, request('cmp_other', other.pk), 'compact')).not.toBeNull();
   });
+
+  it("gives the job its rank in its tenant's backlog as priority: every tenant's first before any second", async () => {
+    const priority = async (id: string, tenantId: string) => {
+      const session = await createTestSession(t.db, tenantId);
+      return (await insertCompactionWithOutbox(t.db, request(id, session.pk), 'compact'))?.outbox.priority;
+    };
+    expect(await priority('cmp_rank_a1', 'tenant-rank-a')).toBe(1);
+    expect(await priority('cmp_rank_a2', 'tenant-rank-a')).toBe(2);
+    expect(await priority('cmp_rank_a3', 'tenant-rank-a')).toBe(3);
+    expect(await priority('cmp_rank_b1', 'tenant-rank-b')).toBe(1);
+    // A finished compaction leaves the backlog: the tenant's next one takes its rank.
+    await t.db.execute(sql`update compactions set status = 'completed' where id = 'cmp_rank_a1'`);
+    expect(await priority('cmp_rank_a4', 'tenant-rank-a')).toBe(3);
+  });
 });

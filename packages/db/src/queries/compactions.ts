@@ -5,6 +5,7 @@ import { executePrepared } from '../prepared';
 import type { CompactionRow } from '../mappers';
 import { ACTIVE_COMPACTION_STATUSES, compactionJoinKeys, compactions, outbox } from '../schema';
 import type { OutboxRow } from './outbox';
+import { TENANT_BACKLOG_RANK_LIMIT } from './tenant-compactions';
 import { rowMapper, selectList } from './raw-rows';
 
 /** A `compactions` row selected with `selectList(compactions, alias, '')`, as drizzle maps it. */
@@ -49,7 +50,10 @@ const outboxFromRow = rowMapper(outbox, 'o_');
  * {@link insertCompaction} and the outbox entry of its job (`{ compactionId }`, the job id being
  * the compaction's) in ONE statement: both rows or neither, without a transaction of four round
  * trips. Null when the insert conflicted (an active compaction, a used idempotency key): the
- * caller finds out which, as after {@link insertCompaction}.
+ * caller finds out which, as after {@link insertCompaction}. The entry's `priority` is the
+ * compaction's rank in its tenant's backlog (1 + the tenant's other active compactions, counted
+ * up to {@link TENANT_BACKLOG_RANK_LIMIT}), read in the same statement: the queue runs every
+ * tenant's first compaction before any tenant's second.
  */
 export async function insertCompactionWithOutbox(
   db: DbOrTx,
@@ -67,8 +71,14 @@ export async function insertCompactionWithOutbox(
       returning *
     ),
     o as (
-      insert into outbox (job_name, job_id, payload)
-      select ${jobName}, c.id, jsonb_build_object('compactionId', c.id) from c
+      insert into outbox (job_name, job_id, payload, priority)
+      select ${jobName}, c.id, jsonb_build_object('compactionId', c.id),
+             1 + (select count(*) from (
+                    select 1 from compactions a
+                    where a.tenant_id = c.tenant_id and a.status in ('pending', 'running')
+                    limit ${TENANT_BACKLOG_RANK_LIMIT - 1}
+                  ) r)
+      from c
       returning *
     )
     select ${selectList(compactions, 'c', '')}, ${selectList(outbox, 'o', 'o_')} from c, o`,

@@ -54,10 +54,15 @@ const CLAMPED_COLUMNS = new Set([
  * `prefix`: `omitPrunedOutputs` selects a pruned output as null (see {@link listPartsOfMessages}).
  * `clamped` (the context view's readers) selects the part as the view shows it: the columns a
  * clamp replaced from its row `c` (see {@link clampJoin}); the raw history reads the part itself.
+ * `omitOutput` leaves `tool_output` out of the list, for a reader that selects its own.
  */
 export function partColumns(
   prefix: string,
-  { omitPrunedOutputs, clamped = false }: { omitPrunedOutputs: boolean; clamped?: boolean },
+  {
+    omitPrunedOutputs,
+    clamped = false,
+    omitOutput = false,
+  }: { omitPrunedOutputs: boolean; clamped?: boolean; omitOutput?: boolean },
 ): SQL {
   const column = (name: string) =>
     clamped && CLAMPED_COLUMNS.has(name) ? `coalesce(c."${name}", p."${name}")` : `p."${name}"`;
@@ -69,7 +74,7 @@ export function partColumns(
       ...Object.values(getTableColumns(parts))
         .filter((c) => c.name !== 'tool_output')
         .map((c) => `${column(c.name)} as "${prefix}${c.name}"`),
-      `${output} as "${prefix}tool_output"`,
+      ...(omitOutput ? [] : [`${output} as "${prefix}tool_output"`]),
       `pp.compacted_at as "${prefix}compacted_at"`,
     ].join(', '),
   );

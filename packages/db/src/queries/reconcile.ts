@@ -5,6 +5,8 @@ import type { Db, DbOrTx } from '../client';
 export interface CompactionToRedrive {
   id: string;
   sessionPk: number;
+  /** Its queue priority is its rank in the tenant's backlog again. */
+  tenantId: string;
   status: 'pending' | 'running';
   attempts: number;
 }
@@ -21,8 +23,14 @@ export async function findCompactionsToRedrive(
   db: DbOrTx,
   { pendingGraceMs, stepTimeoutMs, limit }: { pendingGraceMs: number; stepTimeoutMs: number; limit: number },
 ): Promise<CompactionToRedrive[]> {
-  const result = await db.execute<{ id: string; session_pk: string; status: string; attempts: number }>(sql`
-    select id, session_pk, status, attempts from compactions
+  const result = await db.execute<{
+    id: string;
+    session_pk: string;
+    tenant_id: string;
+    status: string;
+    attempts: number;
+  }>(sql`
+    select id, session_pk, tenant_id, status, attempts from compactions
     where (status = 'pending' and requested_at < now() - make_interval(secs => ${pendingGraceMs / 1000}))
        or (status = 'running' and progress_at < now() - make_interval(secs => ${stepTimeoutMs / 1000}))
     order by coalesce(progress_at, requested_at)
@@ -31,6 +39,7 @@ export async function findCompactionsToRedrive(
   return result.rows.map((r) => ({
     id: r.id,
     sessionPk: Number(r.session_pk),
+    tenantId: r.tenant_id,
     status: r.status as CompactionToRedrive['status'],
     attempts: r.attempts,
   }));

@@ -3,6 +3,14 @@ import type { DbOrTx, Tx } from '../client';
 import { executePrepared } from '../prepared';
 
 /**
+ * The deepest rank a compaction's queue priority tells apart (see `insertCompactionWithOutbox`):
+ * counting a tenant's backlog reads one index entry per active compaction, so past this depth
+ * its compactions share the last rank (still behind every smaller backlog). Far below BullMQ's
+ * highest priority (2^21 - 1).
+ */
+export const TENANT_BACKLOG_RANK_LIMIT = 1_000;
+
+/**
  * Takes the tenant's compaction-request lock until the transaction ends. Under it, the count of
  * the tenant's active compactions and the insert that follows are one step: two requests cannot
  * both see room for one more and both insert. Requests of other tenants never wait for it.
@@ -38,4 +46,12 @@ export function activeCompactionsOfTenantSql(tenantId: string, upTo: number): SQ
                where c.tenant_id = ${tenantId} and c.status in ('pending', 'running')
                limit ${upTo}
              ) a`;
+}
+
+/**
+ * The queue priority of an active compaction enqueued again (the reconciler's re-drive): behind
+ * its tenant's other active compactions, as a new request of the tenant would be.
+ */
+export async function tenantBacklogRank(db: DbOrTx, tenantId: string): Promise<number> {
+  return Math.max(1, await countActiveCompactionsOfTenant(db, tenantId, TENANT_BACKLOG_RANK_LIMIT));
 }

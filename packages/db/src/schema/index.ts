@@ -4,5 +4,6 @@ export * from './parts';
 export * from './part-prunes';
 export * from './part-clamps';
 export * from './compactions';
+export * from './deferred-compactions';
 export * from './api-keys';
 export * from './outbox';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * Jobs to enqueue, written in the same transaction as the work they stand for (a compaction
@@ -15,6 +15,11 @@ export const outbox = pgTable(
     /** The BullMQ job id: enqueueing it twice is a no-op. */
     jobId: text('job_id').notNull(),
     payload: jsonb('payload').notNull(),
+    /**
+     * The job's queue priority (BullMQ: lower runs first, 0 = none): a compaction's rank in its
+     * tenant's backlog, so the reconciler's enqueue keeps the place the first one would have had.
+     */
+    priority: integer('priority').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     dispatchedAt: timestamp('dispatched_at', { withTimezone: true, mode: 'date' }),
   },

@@ -18,9 +18,9 @@ export function boundedQueues(queues: JobQueues, timeoutMs = ENQUEUE_TIMEOUT_MS)
     policy: queues.policy,
     queue: (name) => queues.queue(name),
     close: () => queues.close(),
-    async enqueue(name, jobId, payload) {
+    async enqueue(name, jobId, payload, options) {
       let timer: NodeJS.Timeout | undefined;
-      const enqueued = queues.enqueue(name, jobId, payload);
+      const enqueued = queues.enqueue(name, jobId, payload, options);
       enqueued.catch(() => undefined); // a late failure after the timeout is the reconciler's
       try {
         await Promise.race([

@@ -58,16 +58,38 @@ export function deduplicationId<N extends JobName>(name: N, payload: JobPayload<
   return null;
 }
 
+/**
+ * Where a job of each kind waits in BullMQ. A compaction carries a priority (its rank in its
+ * tenant's backlog), so it waits in the queue's `prioritized` sorted set; a prune job carries
+ * none and waits in the `wait` list. The autoscaler reads these keys (infra/k8s/keda.yaml).
+ */
+export const WAITS_IN: Readonly<Record<JobName, 'wait' | 'prioritized'>> = {
+  compact: 'prioritized',
+  prune: 'wait',
+};
+
+/** What an enqueue may add to the catalog's options. */
+export interface EnqueueOptions {
+  /**
+   * BullMQ's priority: lower runs first, and 0 (none) before any prioritized job. A compaction
+   * carries its rank in its tenant's backlog (the outbox entry's `priority`).
+   * @defaultValue 0
+   */
+  priority?: number | undefined;
+}
+
 /** BullMQ options for a job of the catalog. */
 export function jobOptions<N extends JobName>(
   policy: JobPolicy,
   name: N,
   jobId: string,
   payload: JobPayload<N>,
+  options: EnqueueOptions = {},
 ): JobsOptions {
   const dedupe = deduplicationId(name, payload);
   return {
     jobId,
+    ...(options.priority ? { priority: options.priority } : {}),
     ...(dedupe ? { deduplication: { id: dedupe, keepLastIfActive: true } } : {}),
     attempts: policy.attempts,
     backoff: { type: BACKOFF_TYPE, delay: policy.backoffBaseMs },

@@ -3,6 +3,7 @@ import {
   insertOutboxEntries,
   markOutboxDispatched,
   newId,
+  oldestDeferredCompaction,
   safeErrorMessage,
   type CompactionRow,
   type Db,
@@ -12,6 +13,7 @@ import {
 import {
   SESSION_DELETED_EVENT,
   requestCompactionWith,
+  startOldestDeferredCompaction,
   type CompactionLimits,
   type CompactionRequest,
   type SessionEventPublisher,
@@ -35,7 +37,9 @@ export interface DispatchDeps {
  * commit, the reconciler enqueues it from the outbox; nothing is lost. A request while one is
  * active returns the active one (`created: false`) and writes nothing. Past `limits` (the
  * tenant's active compactions) it throws workflow's ActiveCompactionLimitError, having written
- * nothing.
+ * nothing but, with `deferAtCap`, the entry that waits for room. The job's priority is the
+ * compaction's rank in its tenant's backlog (the outbox entry's): a tenant's first compaction
+ * runs before another tenant's hundredth, with or without a cap.
  */
 export async function startCompaction(
   deps: DispatchDeps,
@@ -51,7 +55,63 @@ export async function startCompaction(
     limits,
   );
   if ('existing' in result) return { compaction: result.existing, created: false };
-  const { compaction, outbox } = result.inserted;
+  await announceAndDispatch(deps, session, result.inserted);
+  return { compaction: result.inserted.compaction, created: true };
+}
+
+/** How many deferred compactions one call starts at most (the rest wait for the next end or pass). */
+const DEFERRED_STARTS_PER_CALL = 50;
+
+/**
+ * Starts the tenant's deferred auto compactions, longest waiting first, while the tenant has
+ * room under the cap each was deferred under (workflow's `startOldestDeferredCompaction`: the
+ * row, its outbox entry and the entry's removal commit together), then enqueues each as
+ * {@link startCompaction} does. Called when one of the tenant's compactions ends, and by the
+ * reconciler for every tenant with waiting entries. Returns the compactions it started.
+ */
+export async function startDeferredCompactions(
+  deps: DispatchDeps,
+  tenantId: string,
+  { max = DEFERRED_STARTS_PER_CALL }: { max?: number } = {},
+): Promise<CompactionRow[]> {
+  // Most ends find nothing waiting: one indexed read, without the tenant's lock.
+  if (!(await oldestDeferredCompaction(deps.db, tenantId))) return [];
+  const started: CompactionRow[] = [];
+  for (let tries = 0; tries < max; tries++) {
+    const result = await startOldestDeferredCompaction(deps.db, tenantId, (db, row) =>
+      insertCompactionWithOutbox(db, row, 'compact'),
+    );
+    if (result.outcome === 'none' || result.outcome === 'full') break;
+    if (result.outcome === 'dropped') continue;
+    await announceAndDispatch(deps, result.session, result.inserted);
+    started.push(result.inserted.compaction);
+  }
+  return started;
+}
+
+/**
+ * What the worker runs when one of a tenant's compactions ended: {@link startDeferredCompactions}
+ * for its tenant. Best effort: a failure is logged, and the reconciler's next pass starts them.
+ */
+export function startDeferredWhenEnded(deps: DispatchDeps): (ended: CompactionRow) => Promise<void> {
+  return async (ended) => {
+    try {
+      await startDeferredCompactions(deps, ended.tenantId);
+    } catch (error) {
+      deps.log.warn(
+        { compactionId: ended.id, tenantId: ended.tenantId, err: safeErrorMessage(error) },
+        'deferred compactions could not be started; the reconciler will',
+      );
+    }
+  };
+}
+
+/** After a compaction's row committed: `compaction.requested`, then its job (best effort). */
+async function announceAndDispatch(
+  deps: DispatchDeps,
+  session: SessionRow,
+  { compaction, outbox }: { compaction: CompactionRow; outbox: OutboxRow },
+): Promise<void> {
   // Announced before the enqueue, so no worker's `compaction.started` can overtake it.
   await deps.events.publish({
     type: 'compaction.requested',
@@ -62,7 +122,6 @@ export async function startCompaction(
     data: { reason: compaction.reason, strategy: compaction.strategy },
   });
   await dispatchOutbox(deps, [outbox]);
-  return { compaction, created: true };
 }
 
 /**
@@ -122,7 +181,9 @@ export async function dispatchOutbox(
   for (const entry of entries) {
     try {
       const name = entry.jobName as JobName;
-      await deps.queues.enqueue(name, entry.jobId, parseJobPayload(name, entry.payload));
+      await deps.queues.enqueue(name, entry.jobId, parseJobPayload(name, entry.payload), {
+        priority: entry.priority,
+      });
       done.push(entry.pk);
     } catch (error) {
       deps.log.warn(

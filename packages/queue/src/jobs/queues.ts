@@ -5,10 +5,13 @@ import {
   JOB_NAMES,
   jobOptions,
   parseJobPayload,
+  type EnqueueOptions,
   type JobName,
   type JobPayload,
   type JobPolicy,
 } from './catalog';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connect';
+import { settleWithin } from '../shutdown/bounded-close';
 
 /** Where the queues live: a Redis connection and the key prefix (hash-tagged by default). */
 export interface QueueConfig {
@@ -23,7 +26,12 @@ export interface JobQueues {
   readonly policy: JobPolicy;
   queue(name: JobName): Queue;
   /** Enqueues `payload` under `jobId`; a job with that id already in the queue makes this a no-op. */
-  enqueue<N extends JobName>(name: N, jobId: string, payload: JobPayload<N>): Promise<void>;
+  enqueue<N extends JobName>(
+    name: N,
+    jobId: string,
+    payload: JobPayload<N>,
+    options?: EnqueueOptions,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,9 +50,9 @@ export function createJobQueues(config: QueueConfig): JobQueues {
     prefix,
     policy,
     queue,
-    async enqueue(name, jobId, payload) {
+    async enqueue(name, jobId, payload, options) {
       const data = parseJobPayload(name, payload);
-      await queue(name).add(name, data, jobOptions(policy, name, jobId, data));
+      await queue(name).add(name, data, jobOptions(policy, name, jobId, data, options));
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));
@@ -52,13 +60,28 @@ export function createJobQueues(config: QueueConfig): JobQueues {
   };
 }
 
-/** Jobs in each queue by state, for metrics (the autoscaling signal: waiting + delayed). */
-export async function queueCounts(queues: JobQueues): Promise<Record<JobName, Record<string, number>>> {
-  const entries = await Promise.all(
+/**
+ * Jobs in each queue by state, for metrics (the backlog: waiting + prioritized + delayed;
+ * compactions wait as `prioritized`, in their tenant's backlog order), or
+ * `null` when Redis does not answer within `timeoutMs`: a scrape reports the rest of its
+ * metrics instead of failing or hanging with Redis.
+ */
+export async function queueCounts(
+  queues: JobQueues,
+  timeoutMs = REDIS_COMMAND_TIMEOUT_MS,
+): Promise<Record<JobName, Record<string, number>> | null> {
+  let counts: Record<JobName, Record<string, number>> | null = null;
+  const counting = Promise.all(
     JOB_NAMES.map(
       async (name) =>
-        [name, await queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed')] as const,
+        [
+          name,
+          await queues.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'),
+        ] as const,
     ),
-  );
-  return Object.fromEntries(entries) as Record<JobName, Record<string, number>>;
+  ).then((entries) => {
+    counts = Object.fromEntries(entries) as Record<JobName, Record<string, number>>;
+  });
+  await settleWithin(counting, timeoutMs);
+  return counts;
 }

@@ -63,6 +63,15 @@ export function createRedis(url: string, options: RedisOptions = {}): RedisClien
   });
 }
 
+/**
+ * How long a command on a plain (non-blocking) connection may wait for its answer: publishing an
+ * event, a readiness PING, reading event history. A frozen Redis keeps the socket open and never
+ * answers, and without a timeout the request that sent the command would hang with it; past this
+ * the command fails and its caller's fallback runs (events are best effort, probes report it).
+ * Never set on BullMQ's connections: their blocking commands wait on purpose.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+
 /** `REDIS_URL` in an environment schema: a `redis(s)://` URL or a `redis(s)-cluster://` node list. */
 export const redisUrlSchema = z.string().refine(
   (url) => {

@@ -5,7 +5,7 @@ import { uniqueQueuePrefix } from '@compactor/testing';
 import { silentLog, type SessionEvent, type WorkflowResources } from '@compactor/workflow';
 import { useWorkflow, type WorkflowHarness } from '@compactor/workflow/testing';
 import { redisEventPublisher, redisEventSource, type SessionEventSource } from '../events/session-events';
-import type { DispatchDeps } from '../jobs/dispatch';
+import { startDeferredWhenEnded, type DispatchDeps } from '../jobs/dispatch';
 import { createJobQueues, type JobQueues } from '../jobs/queues';
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../worker/workers';
 
@@ -17,7 +17,10 @@ export interface QueueHarness extends WorkflowHarness {
   /** Resources with events published on this file's prefix. */
   readonly live: WorkflowResources;
   readonly dispatch: DispatchDeps;
-  /** Starts in-process workers on this file's queues (stopped after each test); `resources` replace {@link live}'s. */
+  /**
+   * Starts in-process workers on this file's queues (stopped after each test); `resources`
+   * replace {@link live}'s. A compaction's end starts its tenant's deferred ones, as in the worker.
+   */
   startWorkers(options?: Partial<WorkerOptions>, resources?: Partial<WorkflowResources>): RunningWorkers;
   /** Subscribes now; the array fills with the session's events as they arrive (until the test ends). */
   record(sessionPk: number): Promise<SessionEvent[]>;
@@ -75,6 +78,13 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
     ...w.resources,
     events: redisEventPublisher(current().redis, prefix),
   });
+  const dispatch = (): DispatchDeps => ({
+    db: w.resources.db,
+    queues: current().queues,
+    events: redisEventPublisher(current().redis, prefix),
+    log: silentLog,
+    clock: () => new Date(),
+  });
   const harness: QueueHarness = Object.create(w) as QueueHarness;
   return Object.defineProperties(harness, {
     prefix: { get: () => prefix },
@@ -82,15 +92,7 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
     redis: { get: () => current().redis },
     events: { get: () => current().events },
     live: { get: live },
-    dispatch: {
-      get: (): DispatchDeps => ({
-        db: w.resources.db,
-        queues: current().queues,
-        events: redisEventPublisher(current().redis, prefix),
-        log: silentLog,
-        clock: () => new Date(),
-      }),
-    },
+    dispatch: { get: dispatch },
     startWorkers: {
       value: (options: Partial<WorkerOptions> = {}, resources: Partial<WorkflowResources> = {}) => {
         const workers = startWorkers(
@@ -100,6 +102,7 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
             prefix,
             policy: current().queues.policy,
             concurrency: 4,
+            onCompactionEnded: startDeferredWhenEnded(dispatch()),
             ...options,
           },
         );

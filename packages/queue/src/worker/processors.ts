@@ -1,5 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
+import type { CompactionRow } from '@compactor/db';
 import type { Llm } from '@compactor/llm';
 import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
@@ -35,20 +36,27 @@ function payloadOf<N extends JobName>(name: N, job: Job) {
   }
 }
 
+/** Called once a compaction ended for good (its tenant has room for one more). Must not throw. */
+export type CompactionEndedHook = (compaction: CompactionRow) => Promise<void>;
+
 /**
  * Runs one try of a compaction. The workflow records every failure it can decide on (the row
  * ends `failed`, the job completes); what comes out of here is a transient failure for BullMQ
  * to retry with backoff (Retry-After honoured by the backoff strategy), or a cancellation.
+ * When the compaction ended (completed, skipped, failed), `ended` runs before the job completes
+ * (the worker starts the tenant's deferred compactions there).
  */
-export function compactProcessor(resources: WorkflowResources, gate: WorkGate) {
+export function compactProcessor(resources: WorkflowResources, gate: WorkGate, ended?: CompactionEndedHook) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<CompactJobResult> => {
     const { compactionId } = payloadOf('compact', job);
-    const outcome = await inGate(gate, signal, (place) =>
+    const outcome = await inGate(gate, signal, job.opts.priority ?? 0, (place) =>
       runCompaction({ ...resources, llm: llmOutside(resources.llm, place) }, compactionId, {
         lastAttempt: isLastAttempt(job),
         signal,
       }),
     ).catch(forQueue);
+    const endedNow = outcome.status !== 'inactive' && outcome.status !== 'stale';
+    if (ended && endedNow && outcome.compaction) await ended(outcome.compaction);
     return {
       status: outcome.status,
       tokensBefore: outcome.compaction?.tokensBefore ?? null,
@@ -61,19 +69,23 @@ export function compactProcessor(resources: WorkflowResources, gate: WorkGate) {
 export function pruneProcessor(resources: WorkflowResources, gate: WorkGate) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PruneSessionOutcome> => {
     const { sessionPk } = payloadOf('prune', job);
-    return inGate(gate, signal, () => pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' })).catch(
-      forQueue,
-    );
+    return inGate(gate, signal, job.opts.priority ?? 0, () =>
+      pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' }),
+    ).catch(forQueue);
   };
 }
 
-/** Runs a job's work holding a place in the worker's gate (taken in arrival order). */
+/**
+ * Runs a job's work holding a place in the worker's gate, taken by the job's queue priority (a
+ * compaction's rank in its tenant's backlog), then in arrival order.
+ */
 async function inGate<T>(
   gate: WorkGate,
   signal: AbortSignal | undefined,
+  rank: number,
   work: (place: GatePlace) => Promise<T>,
 ): Promise<T> {
-  const place = await gate.enter(signal);
+  const place = await gate.enter(signal, rank);
   try {
     return await work(place);
   } finally {

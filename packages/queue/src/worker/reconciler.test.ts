@@ -9,12 +9,12 @@ import {
 import { sql } from 'drizzle-orm';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { startCompaction } from '../jobs/dispatch';
-import { requestCompaction, silentLog } from '@compactor/workflow';
+import { requestCompaction } from '@compactor/workflow';
 import { useQueueHarness } from '../test-support/queue';
 import { reconcileOnce } from './reconciler';
 
 const q = useQueueHarness();
-const deps = () => ({ db: q.resources.db, queues: q.queues, log: silentLog, clock: () => new Date() });
+const deps = () => q.dispatch;
 const now = { graceMs: 0, stepTimeoutMs: 60_000 };
 
 describe('reconciler: Postgres is the system of record', () => {

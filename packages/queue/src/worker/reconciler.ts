@@ -4,19 +4,14 @@ import {
   listUndispatchedOutbox,
   pruneDispatchedOutbox,
   safeErrorMessage,
+  tenantBacklogRank,
+  tenantsWithDeferredCompactions,
   withReconcilerLock,
-  type Db,
 } from '@compactor/db';
-import { dispatchOutbox } from '../jobs/dispatch';
-import type { JobQueues } from '../jobs/queues';
-import type { WorkflowLog } from '@compactor/workflow';
+import { dispatchOutbox, startDeferredCompactions, type DispatchDeps } from '../jobs/dispatch';
 
-export interface ReconcilerDeps {
-  db: Db;
-  queues: JobQueues;
-  log: WorkflowLog;
-  clock: () => Date;
-}
+/** The reconciler starts deferred compactions the way the API does, events included. */
+export type ReconcilerDeps = DispatchDeps;
 
 export interface ReconcilerOptions {
   /** A `running` compaction silent (no fenced write) for longer than this is re-driven. */
@@ -33,6 +28,8 @@ export interface ReconcileReport {
   dispatched: number;
   redriven: number;
   abandoned: number;
+  /** Deferred auto compactions started (their tenants had room and no compaction's end started them). */
+  deferredStarted: number;
   skippedLocked: boolean;
 }
 
@@ -41,10 +38,11 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'wai
 
 /**
  * One reconciler pass: Postgres is the system of record, Redis only a work list. It enqueues
- * outbox entries a crash left undispatched, and re-enqueues active compactions whose job is
+ * outbox entries a crash left undispatched, re-enqueues active compactions whose job is
  * gone (Redis lost its data) or finished while the row is still active (a worker was killed
- * mid-try, a job stalled out). One process at a time runs a pass (advisory lock); enqueueing
- * is idempotent anyway (job id = compaction id).
+ * mid-try, a job stalled out), each at its rank in its tenant's backlog, and starts deferred
+ * auto compactions whose tenants have room. One process at a time runs a pass (advisory lock);
+ * enqueueing is idempotent anyway (job id = compaction id).
  */
 export async function reconcileOnce(
   deps: ReconcilerDeps,
@@ -82,13 +80,21 @@ export async function reconcileOnce(
       }
       // A finished job with this id would make the new one a no-op: remove it first.
       if (job) await job.remove().catch(() => undefined);
-      await deps.queues.enqueue('compact', row.id, { compactionId: row.id });
+      const priority = await tenantBacklogRank(deps.db, row.tenantId);
+      await deps.queues.enqueue('compact', row.id, { compactionId: row.id }, { priority });
       deps.log.info({ compactionId: row.id, status: row.status, jobState: state }, 're-enqueued compaction');
       redriven++;
     }
-    return { dispatched, redriven, abandoned, skippedLocked: false };
+
+    // Normally a compaction's end starts its tenant's next deferred one; this covers a worker
+    // that died in between, and compactions this pass abandoned.
+    let deferredStarted = 0;
+    for (const tenantId of await tenantsWithDeferredCompactions(deps.db, batch)) {
+      deferredStarted += (await startDeferredCompactions(deps, tenantId)).length;
+    }
+    return { dispatched, redriven, abandoned, deferredStarted, skippedLocked: false };
   });
-  return report ?? { dispatched: 0, redriven: 0, abandoned: 0, skippedLocked: true };
+  return report ?? { dispatched: 0, redriven: 0, abandoned: 0, deferredStarted: 0, skippedLocked: true };
 }
 
 /**
@@ -114,7 +120,7 @@ export function startReconciler(
       current = reconcileOnce(deps, options)
         .then((report) => {
           options.onPass?.(report);
-          if (report.dispatched || report.redriven || report.abandoned) {
+          if (report.dispatched || report.redriven || report.abandoned || report.deferredStarted) {
             deps.log.info({ ...report }, 'reconciler pass');
           }
         })

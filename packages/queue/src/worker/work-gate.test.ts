@@ -213,6 +213,38 @@ describe('WorkGate', () => {
     await expect(place.outside(async () => 'late')).rejects.toThrow(/left/);
   });
 
+  it('admits a lower rank first, then arrival order; a place taken back keeps its rank', async () => {
+    const gate = new WorkGate(1);
+    const holder = await gate.enter(undefined, 5);
+    const admitted: string[] = [];
+    const enter = (name: string, rank: number) =>
+      gate.enter(undefined, rank).then((place) => {
+        admitted.push(name);
+        return place;
+      });
+    const backlog = [enter('a-3', 3), enter('a-4', 4), enter('a-3 again', 3)];
+    const single = enter('b-1', 1);
+    // The holder waits on the LLM: the lowest rank takes its place, whatever came first.
+    let resumed = false;
+    const call = holder.outside(async () => undefined).then(() => (resumed = true));
+    await settle();
+    expect(admitted).toEqual(['b-1']);
+    (await single).leave();
+    await settle();
+    expect(admitted).toEqual(['b-1', 'a-3']);
+    (await backlog[0]!).leave();
+    await settle();
+    expect(admitted).toEqual(['b-1', 'a-3', 'a-3 again']);
+    // The holder's rank 5 comes back behind rank 4, which waited less long.
+    (await backlog[2]!).leave();
+    await settle();
+    expect(admitted).toEqual(['b-1', 'a-3', 'a-3 again', 'a-4']);
+    expect(resumed).toBe(false);
+    (await backlog[1]!).leave();
+    await call;
+    holder.leave();
+  });
+
   it('needs at least one place', () => {
     expect(() => new WorkGate(0)).toThrow(RangeError);
     expect(() => new WorkGate(1.5)).toThrow(RangeError);

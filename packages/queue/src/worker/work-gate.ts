@@ -1,6 +1,9 @@
 /**
  * A first-come-first-served limit on how many jobs of one worker process do their database and
- * CPU work at once. A compaction waiting on the LLM steps outside and holds no place.
+ * CPU work at once. A compaction waiting on the LLM steps outside and holds no place. Waiters
+ * are admitted by rank first (the job's queue priority, lower first), then in arrival order: a
+ * tenant's first compaction that the queue let ahead of another tenant's backlog is not put back
+ * behind that backlog's jobs here, where it would wait once per step.
  *
  * Why: a worker runs dozens of jobs on one event loop, and most of a compaction's time is its
  * LLM call. When many are ready at once (their LLM answers arrive together), interleaving all
@@ -10,7 +13,8 @@
  */
 export class WorkGate {
   private free: number;
-  private readonly waiting: Array<() => void> = [];
+  /** Sorted by rank, then arrival. */
+  private readonly waiting: Array<{ rank: number; admit: () => void }> = [];
 
   constructor(readonly places: number) {
     if (!Number.isInteger(places) || places < 1) throw new RangeError('a work gate needs at least one place');
@@ -23,17 +27,18 @@ export class WorkGate {
   }
 
   /**
-   * Waits for a place, in arrival order. An aborted `signal` gives up the wait (rejecting with an
+   * Waits for a place, behind every waiter of a lower rank and every earlier one of the same
+   * rank (0, the default, comes first). An aborted `signal` gives up the wait (rejecting with an
    * `AbortError`) without taking a place; the place's own waits (taking it back after an LLM
-   * call) give up on it too.
+   * call, at the same rank) give up on it too.
    */
-  async enter(signal?: AbortSignal): Promise<GatePlace> {
-    await this.take(signal);
-    return new GatePlace(this, signal);
+  async enter(signal?: AbortSignal, rank = 0): Promise<GatePlace> {
+    await this.take(signal, rank);
+    return new GatePlace(this, signal, rank);
   }
 
-  /** @internal Takes a place, waiting behind every earlier taker. */
-  take(signal?: AbortSignal): Promise<void> {
+  /** @internal Takes a place, waiting behind every earlier taker of the same or a lower rank. */
+  take(signal?: AbortSignal, rank = 0): Promise<void> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.free > 0) {
       this.free--;
@@ -45,19 +50,20 @@ export class WorkGate {
         resolve();
       };
       const abandon = () => {
-        const index = this.waiting.indexOf(admit);
+        const index = this.waiting.findIndex((w) => w.admit === admit);
         if (index >= 0) this.waiting.splice(index, 1);
         reject(abortError(signal!));
       };
       signal?.addEventListener('abort', abandon, { once: true });
-      this.waiting.push(admit);
+      const behind = this.waiting.findLastIndex((w) => w.rank <= rank);
+      this.waiting.splice(behind + 1, 0, { rank, admit });
     });
   }
 
-  /** @internal Hands a place to the longest waiter, or frees it. */
+  /** @internal Hands a place to the first waiter (lowest rank, then longest waiting), or frees it. */
   give(): void {
     const next = this.waiting.shift();
-    if (next) next();
+    if (next) next.admit();
     else this.free++;
   }
 }
@@ -77,6 +83,7 @@ export class GatePlace {
   constructor(
     private readonly gate: WorkGate,
     private readonly signal?: AbortSignal,
+    private readonly rank = 0,
   ) {}
 
   /**
@@ -108,7 +115,7 @@ export class GatePlace {
 
   private retake(): Promise<void> {
     if (this.holding) return Promise.resolve();
-    this.retaking ??= this.gate.take(this.signal).then(
+    this.retaking ??= this.gate.take(this.signal, this.rank).then(
       () => {
         this.retaking = null;
         this.holding = true;

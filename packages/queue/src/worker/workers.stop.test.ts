@@ -73,12 +73,13 @@ describe('a worker that stops', () => {
       details: { writtenBy: 'llm' },
     });
     expect(await findCompaction(q.resources.db, waiting.id)).toMatchObject({ status: 'pending' });
+    // Still queued (a compaction waits as `prioritized`: its rank in its tenant's backlog).
     expect(
       await q.queues
         .queue('compact')
         .getJob(waiting.id)
         .then((job) => job?.getState()),
-    ).toBe('waiting');
+    ).toBe('prioritized');
 
     q.stub.setFaults({});
     q.startWorkers(fast);

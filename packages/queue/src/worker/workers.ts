@@ -2,7 +2,7 @@ import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
 import type { WorkflowResources } from '@compactor/workflow';
-import { compactProcessor, pruneProcessor } from './processors';
+import { compactProcessor, pruneProcessor, type CompactionEndedHook } from './processors';
 import { WorkGate } from './work-gate';
 
 /**
@@ -33,6 +33,11 @@ export interface WorkerOptions {
   random?: () => number;
   /** Called when a job try ends (metrics): its queue, outcome and duration. */
   onJobEnd?: (queue: string, outcome: string, durationMs: number) => void;
+  /**
+   * Called when a compaction ended for good, before its job completes: the worker starts the
+   * tenant's deferred compactions there (`startDeferredCompactions`). Must not throw.
+   */
+  onCompactionEnded?: CompactionEndedHook;
 }
 
 /** The worker's BullMQ workers, one per queue of the catalog. */
@@ -86,10 +91,14 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
         options.onJobEnd?.(queue, outcome, performance.now() - started);
       }
     };
-  const compact = new Worker('compact', counted('compact', compactProcessor(resources, gate)), {
-    ...common,
-    concurrency: options.concurrency,
-  });
+  const compact = new Worker(
+    'compact',
+    counted('compact', compactProcessor(resources, gate, options.onCompactionEnded)),
+    {
+      ...common,
+      concurrency: options.concurrency,
+    },
+  );
   const prune = new Worker('prune', counted('prune', pruneProcessor(resources, gate)), {
     ...common,
     concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),

@@ -1,21 +1,25 @@
 import {
+  countLeadingSummaryMessages,
   extractPreviousFileOps,
   extractPreviousSummary,
   isPinnedMessage,
+  isTurnStart,
   keepRecentTokensFor,
   mergeFileOps,
   planCompaction,
   storedTokens,
   usableTokens,
+  type CompactionPlan,
   type Message,
 } from '@compactor/core';
 import type { Attempt } from '../attempt';
+import { heldRange, streamedRange, type CompactedRange } from '../compacted-range';
 import { loadCoveredView } from '../compaction-view';
+import { loadCoveredHistory, type CoveredHistory } from '../covered-history';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
 import { fitOutcome } from './fit';
 import {
-  fileOpsOf,
   summarizerSettings,
   truncateSummary,
   writeSummary,
@@ -36,49 +40,96 @@ export async function summarizeStep(
   resources: WorkflowResources,
   attempt: Attempt,
 ): Promise<SummarizeOutcome> {
-  const { policy } = attempt;
-  // Loaded after the prune step, so it shows the outputs that step cleared (the summarizer
-  // reads them as the placeholder).
-  const view = await loadCoveredView(
-    resources.db,
-    attempt.session.pk,
-    attempt.coversThroughSeq,
-    policy,
-    attempt.latestCompleted,
-  );
-  assertPinnedFit(attempt, view);
-  const { compaction, model } = attempt;
+  const { policy, compaction, model } = attempt;
   const keepRecentTokens = keepRecentTokensFor(
     compaction.reason,
     model,
     policy,
     compaction.keepRecentTokens ?? undefined,
   );
-  const outcome =
-    compaction.strategy === 'topic'
-      ? await topicOutcome(resources, attempt, view)
-      : await cutOutcome(resources, attempt, view, keepRecentTokens);
+  if (compaction.strategy === 'topic') {
+    // The detector's request is drawn from the whole view (core buildTopicDetectionRequest).
+    // Loaded after the prune step, so it shows the outputs that step cleared (the summarizer
+    // reads them as the placeholder).
+    const view = await loadCoveredView(
+      resources.db,
+      attempt.session.pk,
+      attempt.coversThroughSeq,
+      policy,
+      attempt.latestCompleted,
+    );
+    assertPinnedFit(attempt, view);
+    const outcome = await topicOutcome(resources, attempt, view);
+    const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
+    return fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
+  }
+  // Read after the prune step, from the newest message back only as far as the plan looks; the
+  // older messages it compacts are read window by window as the summary is written.
+  const planOf = (view: readonly Message[]) =>
+    planCompaction(view, { keepRecentTokens, force: compaction.force, policy });
+  const covered = await loadCoveredHistory(
+    resources.db,
+    attempt,
+    policy,
+    (view) => planSettled(planOf(view), view),
+    {
+      ...(resources.historyWindow?.messages ? { windowMessages: resources.historyWindow.messages } : {}),
+      ...(resources.historyWindow?.onRead ? { onWindow: resources.historyWindow.onRead } : {}),
+    },
+  );
+  const { view } = covered;
+  assertPinnedFit(attempt, view);
+  const { outcome, unheldRequests } = await cutOutcome(
+    resources,
+    attempt,
+    planOf(view),
+    covered,
+    keepRecentTokens,
+  );
   const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
-  return fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
+  return fitOutcome(
+    resources,
+    attempt,
+    withUnheld(view, covered, unheldRequests),
+    candidate,
+    keepRecentTokens,
+  );
+}
+
+/**
+ * Whether a plan made on the held part of the view is the plan of the whole view: it found a
+ * cut (not the forced one, which counts from the oldest message), and when the cut is inside a
+ * turn whose prefix goes into the history, that turn starts after the held part's first message
+ * (core moves a cut back to its turn's start only when that start is not the first message
+ * after the previous summary, which the held part's first message is in the held view alone).
+ * Every other rule core applies looks no further back than the held part's opening turn start.
+ */
+function planSettled(plan: CompactionPlan | null, view: readonly Message[]): boolean {
+  if (plan === null || plan.cut === 'forced') return false;
+  if (plan.split !== 'prefix-in-history') return true;
+  const first = view.find((m) => !m.summary && !isPinnedMessage(m));
+  return first !== undefined && plan.history.some((m) => isTurnStart(m) && m.seq > first.seq);
 }
 
 /** The summarize and truncate strategies: core's plan, then the LLM's summary or the truncate text. */
 async function cutOutcome(
   resources: WorkflowResources,
   attempt: Attempt,
-  view: Message[],
+  plan: CompactionPlan | null,
+  covered: CoveredHistory,
   keepRecentTokens: number,
-): Promise<SummarizeOutcome> {
+): Promise<{ outcome: SummarizeOutcome; unheldRequests: Message[] }> {
   const { compaction, policy } = attempt;
-  const plan = planCompaction(view, { keepRecentTokens, force: compaction.force, policy });
-  if (!plan) return { kind: 'nothing-to-compact', reason: 'no cut point leaves anything to compact' };
-
-  const compacted = [...plan.history, ...(plan.turnPrefix ?? [])];
-  const fileOps = fileOpsOf(compacted, policy.fileTools);
+  if (!plan) {
+    const reason = 'no cut point leaves anything to compact';
+    return { outcome: { kind: 'nothing-to-compact', reason }, unheldRequests: [] };
+  }
+  const range = await compactedRange(plan, covered, policy.fileTools, attempt.signal);
+  const { fileOps } = range;
   const base = {
     kind: 'summary' as const,
     boundarySeq: plan.boundarySeq ?? attempt.coversThroughSeq + 1,
-    messagesCompacted: compacted.filter((m) => !m.summary).length,
+    messagesCompacted: range.messagesCompacted,
     fileOps,
     clamps: [],
     detail: {
@@ -89,32 +140,28 @@ async function cutOutcome(
       keptTokens: plan.keptTokens,
     },
   };
+  const unheldRequests = range.unheldRequests;
   if (compaction.strategy === 'truncate') {
-    const { summaryText, detail } = truncateSummary(attempt, compacted, plan.kept, fileOps);
-    return {
-      ...base,
-      summaryText,
-      writtenBy: 'truncate',
-      llm: null,
-      fallback: null,
-      detail: { ...base.detail, ...detail },
-    };
+    const { summaryText, detail } = await truncateSummary(attempt, range, plan.kept, fileOps);
+    const outcome = { ...base, summaryText, writtenBy: 'truncate' as const, llm: null, fallback: null };
+    return { outcome: { ...outcome, detail: { ...base.detail, ...detail } }, unheldRequests };
   }
-  const written = await writeSummary(resources, attempt, compacted, fileOps, plan.kept, () => {
+  const { turnPrefix } = plan;
+  const written = await writeSummary(resources, attempt, range, fileOps, plan.kept, () => {
     const settings = summarizerSettings(resources, attempt);
     const instructions = compaction.instructions ?? policy.instructions;
-    const previousSummary = extractPreviousSummary(plan.history);
-    return plan.turnPrefix
+    const previousSummary = extractPreviousSummary(range.leading);
+    return turnPrefix
       ? resources.llm.summarizeSplitTurn({
-          history: { messages: plan.history, previousSummary },
-          turnPrefix: { messages: plan.turnPrefix },
+          history: { messages: range.historySource, previousSummary },
+          turnPrefix: { messages: turnPrefix },
           instructions,
           fileOps,
           settings,
           signal: attempt.signal,
         })
       : resources.llm.summarizeMessages({
-          messages: plan.history,
+          messages: range.historySource,
           previousSummary,
           instructions,
           fileOps,
@@ -122,7 +169,37 @@ async function cutOutcome(
           signal: attempt.signal,
         });
   });
-  return { ...base, ...written, detail: { ...base.detail, ...written.detail } };
+  const outcome = { ...base, ...written, detail: { ...base.detail, ...written.detail } };
+  return { outcome, unheldRequests };
+}
+
+/** What the plan compacts: held, or with the view's unread body between the summaries and the held tail. */
+async function compactedRange(
+  plan: CompactionPlan,
+  covered: CoveredHistory,
+  fileTools: Attempt['policy']['fileTools'],
+  signal: AbortSignal | undefined,
+): Promise<CompactedRange> {
+  const prefix = plan.turnPrefix ?? [];
+  if (covered.body === null) return heldRange(plan.history, prefix, fileTools);
+  const leading = countLeadingSummaryMessages(plan.history);
+  return streamedRange(
+    plan.history.slice(0, leading),
+    covered.body,
+    { history: plan.history.slice(leading), prefix },
+    { fileTools, signal },
+  );
+}
+
+/**
+ * The view fit.ts measures, with the user requests of the messages not held put back where they
+ * were: a boundary moved forward reads the summary's facts again from all it covers.
+ */
+function withUnheld(view: Message[], covered: CoveredHistory, requests: Message[]): Message[] {
+  if (covered.body === null || requests.length === 0) return view;
+  const { beforeSeq } = covered.body;
+  const at = view.findIndex((m) => !m.summary && !isPinnedMessage(m) && m.seq >= beforeSeq);
+  return [...view.slice(0, at), ...requests, ...view.slice(at)];
 }
 
 /**

@@ -19,6 +19,7 @@ import {
 } from '@compactor/llm';
 import type { StoredClamp } from '@compactor/db';
 import type { Attempt } from '../attempt';
+import type { CompactedRange } from '../compacted-range';
 import { CompactionFailedError, llmFailureCode, rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
 
@@ -90,13 +91,13 @@ export function fileOpsOf(compacted: Message[], fileTools: Attempt['policy']['fi
 export async function writeSummary(
   resources: WorkflowResources,
   attempt: Attempt,
-  compacted: Message[],
+  compacted: CompactedRange,
   fileOps: FileOps,
   kept: readonly Message[] | undefined,
   summarize: () => Promise<SummaryResult>,
 ): Promise<Pick<SummaryOutcome, 'summaryText' | 'writtenBy' | 'llm' | 'fallback' | 'detail'>> {
   // The facts of the whole range, so the fallback pins what a checked summary would.
-  const facts = factsToKeep(attempt, compacted, kept);
+  const facts = factsToKeep(attempt, compacted.factsView, kept);
   const budgetTokens = summaryBudgetTokens(attempt.model, attempt.policy);
   let result: SummaryResult;
   try {
@@ -113,13 +114,14 @@ export async function writeSummary(
     );
     const partial = error instanceof InvalidSummaryError ? error.partialSummary : null;
     // The partial summary covers the first `partialSummaryCovers` messages; truncate the rest.
-    const rest = partial ? compacted.slice((error as InvalidSummaryError).partialSummaryCovers) : compacted;
-    const checked = checkTruncateSummary(rest, {
+    const from = partial ? (error as InvalidSummaryError).partialSummaryCovers : 0;
+    const checked = checkTruncateSummary(partial ? [] : compacted.leading, {
       fileOps,
       fileTools: attempt.policy.fileTools,
       ...(partial ? { previousSummary: partial } : {}),
       facts,
       budgetTokens,
+      counts: await compacted.countsFrom(from),
     });
     // Calls already paid for are recorded even though their summary was not used.
     const spent = spentBeforeFailure(error);
@@ -158,17 +160,18 @@ function factsToKeep(attempt: Attempt, covered: readonly Message[], kept: readon
  * The truncate strategy's summary (Opal's `:truncate`: no LLM), checked like any other: the
  * pinned section and `detail.summaryCheck`.
  */
-export function truncateSummary(
+export async function truncateSummary(
   attempt: Attempt,
-  compacted: readonly Message[],
+  compacted: CompactedRange,
   kept: readonly Message[],
   fileOps: FileOps,
-): Pick<SummaryOutcome, 'summaryText' | 'detail'> {
-  const checked = checkTruncateSummary(compacted, {
+): Promise<Pick<SummaryOutcome, 'summaryText' | 'detail'>> {
+  const checked = checkTruncateSummary(compacted.leading, {
     fileOps,
     fileTools: attempt.policy.fileTools,
-    facts: factsToKeep(attempt, compacted, kept),
+    facts: factsToKeep(attempt, compacted.factsView, kept),
     budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
+    counts: await compacted.countsFrom(0),
   });
   return { summaryText: checked.text, detail: { summaryCheck: checked.repair } };
 }

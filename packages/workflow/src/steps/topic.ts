@@ -9,6 +9,7 @@ import {
   type TopicBoundary,
 } from '@compactor/core';
 import type { Attempt } from '../attempt';
+import { heldRange } from '../compacted-range';
 import { rethrowForRetry, safeErrorMessage } from '../errors';
 import type { WorkflowResources } from '../resources';
 import {
@@ -92,7 +93,8 @@ export async function topicOutcome(
     return { ...base, ...checked, detail, writtenBy, llm: detected.llm, fallback: null };
   }
   const kept = messages.slice(plan.keepFrom);
-  const written = await writeSummary(resources, attempt, dropped, fileOps, kept, () =>
+  const range = heldRange(dropped, [], policy.fileTools);
+  const written = await writeSummary(resources, attempt, range, fileOps, kept, () =>
     resources.llm.summarizeMessages({
       messages: dropped,
       previousSummary: extractPreviousSummary(dropped),

@@ -21,7 +21,7 @@ export interface WorkflowHarness {
   /** A session with these messages stored exactly as the API would store them. */
   seedSession(
     messages: MessageInput[],
-    options?: { policy?: PolicyInput; contextWindow?: number },
+    options?: { policy?: PolicyInput; contextWindow?: number; tenantId?: string },
   ): Promise<SessionRow>;
   append(session: SessionRow, messages: MessageInput[]): Promise<void>;
   /** A tool part as stored (the raw history's version, never clamped or pruned). */

@@ -1,0 +1,96 @@
+import { errorCodes } from 'fastify';
+import { AppendMessagesBody } from '@compactor/contract';
+import { prepareMessages, type NewMessage, type SerializedBatch } from '@compactor/db';
+import { ENCODING_NAMES, type EncodingName } from '@compactor/tokenizer';
+import type { z } from 'zod';
+import { invalidRequest } from '../http/error-handler';
+import type { ApiResources } from '../resources';
+import type { AppendBodyThread } from './large-bodies/append-body-thread';
+import { finishesTurn } from './turns';
+
+/** A batch counted for one model, ready for `appendCounted`. */
+export interface PreparedAppend {
+  batch: NewMessage[] | SerializedBatch;
+  /** Per message, whether it ends an assistant turn. */
+  turnEnds: boolean[];
+}
+
+/** Where an append's batch comes from: counted for a model, again if the session's model changed. */
+export interface AppendSource {
+  /** The batch counted for `modelId`, possibly serialised already. */
+  prepare(modelId: string): Promise<PreparedAppend>;
+  /** The batch's messages counted for `modelId`: what decides a serialised batch the statement could not. */
+  messages(modelId: string): Promise<NewMessage[]>;
+}
+
+/** A body Fastify parsed and validated: counted on the event loop, in slices. */
+export function parsedBody(
+  resources: ApiResources,
+  messages: z.infer<typeof AppendMessagesBody>['messages'],
+): AppendSource {
+  const count = (modelId: string) =>
+    prepareMessages(messages, resources.tokenizerFor(modelId), resources.clock());
+  return {
+    prepare: async (modelId) => {
+      const batch = await count(modelId);
+      return { batch, turnEnds: batch.map((m) => finishesTurn(m.role, m.finish)) };
+    },
+    messages: count,
+  };
+}
+
+/**
+ * A large body left unparsed: parsed, validated, counted and serialised by the worker thread. The
+ * event loop touches its text only for a batch the one statement cannot decide (a re-post, a call
+ * stored unfinished: it parses the body itself then), or when the session's counter is not a
+ * known encoding (a test's).
+ */
+export function unparsedBody(
+  resources: ApiResources,
+  thread: AppendBodyThread,
+  body: Uint8Array[],
+): AppendSource {
+  let segments = body;
+  const now = resources.clock();
+  const onTheEventLoop = (modelId: string) => {
+    const text = Buffer.concat(segments).toString('utf8');
+    const { messages } = AppendMessagesBody.parse(JSON.parse(text.replace(/^\uFEFF/, '')));
+    return prepareMessages(messages, resources.tokenizerFor(modelId), now);
+  };
+  return {
+    prepare: async (modelId) => {
+      const encoding = encodingOf(resources.tokenizerFor(modelId));
+      if (!encoding) return parsedBatch(await onTheEventLoop(modelId));
+      const answer = await thread.prepare(segments, encoding, now);
+      segments = [answer.bytes];
+      const { outcome } = answer;
+      switch (outcome.kind) {
+        case 'invalid-json':
+          throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
+        case 'invalid':
+          throw invalidRequest(
+            'body',
+            outcome.issues.map((issue) => ({
+              instancePath: `/${issue.path.join('/')}`,
+              message: issue.message,
+            })),
+          );
+        case 'undecidable':
+          return parsedBatch(await onTheEventLoop(modelId));
+        case 'serialized':
+          return { batch: outcome.batch, turnEnds: outcome.turnEnds };
+      }
+    },
+    messages: onTheEventLoop,
+  };
+}
+
+function parsedBatch(batch: NewMessage[]): PreparedAppend {
+  return { batch, turnEnds: batch.map((m) => finishesTurn(m.role, m.finish)) };
+}
+
+/** The encoding of a tokenizer of @compactor/tokenizer; undefined for any other counter. */
+function encodingOf(counter: object): EncodingName | undefined {
+  const encoding = (counter as { encoding?: unknown }).encoding;
+  return ENCODING_NAMES.includes(encoding as EncodingName) ? (encoding as EncodingName) : undefined;
+}
