@@ -4,3 +4,4 @@ export * from './queue';
 export * from './session';
 export * from './recording-server';
 export * from './tcp-proxy';
+export * from './private-postgres';

@@ -2,23 +2,23 @@
  * Postgres stopped or frozen under a running API: every request is answered `503
  * service_unavailable` with Retry-After within the configured timeouts — never a 500, never a
  * hang — and once Postgres is back the same process serves again, and a retried append (same
- * message ids) is stored once. The outage is a TCP proxy in front of the test Postgres (the
- * shared server itself is never stopped).
+ * message ids) is stored once. The server is one of this file's own (`startPrivatePostgres`),
+ * really shut down and really SIGSTOPped; the shared test server is never touched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
-import { createDatabase, type Database } from '@compactor/db';
+import { createDatabase, ensureDatabase, migrateDatabase, type Database } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
-import { startTcpProxy, uniqueQueuePrefix, useTestDatabase, type TcpProxy } from '@compactor/testing';
+import { startPrivatePostgres, uniqueQueuePrefix, type PrivatePostgres } from '@compactor/testing';
 import { createAuthenticator } from '../http/auth';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import { buildServer } from '../server';
 import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
 
-const direct = useTestDatabase();
-let proxy: TcpProxy;
+let server: PrivatePostgres;
+let url: string;
 let database: Database;
 let replica: TestReplica;
 let redis: Redis;
@@ -29,11 +29,11 @@ const CONNECT_TIMEOUT_MS = 500;
 const STATEMENT_TIMEOUT_MS = 1_000;
 
 beforeAll(async () => {
-  const url = new URL(direct.url);
-  proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
-  url.hostname = '127.0.0.1';
-  url.port = String(proxy.port);
-  database = createDatabase(url.toString(), {
+  server = await startPrivatePostgres();
+  url = server.url.replace(/\/postgres$/, '/compactor');
+  await ensureDatabase(url);
+  await migrateDatabase(url);
+  database = createDatabase(url, {
     max: 3,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
@@ -52,12 +52,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await proxy.resume();
+  server?.resume();
   await app?.close();
   await replica?.close();
   redis?.disconnect();
   await database?.close();
-  await proxy?.close();
+  await server?.close();
 });
 
 const request = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
@@ -81,7 +81,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ answer: T; ms: number
 }
 
 async function storedIds(): Promise<string[]> {
-  const { rows } = await direct.database.pool.query<{ id: string }>(
+  const { rows } = await database.pool.query<{ id: string }>(
     "select m.id from messages m join sessions s on s.pk = m.session_pk where s.id = 'outage' order by m.seq",
   );
   return rows.map((r) => r.id);
@@ -96,7 +96,7 @@ describe('Postgres unavailable', () => {
   });
 
   it('frozen: 503 with Retry-After within the timeouts, for reads and writes; a retried append lands once', async () => {
-    proxy.freeze();
+    server.freeze();
     for (const work of [() => append('m2'), () => request('GET', '/v1/sessions/outage/context')]) {
       const { answer, ms } = await timed(work);
       expect(answer.statusCode).toBe(503);
@@ -105,19 +105,19 @@ describe('Postgres unavailable', () => {
       // The statement timeout and the client's margin, not the kernel's minutes.
       expect(ms).toBeLessThan(STATEMENT_TIMEOUT_MS + 2_000 + 2_000);
     }
-    await proxy.resume();
+    server.resume();
     // The client retries the append with the same ids: stored once, whatever reached Postgres.
     await expect.poll(async () => (await append('m2')).statusCode, { timeout: 10_000 }).toBeLessThan(300);
     expect(await storedIds()).toEqual(['m1', 'm2']);
   });
 
   it('stopped: 503 at once; the same process serves again when it is back', async () => {
-    await proxy.stop();
+    await server.stop();
     const { answer, ms } = await timed(() => append('m3'));
     expect(answer.statusCode).toBe(503);
     expect(answer.headers['retry-after']).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + 2_000);
-    await proxy.resume();
+    await server.start();
     await expect.poll(async () => (await append('m3')).statusCode, { timeout: 10_000 }).toBeLessThan(300);
     expect((await request('GET', '/v1/sessions/outage/context')).statusCode).toBe(200);
     expect(await storedIds()).toEqual(['m1', 'm2', 'm3']);
