@@ -4,7 +4,7 @@ import type { DbOrTx } from '../client';
 import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
 import { executePrepared } from '../prepared';
 import { compactions, messages } from '../schema';
-import { clampJoin, partColumns, partRowMapper } from './parts';
+import { partColumns, partRowMapper, viewMessagesWithParts } from './parts';
 import { rowMapper, selectList } from './raw-rows';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
@@ -66,18 +66,7 @@ export function contextRowsSql(
              b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
       from bounds b
     ) c
-    left join (
-      select v.*, x.* from v
-      left join lateral (
-        select ${PART_COLUMNS} from parts p
-        left join lateral (
-          select x.compacted_at from part_prunes x
-          where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
-        ) pp on true
-        ${clampJoin()}
-        where p.message_pk = v.m_pk offset 0
-      ) x on true
-    ) r on true`;
+    left join (${viewMessagesWithParts(PART_COLUMNS)}) r on true`;
 }
 
 /** What {@link contextRowsSql} returned, read. */

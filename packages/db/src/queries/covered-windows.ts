@@ -1,10 +1,10 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Message } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { messagesFromRows, type MessageRow, type PartRow } from '../mappers';
 import { executePrepared } from '../prepared';
 import { messages } from '../schema';
-import { clampJoin, partColumns, partRowMapper } from './parts';
+import { partColumns, partRowMapper, viewMessagesWithParts } from './parts';
 import { rowMapper, selectList } from './raw-rows';
 import { INT4_MAX, viewBoundsCte } from './view-bounds';
 
@@ -19,23 +19,11 @@ const PART_COLUMNS_NO_OUTPUT = partColumns('p_', {
 const partRowOf = partRowMapper('p_');
 
 /** The messages of CTE `v` with their parts, one row per part (as `contextRowsSql` reads them). */
-const WITH_PARTS = withParts(PART_COLUMNS);
+const WITH_PARTS = viewMessagesWithParts(PART_COLUMNS);
 /** {@link WITH_PARTS} without the tool outputs' text. */
-const WITH_PARTS_NO_OUTPUTS = withParts(sql`${PART_COLUMNS_NO_OUTPUT}, null::text as "p_tool_output"`);
-
-function withParts(columns: SQL): SQL {
-  return sql`
-  select v.*, x.* from v
-  left join lateral (
-    select ${columns} from parts p
-    left join lateral (
-      select x.compacted_at from part_prunes x
-      where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
-    ) pp on true
-    ${clampJoin()}
-    where p.message_pk = v.m_pk offset 0
-  ) x on true`;
-}
+const WITH_PARTS_NO_OUTPUTS = viewMessagesWithParts(
+  sql`${PART_COLUMNS_NO_OUTPUT}, null::text as "p_tool_output"`,
+);
 
 /** Which window of a compaction's covered view to read (seqs are exclusive bounds). */
 export interface ViewWindowRequest {

@@ -91,6 +91,24 @@ export function clampJoin(part: SQL = sql`p`): SQL {
   ) c on true`;
 }
 
+/**
+ * The messages of CTE `v` with their parts, one row per part (`columns` of each part, its prune
+ * and its clamp): how the context view and a compaction's windows over it read parts.
+ */
+export function viewMessagesWithParts(columns: SQL): SQL {
+  return sql`
+  select v.*, x.* from v
+  left join lateral (
+    select ${columns} from parts p
+    left join lateral (
+      select x.compacted_at from part_prunes x
+      where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
+    ) pp on true
+    ${clampJoin()}
+    where p.message_pk = v.m_pk offset 0
+  ) x on true`;
+}
+
 /** A part's output tokens as the context view shows it: its clamp's when it is clamped. */
 export function shownOutputTokens(part: SQL = sql`p`): SQL {
   return sql`case when ${part}.clamped
