@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import pg from 'pg';
 import { dropDatabase, freshDatabase, memoryOf, startApiProcess } from './processes';
 
 const URL =
@@ -249,6 +250,18 @@ const api = await startApiProcess({
   LOG_LEVEL: 'warn',
 });
 const pid = api.process.pid!;
+// BENCH_PARTS_COMPRESSION=pglz: the large parts compressed as before migration 0013 (the A/B of
+// what TOAST compression costs Postgres, run back to back with the default, lz4).
+const compression = process.env.BENCH_PARTS_COMPRESSION;
+if (compression) {
+  if (!/^(pglz|lz4)$/.test(compression)) throw new Error('BENCH_PARTS_COMPRESSION: pglz or lz4');
+  const admin = new pg.Client({ connectionString: URL });
+  await admin.connect();
+  for (const column of ['text', 'tool_input', 'tool_output', 'tool_error'])
+    await admin.query(`alter table parts alter column ${column} set compression ${compression}`);
+  await admin.end();
+}
+console.log(`large parts compressed with ${compression ?? 'the schema default (lz4 where available)'}`);
 try {
   const sessions = [
     ['key-a', 'big'],
