@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // One vitest setup for the whole repo: tests live next to the code (`*.test.ts`), talk to real
@@ -13,10 +12,6 @@ export default defineConfig({
     ],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
-    // Most of the suite waits (child processes, Postgres, Redis, timers) rather than computes: on
-    // a 2-core machine 4 files at a time took the run from 527 s to 363 s (docs/BENCHMARKS.md,
-    // "Test suite"), every test passing. More cores: one file per core, as vitest would.
-    maxWorkers: Math.max(4, availableParallelism()),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     coverage: {
