@@ -242,9 +242,11 @@ describe('worker processes SIGKILLed in every step', () => {
       const rows = await runningRows();
       const live = rows.filter((r) => !deadAttempts.has(`${r.id}:${r.fence}`));
       const unhit = STEPS.filter((step) => !hit.has(step) && live.some((r) => r.step === step));
-      if (unhit.length > 0 && fleet.ready.length === WORKERS) {
+      if (unhit.length > 0 && fleet.ready.length > 0) {
         // A step no kill has landed in yet is running: kill every worker at once, so the
-        // attempt in that step surely dies in it.
+        // attempt in that step surely dies in it. Not waiting for a full fleet: on a loaded
+        // machine workers take 4–6 s to start, and a short step (finalize) can run and end on
+        // the workers already back before the last one is.
         const victims = await fleet.killAll('SIGKILL');
         // Statements the server was running for them finish (autocommit) or roll back (in a transaction).
         await sleep(400);
