@@ -8,9 +8,11 @@
  * ~2 KB tool output each) plus one 64 KB output every 997 messages; the summarizer is the LLM
  * stub, a process of its own. Goals: peak RSS at the largest size within 1.25× of 10k's, every
  * stall under 100 ms, wall time linear (the largest over 10k at most its size ratio × 1.1).
+ * The children run with the worker deployment's V8 heap limit (BENCH_CHILD_HEAP=default: V8's).
  * `npm run bench -- compaction-memory` (BENCH_DATABASE_URL moves the database).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { createDatabase, findCompaction, insertCompaction, newId } from '@compactor/db';
@@ -28,6 +30,21 @@ const OUTPUT_CHARS = 2_048;
 /** Every this-many-th message's tool output is made large. */
 const LARGE_EVERY = 997;
 const LARGE_CHARS = 65_536;
+/**
+ * The child runs with the worker deployment's heap limit (infra/k8s/worker.yaml's NODE_OPTIONS),
+ * as a worker does; BENCH_CHILD_HEAP=default leaves V8's own, sized from the machine's memory.
+ */
+const CHILD_NODE_FLAGS =
+  process.env.BENCH_CHILD_HEAP === 'default'
+    ? []
+    : [
+        /--max-old-space-size=\d+/.exec(
+          readFileSync(
+            fileURLToPath(new globalThis.URL('../infra/k8s/worker.yaml', import.meta.url)),
+            'utf8',
+          ),
+        )![0],
+      ];
 
 if (process.argv[2] === 'child') {
   // One compaction in this process: figures as one JSON line on stdout.
@@ -83,7 +100,7 @@ async function compactInChild(stubUrl: string, compactionId: string): Promise<Ch
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
   const child = spawn(
     process.execPath,
-    [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), 'child'],
+    [...profile, ...CHILD_NODE_FLAGS, '--import', 'tsx', fileURLToPath(import.meta.url), 'child'],
     {
       env: {
         ...process.env,
@@ -102,6 +119,7 @@ async function compactInChild(stubUrl: string, compactionId: string): Promise<Ch
   return JSON.parse(line) as ChildFigures;
 }
 
+console.log(`child node flags: ${CHILD_NODE_FLAGS.join(' ') || "none (V8's default heap limit)"}`);
 await freshDatabase(URL);
 const database = createDatabase(URL, {
   statementTimeoutMs: 0,

@@ -95,6 +95,17 @@ function durationMs(value: string): number {
   return total;
 }
 
+/** Variables node reads itself, beside the apps' env schemas. */
+const NODE_READS = new Set(['NODE_OPTIONS']);
+
+/** A Kubernetes quantity of memory (`512Mi`, `1Gi`) in MiB; 0 when unset. */
+function mebibytes(quantity: string | undefined): number {
+  if (!quantity) return 0;
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+  if (!match) throw new Error(`unsupported memory quantity ${quantity}`);
+  return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+}
+
 /**
  * What a stopping worker may take after SIGTERM: SHUTDOWN_TIMEOUT_MS of drain, then 2 s for the
  * cancelled jobs (packages/queue/src/worker/workers.ts) and its bounded Redis closes.
@@ -201,6 +212,19 @@ describe('deployment manifests', () => {
     }
   });
 
+  it("size V8's heap to the container's memory limit", () => {
+    for (const { where, container, env } of k8sContainers) {
+      const limit = mebibytes(container.resources?.limits?.memory as string | undefined);
+      expect(limit, `${where} has a memory limit`).toBeGreaterThan(0);
+      const heap = Number(/--max-old-space-size=(\d+)/.exec(env.NODE_OPTIONS ?? '')?.[1]);
+      // Unset, V8 sizes the heap from the node's memory and lets garbage grow past the limit.
+      expect(heap, `${where} NODE_OPTIONS --max-old-space-size`).toBeGreaterThan(0);
+      expect(heap, `${where}: the heap leaves room for buffers, stacks and code`).toBeLessThanOrEqual(
+        (limit * 2) / 3,
+      );
+    }
+  });
+
   it('set only variables the apps read, and everything they require', () => {
     const sets = [
       ...k8sContainers.map((c) => ({ where: c.where, app: c.app, env: c.env, keys: Object.keys(c.env) })),
@@ -208,7 +232,7 @@ describe('deployment manifests', () => {
     ];
     for (const { where, app, env, keys } of sets) {
       expect(
-        keys.filter((key) => !app.keys.has(key)),
+        keys.filter((key) => !app.keys.has(key) && !NODE_READS.has(key)),
         `${where}: variables ${app.name}'s env schema does not read`,
       ).toEqual([]);
       expect(() => app.parse(env), where).not.toThrow();
