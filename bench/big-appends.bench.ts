@@ -1,6 +1,6 @@
 /**
  * Appends that could stall other tenants: (1) tenant A posts 31 MiB appends (one after another,
- * then three at once) while tenant B reads its own session's context in a loop; (2) 50
+ * then four at once, the most one API process takes) while tenant B reads its own session's context in a loop; (2) 50
  * concurrent 40 KB appends to one session of tenant A while tenant B appends to its own sessions.
  * Each is measured against the same loop on an idle API in the same run; the API runs as its own
  * process (`npm run api`), sampled for its resident memory. `npm run bench -- big-appends`.
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { dropDatabase, freshDatabase, memoryOf, startApiProcess } from './processes';
+import { deployedNodeOptions, dropDatabase, freshDatabase, memoryOf, startApiProcess } from './processes';
 
 const URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_big_appends';
@@ -248,6 +248,8 @@ const api = await startApiProcess({
   API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
   QUEUE_PREFIX: `{bench-big-${randomUUID().slice(0, 8)}}`,
   LOG_LEVEL: 'warn',
+  // As deployed: V8's heap limit from infra/k8s/api.yaml.
+  NODE_OPTIONS: deployedNodeOptions('api'),
 });
 const pid = api.process.pid!;
 // BENCH_PARTS_COMPRESSION=pglz: the large parts compressed as before migration 0013 (the A/B of
@@ -291,7 +293,7 @@ try {
   const bodies = {
     onePart: [1, 2].map((seed) => encoded(bigBody('one-part', seed))),
     many: [3, 4].map((seed) => encoded(bigBody('many-messages', seed))),
-    concurrent: [5, 6, 7].map((seed) => encoded(bigBody('one-part', seed))),
+    concurrent: [5, 6, 7, 8].map((seed) => encoded(bigBody('one-part', seed))),
   };
   console.log(
     `bodies: ${(bodies.onePart[0]!.byteLength / MiB).toFixed(1)} MiB (one part), ` +
@@ -362,7 +364,7 @@ try {
     `    appends: ${tally(sequential.result)} in ${sequential.seconds.toFixed(1)} s; API peak RSS ${sequential.peakMiB.toFixed(0)} MiB; ` +
       `event loop CPU ${sequential.loopCpu.toFixed(1)} s; machine load ${sequential.load.toFixed(1)}; B's failed requests ${sequential.failed}; API event-loop delay p99 ${sequential.delay.p99.toFixed(0)} ms, max ${sequential.delay.max.toFixed(0)} ms`,
   );
-  console.log(`… while A posts 3 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
+  console.log(`… while A posts 4 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
   console.log(
     `    appends: ${tally(concurrent.result)} in ${concurrent.seconds.toFixed(1)} s; API peak RSS ${concurrent.peakMiB.toFixed(0)} MiB; ` +
       `event loop CPU ${concurrent.loopCpu.toFixed(1)} s; machine load ${concurrent.load.toFixed(1)}; B's failed requests ${concurrent.failed}; API event-loop delay p99 ${concurrent.delay.p99.toFixed(0)} ms, max ${concurrent.delay.max.toFixed(0)} ms`,

@@ -12,14 +12,13 @@
  * `npm run bench -- compaction-memory` (BENCH_DATABASE_URL moves the database).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { createDatabase, findCompaction, insertCompaction, newId } from '@compactor/db';
 import { createLlm } from '@compactor/llm';
 import { getTokenizer } from '@compactor/tokenizer';
 import { runCompaction, silentLog } from '@compactor/workflow';
-import { dropDatabase, freshDatabase, startStubProcess } from './processes';
+import { deployedNodeOptions, dropDatabase, freshDatabase, startStubProcess } from './processes';
 import { createOutputCorpus, seedSessions, settle } from './scale/seed';
 import { measureChild, type ChildFigures } from './compaction-memory/child';
 
@@ -35,16 +34,7 @@ const LARGE_CHARS = 65_536;
  * as a worker does; BENCH_CHILD_HEAP=default leaves V8's own, sized from the machine's memory.
  */
 const CHILD_NODE_FLAGS =
-  process.env.BENCH_CHILD_HEAP === 'default'
-    ? []
-    : [
-        /--max-old-space-size=\d+/.exec(
-          readFileSync(
-            fileURLToPath(new globalThis.URL('../infra/k8s/worker.yaml', import.meta.url)),
-            'utf8',
-          ),
-        )![0],
-      ];
+  process.env.BENCH_CHILD_HEAP === 'default' ? [] : deployedNodeOptions('worker').split(' ');
 
 if (process.argv[2] === 'child') {
   // One compaction in this process: figures as one JSON line on stdout.

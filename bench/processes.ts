@@ -101,6 +101,17 @@ export async function startApiProcess(env: Record<string, string>): Promise<Chil
   return { ...child, url };
 }
 
+/**
+ * The node flags a deployment gives an app's container (infra/k8s/<app>.yaml's NODE_OPTIONS, V8's
+ * heap limit), so that a benchmark's process runs as deployed.
+ */
+export function deployedNodeOptions(app: 'api' | 'worker'): string {
+  const manifest = readFileSync(join(root, 'infra/k8s', `${app}.yaml`), 'utf8');
+  const value = /- name: NODE_OPTIONS\s+value: (.+)/.exec(manifest)?.[1];
+  if (!value) throw new Error(`infra/k8s/${app}.yaml sets no NODE_OPTIONS`);
+  return value.trim();
+}
+
 /** Peak and current resident memory of a process, from /proc (Linux), in MiB. */
 export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
