@@ -9,6 +9,10 @@
  *
  *   npm run bench -- replay
  *   BENCH_REPLAY_MESSAGES=3000 BENCH_REPLAY_POLICY=opencode npm run bench -- replay
+ *
+ * It drops and recreates the database compactor_bench_replay of DATABASE_URL's server
+ * (BENCH_DATABASE_URL names another) and clears the queue prefix {compactor-bench-replay}
+ * (BENCH_QUEUE_PREFIX).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +50,10 @@ const options = parseOptions(
   [file, '--out', join(dir, 'report'), '--concurrency', '1', ...(POLICY ? ['--policy', POLICY] : [])],
   env,
 );
-const databaseUrl = withDatabase(options.databaseUrl, 'compactor_bench_replay');
+// BENCH_DATABASE_URL / BENCH_QUEUE_PREFIX move what the bench drops and clears, as in every bench.
+const databaseUrl =
+  process.env.BENCH_DATABASE_URL ?? withDatabase(options.databaseUrl, 'compactor_bench_replay');
+const queuePrefix = process.env.BENCH_QUEUE_PREFIX ?? '{compactor-bench-replay}';
 const quiet = { write: () => true };
 
 async function replayOnce() {
@@ -54,7 +61,7 @@ async function replayOnce() {
   const { report } = await runReplay(
     options,
     { env, out: quiet },
-    { databaseUrl, recreate: true, queuePrefix: '{compactor-bench-replay}' },
+    { databaseUrl, recreate: true, queuePrefix },
   );
   return { wallMs: performance.now() - started, run: report.runs[0]! };
 }
@@ -72,7 +79,7 @@ async function appendOnly() {
     const stack = await startStack(children, {
       databaseUrl,
       redisUrl: options.redisUrl,
-      queuePrefix: '{compactor-bench-replay}',
+      queuePrefix,
       apiKey: 'bench',
       workers: 1,
       provider: null,

@@ -4,7 +4,7 @@
  * 1. checks Postgres and Redis (DATABASE_URL / REDIS_URL or the local defaults) and says how to
  *    start the one that is missing;
  * 2. starts the API, worker processes and the LLM stub as child processes (`node --import tsx`),
- *    on free ports, with a fresh database `compactor_demo` and its own queue prefix; a real
+ *    on free ports, with a fresh database (`compactor_demo`, `--database`) and its own queue prefix; a real
  *    provider (OPENAI_API_KEY / OPENAI_BASE_URL) replaces the stub;
  * 3. creates a session with a 32k window, follows its event stream (SSE), and appends a coding
  *    agent's session one message at a time over HTTP until auto-compaction fires and runs through
@@ -31,11 +31,9 @@ import {
   type SessionEventMessage,
 } from '@compactor/stack';
 import { parseOptions, USAGE, UsageError, type DemoOptions } from './demo/options';
-import { bar, bold, cyan, dim, n, progress, red, section, yellow } from './demo/print';
+import { bar, bold, cyan, describePolicy, dim, n, progress, red, section, yellow } from './demo/print';
 import { printReport } from './demo/report';
 
-const DEMO_DATABASE = 'compactor_demo';
-const QUEUE_PREFIX = '{compactor-demo}';
 const API_KEY = 'demo-key';
 const CONTEXT_WINDOW = 32_000;
 const MAX_OUTPUT_TOKENS = 4_000;
@@ -56,7 +54,7 @@ function startProcesses(options: DemoOptions, databaseUrl: string) {
   return startStack(children, {
     databaseUrl,
     redisUrl: options.redisUrl,
-    queuePrefix: QUEUE_PREFIX,
+    queuePrefix: options.placement.queuePrefix,
     apiKey: API_KEY,
     workers: options.workers,
     provider: options.provider,
@@ -105,7 +103,7 @@ function describeEvent(event: SessionEventMessage): string {
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), process.env);
-  const databaseUrl = withDatabase(options.databaseUrl, DEMO_DATABASE);
+  const databaseUrl = withDatabase(options.databaseUrl, options.placement.database);
 
   section('Setup');
   const checks = await Promise.allSettled([
@@ -121,12 +119,15 @@ async function main(): Promise<void> {
     c.status === 'fulfilled' ? c.value.split(' ')[0]! : '?',
   );
   // A clean slate: the API creates and migrates the database again; earlier runs' jobs are gone.
-  await Promise.all([dropDatabase(databaseUrl), deleteQueueKeys(options.redisUrl, QUEUE_PREFIX)]);
+  await Promise.all([
+    dropDatabase(databaseUrl),
+    deleteQueueKeys(options.redisUrl, options.placement.queuePrefix),
+  ]);
   console.log(
     `  Postgres ${pgVersion.padEnd(8)} ${redactUrl(databaseUrl)} ${dim('(dropped; the API recreates it)')}`,
   );
   console.log(
-    `  Redis    ${redisVersion.padEnd(8)} ${redactUrl(options.redisUrl)}, queue prefix ${QUEUE_PREFIX}`,
+    `  Redis    ${redisVersion.padEnd(8)} ${redactUrl(options.redisUrl)}, queue prefix ${options.placement.queuePrefix}`,
   );
 
   const started = Date.now();
@@ -171,10 +172,7 @@ async function main(): Promise<void> {
   console.log(
     `  model ${modelId}, window ${n(CONTEXT_WINDOW)}: ${n(usable)} usable, ${n(MAX_OUTPUT_TOKENS)} reserved for the reply`,
   );
-  console.log(
-    '  policy  opencode preset: prune old tool outputs after each finished turn (keep the newest 12k),',
-  );
-  console.log('          compact automatically when the next prompt would not fit (POST /v1/sessions)');
+  for (const line of describePolicy(created.policy, created.effectivePolicy)) console.log(line);
 
   // Which compactions this run saw start, and their state as the events tell it.
   const compactions = new Map<string, string>();

@@ -1,6 +1,7 @@
 /** The demo's command line and environment, read once. */
 import { readFileSync } from 'node:fs';
 import type { MessageInput } from '@compactor/db';
+import { PlacementError, scratchPlacement, type ScratchPlacement } from '@compactor/stack';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 
 export const USAGE = `usage: npm run demo -- [options]       (or: bash scripts/demo.sh [options])
@@ -10,10 +11,14 @@ export const USAGE = `usage: npm run demo -- [options]       (or: bash scripts/d
   --workers N         worker processes to start (1-4, default 2)
   --pace MS           pause between two appends, like an agent waiting for its model (default 60)
   --timeout S         how long to wait for the compactions (default 30, 180 with a real provider)
+  --database NAME     the database the demo drops and recreates on DATABASE_URL's server
+                      (default compactor_demo, or DEMO_DATABASE)
+  --queue-prefix P    the queue prefix whose Redis keys the demo deletes and uses
+                      (default {compactor-demo}, or DEMO_QUEUE_PREFIX)
 
-Environment: DATABASE_URL (its server; the demo uses and recreates the database compactor_demo
-there), REDIS_URL, and OPENAI_API_KEY / OPENAI_BASE_URL (+ LLM_SUMMARIZER_MODEL) to summarise with
-a real provider instead of the bundled stub.`;
+Environment: DATABASE_URL (its server), REDIS_URL, DEMO_DATABASE, DEMO_QUEUE_PREFIX, and
+OPENAI_API_KEY / OPENAI_BASE_URL (+ LLM_SUMMARIZER_MODEL) to summarise with a real provider
+instead of the bundled stub.`;
 
 /** Lines per file read in the built-in session: with them, it outgrows the 32k window. */
 const FILE_LINES = 300;
@@ -34,6 +39,8 @@ export interface DemoOptions {
   timeoutMs: number;
   databaseUrl: string;
   redisUrl: string;
+  /** The scratch database (on `databaseUrl`'s server) and queue prefix the demo wipes and uses. */
+  placement: ScratchPlacement;
   /** `null`: the bundled stub. */
   provider: { baseUrl: string | null; model: string } | null;
 }
@@ -44,7 +51,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOption
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') throw new UsageError('');
     const [name, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
-    if (!['--session', '--turns', '--workers', '--pace', '--timeout'].includes(name)) {
+    if (
+      !['--session', '--turns', '--workers', '--pace', '--timeout', '--database', '--queue-prefix'].includes(
+        name,
+      )
+    ) {
       throw new UsageError(`unknown option ${arg}`);
     }
     const value = inline ?? argv[++i];
@@ -63,6 +74,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOption
 
   const real = env.OPENAI_API_KEY !== undefined || env.OPENAI_BASE_URL !== undefined;
   const session = flags.get('--session');
+  const databaseUrl = env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor';
   const turns = int('--turns', 6, 1, 8);
   return {
     ...(session
@@ -72,8 +84,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOption
     workers: int('--workers', 2, 1, 4),
     paceMs: int('--pace', 60, 0, 10_000),
     timeoutMs: int('--timeout', real ? 180 : 30, 1, 3600) * 1000,
-    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor',
+    databaseUrl,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    placement: placementOf(flags, env, databaseUrl),
     provider: real
       ? {
           baseUrl: env.OPENAI_BASE_URL ?? null,
@@ -81,6 +94,27 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): DemoOption
         }
       : null,
   };
+}
+
+function placementOf(
+  flags: Map<string, string>,
+  env: NodeJS.ProcessEnv,
+  databaseUrl: string,
+): ScratchPlacement {
+  try {
+    return scratchPlacement(
+      {
+        database: flags.get('--database') ?? env.DEMO_DATABASE,
+        queuePrefix: flags.get('--queue-prefix') ?? env.DEMO_QUEUE_PREFIX,
+      },
+      { database: 'compactor_demo', queuePrefix: '{compactor-demo}' },
+      databaseUrl,
+      { database: '--database (DEMO_DATABASE)', queuePrefix: '--queue-prefix (DEMO_QUEUE_PREFIX)' },
+    );
+  } catch (error) {
+    if (error instanceof PlacementError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 function loadSessionFile(spec: string): { messages: MessageInput[]; source: string } {

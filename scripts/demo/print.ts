@@ -2,7 +2,7 @@
  * Output helpers: section rules, progress lines stamped with the time since start, message
  * previews. Colour only on a terminal (and never with NO_COLOR), so a log stays plain text.
  */
-import type { Message } from '@compactor/core';
+import type { Message, Policy } from '@compactor/core';
 
 const color = Boolean(process.stdout.isTTY) && process.env.NO_COLOR === undefined;
 const paint = (code: string) => (s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -87,4 +87,36 @@ export function trimmedJson(value: unknown, indent = '  '): string {
     .split('\n')
     .map((line) => indent + line)
     .join('\n');
+}
+
+/** Dotted paths of an object's leaves: `{ pruning: { protectTokens: 1 } }` → `pruning.protectTokens`. */
+function leafPaths(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return prefix ? [prefix] : [];
+  return Object.entries(value).flatMap(([key, child]) => leafPaths(child, prefix ? `${prefix}.${key}` : key));
+}
+
+/**
+ * The session's policy as the API resolved it (`effectivePolicy`), with the overrides the demo
+ * sent named: what the output claims is what runs.
+ */
+export function describePolicy(sent: Record<string, unknown>, effective: Policy): string[] {
+  const overrides = leafPaths(sent).filter((path) => path !== 'preset');
+  const { trigger, pruning } = effective;
+  const when =
+    trigger.kind === 'ratio'
+      ? `at ${Math.round(trigger.ratio * 100)} % of the window`
+      : trigger.kind === 'tokens'
+        ? `at ${n(trigger.tokens)} tokens`
+        : trigger.kind === 'reserve'
+          ? 'when less than its reserve is left for the reply'
+          : 'when the next prompt would not fit';
+  return [
+    `  policy  ${effective.preset} preset${overrides.length ? ` with ${overrides.join(', ')} overridden` : ''} (resolved by the API)`,
+    effective.prune
+      ? `          prune old tool outputs after each finished turn (the newest ${n(pruning.protectTokens)} tokens of them kept, at least ${n(pruning.minimumTokens)} cleared at a time),`
+      : '          no pruning after turns,',
+    effective.auto
+      ? `          ${effective.strategy} automatically ${when}`
+      : `          no automatic compaction (strategy ${effective.strategy} on request)`,
+  ];
 }

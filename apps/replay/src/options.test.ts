@@ -21,6 +21,21 @@ describe('parseOptions', () => {
       usage: 'rescale',
       remote: null,
       provider: null,
+      placement: { database: 'compactor_replay', queuePrefix: '{compactor-replay}' },
+    });
+  });
+
+  it('takes the embedded database and queue prefix from the options, else the environment', () => {
+    const env = { REPLAY_DATABASE: 'replay_env', REPLAY_QUEUE_PREFIX: '{replay-env}' };
+    expect(parseOptions(['a'], env).placement).toEqual({
+      database: 'replay_env',
+      queuePrefix: '{replay-env}',
+    });
+    expect(
+      parseOptions(['a', '--database', 'replay_mine', '--queue-prefix', '{mine}'], env).placement,
+    ).toEqual({
+      database: 'replay_mine',
+      queuePrefix: '{mine}',
     });
   });
 
@@ -40,6 +55,18 @@ describe('parseOptions', () => {
     [['a', '--usage', 'keep'], '--usage must be rescale or drop, got keep'],
     [['a', '--key', 'k'], '--key goes with --url'],
     [['a', '--out'], '--out needs a value'],
+    [
+      ['a', '--database', 'compactor'],
+      '--database (REPLAY_DATABASE): compactor is the database DATABASE_URL names; this one is dropped and recreated, choose another',
+    ],
+    [
+      ['a', '--database', 'template1'],
+      "--database (REPLAY_DATABASE): template1 is the server's own database, choose another",
+    ],
+    [
+      ['a', '--url', 'http://h:3000', '--database', 'x'],
+      "--database and --queue-prefix name the embedded Compactor's: not with --url",
+    ],
   ])('%j → %s', (argv, message) => {
     expect(() => parseOptions(argv, {})).toThrow(new UsageError(message));
   });

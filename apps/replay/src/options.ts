@@ -1,4 +1,5 @@
 /** The replay's command line and environment, read once and validated. */
+import { PlacementError, scratchPlacement, type ScratchPlacement } from '@compactor/stack';
 import type { UsageMode } from './report/model';
 
 export const USAGE = `usage: npm run replay -- <file>... [options]      (or: compactor replay <file>... [options])
@@ -16,10 +17,14 @@ export const USAGE = `usage: npm run replay -- <file>... [options]      (or: com
   --timeout S               how long one compaction may take (default 120)
   --url URL --key KEY       replay against a running Compactor instead of starting one
   --workers N               worker processes of the embedded Compactor (default 1)
+  --database NAME           the embedded Compactor's database on DATABASE_URL's server, dropped and
+                            recreated on every run (default compactor_replay, or REPLAY_DATABASE)
+  --queue-prefix P          its queue prefix, whose Redis keys are deleted first
+                            (default {compactor-replay}, or REPLAY_QUEUE_PREFIX)
 
 Without --url the replay starts its own Compactor (API, worker, and the LLM stub unless
-OPENAI_API_KEY / OPENAI_BASE_URL name a provider; LLM_SUMMARIZER_MODEL names its model) on the
-database compactor_replay (recreated on every run) of DATABASE_URL's server, and REDIS_URL.`;
+OPENAI_API_KEY / OPENAI_BASE_URL name a provider; LLM_SUMMARIZER_MODEL names its model) on that
+database of DATABASE_URL's server, and REDIS_URL.`;
 
 /** A bad option: the message and the usage, no stack trace. */
 export class UsageError extends Error {
@@ -40,6 +45,8 @@ export interface ReplayOptions {
   remote: { url: string; key: string | null } | null;
   databaseUrl: string;
   redisUrl: string;
+  /** The embedded Compactor's scratch database (on `databaseUrl`'s server) and queue prefix. */
+  placement: ScratchPlacement;
   /** Which of DATABASE_URL / REDIS_URL came from the environment (for the "not reachable" advice). */
   fromEnv: { database: boolean; redis: boolean };
   /** `null`: the bundled stub. */
@@ -56,6 +63,8 @@ const SINGLE = new Set([
   '--url',
   '--key',
   '--workers',
+  '--database',
+  '--queue-prefix',
 ]);
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ReplayOptions {
@@ -93,7 +102,25 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): R
   const url = single.get('--url');
   if (single.has('--key') && !url) throw new UsageError('--key goes with --url');
   if (url && !/^https?:\/\/\S+$/.test(url)) throw new UsageError(`--url must be an http(s) URL, got ${url}`);
+  if (url && (single.has('--database') || single.has('--queue-prefix')))
+    throw new UsageError("--database and --queue-prefix name the embedded Compactor's: not with --url");
   const real = env.OPENAI_API_KEY !== undefined || env.OPENAI_BASE_URL !== undefined;
+  const databaseUrl = env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor';
+  let placement: ScratchPlacement;
+  try {
+    placement = scratchPlacement(
+      {
+        database: single.get('--database') ?? env.REPLAY_DATABASE,
+        queuePrefix: single.get('--queue-prefix') ?? env.REPLAY_QUEUE_PREFIX,
+      },
+      { database: 'compactor_replay', queuePrefix: '{compactor-replay}' },
+      databaseUrl,
+      { database: '--database (REPLAY_DATABASE)', queuePrefix: '--queue-prefix (REPLAY_QUEUE_PREFIX)' },
+    );
+  } catch (error) {
+    if (error instanceof PlacementError) throw new UsageError(error.message);
+    throw error;
+  }
   return {
     files,
     policies: repeated.get('--policy') ?? [],
@@ -105,8 +132,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): R
     timeoutMs: int('--timeout', 120, 1, 3_600) * 1_000,
     workers: int('--workers', 1, 1, 8),
     remote: url ? { url: url.replace(/\/+$/, ''), key: single.get('--key') ?? null } : null,
-    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor',
+    databaseUrl,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    placement,
     fromEnv: { database: env.DATABASE_URL !== undefined, redis: env.REDIS_URL !== undefined },
     provider: real
       ? {

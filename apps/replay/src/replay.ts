@@ -28,7 +28,6 @@ import { replayRun, type RunTarget } from './runner/replay-run';
 import type { Transcript } from './transcript';
 import { resolveVariants } from './variants';
 
-export const REPLAY_DATABASE = 'compactor_replay';
 const API_KEY = 'replay-key';
 
 export interface ReplayIo {
@@ -118,9 +117,9 @@ export async function runReplay(
   options: ReplayOptions,
   io: ReplayIo,
   placement: EmbeddedPlacement = {
-    databaseUrl: withDatabase(options.databaseUrl, REPLAY_DATABASE),
+    databaseUrl: withDatabase(options.databaseUrl, options.placement.database),
     recreate: true,
-    queuePrefix: '{compactor-replay}',
+    queuePrefix: options.placement.queuePrefix,
   },
 ): Promise<ReplayResult> {
   const transcripts = loadTranscripts(options.files);

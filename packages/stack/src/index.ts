@@ -10,5 +10,6 @@ export {
   ServiceMissingError,
   withDatabase,
 } from './services';
+export { PlacementError, scratchPlacement, type ScratchPlacement } from './scratch-placement';
 export { openEventStream, type EventStream, type SessionEventMessage } from './sse';
 export { startStack, type Stack, type StackOptions, type StackProvider } from './start';

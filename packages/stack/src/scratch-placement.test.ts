@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { PlacementError, scratchPlacement } from './scratch-placement';
+
+const defaults = { database: 'compactor_demo', queuePrefix: '{compactor-demo}' };
+const names = { database: '--database', queuePrefix: '--queue-prefix' };
+const url = 'postgres://postgres@127.0.0.1:5432/compactor';
+
+describe('scratchPlacement', () => {
+  it('takes the chosen names, else the defaults', () => {
+    expect(scratchPlacement({}, defaults, url, names)).toEqual(defaults);
+    expect(scratchPlacement({ database: 'demo_2', queuePrefix: '{demo-2}' }, defaults, url, names)).toEqual({
+      database: 'demo_2',
+      queuePrefix: '{demo-2}',
+    });
+  });
+
+  it.each([
+    ['Compactor', 'lower-case name'],
+    ['a-b', 'lower-case name'],
+    ['x'.repeat(64), 'lower-case name'],
+    ['db;drop', 'lower-case name'],
+    ['', 'lower-case name'],
+    ['d\u0000', 'lower-case name'],
+    ['postgres', "server's own database"],
+    ['template1', "server's own database"],
+    ['compactor', 'DATABASE_URL names'],
+  ])('refuses the database %j', (database, message) => {
+    expect(() => scratchPlacement({ database }, defaults, url, names)).toThrow(PlacementError);
+    expect(() => scratchPlacement({ database }, defaults, url, names)).toThrow(message);
+  });
+
+  it('refuses the database DATABASE_URL names however it is spelled there', () => {
+    expect(() =>
+      scratchPlacement(
+        { database: 'my_data' },
+        defaults,
+        'postgres://u:p@db.example:5432/my%5Fdata?sslmode=require',
+        names,
+      ),
+    ).toThrow('DATABASE_URL names');
+  });
+
+  it.each(['', 'a b', 'p*', 'p?', '[x]', 'x'.repeat(101), 'é'])(
+    'refuses the queue prefix %j',
+    (queuePrefix) => {
+      expect(() => scratchPlacement({ queuePrefix }, defaults, url, names)).toThrow('--queue-prefix');
+    },
+  );
+});
