@@ -7,7 +7,8 @@
  *  - a never-compacted 100k-message session (~50k tool outputs of ~2 KB) to prune and to read;
  *  - 200,000 messages of other tenants, then 2,000,000 more (phase 2) to check nothing grows.
  * Prune is timed beside marking the same parts one INSERT each (bench/scale/prune.ts). Then
- * `EXPLAIN (ANALYZE, BUFFERS)` of every statement the hot paths send at 100k (bench/scale/plans.ts).
+ * `EXPLAIN (ANALYZE, BUFFERS)` of every statement the hot paths send at 100k (bench/scale/plans.ts),
+ * and of a compaction's reads and requests (bench/scale/compaction-plans.ts).
  * `npm run bench -- scale`. Exits non-zero if a goal fails.
  * BENCH_DATABASE_URL, BENCH_OTHER_GROWTH (messages added in phase 2, 0 skips it),
  * BENCH_PLANS_FILE (where plans go), BENCH_PLANS=1 (print them too), BENCH_KEEP_DATABASE=1 (do not
@@ -33,6 +34,7 @@ import {
   verifyContext,
   verifyStatus,
 } from './scale/paths';
+import { recordCompactionPaths } from './scale/compaction-plans';
 import { measurePrune, referenceSelection, timePrune } from './scale/prune';
 import { Goals, measureAsync, measureInterleaved, ms, quietest, ratio } from './scale/report';
 import { createOutputCorpus, settle, seedTimed, tableSizes, type SessionShape } from './scale/seed';
@@ -210,7 +212,7 @@ async function measureGrowth(
 }
 
 /** Records the SQL each hot path sends at 100k and writes its plans; prints one line per statement. */
-async function recordPlans(pk: number, prune: RecordedQuery[] | undefined): Promise<void> {
+async function recordPlans(pk: number, rawPk: number, prune: RecordedQuery[] | undefined): Promise<void> {
   const paths: RecordedPath[] = [];
   const record = async (name: string, work: () => Promise<unknown>) => {
     const { queries, error } = await recorder.record(work);
@@ -238,6 +240,15 @@ async function recordPlans(pk: number, prune: RecordedQuery[] | undefined): Prom
     finishStreamed(db, pk, streamed),
   );
   if (prune) paths.push({ name: 'pruneSession (never-compacted 100k session)', queries: prune });
+  paths.push(
+    ...(await recordCompactionPaths(pool, db, recorder, {
+      raw: rawPk,
+      compacted: pk,
+      tenant: 'scale',
+      otherTenant: 'other',
+      messages: SIZES[2],
+    })),
+  );
 
   await writePlans(pool, paths, PLANS_FILE, process.env.BENCH_PLANS === '1');
   await removeAppended(pool, pk, lastSeq);
@@ -337,7 +348,7 @@ try {
     if (again.median !== undefined) console.log(`prune 100k, ${GROWN}: median ${ms(again.median)}`);
   }
 
-  await recordPlans(compacted.get(100_000)!, prune);
+  await recordPlans(compacted.get(100_000)!, raw!, prune);
 
   // Goals, on medians.
   const small = figures.get(1_000)!.ours;
