@@ -20,6 +20,8 @@ describe('topic mode (seed 002)', () => {
     const row = result.compaction!;
     expect(row.details).toMatchObject({ writtenBy: 'llm' });
     expect(['truncate-only', 'summarize']).toContain((row.details as { topicCase: string }).topicCase);
+    // The detector's request and the summarizer's, as analytics' llm_calls counts them.
+    expect(row.details).toMatchObject({ calls: 2 });
     const after = await w.context(session.pk);
     const firstKept = after.messages.find((m) => !m.summary);
     expect(firstKept).toMatchObject({ role: 'user', seq: row.boundarySeq });
@@ -34,7 +36,12 @@ describe('topic mode (seed 002)', () => {
     expect(result.status).toBe('completed');
     const after = await w.context(session.pk);
     // The stub's detector sees "Actually, …" (confidence 0.6) before the verbatim window.
-    expect(result.compaction!.details).toMatchObject({ topicCase: 'summarize', writtenBy: 'detector' });
+    expect(result.compaction!.details).toMatchObject({
+      topicCase: 'summarize',
+      writtenBy: 'detector',
+      calls: 1,
+    });
+    expect(result.compaction!.usageInput).toBeGreaterThan(0);
     const summary = after.messages.find((m) => m.summary);
     expect(summary).toMatchObject({ role: 'system' });
     expect(textOf(summary)).toMatch(/^\[History Summary - \d+ earlier messages\]/);

@@ -71,6 +71,24 @@ describe('runCompaction (prune → summarize → finalize)', () => {
     expect(row.summaryDraft).toBeNull();
   });
 
+  it('records a prune with nothing to do as taking the time it spent sizing the context', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 2 }), { policy: { prune: false } });
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    // Every reading of the clock is 7 ms after the previous one.
+    let now = Date.parse('2026-03-01T00:00:00Z');
+    const clock = () => new Date((now += 7));
+    const result = await runCompaction({ ...w.resources, clock }, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+
+    const [prune, summarize] = await listCompactionSteps(w.resources.db, compaction.id);
+    expect(prune).toMatchObject({ step: 'prune', status: 'completed', detail: { skipped: 'policy' } });
+    const tookMs = prune!.finishedAt!.getTime() - prune!.startedAt.getTime();
+    expect(tookMs).toBeGreaterThan(0);
+    expect(tookMs % 7).toBe(0);
+    // The summarize step begins where the prune ended.
+    expect(summarize!.startedAt).toEqual(prune!.finishedAt);
+  });
+
   it.each([true, false])(
     'records the size before as the status measures it, pinning system messages or not (%s)',
     async (pinSystemMessages) => {

@@ -166,11 +166,14 @@ async function runSteps(
     await trail.enter('finalize');
     return draft;
   }
+  // The prune step begins with sizing the context: a prune with nothing to do is recorded as
+  // having taken that long.
+  const pruneStarted = resources.clock();
   const before = await sizeBefore(resources, attempt, claimedStats);
   const passed = prunePassed(attempt, before.unprunedOutputs);
   if (passed) {
     // Nothing to prune and nothing to send: the prune record and the summarize step in one statement.
-    await trail.enter('summarize', before.patch, { name: 'prune', result: passed });
+    await trail.enter('summarize', before.patch, { name: 'prune', result: passed, startedAt: pruneStarted });
   } else {
     await trail.enter('prune', before.patch);
     const pruned = await trail.run(() => pruneStep(resources, attempt));

@@ -32,12 +32,13 @@ export class StepTrail {
   /**
    * Enters `name` (fenced: StaleAttemptError when a newer attempt owns the row), writing `patch`
    * with it. `passed`: a step that ended without a statement of its own (its `result` is the
-   * record's detail), recorded in the same statement and announced before `name`.
+   * record's detail, `startedAt` when it began), recorded in the same statement and announced
+   * before `name`.
    */
   async enter(
     name: CompactionStep,
     patch?: StepPatch,
-    passed?: { name: CompactionStep; result: unknown },
+    passed?: { name: CompactionStep; result: unknown; startedAt: Date },
   ): Promise<void> {
     const { compaction, fence } = this.attempt;
     const pk = await enterStep(this.resources.db, {
@@ -48,11 +49,14 @@ export class StepTrail {
       at: this.resources.clock(),
       ...(patch ? { patch } : {}),
       ...(this.open ? { finish: { pk: this.open.pk, detail: this.open.detail } } : {}),
-      ...(passed ? { passed: { step: passed.name, detail: stepDetail(passed.result) } } : {}),
+      ...(passed
+        ? { passed: { step: passed.name, detail: stepDetail(passed.result), startedAt: passed.startedAt } }
+        : {}),
     });
     if (pk === null) throw new StaleAttemptError(compaction.id, fence, null);
     if (passed) {
-      this.ended({ name: passed.name, startedAt: performance.now() }, 'completed');
+      const tookMs = this.resources.clock().getTime() - passed.startedAt.getTime();
+      this.resources.observer?.stepEnded?.(passed.name, 'completed', Math.max(0, tookMs));
       this.announce('compaction.step', { step: passed.name, attempt: compaction.attempts });
     }
     this.open = { pk, name, detail: {}, startedAt: performance.now() };

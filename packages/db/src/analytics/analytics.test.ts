@@ -238,6 +238,37 @@ describe('the compactor_analyst role', () => {
     );
   });
 
+  it('cannot execute the append functions, which only the service role may', async () => {
+    const functions = await t.database.pool.query<{
+      signature: string;
+      config: string[] | null;
+      acl: string | null;
+    }>(
+      `select p.oid::regprocedure::text as signature, p.proconfig as config, p.proacl::text as acl
+       from pg_proc p where p.proname like 'compactor\\_%' and p.pronamespace = 'public'::regnamespace
+       order by 1`,
+    );
+    expect(functions.rows.map((f) => f.signature.split('(')[0])).toEqual([
+      'compactor_append',
+      'compactor_append_to_session',
+    ]);
+    for (const { signature, config, acl } of functions.rows) {
+      // Pinned to its own schema: a table of the same name earlier on a caller's path is not read.
+      expect(config, signature).toEqual(['search_path=public, pg_temp']);
+      // No `=X/` entry: PUBLIC may not execute it.
+      expect(acl, signature).not.toMatch(/(^|[{,])=X/);
+      const [canExecute] = await asAnalyst(
+        `select has_function_privilege('${ROLE}', '${signature}', 'EXECUTE') as allowed`,
+      );
+      expect(canExecute, signature).toEqual({ allowed: 'f' });
+    }
+    await expect(
+      asAnalyst(
+        `select * from compactor_append_to_session('t', 's', 'm', '{}'::text[], '{}'::text[], '[]'::jsonb, '[]'::jsonb)`,
+      ),
+    ).rejects.toMatchObject({ code: '42501' });
+  });
+
   it('is created idempotently: the migration statement runs again on an existing role', async () => {
     const migration = readFileSync(join(MIGRATIONS_FOLDER, '0004_analytics.sql'), 'utf8');
     const statement = migration.slice(migration.indexOf('DO $$'));

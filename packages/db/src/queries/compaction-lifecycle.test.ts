@@ -147,6 +147,8 @@ describe('enterStep', () => {
     const { claim } = await claimed();
     const { id, fence } = claim.compaction;
     const at = new Date('2026-01-01T00:00:03Z');
+    // The prune began when the attempt started sizing the context, 45 ms before.
+    const pruneStarted = new Date('2026-01-01T00:00:02.955Z');
     const summarize = await enterStep(t.db, {
       compactionId: id,
       fence,
@@ -154,11 +156,11 @@ describe('enterStep', () => {
       step: 'summarize',
       at,
       patch: { tokensBefore: 900, messagesBefore: 12 },
-      passed: { step: 'prune', detail: { parts: 0, skipped: 'too-little-output' } },
+      passed: { step: 'prune', detail: { parts: 0, skipped: 'too-little-output' }, startedAt: pruneStarted },
     });
     const steps = await listCompactionSteps(t.db, id);
     expect(steps.map((s) => [s.step, s.status, s.detail, s.startedAt, s.finishedAt])).toEqual([
-      ['prune', 'completed', { parts: 0, skipped: 'too-little-output' }, at, at],
+      ['prune', 'completed', { parts: 0, skipped: 'too-little-output' }, pruneStarted, at],
       ['summarize', 'running', {}, at, null],
     ]);
     expect(steps[1]!.pk).toBe(summarize);
@@ -172,7 +174,7 @@ describe('enterStep', () => {
       attempt: 1,
       step: 'summarize',
       at,
-      passed: { step: 'prune', detail: {} },
+      passed: { step: 'prune', detail: {}, startedAt: at },
     });
     expect(stale).toBeNull();
     expect(await listCompactionSteps(t.db, id)).toHaveLength(2);

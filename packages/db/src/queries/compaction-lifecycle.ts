@@ -124,9 +124,10 @@ export async function enterStep(
     finish?: { pk: number; detail: Record<string, unknown> };
     /**
      * A step that needed no statement of its own (a prune with nothing to select), recorded as
-     * completed with its detail before the new step's record (it gets the lower pk).
+     * completed with its detail before the new step's record (it gets the lower pk), from
+     * `startedAt` (when the attempt began deciding it) to `at`.
      */
-    passed?: { step: CompactionStep; detail: Record<string, unknown> };
+    passed?: { step: CompactionStep; detail: Record<string, unknown>; startedAt: Date };
   },
 ): Promise<number | null> {
   const sets = [sql`step = ${entry.step}`, sql`progress_at = now()`];
@@ -155,7 +156,7 @@ export async function enterStep(
         cte: sql`, passed as (
           insert into compaction_steps (compaction_id, step, attempt, status, detail, started_at, finished_at)
           select id, ${entry.passed.step}, ${entry.attempt}, 'completed',
-                 ${JSON.stringify(entry.passed.detail)}::jsonb, ${entry.at}, ${entry.at}
+                 ${JSON.stringify(entry.passed.detail)}::jsonb, ${entry.passed.startedAt}, ${entry.at}
           from fenced
           returning compaction_id as id
         )`,

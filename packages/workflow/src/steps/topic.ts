@@ -89,7 +89,7 @@ export async function topicOutcome(
       plan.summaryText === null
         ? { summaryText: null, detail: {} }
         : checkWrittenSummary(attempt, dropped, messages.slice(plan.keepFrom), plan.summaryText, fileOps);
-    const detail = { ...base.detail, ...checked.detail };
+    const detail = { ...base.detail, ...checked.detail, calls: detectionCalls(detected) };
     return { ...base, ...checked, detail, writtenBy, llm: detected.llm, fallback: null };
   }
   const kept = messages.slice(plan.keepFrom);
@@ -108,8 +108,17 @@ export async function topicOutcome(
     ...base,
     ...written,
     llm: addSpend(detected.llm, written.llm),
-    detail: { ...base.detail, ...written.detail },
+    detail: {
+      ...base.detail,
+      ...written.detail,
+      calls: detectionCalls(detected) + (typeof written.detail.calls === 'number' ? written.detail.calls : 0),
+    },
   };
+}
+
+/** The LLM requests detection paid for (its one request, unless it failed): analytics' `llm_calls`. */
+function detectionCalls(detected: { llm: SummarySpend | null }): number {
+  return detected.llm ? 1 : 0;
 }
 
 async function detect(
