@@ -264,25 +264,12 @@ export function resolvePolicy(input: PolicyInput = {}): Policy {
   return parsePolicy(applyOverrides(POLICY_PRESETS[preset], overrides, preset), 'invalid policy');
 }
 
-/** Policies resolved from stored input, by the input's JSON; emptied when full. */
-const storedPolicies = new Map<string, Policy>();
-const STORED_POLICIES_LIMIT = 1_000;
-
 /**
- * {@link resolvePolicy} for a policy input stored on a session, which every append and every
- * compaction attempt resolves again: sessions share few distinct inputs, and parsing one costs
- * a few tenths of a millisecond of the worker's CPU per compaction. The result is shared, so it
- * is frozen. An input that does not resolve throws every time; nothing is kept for it.
+ * {@link resolvePolicy}, frozen: a policy that may be shared between callers (a memo of stored
+ * inputs) cannot be changed by one of them.
  */
-export function resolveStoredPolicy(input: PolicyInput = {}): Policy {
-  const key = JSON.stringify(input);
-  let policy = storedPolicies.get(key);
-  if (!policy) {
-    policy = deepFreeze(resolvePolicy(input));
-    if (storedPolicies.size >= STORED_POLICIES_LIMIT) storedPolicies.clear();
-    storedPolicies.set(key, policy);
-  }
-  return policy;
+export function resolveFrozenPolicy(input: PolicyInput = {}): Policy {
+  return deepFreeze(resolvePolicy(input));
 }
 
 /**

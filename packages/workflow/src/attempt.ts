@@ -1,10 +1,5 @@
-import {
-  PolicyError,
-  resolveStoredPolicy,
-  type ModelInfo,
-  type Policy,
-  type PolicyInput,
-} from '@compactor/core';
+import { PolicyError, type ModelInfo, type Policy, type PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy } from './stored-policy';
 import { sessionModel, type ClaimedCompaction, type CompactionRow, type SessionRow } from '@compactor/db';
 import { CompactionFailedError } from './errors';
 

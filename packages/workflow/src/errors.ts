@@ -8,9 +8,6 @@ import {
 } from '@compactor/llm';
 import { CoveredMessageChangedError, isDatabaseUnavailable } from '@compactor/db';
 
-// Where the workflow's callers have always found them; they live in db, beside the driver's errors.
-export { rootCause, safeErrorMessage } from '@compactor/db';
-
 /** Error codes a failed compaction records (`compactions.error_code`). */
 export type CompactionErrorCode =
   | 'llm_retries_exhausted'

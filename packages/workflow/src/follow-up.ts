@@ -1,7 +1,7 @@
 import { evaluateFollowUp, mayFollowUp } from '@compactor/core';
 import { appendedAfter, type CompactionRow } from '@compactor/db';
 import type { Attempt } from './attempt';
-import { safeErrorMessage } from './errors';
+import { safeErrorMessage } from '@compactor/db';
 import type { WorkflowResources } from './resources';
 
 /**

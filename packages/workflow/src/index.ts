@@ -7,3 +7,4 @@ export * from './start-deferred-compaction';
 export * from './compaction-view';
 export * from './run-compaction';
 export * from './prune-session';
+export * from './stored-policy';

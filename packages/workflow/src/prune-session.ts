@@ -1,7 +1,8 @@
-import { PolicyError, resolveStoredPolicy, type PolicyInput } from '@compactor/core';
+import { PolicyError, type PolicyInput } from '@compactor/core';
 import { findSessionByPk, pruneToolOutputs } from '@compactor/db';
 import { pruneByCharEstimate } from './prune-by-estimate';
 import type { WorkflowResources } from './resources';
+import { resolveStoredPolicy } from './stored-policy';
 
 /** What a prune job did; `skipped` says why it did nothing. */
 export interface PruneSessionOutcome {

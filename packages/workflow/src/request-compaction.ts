@@ -1,9 +1,5 @@
-import {
-  resolveStoredPolicy,
-  type CompactionReason,
-  type CompactionStrategy,
-  type PolicyInput,
-} from '@compactor/core';
+import { type CompactionReason, type CompactionStrategy, type PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy } from './stored-policy';
 import {
   bindCompactionJoinKey,
   ConflictError,

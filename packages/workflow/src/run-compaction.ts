@@ -13,7 +13,8 @@ import {
 } from '@compactor/db';
 import type { SessionEventType } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
-import { CompactionFailedError, safeErrorMessage, shouldRethrow } from './errors';
+import { safeErrorMessage } from '@compactor/db';
+import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
 import { requestFollowUp } from './follow-up';
 import { StepTrail } from './step-trail';

@@ -1,8 +1,13 @@
 import type { CompactionStep } from '@compactor/core';
-import { enterStep, finishCompactionStep, StaleAttemptError, type StepPatch } from '@compactor/db';
+import {
+  enterStep,
+  finishCompactionStep,
+  safeErrorMessage,
+  StaleAttemptError,
+  type StepPatch,
+} from '@compactor/db';
 import type { SessionEventType } from './session-events';
 import type { Attempt } from './attempt';
-import { safeErrorMessage } from './errors';
 import type { WorkflowResources } from './resources';
 
 /** Sends a step event (not waited for: see `publish` in run-compaction.ts). */

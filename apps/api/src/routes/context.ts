@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { assembleContext, resolveStoredPolicy, toOpenAIMessages, type PolicyInput } from '@compactor/core';
+import { assembleContext, toOpenAIMessages, type PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy } from '@compactor/workflow';
 import { loadContextRows } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import { ContextOut, ContextQuery, SessionParams } from '@compactor/contract';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { resolveStoredPolicy, type PolicyInput } from '@compactor/core';
+import type { PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy } from '@compactor/workflow';
 import { sessionModel, type SessionRow } from '@compactor/db';
 import type { ApiResources } from '../resources';
 import {

@@ -1,4 +1,5 @@
-import { DEFAULT_POLICY, resolveStoredPolicy, type PolicyInput } from '@compactor/core';
+import { DEFAULT_POLICY, type PolicyInput } from '@compactor/core';
+import { resolveStoredPolicy } from '@compactor/workflow';
 import {
   appendToSession,
   sessionStatusInputsSql,

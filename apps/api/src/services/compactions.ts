@@ -1,14 +1,13 @@
 import {
   detectOverflowError,
   detectUsageOverflow,
-  resolveStoredPolicy,
   type Finish,
   type ModelInfo,
   type PolicyInput,
   type Usage,
 } from '@compactor/core';
 import { sessionModel, type CompactionRow, type SessionRow } from '@compactor/db';
-import { requestCompactionOnce, type CompactionRequest } from '@compactor/workflow';
+import { requestCompactionOnce, resolveStoredPolicy, type CompactionRequest } from '@compactor/workflow';
 import { invalid } from '../http/errors';
 import type { ApiResources } from '../resources';
 import type { TenantLimits } from './tenant-limits';

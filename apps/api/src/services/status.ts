@@ -1,11 +1,11 @@
 import {
   pinnedExceedsUsable,
-  resolveStoredPolicy,
   statusFromEstimate,
   type ModelInfo,
   type Policy,
   type PolicyInput,
 } from '@compactor/core';
+import { resolveStoredPolicy } from '@compactor/workflow';
 import {
   estimateFromStats,
   sessionStatusInputs,

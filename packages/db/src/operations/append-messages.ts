@@ -46,22 +46,32 @@ export async function appendMessages(
   sessionPk: number,
   batch: NewMessage[],
 ): Promise<AppendedMessage[]> {
-  const calls = toolCallsOf(batch);
-  if (batch.length > 0 && !ownDeferredResult(calls)) {
-    const clean = await callAppend(db, sessionPk, {
-      check: true,
-      messageIds: batch.map((m) => m.id),
-      callIds: calls.map((c) => c.part.callId),
-      batch: batchRows(batch),
-    });
+  const call = statementCall(batch);
+  if (call.batch) {
+    const clean = await callAppend(db, sessionPk, { check: true, ...call, batch: call.batch });
     if (!clean.found) throw new NotFoundError('session not found');
-    if (clean.inserted.length > 0)
-      return allCreated(
-        batch.map((m) => m.id),
-        clean.inserted,
-      );
+    if (clean.inserted.length > 0) return allCreated(call.messageIds, clean.inserted);
   }
   return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
+}
+
+/**
+ * What the one append statement is sent for a batch: its message and call ids and, when the
+ * statement can decide the batch (not empty, no call posted unfinished and again within it),
+ * its rows; `batch: null` leaves the decision to {@link appendMessagesInTx}.
+ */
+function statementCall(batch: NewMessage[]): {
+  messageIds: string[];
+  callIds: string[];
+  batch: ReturnType<typeof batchRows> | null;
+} {
+  const calls = toolCallsOf(batch);
+  const decidable = batch.length > 0 && !ownDeferredResult(calls);
+  return {
+    messageIds: batch.map((m) => m.id),
+    callIds: calls.map((c) => c.part.callId),
+    batch: decidable ? batchRows(batch) : null,
+  };
 }
 
 /**
@@ -128,15 +138,10 @@ export async function appendToSession(
   { readAfter }: { readAfter?: { sessionPk: number; query: SQL } } = {},
 ): Promise<SessionAppend> {
   const serialized = Array.isArray(batch) ? null : batch;
-  const calls = serialized ? [] : toolCallsOf(batch as NewMessage[]);
-  const decidable = serialized !== null || ((batch as NewMessage[]).length > 0 && !ownDeferredResult(calls));
   const call = serialized
     ? { messageIds: serialized.messageIds, callIds: serialized.callIds, batch: serialized.rows }
-    : {
-        messageIds: (batch as NewMessage[]).map((m) => m.id),
-        callIds: calls.map((c) => c.part.callId),
-        batch: decidable ? batchRows(batch as NewMessage[]) : null,
-      };
+    : statementCall(batch as NewMessage[]);
+  const decidable = call.batch !== null;
   let result: AppendToSessionResult;
   let read: Record<string, unknown>[] | undefined;
   if (readAfter && decidable) {
@@ -202,8 +207,7 @@ export async function appendMessagesInTx(
   return batch.map((message) => {
     const existing = stored.get(message.id);
     if (existing) return { id: message.id, seq: existing.seq, created: false };
-    const row = insertedById.get(message.id);
-    return { id: message.id, seq: row?.seq ?? 0, created: true };
+    return { id: message.id, seq: insertedSeq(insertedById, message.id), created: true };
   });
 }
 
@@ -233,8 +237,18 @@ export function newMessagesAfterSql(guard: SQL, fresh: NewMessage[]): SQL {
 
 /** The batch, every message created at the seq the insert gave it. */
 function allCreated(ids: string[], inserted: Array<{ id: string; seq: number }>): AppendedMessage[] {
-  const seqById = new Map(inserted.map((row) => [row.id, row.seq]));
-  return ids.map((id) => ({ id, seq: seqById.get(id) ?? 0, created: true }));
+  const byId = new Map(inserted.map((row) => [row.id, row]));
+  return ids.map((id) => ({ id, seq: insertedSeq(byId, id), created: true }));
+}
+
+/**
+ * The seq the insert gave message `id`. The statement inserts every new message of the batch or
+ * none, so a missing one is a broken invariant, never a seq to make up.
+ */
+function insertedSeq(inserted: Map<string, { seq: number }>, id: string): number {
+  const row = inserted.get(id);
+  if (!row) throw new Error(`append: the insert returned no seq for message ${id}`);
+  return row.seq;
 }
 
 type BatchCall = { messageId: string; part: ToolPart };
@@ -355,10 +369,10 @@ function deferredResultOf(open: { tool: string; input: unknown }, part: ToolPart
   return canonicalJson(open.input ?? {}) === canonicalJson(part.input ?? {});
 }
 
-/** The ConflictError for re-posting a still-unfinished tool call: it names the message to PATCH instead. */
+/** The ConflictError for re-posting a still-unfinished tool call: it names the message to update instead. */
 export function deferredResultConflict(callId: string, messageId: string): ConflictError {
   return new ConflictError(
-    `tool call ${callId} is still unfinished in message ${messageId}: report its result with PATCH /v1/sessions/:id/messages/${messageId}`,
+    `tool call ${callId} is still unfinished in message ${messageId}: report its result by updating that message, not in a new one`,
     { callId, messageId },
   );
 }

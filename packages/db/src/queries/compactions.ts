@@ -119,20 +119,6 @@ export async function findLatestCompletedCompaction(
   return rows[0] ? compactionFromRow(rows[0]) : null;
 }
 
-/** The most recently finished compaction, whatever its outcome (session status shows it). */
-export async function findLastFinishedCompaction(
-  db: DbOrTx,
-  sessionPk: number,
-): Promise<CompactionRow | null> {
-  const [row] = await db
-    .select()
-    .from(compactions)
-    .where(and(eq(compactions.sessionPk, sessionPk), sql`${compactions.finishedAt} is not null`))
-    .orderBy(desc(compactions.finishedAt))
-    .limit(1);
-  return row ?? null;
-}
-
 /** History, newest first; `before` pages by request time. */
 export async function listCompactions(
   db: DbOrTx,
@@ -220,9 +206,9 @@ export interface SessionCompactions {
 }
 
 /**
- * {@link findActiveCompaction}, {@link findLastFinishedCompaction} and
- * {@link findLatestCompletedCompaction} in one statement (every append and status read needs all
- * three); each branch is one index probe.
+ * The session's active compaction ({@link findActiveCompaction}), its most recently finished one
+ * (whatever its outcome) and {@link findLatestCompletedCompaction} in one statement (every append
+ * and status read needs all three); each branch is one index probe.
  */
 export async function findSessionCompactions(db: DbOrTx, sessionPk: number): Promise<SessionCompactions> {
   const result = await executePrepared<Record<string, unknown>>(db, sessionCompactionsSql(sessionPk, ''));

@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
-import type { CompactionRow } from '@compactor/db';
+import { safeErrorMessage, type CompactionRow } from '@compactor/db';
 import type { Llm } from '@compactor/llm';
 import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
@@ -8,7 +8,6 @@ import {
   isAbort,
   pruneSession,
   runCompaction,
-  safeErrorMessage,
   type PruneSessionOutcome,
   type WorkflowResources,
 } from '@compactor/workflow';

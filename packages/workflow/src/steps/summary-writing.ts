@@ -20,7 +20,8 @@ import {
 import type { StoredClamp } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import type { CompactedRange } from '../compacted-range';
-import { CompactionFailedError, llmFailureCode, rethrowForRetry, safeErrorMessage } from '../errors';
+import { safeErrorMessage } from '@compactor/db';
+import { CompactionFailedError, llmFailureCode, rethrowForRetry } from '../errors';
 import type { WorkflowResources } from '../resources';
 
 /** What the summarizer calls cost, for the compaction row: `input`/`output` are prompt/completion tokens. */

@@ -10,7 +10,8 @@ import {
 } from '@compactor/core';
 import type { Attempt } from '../attempt';
 import { heldRange } from '../compacted-range';
-import { rethrowForRetry, safeErrorMessage } from '../errors';
+import { safeErrorMessage } from '@compactor/db';
+import { rethrowForRetry } from '../errors';
 import type { WorkflowResources } from '../resources';
 import {
   checkWrittenSummary,
