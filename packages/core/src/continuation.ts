@@ -1,5 +1,5 @@
 /**
- * OpenCode's synthetic "Continue if you have next steps" (seed 004, `process()` step 9): after an
+ * OpenCode's synthetic "Continue if you have next steps" (docs/PRESETS.md, `opencode`): after an
  * automatic compaction the agent loop appends that user message so the interrupted work goes on.
  * Compactor does not drive the agent, so it tells the client what to append (the
  * `session.compacted` event carries {@link continuationAfterCompaction}), and the trigger treats

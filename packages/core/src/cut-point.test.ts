@@ -92,7 +92,7 @@ describe('findCutPoint (Opal: nearest user message at or after the budget point)
     });
   });
 
-  describe("seed 002's minimum verbatim exchanges", () => {
+  describe("the topic reference's minimum verbatim exchanges", () => {
     const view = messages('uauaua', [10, 10, 10, 50_000, 10, 10]);
 
     it('moves the cut back to keep 2 user turns', () => {
@@ -155,7 +155,7 @@ describe('keepRecentTokensFor', () => {
       POLICY_PRESETS.klaude,
       1639,
     ],
-    // Seed 002's 3000-token verbatim window on a 4k model: 3072 usable − 500 of summary.
+    // The topic reference's 3000-token verbatim window on a 4k model: 3072 usable − 500 of summary.
     ['topic on 4k: the verbatim window, bounded', 'auto', model(4096, 4096), POLICY_PRESETS.topic, 2572],
     // Before: usable 0 on gpt-4 (8192 / 8192) made every budget 0.
     ['gpt-4: auto keeps window / 4', 'auto', model(8192, 8192), POLICY_PRESETS.opencode, 2048],

@@ -28,7 +28,7 @@ export interface CutPointOptions {
   force?: boolean;
   /** `turn-start` (Opal, default): nearest user message at or after the point; `message` (klaude-code): the point itself. */
   cutAt?: Policy['cutAt'];
-  /** Keep at least this many user messages (seed 002's `min_verbatim_exchanges`), moving the cut back. */
+  /** Keep at least this many user messages (the topic reference's `min_verbatim_exchanges`), moving the cut back. */
   minKeptUserTurns?: number;
   /** Sizes messages for the budget (default: stored tokens; `tokenMeasureFor(policy.tokenCount)`). */
   measure?: TokenMeasure;
@@ -101,7 +101,7 @@ function naturalCut(messages: readonly Message[], start: number, options: CutPoi
   const budget = budgetPoint(messages, start, options.keepRecentTokens, measure);
   if (budget === null) return null;
   const point = budget.index;
-  // Seed 002's minimum exchanges: the cut may not pass the N-th user turn from the end.
+  // The topic reference's minimum exchanges: the cut may not pass the N-th user turn from the end.
   const latest = nthLastTurnStart(messages, options.minKeptUserTurns ?? 0);
   if (latest <= start) return null;
 
@@ -151,7 +151,7 @@ export function findCutPoint(messages: readonly Message[], options: CutPointOpti
 
 /**
  * Tokens to keep verbatim for a compaction: an explicit per-request `override` wins; in topic
- * mode the verbatim window (seed 002); else auto keeps `autoRatio` × window (Opal: window / 4),
+ * mode the verbatim window (docs/PRESETS.md, `topic`); else auto keeps `autoRatio` × window (Opal: window / 4),
  * an overflow emergency `emergencyRatio` × window (window / 5), and a manual request
  * `manualTokens` (20,000), or the auto budget when that is smaller (unless
  * `manualCappedByAuto` is false: Opal keeps its 20,000) or `manualTokens` is null (klaude-code

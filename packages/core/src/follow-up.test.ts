@@ -71,7 +71,7 @@ describe('evaluateFollowUp', () => {
     ['over usable', 111_617, opencode, true],
     ['auto off', 111_617, resolvePolicy({ auto: false }), false],
     ['unlimited window', 5_000_000, opencode, false],
-    // Seed 002's fixed 6,000 on a 4k model (usable 3,072): over the usable input, below the threshold.
+    // The topic reference's fixed 6,000 on a 4k model (usable 3,072): over the usable input, below the threshold.
     ['over usable on 4k, below a threshold above it', 3_100, POLICY_PRESETS.topic, true],
   ])('mayFollowUp %s', (name, tokensAfter, policy, expected) => {
     const info =

@@ -128,7 +128,7 @@ export interface Message {
 export type CompactionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 /** What asked for a compaction: the auto trigger, a manual request, or a context overflow (an emergency). */
 export type CompactionReason = 'auto' | 'manual' | 'overflow';
-/** How the range is replaced: an LLM summary, an LLM-free one (Opal's truncate), or topic mode (seed 002). */
+/** How the range is replaced: an LLM summary, an LLM-free one (Opal's truncate), or topic mode (docs/PRESETS.md, `topic`). */
 export type CompactionStrategy = 'summarize' | 'truncate' | 'topic';
 /** The workflow steps, in run order; each attempt records one `compaction_steps` row per step it runs. */
 export type CompactionStep = 'prune' | 'summarize' | 'finalize';

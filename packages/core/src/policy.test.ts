@@ -175,7 +175,12 @@ describe('resolvePolicy: preset plus deep-partial overrides', () => {
   it.each<[string, PolicyInput, boolean, 'detector' | 'summarizer']>([
     ['default', {}, true, 'summarizer'],
     ['unpinned system messages', { pinSystemMessages: false }, false, 'summarizer'],
-    ['topic preset: the detector writes the summary (seed 002)', { preset: 'topic' }, true, 'detector'],
+    [
+      'topic preset: the detector writes the summary (docs/PRESETS.md, `topic`)',
+      { preset: 'topic' },
+      true,
+      'detector',
+    ],
     [
       'topic preset with the normal summarizer (merges the previous summary)',
       { preset: 'topic', topic: { summaryFrom: 'summarizer' } },
@@ -210,7 +215,7 @@ describe('resolvePolicy: preset plus deep-partial overrides', () => {
       { kind: 'reserve', reserveTokens: 8000, reserveRatio: 0.25, minReserveTokens: 2048 },
     ],
     [
-      'a token trigger (seed 002)',
+      'a token trigger (docs/PRESETS.md, `topic`)',
       { trigger: { kind: 'tokens', tokens: 24_000 } },
       { kind: 'tokens', tokens: 24_000 },
     ],

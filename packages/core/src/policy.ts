@@ -59,7 +59,7 @@ export class PolicyError extends Error {
 /** The default manual keep-recent budget (Opal, klaude-code), also an unlimited window's last resort. */
 export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
-/** OpenCode's synthetic user message after an automatic compaction (seed 004, `process()` step 9). */
+/** OpenCode's synthetic user message after an automatic compaction (docs/PRESETS.md, `opencode`). */
 export const OPENCODE_CONTINUE_MESSAGE = 'Continue if you have next steps';
 
 /**
@@ -120,7 +120,7 @@ const DEFAULT_POLICY_VALUES: Policy = {
     edit: [...DEFAULT_FILE_TOOLS.edit],
   },
   instructions: null,
-  // No reference compacts its system prompt (rebuilt each turn, or assembled apart in seed 002):
+  // No reference compacts its system prompt (rebuilt each turn, or assembled apart by the topic reference):
   // pinning reproduces them all, so every preset keeps it.
   pinSystemMessages: true,
 };
@@ -167,7 +167,7 @@ const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
     summaryMessage: 'user',
     summarizer: { maxOutputTokens: 13_107, toolResultMaxChars: 4000, toolArgsMaxChars: 2000 },
   },
-  // Seed 002: a token trigger (default 6000), exact counts, topic detection whose own summary is
+  // The topic preset (docs/PRESETS.md): a token trigger (default 6000), exact counts, topic detection whose own summary is
   // the summary, a system summary of at most 500 tokens, a 3000-token verbatim window, and cuts
   // exactly at the verbatim window's start or the boundary, whatever the message's role.
   topic: {

@@ -21,7 +21,7 @@ import { assistant, conversation, model, summary, text, toolPart, user } from '.
 import { CHARS_MEASURE, tokenMeasureFor } from './token-measure';
 import { evaluateTrigger } from './triggers';
 
-describe('opencode preset (seed 004)', () => {
+describe('opencode preset', () => {
   it('asks with the compaction-agent directive and the default summary prompt, verbatim', () => {
     const prompt = buildSummaryPrompt({
       messages: [user('fix the parser', 5)],
@@ -68,7 +68,7 @@ describe('opencode preset (seed 004)', () => {
   });
 });
 
-describe('opal preset (seed 000)', () => {
+describe('opal preset', () => {
   it('writes its own summary message, which it finds again by its "[Conversation summary" prefix', () => {
     const [written] = buildSummaryMessages({
       style: POLICY_PRESETS.opal.summaryMessage,
@@ -103,7 +103,7 @@ describe('opal preset (seed 000)', () => {
   });
 });
 
-describe('klaude preset (seed 003)', () => {
+describe('klaude preset', () => {
   it.each([
     // keep min(20000, max(4096, 35 %)), never more than window − reserve − the summary (Compactor's
     // bound, budgets.ts), reserve min(16384, max(2048, 25 %)).
@@ -132,7 +132,7 @@ describe("tokenCount: 'chars' reproduces the seeds' estimates", () => {
   ]);
 
   it.each([
-    // Seed 004 prune: total > PRUNE_PROTECT (40,000) are candidates; prune only if pruned > PRUNE_MINIMUM (20,000).
+    // OpenCode's prune (docs/PRESETS.md): total > PRUNE_PROTECT (40,000) are candidates; prune only if pruned > PRUNE_MINIMUM (20,000).
     ['chars (seed): 25k protected, 2 × 25k = 50k > 20k pruned', 'chars', 2, 50_000],
     ['tokenizer: 15k + 15k protected, 15k ≤ 20k: nothing', 'tokenizer', 0, 0],
   ] as const)('OpenCode prune, %s', (_name, tokenCount, parts, saved) => {

@@ -34,7 +34,7 @@ export const SUMMARIZER_SYSTEM_PROMPT = [
 ].join('\n');
 
 /**
- * OpenCode's compaction-agent directive (seed 004, "Compaction Agent Prompt"), verbatim: the
+ * OpenCode's compaction-agent directive ("Compaction Agent Prompt", docs/PRESETS.md `opencode`), verbatim: the
  * system message of the `opencode` prompt style.
  */
 export const OPENCODE_COMPACTION_AGENT_PROMPT = `Provide a detailed but concise summary of the conversation.
@@ -48,7 +48,7 @@ Capture:
 Balance: Comprehensive enough to provide context but concise
 enough to be quickly understood.`;
 
-/** OpenCode's default summary prompt (seed 004, "Default Summary Prompt"), verbatim. */
+/** OpenCode's default summary prompt ("Default Summary Prompt", docs/PRESETS.md `opencode`), verbatim. */
 export const OPENCODE_SUMMARY_PROMPT = `Provide a detailed prompt for continuing our conversation above.
 Focus on information that would be helpful for continuing the conversation,
 including what we did, what we're doing, which files we're working on,

@@ -84,7 +84,7 @@ describe('buildSummaryMessages', () => {
     });
   });
 
-  it('system (seed 002): "[History Summary - N earlier messages]"', () => {
+  it('system (docs/PRESETS.md, `topic`): "[History Summary - N earlier messages]"', () => {
     const messages = buildSummaryMessages({ ...base, style: 'system', fileOps: null, countTokens: () => 7 });
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ role: 'system', parts: [{ type: 'text', tokens: 7 }] });

@@ -7,7 +7,7 @@
  * - `user` (klaude-code): one user message opening {@link USER_SUMMARY_PREFIX}.
  * - `opal` (Opal): one user message opening {@link OPAL_SUMMARY_PREFIX}, the prefix Opal looks
  *   for to find the previous summary.
- * - `system` (seed 002): one system message `[History Summary - N earlier messages]`.
+ * - `system` (docs/PRESETS.md, `topic`): one system message `[History Summary - N earlier messages]`.
  *
  * All of them are stored with `summary: true` and the compaction's id; the context view shows
  * only the latest completed compaction's ones.
@@ -29,7 +29,7 @@ export const USER_SUMMARY_PREFIX =
 
 /**
  * Opening of Opal's summary message. Opal recognises a previous summary by its `[Conversation
- * summary` prefix (seed 000, "Iterative updates"), so a history written here stays readable by it.
+ * summary` prefix (Opal's iterative updates, docs/PRESETS.md), so a history written here stays readable by it.
  */
 export const OPAL_SUMMARY_PREFIX = '[Conversation summary — older messages were compacted]';
 
@@ -48,7 +48,7 @@ export const SUMMARY_METADATA_TYPE = 'compaction_summary';
 /** `metadata.type` of the OpenCode-style request marker. */
 export const REQUEST_METADATA_TYPE = 'compaction_request';
 
-/** Heading of the `system`-style summary message (seed 002). */
+/** Heading of the `system`-style summary message (docs/PRESETS.md, `topic`). */
 export function historySummaryHeading(messagesCompacted: number): string {
   return `[History Summary - ${messagesCompacted} earlier messages]`;
 }

@@ -2,10 +2,10 @@
  * How prune and keep-recent budgets measure messages (policy `tokenCount`).
  *
  * `tokenizer` (every preset's default): the exact counts stored at write time, the better
- * measure. `chars`: the seeds' own estimate, so a preset can reproduce its system's decisions on
- * its system's numbers: OpenCode's prune sizes each output `Token.estimate` = `round(length / 4)`
- * (seed 004), Opal's cut accumulates "4 chars ≈ 1 token" (seed 000) and klaude-code estimates
- * "~4 chars per token" (seed 003). A message is measured as the model is shown it: its texts,
+ * measure. `chars`: the reference systems' own estimate (docs/PRESETS.md, "Token counts"), so a
+ * preset can reproduce its system's decisions on its system's numbers: OpenCode's prune sizes
+ * each output `Token.estimate` = `round(length / 4)`, Opal's cut accumulates "4 chars ≈ 1 token"
+ * and klaude-code estimates "~4 chars per token". A message is measured as the model is shown it: its texts,
  * each tool call's name, arguments and shown result (a pruned output's placeholder, an unfinished
  * call's interrupted note). A file part has no characters to count and keeps its stored tokens.
  */

@@ -1,5 +1,5 @@
 /**
- * Where topic mode (seed 002) cuts: the first kept message for a planned position (the verbatim
+ * Where topic mode (docs/PRESETS.md, `topic`) cuts: the first kept message for a planned position (the verbatim
  * window's start, or the detector's boundary), by the policy's `cutAt` rule and the seed's
  * minimum exchange guarantee.
  *
@@ -16,11 +16,11 @@ import { messageTokens } from './tokens';
 /** How topic mode aligns a cut: the policy's `cutAt` and `topic.minVerbatimExchanges`. */
 export interface TopicCutRules {
   /**
-   * `message` (seed 002): the planned position itself, any message. `turn-start`: the user
+   * `message` (docs/PRESETS.md, `topic`): the planned position itself, any message. `turn-start`: the user
    * message that opens the turn holding it, so the kept part starts with a user message.
    */
   cutAt: Policy['cutAt'];
-  /** User messages always kept verbatim (seed 002 `min_verbatim_exchanges`). */
+  /** User messages always kept verbatim (the topic reference's `min_verbatim_exchanges`). */
   minVerbatimExchanges: number;
 }
 
@@ -30,7 +30,7 @@ function isUserExchange(message: Message): boolean {
 }
 
 /**
- * Index of the first message of the verbatim window (seed 002): scanning back from the newest
+ * Index of the first message of the verbatim window (docs/PRESETS.md, `topic`): scanning back from the newest
  * message, the messages that fit in `verbatimWindowTokens` together. The message that overflows
  * the budget is not in the window (so the window is empty when the newest message alone
  * overflows it). `measure` sizes a message (default: its stored tokens).

@@ -1,5 +1,5 @@
 /**
- * Topic-boundary detection (seed 002): the request that asks an LLM where the current topic
+ * Topic-boundary detection (docs/PRESETS.md, `topic`): the request that asks an LLM where the current topic
  * started (and, in the seed's mode, for the summary of what compaction will drop), and the
  * lenient parsing of its JSON answer with a safe default.
  */
@@ -15,7 +15,7 @@ export { findVerbatimStart } from './topic-cut';
 /** Who writes the summary of a topic-mode `summarize` case (policy `topic.summaryFrom`). */
 export type TopicSummaryFrom = 'detector' | 'summarizer';
 
-/** Limits of the detection request; unset fields take seed 002's values (the `topic` preset's). */
+/** Limits of the detection request; unset fields take the topic reference's values (the `topic` preset's). */
 export interface TopicDetectionOptions {
   /** Default: the policy's `topic.maxMessages` (seed: the newest 50). */
   maxMessages?: number;

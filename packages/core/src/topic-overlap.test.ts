@@ -1,6 +1,6 @@
 /**
- * Topic mode's cut (seed 002, "Compaction Cases" and "Minimum Exchange Guarantee") on the seed's
- * own numbers, and the invariant every strategy holds: what a summary covers and what is kept
+ * Topic mode's cut (docs/PRESETS.md, `topic`: truncate-only, summarize, minimum exchanges) on its
+ * reference's own numbers, and the invariant every strategy holds: what a summary covers and what is kept
  * verbatim never overlap.
  */
 import fc from 'fast-check';
@@ -40,7 +40,7 @@ function topicRun(session: Message[], rules: Rules, answer: TopicBoundary, verba
 
 const kept = (plan: TopicPlan): number | null => (plan.case === 'none' ? null : plan.keepFrom);
 
-describe('topic cut on seed 002 numbers (verbatim window 3000: messages 3–6 hold exactly 3000)', () => {
+describe("topic cut on the topic reference's numbers (verbatim window 3000: messages 3–6 hold exactly 3000)", () => {
   it.each([
     // [case, cutAt, min exchanges, boundary, first kept, detector asked to summarise before]
     ['no boundary, summarize: the seed keeps 3–6, summarises 0–2', 'message', 1, null, 3, 3],

@@ -1,5 +1,5 @@
 /**
- * Topic mode (seed 002): decide, from the detector's boundary and two token thresholds, whether
+ * Topic mode (docs/PRESETS.md, `topic`): decide, from the detector's boundary and two token thresholds, whether
  * to drop a finished topic (truncate-only), replace old messages with a summary (summarize), or
  * do nothing (none).
  *
@@ -35,7 +35,7 @@ import { DEFAULT_POLICY } from './policy';
 
 export { applyMinVerbatimExchanges } from './topic-cut';
 
-/** Seed 002's outcomes: drop the old topic without a summary, summarise it, or compact nothing. */
+/** The topic reference's outcomes: drop the old topic without a summary, summarise it, or compact nothing. */
 export type TopicCase = 'truncate-only' | 'summarize' | 'none';
 
 /**
@@ -125,7 +125,7 @@ function detectorSummaryCovers(window: DetectionWindow, leading: number, keepFro
   return window.summaryEnd === keepFrom && window.start === leading;
 }
 
-/** The topic-mode case and what it keeps (seed 002, "Compaction Cases"). */
+/** The topic-mode case and what it keeps (docs/PRESETS.md, `topic`). */
 export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
   const { messages, boundary } = input;
   if (messages.length === 0) return { case: 'none', reason: 'empty' };

@@ -111,7 +111,7 @@ describe('compactionThreshold per trigger kind', () => {
       false,
     ],
     ['reserve on 4k: floor of 2048', model(4096, 1024), POLICY_PRESETS.klaude, 2048, false],
-    ['tokens (seed 002): 6000', claude, POLICY_PRESETS.topic, 6000, false],
+    ['tokens (docs/PRESETS.md, `topic`): 6000', claude, POLICY_PRESETS.topic, 6000, false],
     ['tokens needs no window', model(0, 4096), POLICY_PRESETS.topic, 6000, false],
   ])('%s', (_name, info, policy, tokens, inclusive) => {
     expect(compactionThreshold(info, policy)).toEqual({ tokens, inclusive });
@@ -214,9 +214,9 @@ describe('evaluateTrigger', () => {
     ['Opal: just under 80 %', viewOf(159_999), claude, POLICY_PRESETS.opal, 'below-threshold', false],
     ['klaude: above window − 16384', viewOf(183_617), claude, POLICY_PRESETS.klaude, 'threshold', true],
     ['klaude: at window − 16384', viewOf(183_616), claude, POLICY_PRESETS.klaude, 'below-threshold', false],
-    ['seed 002: above 6000', viewOf(6001), claude, POLICY_PRESETS.topic, 'threshold', true],
+    ['topic preset: above 6000', viewOf(6001), claude, POLICY_PRESETS.topic, 'threshold', true],
     [
-      'seed 002: 24000 configured',
+      'topic preset: 24000 configured',
       viewOf(24_000),
       claude,
       resolvePolicy({ preset: 'topic', trigger: { tokens: 24_000 } }),

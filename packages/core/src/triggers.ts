@@ -2,7 +2,7 @@
  * When to compact automatically, and the session status the API shows.
  *
  * Four threshold kinds (policy `trigger`): OpenCode's overflow against the usable input, Opal's
- * 80 % of the window, klaude-code's reserve, seed 002's fixed token count. Besides the threshold,
+ * 80 % of the window, klaude-code's reserve, the topic reference's fixed token count. Besides the threshold,
  * a provider that silently accepted an oversized prompt (Opal's `usage_overflow?`) triggers an
  * emergency compaction. Loop guards keep compaction from re-firing right after itself.
  */

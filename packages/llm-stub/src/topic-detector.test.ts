@@ -24,7 +24,7 @@ function answerFor(userTexts: string[]) {
   return detectTopicBoundary(parseIndexedMessages(request.user), readTopicSummaryRequest(request.user, null));
 }
 
-/** Seed 002's cut with no minimum exchanges: the summary covers everything before the verbatim window. */
+/** The topic reference's cut with no minimum exchanges: the summary covers everything before the verbatim window. */
 const SEED_CUT = { cutAt: 'message', minVerbatimExchanges: 0 } as const;
 
 /** The answer the stub sends over the wire for a core detection request. */

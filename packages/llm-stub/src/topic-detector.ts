@@ -1,7 +1,7 @@
 import type { IndexedMessage } from './transcript';
 
 /**
- * Topic-boundary answers from the cues seed 002's prompt names: explicit switches ("now let's",
+ * Topic-boundary answers from the cues the topic reference's prompt names: explicit switches ("now let's",
  * "moving on") are confident, context resets ("actually", "forget that") less so. The most recent
  * cue wins, as the prompt asks for the most recent shift. The summary covers what the request
  * names (`Summarize messages [0] to [K]`, core's request), boundary or not, and carries the

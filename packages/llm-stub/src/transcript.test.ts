@@ -66,7 +66,7 @@ describe('taggedSection', () => {
 });
 
 describe('parseIndexedMessages', () => {
-  it('reads seed 002 lines with continuation lines', () => {
+  it('reads topic-detection lines with continuation lines', () => {
     expect(parseIndexedMessages('Conversation:\n\n[0] USER: fix it\nplease\n\n[1] ASSISTANT: done')).toEqual([
       { index: 0, role: 'user', text: 'fix it\nplease' },
       { index: 1, role: 'assistant', text: 'done' },

@@ -119,7 +119,7 @@ export interface IndexedMessage {
 
 const INDEXED_LINE = /^\[(\d+)\]\s*([A-Za-z]+)\s*:\s?/;
 
-/** The `[N] ROLE: text` list of a topic-boundary request (seed 002's format). */
+/** The `[N] ROLE: text` list of a topic-boundary request (the topic reference's format). */
 export function parseIndexedMessages(text: string): IndexedMessage[] {
   const messages: IndexedMessage[] = [];
   for (const line of text.split(/\r?\n/)) {

@@ -14,7 +14,7 @@ import type { WorkflowResources } from './resources';
 
 const w = useWorkflow();
 
-/** A fixed threshold (seed 002's trigger) well inside the 32k test window. */
+/** A fixed threshold (the topic reference's trigger) well inside the 32k test window. */
 const trigger = (tokens: number): PolicyInput => ({ trigger: { kind: 'tokens', tokens } });
 
 /** About `tokens` tokens of user text. */

@@ -8,7 +8,7 @@ import { runCompaction } from './run-compaction';
 
 const w = useWorkflow();
 
-describe('topic mode (seed 002)', () => {
+describe('topic mode (docs/PRESETS.md, `topic`)', () => {
   it('cuts where the detector saw the topic change and summarises what came before', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 6 }), {
       policy: { strategy: 'topic' },
@@ -193,7 +193,7 @@ describe('the fit guarantee: the context fits after every compaction, whatever o
   });
 
   it('when the kept turns cannot fit even clamped, the boundary moves forward and the summary counts them', async () => {
-    // Seed 002 keeps two exchanges verbatim; here they hold 120 tool calls: on a 4k model even
+    // The topic preset keeps two exchanges verbatim; here they hold 120 tool calls: on a 4k model even
     // every output at its marker leaves them over the window.
     const busyTurn = (n: number): MessageInput[] => [
       { role: 'user', parts: [{ type: 'text', text: `Step ${n}: check every directory.` }] },

@@ -23,7 +23,7 @@ import {
 } from './summary-writing';
 
 /**
- * Topic mode (seed 002): ask the detector where the current topic started, then keep from
+ * Topic mode (docs/PRESETS.md, `topic`): ask the detector where the current topic started, then keep from
  * there (truncate-only, when the topic started inside the verbatim window) or summarise what
  * comes before the verbatim window. A detector that fails or answers nonsense means "no
  * boundary" (the seed's safe default), never a lost compaction; a summary the detector cannot
