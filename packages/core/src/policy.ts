@@ -5,7 +5,7 @@
  * A client sends a {@link PolicyInput}: an optional `preset` plus deep-partial overrides.
  * {@link resolvePolicy} lays the overrides over the preset and validates the result, so a stored
  * session always carries a complete {@link Policy}. Objects merge key by key; arrays and scalars
- * replace. Where the seeds disagree, the policy offers each behaviour and the `default` preset
+ * replace. Where the reference systems disagree, the policy offers each behaviour and the `default` preset
  * (DESIGN.md's table) picks one; each other preset reproduces its reference system (docs/PRESETS.md).
  */
 import { z } from 'zod';
@@ -127,8 +127,8 @@ const DEFAULT_POLICY_VALUES: Policy = {
 
 /**
  * What each preset changes relative to the `default` policy. Every rule and deliberate deviation,
- * with its seed source, is listed in docs/PRESETS.md; the table tests (presets.*.test.ts) hold
- * each preset to its seed's numbers.
+ * with its reference's wording, is listed in docs/PRESETS.md; the table tests (presets.*.test.ts) hold
+ * each preset to its reference's numbers.
  */
 const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
   default: {},

@@ -1,5 +1,5 @@
 /**
- * Each preset against its seed's rules, on the seed's own numbers (shared seeds: 004 OpenCode,
+ * Each preset against its seed's rules, on the reference's own numbers (shared seeds: 004 OpenCode,
  * 000 Opal, 003 klaude-code). Topic mode (002) is in topic-overlap.test.ts. docs/PRESETS.md lists
  * every rule these rows hold.
  */
@@ -117,7 +117,7 @@ describe('klaude preset', () => {
   });
 });
 
-describe("tokenCount: 'chars' reproduces the seeds' estimates", () => {
+describe("tokenCount: 'chars' reproduces the reference systems' estimates", () => {
   // Three old outputs of 100,000 characters (OpenCode: round(100000 / 4) = 25,000 each) that the
   // exact tokenizer counts as 15,000 each, behind two protected user turns.
   const outputs = conversation([

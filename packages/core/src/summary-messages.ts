@@ -1,5 +1,5 @@
 /**
- * The messages a compaction writes, in the three styles the seeds use, and how the next cycle
+ * The messages a compaction writes, in the three styles the references use, and how the next cycle
  * reads them back (previous summary text and file ops).
  *
  * - `opencode` (default): a user message carrying a `compaction` part (the request marker), then

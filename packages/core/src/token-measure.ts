@@ -22,7 +22,7 @@ import type { Policy } from './policy';
 import { COMPACTION_MARKER_TEXT } from './summary-messages';
 import { CHARS_PER_TOKEN, estimateTokens, messageTokens } from './tokens';
 
-/** The policy's `tokenCount`: `tokenizer` (stored exact counts) or `chars` (the seeds' estimate). */
+/** The policy's `tokenCount`: `tokenizer` (stored exact counts) or `chars` (the references' estimate). */
 export type TokenCountMode = Policy['tokenCount'];
 
 /** Sizes for the budgets: a whole message (keep-recent cut, verbatim window), a tool output (prune). */
@@ -74,7 +74,7 @@ export function estimateMessageTokens(message: Message): number {
   return Math.round(chars / CHARS_PER_TOKEN) + files;
 }
 
-/** The seeds' estimate: OpenCode's `Token.estimate` per output, about 4 characters a token per message. */
+/** The references' estimate: OpenCode's `Token.estimate` per output, about 4 characters a token per message. */
 export const CHARS_MEASURE: TokenMeasure = Object.freeze({
   message: estimateMessageTokens,
   output: (part: ToolPart) => estimateTokens(part.output),

@@ -1,6 +1,6 @@
 /**
  * Where topic mode (docs/PRESETS.md, `topic`) cuts: the first kept message for a planned position (the verbatim
- * window's start, or the detector's boundary), by the policy's `cutAt` rule and the seed's
+ * window's start, or the detector's boundary), by the policy's `cutAt` rule and the reference's
  * minimum exchange guarantee.
  *
  * One function decides it for both the detection request (which names the messages the detector
@@ -50,7 +50,7 @@ export function findVerbatimStart(
 
 /**
  * Moves `keepFrom` back until the kept messages hold at least `minExchanges` user messages, or
- * everything is kept (the seed's minimum exchange guarantee).
+ * everything is kept (the reference's minimum exchange guarantee).
  */
 export function applyMinVerbatimExchanges(
   messages: readonly Message[],
@@ -89,7 +89,7 @@ export interface TopicCut {
  * The cut for a planned position, `null` when none exists (`turn-start` with no user message at
  * or before it, or no messages). The newest message is always kept: past the end (an empty
  * verbatim window) `message` keeps the newest message and `turn-start` the last turn, where the
- * seed would keep nothing verbatim and leave the model no request to answer.
+ * reference would keep nothing verbatim and leave the model no request to answer.
  */
 export function alignTopicCut(
   messages: readonly Message[],

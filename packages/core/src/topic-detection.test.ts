@@ -12,7 +12,7 @@ import { DEFAULT_POLICY } from './policy';
 import { buildSummaryMessages } from './summary-messages';
 import { message, text, toolPart } from './test-support/builders';
 
-/** The seed's example conversation. */
+/** The reference's example conversation. */
 const seedExample = [
   message(0, 'user', [text('Can you fix the bug in parser.py...')]),
   message(1, 'assistant', [text('I see the issue, the regex...')]),
@@ -21,7 +21,7 @@ const seedExample = [
 ];
 
 describe('buildTopicDetectionRequest', () => {
-  it("formats the seed's example as indexed blocks", () => {
+  it("formats the reference's example as indexed blocks", () => {
     const request = buildTopicDetectionRequest(seedExample);
     expect(request.window).toEqual({ start: 0, size: 4, summaryEnd: null });
     expect(request.user).toContain(
@@ -79,7 +79,7 @@ describe('buildTopicDetectionRequest', () => {
     );
   });
 
-  it("the skill prompt asks for the seed's JSON with its cues", () => {
+  it("the skill prompt asks for the reference's JSON with its cues", () => {
     const prompt = buildTopicDetectionRequest(seedExample, { summaryBudgetTokens: 300 }).system;
     for (const expected of [
       'boundary_index',
@@ -164,7 +164,7 @@ describe('parseTopicBoundary', () => {
     summary: 'Fixed a regex bug in parser.py that was causing...',
   };
   it.each([
-    ["the seed's answer", JSON.stringify(seedAnswer), parsedSeedAnswer],
+    ["the reference's answer", JSON.stringify(seedAnswer), parsedSeedAnswer],
     ['fenced ```json', `\`\`\`json\n${JSON.stringify(seedAnswer, null, 2)}\n\`\`\``, parsedSeedAnswer],
     ['a bare fence', `\`\`\`\n${JSON.stringify(seedAnswer)}\n\`\`\``, parsedSeedAnswer],
     [

@@ -1,6 +1,6 @@
 /**
  * Topic-boundary detection (docs/PRESETS.md, `topic`): the request that asks an LLM where the current topic
- * started (and, in the seed's mode, for the summary of what compaction will drop), and the
+ * started (and, in the reference's mode, for the summary of what compaction will drop), and the
  * lenient parsing of its JSON answer with a safe default.
  */
 import { assertNever, type Message, type Part } from './model';
@@ -33,7 +33,7 @@ export interface TopicDetectionOptions {
   verbatimWindowTokens?: number;
   /**
    * `summarizer`: the summary will be written by the normal summarizer, so the detector is not
-   * asked for one (saves its output). Default `detector` (the seed's request).
+   * asked for one (saves its output). Default `detector` (the reference's request).
    */
   summaryFrom?: TopicSummaryFrom;
   /** Default: the default policy's `cutAt`; pass the policy's, as {@link planTopicCompaction} gets it. */
@@ -75,7 +75,7 @@ export interface TopicBoundary {
   summary: string;
 }
 
-/** The seed's safe default for a failed call or an unparseable answer: no boundary, no summary. */
+/** The reference's safe default for a failed call or an unparseable answer: no boundary, no summary. */
 export const NO_TOPIC_BOUNDARY: Readonly<TopicBoundary> = Object.freeze({
   boundaryIndex: null,
   boundaryReason: '',
@@ -88,7 +88,7 @@ const SUMMARY_INSTRUCTIONS = (summaryBudgetTokens: number): string =>
 
 const NO_SUMMARY_INSTRUCTIONS = '"summary": always an empty string; the summary is written separately.';
 
-/** The skill prompt: what a boundary looks like (the seed's cues) and the JSON to answer with. */
+/** The skill prompt: what a boundary looks like (the reference's cues) and the JSON to answer with. */
 export function topicDetectionSystemPrompt(
   summaryBudgetTokens: number = POLICY_PRESETS.topic.summarizer.maxOutputTokens,
   summaryFrom: TopicSummaryFrom = 'detector',
@@ -150,7 +150,7 @@ export function formatTopicMessage(message: Message, index: number, maxChars: nu
 }
 
 /**
- * The detection request over the newest `maxMessages` of `messages` (the seed's format). A
+ * The detection request over the newest `maxMessages` of `messages` (the reference's format). A
  * previous summary at the start is not one of them: it is given whole in `<previous-summary>`
  * (cut to `maxCharsPerMessage` it would lose what earlier cycles kept). Unless `summaryFrom` is
  * `summarizer`, the request names the messages to summarise: exactly the ones the `summarize`
@@ -243,7 +243,7 @@ function parseObject(text: string): Record<string, unknown> | null {
 }
 
 /**
- * The answer's JSON object: the whole text or a fenced block; then the seed's regex (first "{" to
+ * The answer's JSON object: the whole text or a fenced block; then the reference's regex (first "{" to
  * last "}"); then each balanced `{…}` in turn, for answers that hold several brace groups.
  */
 function findAnswerObject(text: string): Record<string, unknown> | null {

@@ -43,10 +43,17 @@ const kept = (plan: TopicPlan): number | null => (plan.case === 'none' ? null : 
 describe("topic cut on the topic reference's numbers (verbatim window 3000: messages 3–6 hold exactly 3000)", () => {
   it.each([
     // [case, cutAt, min exchanges, boundary, first kept, detector asked to summarise before]
-    ['no boundary, summarize: the seed keeps 3–6, summarises 0–2', 'message', 1, null, 3, 3],
+    ['no boundary, summarize: the reference keeps 3–6, summarises 0–2', 'message', 1, null, 3, 3],
     ['no boundary, turn-start: keeps 2–6, the detector summarises 0–1 only', 'turn-start', 1, null, 2, 2],
-    ['min 2 exchanges (seed guarantee): prepends 2, summary of 0–1 only', 'message', 2, null, 2, 2],
-    ['boundary at 4 (assistant), truncate-only: the seed keeps 4–6', 'message', 1, 4, 4, 3],
+    [
+      'min 2 exchanges (the reference guarantees it): prepends 2, summary of 0–1 only',
+      'message',
+      2,
+      null,
+      2,
+      2,
+    ],
+    ['boundary at 4 (assistant), truncate-only: the reference keeps 4–6', 'message', 1, 4, 4, 3],
     ['boundary at 4, turn-start: keeps from its turn, 2–6', 'turn-start', 1, 4, 2, 2],
   ] as const)('%s', (_name, cutAt, minVerbatimExchanges, boundaryIndex, keepFrom, summaryEnd) => {
     const answer = boundaryIndex === null ? NO_BOUNDARY : { ...NO_BOUNDARY, boundaryIndex, confidence: 0.9 };
@@ -56,7 +63,7 @@ describe("topic cut on the topic reference's numbers (verbatim window 3000: mess
     if (plan.case === 'summarize') expect(plan.summarySource).toBe('detector');
   });
 
-  it('the topic preset cuts where the seed does (cutAt: message)', () => {
+  it('the topic preset cuts where the reference does (cutAt: message)', () => {
     const { topic, cutAt } = POLICY_PRESETS.topic;
     const { plan } = topicRun(
       SESSION,
@@ -68,7 +75,7 @@ describe("topic cut on the topic reference's numbers (verbatim window 3000: mess
   });
 
   it('a detector summary of a kept message is not used: the summarizer writes the dropped range', () => {
-    // The request was built with the seed's cut (summary of 0–2), the plan keeps from the turn start (2).
+    // The request was built with the reference's cut (summary of 0–2), the plan keeps from the turn start (2).
     const request = buildTopicDetectionRequest(SESSION, {
       verbatimWindowTokens: 3000,
       cutAt: 'message',

@@ -13,7 +13,7 @@ import {
 } from './topic-detection';
 import { message, text } from './test-support/builders';
 
-/** The seed's table: trigger 6,000, verbatim window 3,000 (the policy's defaults). */
+/** The reference's table: trigger 6,000, verbatim window 3,000 (the policy's defaults). */
 const SEED = {
   triggerTokens: TRIGGER_DEFAULTS.tokens.tokens,
   verbatimWindowTokens: DEFAULT_POLICY.topic.verbatimWindowTokens,
@@ -78,7 +78,7 @@ describe('applyMinVerbatimExchanges', () => {
   });
 });
 
-describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,000)', () => {
+describe('planTopicCompaction (the reference defaults: trigger 6,000, verbatim window 3,000)', () => {
   // 20 messages × 500 tokens = 10,000 > 6,000; verbatim window starts at index 14 (users 14, 16, 18).
   const messages = session(20, 500);
   const request = buildTopicDetectionRequest(messages);
@@ -161,7 +161,7 @@ describe('planTopicCompaction (seed defaults: trigger 6,000, verbatim window 3,0
     expect(plan(detected)).toMatchObject(expected);
   });
 
-  describe("summaryFrom: 'detector' (the seed)", () => {
+  describe("summaryFrom: 'detector' (the reference)", () => {
     it.each<[string, TopicBoundary, Partial<TopicPlan>]>([
       [
         "the detector's summary, when it covers what is dropped",
@@ -384,7 +384,7 @@ describe('planTopicCompaction never drops a previous summary unmerged', () => {
   });
 });
 
-describe("planTopicCompaction with the seed's example config (trigger 24,000, verbatim window 4,000)", () => {
+describe("planTopicCompaction with the reference's example config (trigger 24,000, verbatim window 4,000)", () => {
   // 60 × 500 = 30,000 tokens > 24,000; the newest 8 messages (4,000 tokens) form the verbatim
   // window (index 52); the detector sees the newest 50 (indices 10–59).
   const messages = session(60, 500);
@@ -454,7 +454,7 @@ describe("wired to the policy's topic preset", () => {
     expect(plan).toMatchObject({ case: 'truncate-only', keepFrom: 16 });
   });
 
-  it("writes the summary as each preset says: the seed's detector, or the summarizer by default", () => {
+  it("writes the summary as each preset says: the reference's detector, or the summarizer by default", () => {
     const messages = session(20, 500);
     const detected = parseTopicBoundary('{"boundary_index": null, "confidence": 0, "summary": "s"}');
     const planFor = (topic: typeof DEFAULT_POLICY.topic) =>

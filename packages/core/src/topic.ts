@@ -10,15 +10,15 @@
  * Truncate-only when the boundary lies inside the verbatim window with enough confidence: the
  * current topic is recent, everything before it goes. Otherwise summarize: everything before the
  * verbatim window is replaced by a summary. Either way at least `minVerbatimExchanges` user
- * messages and the newest message stay. The cut lands where the seed puts it (`cutAt:
+ * messages and the newest message stay. The cut lands where the reference puts it (`cutAt:
  * 'message'`, the `topic` preset) or at the turn's user message (`turn-start`, the default).
  *
  * What is summarised and what is kept never overlap: the detector is asked to summarise exactly
  * the messages the `summarize` case drops (topic-cut.ts decides both), and its summary is used
  * only when it covers exactly them; otherwise the summarizer writes one over the dropped range.
  *
- * Where the seed loses history, this does not: its "no summary → just drop" becomes "the normal
- * summarizer writes it" (the seed's own error path says to skip rather than drop), and a previous
+ * Where the reference loses history, this does not: its "no summary → just drop" becomes "the normal
+ * summarizer writes it" (the reference's own error path says to skip rather than drop), and a previous
  * summary at the start is never dropped unmerged (DESIGN: merge with the previous summary).
  */
 import type { Message } from './model';
@@ -92,13 +92,13 @@ export interface TopicPlanInput {
   minConfidence?: number;
   /** Default: the policy's `topic.minVerbatimExchanges` (2). */
   minVerbatimExchanges?: number;
-  /** Default: the default policy's `cutAt` (`turn-start`); the `topic` preset's is `message` (the seed). */
+  /** Default: the default policy's `cutAt` (`turn-start`); the `topic` preset's is `message` (the reference). */
   cutAt?: TopicCutRules['cutAt'];
   /** Sizes a message for the verbatim window (default: stored tokens; see `tokenMeasureFor`). */
   measure?: (message: Message) => number;
   /**
    * Who writes the `summarize` case's summary (policy `topic.summaryFrom`). `summarizer`
-   * (default): always the normal summarizer. `detector` (the seed): the detector's summary when
+   * (default): always the normal summarizer. `detector` (the reference): the detector's summary when
    * it covers every dropped message, else the summarizer.
    */
   summaryFrom?: TopicSummaryFrom;

@@ -3,7 +3,7 @@ import { markPartsCompacted, type Db } from '@compactor/db';
 import { loadCoveredView } from './compaction-view';
 
 /**
- * OpenCode's prune measured by the seed's own estimate (policy `tokenCount: 'chars'`,
+ * OpenCode's prune measured by its own estimate (policy `tokenCount: 'chars'`,
  * `round(length / 4)` per output): core selects over the loaded view, because the SQL selection
  * (`pruneToolOutputs`) sums the stored exact counts. Opt-in, and it reads the view's outputs:
  * the exact path stays the default. `tokens` is what the marks saved, in stored tokens.

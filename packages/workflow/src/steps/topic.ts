@@ -26,7 +26,7 @@ import {
  * Topic mode (docs/PRESETS.md, `topic`): ask the detector where the current topic started, then keep from
  * there (truncate-only, when the topic started inside the verbatim window) or summarise what
  * comes before the verbatim window. A detector that fails or answers nonsense means "no
- * boundary" (the seed's safe default), never a lost compaction; a summary the detector cannot
+ * boundary" (the topic reference's safe default), never a lost compaction; a summary the detector cannot
  * give (or the policy wants from the summarizer) is written by the normal summarizer, which
  * merges the previous summary. The trigger was checked before the compaction was requested.
  */
