@@ -380,6 +380,40 @@ export const OVERFLOW_ERRORS: readonly OverflowFixture[] = [
       }),
     },
   },
+  {
+    name: 'OpenAI 429: one request above the tokens-per-minute limit (it can never pass unshrunk)',
+    source: 'OpenAI API rate_limit_exceeded (type tokens)',
+    report: {
+      status: 429,
+      message:
+        'Request too large for gpt-5-nano in organization org-test on tokens per min (TPM): Limit 200000, Requested 480002. The input or output tokens must be reduced in order to run successfully.',
+    },
+  },
+  {
+    name: 'OpenAI: one request above the TPM limit, status lost',
+    source: 'OpenAI API rate_limit_exceeded re-thrown without its status',
+    report: {
+      message: '429 Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 34307.',
+    },
+  },
+  {
+    name: "Groq 413: one request above the model's tokens-per-minute limit",
+    source: 'Groq API rate_limit_exceeded (type tokens), a single oversized request',
+    report: {
+      status: 413,
+      message:
+        'Request too large for model `llama-3.1-8b-instant` in organization `org_test` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 7000, please reduce your message size and try again.',
+    },
+  },
+  {
+    name: 'Anthropic: prompt is too long, with a pointer to the rate-limit docs',
+    source: 'Anthropic-compatible proxy invalid_request_error',
+    report: {
+      status: 400,
+      message:
+        'prompt is too long: 215000 tokens > 200000 maximum. See the rate limits docs for higher limits.',
+    },
+  },
 ];
 
 export { NOT_OVERFLOW_ERRORS } from './overflow-errors.not-overflow.fixtures';

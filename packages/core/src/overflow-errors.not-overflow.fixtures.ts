@@ -18,22 +18,6 @@ export const NOT_OVERFLOW_ERRORS: readonly OverflowFixture[] = [
     },
   },
   {
-    name: 'OpenAI 429: request too large for the tokens-per-minute limit',
-    source: 'OpenAI API rate_limit_exceeded (type tokens)',
-    report: {
-      status: 429,
-      message:
-        'Request too large for gpt-5-nano in organization org-test on tokens per min (TPM): Limit 200000, Requested 480002. The input or output tokens must be reduced in order to run successfully.',
-    },
-  },
-  {
-    name: 'OpenAI: request too large for TPM, status lost',
-    source: 'OpenAI API rate_limit_exceeded re-thrown without its status',
-    report: {
-      message: '429 Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 34307.',
-    },
-  },
-  {
     name: 'OpenAI 429: insufficient quota',
     source: 'OpenAI API insufficient_quota',
     report: {

@@ -158,3 +158,43 @@ describe('what decides', () => {
     expect(detectOverflowError(report)).toEqual({ overflow: false, matched: null, excludedBy: null });
   });
 });
+
+describe('an overflow wording or an impossible request wins over rate-limit words', () => {
+  it.each<[string, ProviderErrorReport, string]>([
+    [
+      'prompt is too long, with a pointer to the rate-limit docs',
+      { status: 400, message: 'prompt is too long: 215000 tokens > 200000 maximum. See rate limits docs' },
+      'prompt is too long',
+    ],
+    [
+      "Groq's 413: Limit 6000, Requested 7000",
+      {
+        status: 413,
+        message: 'Request too large for model m on tokens per minute (TPM): Limit 6000, Requested 7000',
+      },
+      'requested more than the limit',
+    ],
+    [
+      'a 429 whose one request is above the limit',
+      { status: 429, message: 'Request too large on tokens per min (TPM): Limit 30000, Requested 34307.' },
+      'requested more than the limit',
+    ],
+  ])('%s → overflow (%s)', (_name, report, matched) => {
+    expect(detectOverflowError(report)).toEqual({ overflow: true, matched, excludedBy: null });
+  });
+
+  it.each<[string, ProviderErrorReport, string]>([
+    [
+      'a rate limit whose request fits: Limit 50000, Used 47949, Requested 3006',
+      { message: 'Rate limit reached on tokens per min (TPM): Limit 50000, Used 47949, Requested 3006.' },
+      'rate limit',
+    ],
+    [
+      'a 429 at exactly the limit: Limit 6000, Requested 6000',
+      { status: 429, message: 'Request too large on tokens per minute (TPM): Limit 6000, Requested 6000' },
+      'status 429',
+    ],
+  ])('%s → not an overflow (%s)', (_name, report, excludedBy) => {
+    expect(detectOverflowError(report)).toEqual({ overflow: false, matched: null, excludedBy });
+  });
+});

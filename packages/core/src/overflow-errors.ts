@@ -5,15 +5,21 @@
  * The references match substrings: Opal's 17 strings, klaude-code's and pi's patterns, bare
  * `400`/`413` "(no body)". Some of those are far too broad: `max_tokens` matches parameter
  * errors, `too many tokens` matches Bedrock throttling, `request too large` matches OpenAI's
- * tokens-per-minute limit. Compacting on those throws history away and does not help, so this
- * classifier decides in four steps:
+ * tokens-per-minute limit when other requests used it up. Compacting on those throws history
+ * away and does not help, so this classifier decides in these steps:
  *
- * 1. exclusions: rate limits and quotas (and status 429), authentication (401/403), content
- *    policy, whatever else the text says;
- * 2. explicit overflow wordings (the input or context is too long) win;
- * 3. an error about the output budget (`max_tokens`, completion tokens) without such a wording is
+ * 1. one request larger than its limit ("Limit 6000, Requested 7000": Groq's and OpenAI's
+ *    tokens-per-minute answer to a single oversized prompt) is an overflow, whatever the status:
+ *    it can never pass without shrinking, while a rate limit's request fits its limit and passes
+ *    later;
+ * 2. status 429 (a rate limit) and 401/403, and any text about authentication or content policy,
+ *    are never overflows: compaction does not fix them;
+ * 3. explicit overflow wordings (the input or context is too long) win over the rest of the
+ *    text: "prompt is too long … see the rate limits docs" is an overflow;
+ * 4. rate limits and quotas in the text are not;
+ * 5. an error about the output budget (`max_tokens`, completion tokens) without such a wording is
  *    a parameter error, not an overflow;
- * 4. the reference systems' broad wordings, then a bare 400/413 without a body, and any 413.
+ * 6. the reference systems' broad wordings, then a bare 400/413 without a body, and any 413.
  */
 
 /** What a provider said: the SDK's error message, the HTTP status and the raw response body. */
@@ -38,13 +44,7 @@ interface Wording {
 }
 
 /** Errors that are never overflows, whatever else their text contains. */
-const EXCLUSIONS: readonly Wording[] = [
-  {
-    label: 'rate limit',
-    pattern:
-      /rate[ _-]?limit|too many requests|tokens per min|requests per min|per-minute|\(tpm\)|throttl|please wait before trying again|resource[ _]exhausted|resource has been exhausted/,
-  },
-  { label: 'quota or billing', pattern: /quota|billing|credit balance|out of credits|spend limit/ },
+const HARD_EXCLUSIONS: readonly Wording[] = [
   {
     label: 'authentication',
     pattern: /api[ _-]?key|authenticat|unauthori[sz]ed|permission denied|access denied|forbidden/,
@@ -54,6 +54,16 @@ const EXCLUSIONS: readonly Wording[] = [
     pattern:
       /content[ _]management[ _]policy|content[ _-]?filter|content[ _]policy|safety system|responsibleai|responsible ai|flagged|moderation/,
   },
+];
+
+/** Limits that pass with time or money: not overflows unless the text says the prompt is too long. */
+const RATE_EXCLUSIONS: readonly Wording[] = [
+  {
+    label: 'rate limit',
+    pattern:
+      /rate[ _-]?limit|too many requests|tokens per min|requests per min|per-minute|\(tpm\)|throttl|please wait before trying again|resource[ _]exhausted|resource has been exhausted/,
+  },
+  { label: 'quota or billing', pattern: /quota|billing|credit balance|out of credits|spend limit/ },
 ];
 
 /** Wordings that say the prompt (input, context) is too long. */
@@ -125,6 +135,19 @@ const BROAD_OVERFLOW: readonly Wording[] = [
   },
 ];
 
+/** "Limit 6000, Requested 7000": the request alone is over a limit, `used` tokens aside. */
+const LIMIT_AND_REQUESTED = /limit:? ?(\d+)[^\n]{0,40}?requested:? ?(\d+)/;
+
+/**
+ * Whether the text reports one request larger than its limit (Groq's "Request too large … on
+ * tokens per minute (TPM): Limit 6000, Requested 7000"). A rate limit reports the same fields
+ * with a request that fits ("Limit 30000, Used 29500, Requested 800"): not this.
+ */
+function requestsMoreThanItsLimit(text: string): boolean {
+  const found = LIMIT_AND_REQUESTED.exec(text);
+  return found !== null && Number(found[2]) > Number(found[1]);
+}
+
 function firstMatch(wordings: readonly Wording[], text: string): string | null {
   for (const wording of wordings) {
     if (wording.pattern.test(text) && !wording.unless?.test(text)) return wording.label;
@@ -149,13 +172,16 @@ export function detectOverflowError(report: ProviderErrorReport): OverflowDetect
   const body = (report.body ?? '').trim().toLowerCase();
   const text = body === '' ? message : `${message}\n${body}`;
 
+  if (requestsMoreThanItsLimit(text)) return overflow('requested more than the limit');
   if (status === 429) return notOverflow('status 429');
   if (status === 401 || status === 403) return notOverflow(`status ${status}`);
-  const excluded = firstMatch(EXCLUSIONS, text);
-  if (excluded !== null) return notOverflow(excluded);
-
+  const hard = firstMatch(HARD_EXCLUSIONS, text);
+  if (hard !== null) return notOverflow(hard);
   const explicit = firstMatch(EXPLICIT_OVERFLOW, message) ?? firstMatch(EXPLICIT_OVERFLOW, text);
   if (explicit !== null) return overflow(explicit);
+  const limited = firstMatch(RATE_EXCLUSIONS, text);
+  if (limited !== null) return notOverflow(limited);
+
   if (OUTPUT_BUDGET.pattern.test(text)) return notOverflow(OUTPUT_BUDGET.label);
   const broad = firstMatch(BROAD_OVERFLOW, text);
   if (broad !== null) return overflow(broad);

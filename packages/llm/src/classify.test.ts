@@ -24,9 +24,18 @@ describe('classifyLlmError', () => {
       { reason: 'rate-limit' },
     ],
     [
-      '429 tokens-per-minute "request too large" stays a rate limit',
+      '429 tokens-per-minute "request too large" for one request above the limit: an overflow (waiting never helps)',
       apiError(429, {
         message: 'Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 50000.',
+      }),
+      'overflow',
+      {},
+    ],
+    [
+      '429 tokens-per-minute limit used up by other requests stays a rate limit',
+      apiError(429, {
+        message:
+          'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29500, Requested 800.',
       }),
       'retryable',
       { reason: 'rate-limit' },
