@@ -9,6 +9,19 @@ export class ConflictError extends Error {
   }
 }
 
+/**
+ * A tool call's result posted as a new message while the call is stored unfinished in
+ * `messageId`: the result belongs in that message (updated in place), not in a new one.
+ */
+export class UnfinishedCallConflictError extends ConflictError {
+  constructor(
+    readonly callId: string,
+    readonly messageId: string,
+  ) {
+    super(`tool call ${callId} is still unfinished in message ${messageId}`, { callId, messageId });
+  }
+}
+
 /** A row the operation needs does not exist (HTTP 404). */
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';

@@ -3,7 +3,13 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { PolicyError } from '@compactor/core';
-import { ConflictError, NotFoundError, isDatabaseUnavailable, loggableError } from '@compactor/db';
+import {
+  ConflictError,
+  NotFoundError,
+  UnfinishedCallConflictError,
+  isDatabaseUnavailable,
+  loggableError,
+} from '@compactor/db';
 import { ApiError, type ErrorCode } from './errors';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
@@ -92,6 +98,12 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(error.status).send(body(error.code, error.message, error.details));
     }
     if (error instanceof PolicyError) return reply.code(400).send(body('validation_error', error.message));
+    if (error instanceof UnfinishedCallConflictError) {
+      const patch = `PATCH /v1/sessions/:id/messages/${error.messageId}`;
+      return reply
+        .code(409)
+        .send(body('conflict', `${error.message}: report its result with ${patch}`, error.details));
+    }
     if (error instanceof ConflictError)
       return reply.code(409).send(body('conflict', error.message, error.details));
     if (error instanceof NotFoundError) return reply.code(404).send(body('not_found', error.message));

@@ -2,7 +2,7 @@ import type { ToolPart } from '@compactor/core';
 import type { SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../client';
 import { canonicalJson } from '../hashing';
-import { ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError, UnfinishedCallConflictError } from '../errors';
 import { partToRow, usageToColumns } from '../mappers';
 import { sessionFromRow } from '../queries/sessions';
 import type { SessionRow } from '../mappers';
@@ -369,10 +369,7 @@ function deferredResultOf(open: { tool: string; input: unknown }, part: ToolPart
   return canonicalJson(open.input ?? {}) === canonicalJson(part.input ?? {});
 }
 
-/** The ConflictError for re-posting a still-unfinished tool call: it names the message to update instead. */
+/** The conflict of re-posting a still-unfinished tool call: it names the message to update instead. */
 export function deferredResultConflict(callId: string, messageId: string): ConflictError {
-  return new ConflictError(
-    `tool call ${callId} is still unfinished in message ${messageId}: report its result by updating that message, not in a new one`,
-    { callId, messageId },
-  );
+  return new UnfinishedCallConflictError(callId, messageId);
 }
