@@ -54,7 +54,11 @@ const typesAsDrizzleReadsThem = {
     TEXT_TYPES.has(typeId) ? (value: string) => value : pg.types.getTypeParser(typeId, format as 'text'),
 };
 
-/** The parts of pg's connection the pipeline writes to (pg types leave them out). */
+/**
+ * The parts of pg's connection the pipeline writes to (pg types leave them out). These, like
+ * `utils.prepareValue` and `Result` below, are pg's internals: pg is pinned to one version and
+ * pg-internals.test.ts checks each of them, so an upgrade that changes one fails there first.
+ */
 interface WireConnection {
   parsedStatements: Record<string, string>;
   stream: { cork(): void; uncork(): void; write(bytes: Buffer): boolean };
