@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { QueueKeys } from 'bullmq';
 import Fastify from 'fastify';
@@ -8,8 +8,9 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLlmStub } from '@compactor/llm-stub';
 import { JOB_NAMES, REDIS_CLOSE_TIMEOUT_MS, WAITS_IN } from '@compactor/queue';
-import { EnvSchema } from '../../apps/api/src/env';
-import { createApiMetrics, registerMetrics } from '../../apps/api/src/http/metrics';
+import { parseDocument } from 'yaml';
+import { EnvSchema, openStartRefusal } from '../../apps/api/src/env';
+import { buildMetricsServer, createApiMetrics, registerMetrics } from '../../apps/api/src/http/metrics';
 import type { ApiResources } from '../../apps/api/src/resources';
 import { healthRoutes } from '../../apps/api/src/routes/health';
 import { WorkerEnvSchema } from '../../apps/worker/src/env';
@@ -21,8 +22,11 @@ import {
   base,
   composeApps,
   composeOf,
+  containerEnv,
   deployments,
+  dockerfile,
   filesUnder,
+  imageEnv,
   k8s,
   K8S_DIR,
   k8sContainers,
@@ -50,18 +54,25 @@ import {
 
 let workerProbes: Awaited<ReturnType<typeof startProbeServer>>;
 let stub: Awaited<ReturnType<typeof startLlmStub>>;
+/** The API's public port with /metrics on it (METRICS_PORT unset), and without it (set). */
 const api = Fastify();
+const apiWithoutMetrics = Fastify();
+let apiMetricsPort: Awaited<ReturnType<typeof buildMetricsServer>>;
 
 beforeAll(async () => {
-  api.setValidatorCompiler(validatorCompiler);
-  api.setSerializerCompiler(serializerCompiler);
   const resources = {
     db: { execute: async () => undefined },
     redis: { ping: async () => 'PONG' },
   } as unknown as ApiResources;
-  await api.register(healthRoutes(resources));
-  registerMetrics(api, createApiMetrics());
-  await api.ready();
+  const registry = createApiMetrics();
+  for (const server of [api, apiWithoutMetrics]) {
+    server.setValidatorCompiler(validatorCompiler);
+    server.setSerializerCompiler(serializerCompiler);
+    await server.register(healthRoutes(resources));
+    registerMetrics(server, registry, { serve: server === api });
+    await server.ready();
+  }
+  apiMetricsPort = await buildMetricsServer(registry);
   workerProbes = await startProbeServer(
     { ready: async () => undefined, registry: new Registry(), accepting: () => true },
     { port: 0, host: '127.0.0.1' },
@@ -71,13 +82,30 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api.close();
+  await apiWithoutMetrics.close();
+  await apiMetricsPort?.close();
   await new Promise((done) => workerProbes?.server.close(done));
   await stub?.close();
 });
 
-/** The HTTP status the app's own route code answers `GET path` with (all dependencies up). */
-async function statusOf(app: App, path: string): Promise<number> {
-  if (app.name === 'api') return (await api.inject({ method: 'GET', url: path })).statusCode;
+/**
+ * The HTTP status the app's own route code answers `GET path` with on `port` (all dependencies
+ * up), the app configured by `env`. Only the API has a second listener (METRICS_PORT).
+ */
+async function statusOf(
+  app: App,
+  path: string,
+  port: number,
+  env: Record<string, string | undefined>,
+): Promise<number> {
+  if (app.name === 'api') {
+    const { PORT, METRICS_PORT } = EnvSchema.parse(env);
+    const server =
+      METRICS_PORT === undefined ? api : port === METRICS_PORT ? apiMetricsPort : apiWithoutMetrics;
+    if (port !== PORT && port !== METRICS_PORT) throw new Error(`the API listens on no port ${port}`);
+    return (await server.inject({ method: 'GET', url: path })).statusCode;
+  }
+  if (port !== app.port(env)) throw new Error(`${app.name} listens on no port ${port}`);
   const base =
     app.name === 'worker' ? `http://127.0.0.1:${workerProbes.port}` : stub.url.replace(/\/v1\/?$/, '');
   return (await fetch(base + path)).status;
@@ -171,7 +199,7 @@ describe('deployment manifests', () => {
         const target =
           typeof get.port === 'number' ? get.port : ports.find((p) => p.name === get.port)?.containerPort;
         expect(target, `${where} ${probe} port = the app's PORT`).toBe(port);
-        expect(await statusOf(app, get.path as string), `${where} ${probe} ${get.path}`).toBe(200);
+        expect(await statusOf(app, get.path as string, port, env), `${where} ${probe} ${get.path}`).toBe(200);
       }
     }
     for (const { name, service, app, env } of composeApps) {
@@ -183,7 +211,7 @@ describe('deployment manifests', () => {
       ]);
       const [path, port] = test!.slice(3);
       expect(Number(port), `compose ${name} healthcheck port`).toBe(app.port(env));
-      expect(await statusOf(app, path!), `compose ${name} healthcheck ${path}`).toBe(200);
+      expect(await statusOf(app, path!, Number(port), env), `compose ${name} healthcheck ${path}`).toBe(200);
     }
   });
 
@@ -207,9 +235,83 @@ describe('deployment manifests', () => {
           (p) => p.name === servicePort!.targetPort || p.containerPort === servicePort!.targetPort,
         );
         expect(containerPort, `${monitor.metadata.name}: the Service reaches a container port`).toBeDefined();
-        expect(await statusOf(container.app, endpoint.path as string)).toBe(200);
+        expect(
+          await statusOf(container.app, endpoint.path as string, containerPort!.containerPort, container.env),
+          `${monitor.metadata.name} ${endpoint.path} on ${containerPort!.containerPort}`,
+        ).toBe(200);
       }
     }
+  });
+
+  it("keep the API's /metrics off the port its Service routes traffic to, on Kubernetes", async () => {
+    const { app, env, container } = k8sOf('api');
+    const { PORT, METRICS_PORT } = EnvSchema.parse(env);
+    expect(METRICS_PORT, 'METRICS_PORT set in config.yaml').toBeDefined();
+    expect(await statusOf(app, '/metrics', PORT, env)).toBe(404);
+    expect(await statusOf(app, '/metrics', METRICS_PORT!, env)).toBe(200);
+    const ports = (container.ports ?? []) as Obj[];
+    expect(ports.find((p) => p.name === 'metrics')?.containerPort).toBe(METRICS_PORT);
+  });
+
+  it('scrape paths the apps serve in the compose stack (infra/prometheus)', async () => {
+    const [config] = parseYamlFile('infra/prometheus/prometheus.yml') as Obj[];
+    const targets = (config!.scrape_configs as Obj[]).flatMap((job) =>
+      [
+        ...((job.static_configs ?? []) as Obj[]).flatMap((c) => c.targets as string[]),
+        ...((job.dns_sd_configs ?? []) as Obj[]).flatMap((c) =>
+          (c.names as string[]).map((name) => `${name}:${c.port}`),
+        ),
+      ].map((target) => ({ job, target })),
+    );
+    expect(targets.map((t) => t.target.split(':')[0]).sort()).toEqual(['api', 'worker']);
+    for (const { job, target } of targets) {
+      const [service, port] = target.split(':');
+      const composed = composeApps.find((s) => s.name === service);
+      expect(composed, `${job.job_name}: compose service ${service}`).toBeDefined();
+      expect(
+        await statusOf(composed!.app, job.metrics_path as string, Number(port), composed!.env),
+        `${job.job_name} ${target}${job.metrics_path}`,
+      ).toBe(200);
+    }
+  });
+
+  it('ship the Kubernetes API refusing to start until the operator sets API_KEYS or ALLOW_UNAUTHENTICATED', () => {
+    const { container } = k8sOf('api');
+    // The container's environment: the image's (NODE_ENV=production), then the manifests'.
+    const started = (secrets?: Record<string, Record<string, string>>) => {
+      const env = EnvSchema.parse({ ...imageEnv, ...containerEnv(container, secrets) });
+      expect(env.NODE_ENV).toBe('production');
+      // A fresh install: no key in the keys table yet.
+      return openStartRefusal(env, false);
+    };
+    const refusal = started();
+    expect(refusal, 'as shipped').toMatch(/API_KEYS/);
+    expect(refusal, 'as shipped').toMatch(/ALLOW_UNAUTHENTICATED/);
+
+    const shipped = secretData('compactor-secrets');
+    expect(started({ 'compactor-secrets': { ...shipped, API_KEYS: 'acme:0123456789abcdef' } })).toBeNull();
+    // The other choice, as secret.yaml offers it: its commented ALLOW_UNAUTHENTICATED line.
+    const text = read(`${K8S_DIR}/secret.yaml`);
+    expect(text).toMatch(/^\s*#\s*ALLOW_UNAUTHENTICATED: 'true'$/m);
+    const chosen = parseDocument(
+      text.replace(/^(\s*)#\s*(ALLOW_UNAUTHENTICATED: 'true')$/m, '$1$2'),
+    ).toJS() as Obj;
+    expect(chosen.stringData.ALLOW_UNAUTHENTICATED).toBe('true');
+    const open = { 'compactor-secrets': chosen.stringData as Record<string, string> };
+    expect(started(open)).toBeNull();
+    expect(
+      Object.keys(containerEnv(container, open)).filter(
+        (key) => !k8sOf('api').app.keys.has(key) && !NODE_READS.has(key),
+      ),
+    ).toEqual([]);
+  });
+
+  it('start the compose API (the local demo stack) open, on purpose', () => {
+    const { env } = composeOf('api');
+    const parsed = EnvSchema.parse({ ...imageEnv, ...env });
+    expect(parsed.NODE_ENV).toBe('production');
+    expect(parsed.ALLOW_UNAUTHENTICATED).toBe(true);
+    expect(openStartRefusal(parsed, false)).toBeNull();
   });
 
   it("size V8's heap to the container's memory limit", () => {
@@ -316,7 +418,6 @@ describe('deployment manifests', () => {
 });
 
 describe('the image', () => {
-  const dockerfile = read('infra/docker/Dockerfile').replace(/\\\n/g, ' ');
   const lines = dockerfile
     .split('\n')
     .map((l) => l.trim())
@@ -368,7 +469,57 @@ describe('the image', () => {
     const ignored = read('.dockerignore')
       .split('\n')
       .map((l) => l.trim());
-    for (const entry of ['**/node_modules', '.git', '.env']) expect(ignored).toContain(entry);
+    for (const entry of ['**/node_modules', '.git', '.env', '.npmrc', '**/.npmrc'])
+      expect(ignored).toContain(entry);
+  });
+
+  it('runs a supported Node LTS that every production dependency declares it supports (engines.node)', () => {
+    const image = /^ARG NODE_IMAGE=node:(\d+)(?:\.(\d+))?(?:\.(\d+))?-/m.exec(dockerfile);
+    expect(image, 'ARG NODE_IMAGE=node:<version>-…').not.toBeNull();
+    const [, major, minor = '0', patch = '0'] = image!;
+    // The lowest version the tag can resolve to: a floating tag only moves up.
+    const version = `${major}.${minor}.${patch}`;
+    // Even majors are the LTS lines; 22 is the oldest still supported.
+    expect(Number(major) % 2, `Node ${major} is an LTS line`).toBe(0);
+    expect(Number(major)).toBeGreaterThanOrEqual(22);
+    const semver = createRequire(import.meta.url)('semver') as {
+      satisfies(version: string, range: string): boolean;
+      validRange(range: string): string | null;
+    };
+    const lock = JSON.parse(read('package-lock.json')) as {
+      packages: Record<string, { dev?: boolean; devOptional?: boolean; engines?: { node?: string } }>;
+    };
+    const declared: Array<{ name: string; range: string }> = [];
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      if (!path.includes('node_modules/') || entry.dev || entry.devOptional) continue;
+      // As installed; a platform's optional package missing here (esbuild's for other OSes) as locked.
+      const manifest = join(ROOT, path, 'package.json');
+      const engines = existsSync(manifest)
+        ? (JSON.parse(readFileSync(manifest, 'utf8')) as { engines?: { node?: string } }).engines
+        : entry.engines;
+      if (typeof engines?.node === 'string') declared.push({ name: path, range: engines.node });
+    }
+    expect(declared.length, 'production packages declaring engines.node').toBeGreaterThan(20);
+    expect(declared.filter((d) => !semver.validRange(d.range))).toEqual([]);
+    const unsupported = declared.filter((d) => !semver.satisfies(version, d.range));
+    expect(unsupported, `production dependencies that do not support Node ${version}`).toEqual([]);
+  });
+
+  it("installs dependencies with the build's optional .npmrc and CA secrets, never baking them in", () => {
+    // Every `npm ci` the build runs (a command, not a message that names it).
+    const installs = dockerfile
+      .split('\n')
+      .filter((l) => /^RUN\s/.test(l.trim()) && /(?:^RUN|&&|;|\|\|)\s*npm ci\b/.test(l.trim()));
+    expect(installs).toHaveLength(2);
+    for (const install of installs) {
+      expect(install).toMatch(/--mount=type=secret,id=npmrc,target=\/root\/\.npmrc,required=false\s/);
+      expect(install).toMatch(/--mount=type=secret,id=ca,target=(\S+),required=false\s/);
+      const caPath = /--mount=type=secret,id=ca,target=([^,\s]+)/.exec(install)![1]!;
+      // Extra roots only when a bundle was passed: NODE_EXTRA_CA_CERTS at an absent file warns.
+      expect(install).toContain(`if [ -s ${caPath} ]; then export NODE_EXTRA_CA_CERTS=${caPath}; fi`);
+    }
+    expect(dockerfile).not.toMatch(/^(COPY|ADD)\s.*\.npmrc/im);
+    expect(dockerfile).not.toMatch(/^(ARG|ENV)\s.*(NPM_TOKEN|_authToken|NODE_EXTRA_CA_CERTS)/im);
   });
 });
 

@@ -172,12 +172,19 @@ export function secretData(name: string): Record<string, string> {
 
 const configMapData = (name: string) => (named('ConfigMap', name).data ?? {}) as Record<string, string>;
 
-/** A container's environment as the kubelet builds it from envFrom and env. */
-function containerEnv(container: Obj): EnvSource {
+/**
+ * A container's environment as the kubelet builds it from envFrom and env; `secrets` stands in
+ * for Secrets as an operator would fill them (name → data), the manifests' own otherwise.
+ */
+export function containerEnv(
+  container: Obj,
+  secrets: Record<string, Record<string, string>> = {},
+): EnvSource {
+  const filledSecret = (name: string) => secrets[name] ?? secretData(name);
   const env: EnvSource = {};
   for (const from of (container.envFrom ?? []) as Obj[]) {
     if (from.configMapRef) Object.assign(env, configMapData(from.configMapRef.name));
-    else if (from.secretRef) Object.assign(env, secretData(from.secretRef.name));
+    else if (from.secretRef) Object.assign(env, filledSecret(from.secretRef.name));
     else throw new Error(`unsupported envFrom ${JSON.stringify(from)}`);
   }
   for (const entry of (container.env ?? []) as Obj[]) {
@@ -187,7 +194,7 @@ function containerEnv(container: Obj): EnvSource {
     }
     const ref = entry.valueFrom?.secretKeyRef ?? entry.valueFrom?.configMapKeyRef;
     if (!ref) throw new Error(`unsupported env source for ${entry.name}`);
-    const data = entry.valueFrom.secretKeyRef ? secretData(ref.name) : configMapData(ref.name);
+    const data = entry.valueFrom.secretKeyRef ? filledSecret(ref.name) : configMapData(ref.name);
     if (ref.key in data) env[entry.name] = data[ref.key];
     else if (!ref.optional) throw new Error(`${entry.name}: ${ref.name} has no key ${ref.key}`);
   }
@@ -237,3 +244,27 @@ export const composeOf = (appName: string) => {
   if (!found) throw new Error(`no ${appName} service in docker-compose.yml`);
   return found;
 };
+
+// ---------------------------------------------------------------------------------------------
+// The image
+
+/** infra/docker/Dockerfile with its line continuations joined. */
+export const dockerfile = read('infra/docker/Dockerfile').replace(/\\\n/g, ' ');
+
+/**
+ * The environment the image gives every process (`ENV` of its final stage): what a container
+ * starts with before compose or the kubelet add theirs.
+ */
+export const imageEnv: EnvSource = (() => {
+  const lines = dockerfile
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const finalStage = lines.slice(lines.findLastIndex((l) => /^FROM\s/i.test(l)));
+  const env: EnvSource = {};
+  for (const line of finalStage.filter((l) => /^ENV\s/i.test(l))) {
+    for (const [, key, value = ''] of line.matchAll(/([A-Z_][A-Z0-9_]*)=("[^"]*"|\S*)/g))
+      env[key!] = value.replace(/^"|"$/g, '');
+  }
+  return env;
+})();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EnvError, parseApiKeys, parseEnv, tenantLimitSettings } from './env';
+import { EnvError, openStartRefusal, parseApiKeys, parseEnv, tenantLimitSettings } from './env';
 import { TENANT_LIMIT_DEFAULTS } from './services/tenant-limits';
 
 describe('parseEnv', () => {
@@ -54,6 +54,46 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ PORT: 'eighty', DATABASE_URL: 'nope' })).toThrow(
       /PORT[\s\S]*DATABASE_URL|DATABASE_URL[\s\S]*PORT/,
     );
+  });
+});
+
+describe('METRICS_PORT', () => {
+  it('is unset by default and when empty, a port when set, and never PORT itself', () => {
+    expect(parseEnv({}).METRICS_PORT).toBeUndefined();
+    expect(parseEnv({ METRICS_PORT: '' }).METRICS_PORT).toBeUndefined();
+    expect(parseEnv({ METRICS_PORT: '9100' }).METRICS_PORT).toBe(9100);
+    expect(() => parseEnv({ PORT: '3000', METRICS_PORT: '3000' })).toThrow(
+      /METRICS_PORT must differ from PORT/,
+    );
+    expect(() => parseEnv({ METRICS_PORT: '65536' })).toThrow(/METRICS_PORT/);
+  });
+});
+
+describe('openStartRefusal', () => {
+  const production = { NODE_ENV: 'production' };
+
+  it('refuses production with no key anywhere, naming API_KEYS and ALLOW_UNAUTHENTICATED', () => {
+    for (const API_KEYS of [undefined, '', ' , ']) {
+      const refusal = openStartRefusal(parseEnv({ ...production, API_KEYS }), false);
+      expect(refusal).toMatch(/API_KEYS/);
+      expect(refusal).toMatch(/ALLOW_UNAUTHENTICATED=true/);
+    }
+  });
+
+  it('lets production start with keys in API_KEYS or the keys table, or open when allowed on purpose', () => {
+    expect(openStartRefusal(parseEnv({ ...production, API_KEYS: 'acme:k1' }), false)).toBeNull();
+    expect(openStartRefusal(parseEnv(production), true)).toBeNull();
+    expect(openStartRefusal(parseEnv({ ...production, ALLOW_UNAUTHENTICATED: 'true' }), false)).toBeNull();
+    expect(
+      openStartRefusal(parseEnv({ ...production, ALLOW_UNAUTHENTICATED: 'false' }), false),
+    ).not.toBeNull();
+    expect(() => parseEnv({ ALLOW_UNAUTHENTICATED: 'sure' })).toThrow(/ALLOW_UNAUTHENTICATED/);
+  });
+
+  it('leaves development, tests and an unset NODE_ENV open as before', () => {
+    for (const NODE_ENV of [undefined, 'development', 'test']) {
+      expect(openStartRefusal(parseEnv({ NODE_ENV }), false)).toBeNull();
+    }
   });
 });
 

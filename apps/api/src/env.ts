@@ -11,15 +11,28 @@ const booleanFlag = z
 
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-/** The API's whole configuration. Only this file reads process.env. */
-export const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+const port = z.coerce.number().int().min(0).max(65_535);
+
+const EnvFields = z.object({
+  /** `production` (the image sets it) refuses to start without keys: see {@link openStartRefusal}. */
+  NODE_ENV: z.string().default('development'),
+  PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Serve `/metrics` on this port instead (a second listener on HOST), and not on PORT, so the
+   * public listener never shows it. Unset or empty: `/metrics` is on PORT.
+   */
+  METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), port.optional()),
   DATABASE_URL: z.string().url().default(DEFAULT_DATABASE_URL),
   /** One server (`redis://`) or a Redis Cluster's seed nodes (`redis-cluster://host:port,host:port`). */
   REDIS_URL: redisUrlSchema.default(DEFAULT_REDIS_URL),
-  /** `tenant:key,tenant:key`. Empty, with no key in the keys table either, runs the API open. */
+  /**
+   * `tenant:key,tenant:key`. Empty, with no key in the keys table either, runs the API open: in
+   * production only with ALLOW_UNAUTHENTICATED=true.
+   */
   API_KEYS: z.string().default(''),
+  /** Lets a production API start with no key anywhere (open, every request tenant `default`). */
+  ALLOW_UNAUTHENTICATED: booleanFlag.default(false),
   /** Operator token for the queue dashboard (/admin/queues); the dashboard is off without one. */
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   /** Apply migrations at start (default), or refuse to start on an unmigrated database. */
@@ -82,6 +95,15 @@ export const EnvSchema = z.object({
   TENANT_SESSION_CREATE_RATE: z.coerce.number().int().min(0).max(1_000_000).default(600),
 });
 
+/** The API's whole configuration. Only this file reads process.env. */
+export const EnvSchema = EnvFields.refine(
+  (env) => env.METRICS_PORT === undefined || env.METRICS_PORT === 0 || env.METRICS_PORT !== env.PORT,
+  {
+    message: 'METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)',
+    path: ['METRICS_PORT'],
+  },
+);
+
 export type Env = z.infer<typeof EnvSchema>;
 
 export class EnvError extends Error {
@@ -102,6 +124,23 @@ export function tenantLimitSettings(env: Env): TenantLimitSettings {
     maxActiveCompactions: env.TENANT_MAX_ACTIVE_COMPACTIONS,
     sessionCreatesPerMinute: env.TENANT_SESSION_CREATE_RATE,
   };
+}
+
+/**
+ * Why the API must not start, or null: in production with no key anywhere (API_KEYS empty and
+ * `keyTableHasKeys` false) it would serve every caller as tenant `default`, and an empty
+ * API_KEYS there is more often a secret left unfilled than a choice, so running open takes
+ * ALLOW_UNAUTHENTICATED=true. Elsewhere (development, tests, the demo) open is the default.
+ */
+export function openStartRefusal(env: Env, keyTableHasKeys: boolean): string | null {
+  if (env.NODE_ENV !== 'production' || env.ALLOW_UNAUTHENTICATED) return null;
+  if (keyTableHasKeys || parseApiKeys(env.API_KEYS).size > 0) return null;
+  return (
+    'refusing to start: NODE_ENV=production and no API key is configured (API_KEYS is empty and the ' +
+    'keys table has no active key), so anyone who can reach the API could use it. Set API_KEYS ' +
+    '(tenant:key,tenant:key) or create a key (npm run keys -w @compactor/api -- create <tenant>); ' +
+    'or set ALLOW_UNAUTHENTICATED=true to run it open on purpose.'
+  );
 }
 
 /** `tenant:key,tenant:key` → key → tenant. Throws on malformed entries rather than ignoring them. */

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { databaseUrlFor } from '@compactor/testing';
-import { ensureDatabase, quoteIdent } from '@compactor/db';
+import {
+  createDatabase,
+  ensureDatabase,
+  insertApiKey,
+  migrateDatabase,
+  newId,
+  quoteIdent,
+} from '@compactor/db';
+import { hashApiKey } from './http/auth';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
 const created: string[] = [];
@@ -60,9 +68,11 @@ afterAll(async () => {
 
 describe('npm run api (main.ts)', () => {
   it('creates and migrates a missing database, serves, and drains on SIGTERM', async () => {
-    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: '' });
+    // Development without keys: open, with a warning.
+    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: '', NODE_ENV: 'development' });
     const url = await api.listening;
     expect(api.output()).toContain('the API is OPEN');
+    expect((await fetch(`${url}/metrics`)).status).toBe(200);
     const created = await fetch(`${url}/v1/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -87,5 +97,71 @@ describe('npm run api (main.ts)', () => {
     const api = startApi({ DATABASE_URL: freshDatabaseUrl(), PORT: 'eighty' });
     expect(await api.exited).toBe(1);
     expect(api.output()).toMatch(/invalid environment[\s\S]*PORT/);
+  });
+
+  it('refuses to start in production without any API key, naming both ways out, and never listens', async () => {
+    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: '', NODE_ENV: 'production' });
+    expect(await api.exited).toBe(1);
+    await expect(api.listening).rejects.toThrow(/API exited/);
+    expect(api.output()).toMatch(/refusing to start: NODE_ENV=production and no API key/);
+    expect(api.output()).toContain('Set API_KEYS');
+    expect(api.output()).toContain('ALLOW_UNAUTHENTICATED=true');
+    expect(api.output()).not.toContain('Server listening');
+  });
+
+  it('starts open in production when ALLOW_UNAUTHENTICATED=true says so', async () => {
+    const api = startApi({
+      DATABASE_URL: freshDatabaseUrl(),
+      API_KEYS: '',
+      NODE_ENV: 'production',
+      ALLOW_UNAUTHENTICATED: 'true',
+    });
+    const url = await api.listening;
+    expect(api.output()).toContain('the API is OPEN');
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+  });
+
+  it('starts in production with keys only in the keys table, and requires them', async () => {
+    const databaseUrl = freshDatabaseUrl();
+    await ensureDatabase(databaseUrl);
+    await migrateDatabase(databaseUrl);
+    const database = createDatabase(databaseUrl, { max: 1 });
+    await insertApiKey(database.db, {
+      id: newId('key'),
+      tenantId: 'acme',
+      name: 'main-test',
+      keyHash: hashApiKey('table-key'),
+    });
+    await database.close();
+    const api = startApi({ DATABASE_URL: databaseUrl, API_KEYS: '', NODE_ENV: 'production' });
+    const url = await api.listening;
+    expect(api.output()).not.toContain('the API is OPEN');
+    expect((await fetch(`${url}/v1/sessions/nope`)).status).toBe(401);
+    const authorized = await fetch(`${url}/v1/sessions/nope`, {
+      headers: { authorization: 'Bearer table-key' },
+    });
+    expect(authorized.status).toBe(404);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+  });
+
+  it('serves /metrics on METRICS_PORT only, not on the public port', async () => {
+    const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: 'acme:k', METRICS_PORT: '0' });
+    const url = await api.listening;
+    const metricsUrl = /metrics served at (http:\/\/127\.0\.0\.1:\d+)/.exec(api.output())?.[1];
+    expect(metricsUrl, api.output()).toBeDefined();
+    expect(new URL(metricsUrl!).port).not.toBe(new URL(url).port);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const scraped = await fetch(`${metricsUrl}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain(
+      'compactor_api_requests_total{method="GET",route="/healthz",status="200"} 1',
+    );
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
+    expect((await fetch(`${metricsUrl}/healthz`)).status).toBe(404);
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
   });
 });

@@ -16,9 +16,9 @@ import {
   settleWithin,
 } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { parseApiKeys, parseEnv, tenantLimitSettings, type Env } from './env';
+import { openStartRefusal, parseApiKeys, parseEnv, tenantLimitSettings, type Env } from './env';
 import { createAuthenticator } from './http/auth';
-import { createApiMetrics } from './http/metrics';
+import { buildMetricsServer, createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
 import { buildServer } from './server';
 
@@ -96,7 +96,10 @@ async function main(): Promise<void> {
 
   const envKeys = parseApiKeys(env.API_KEYS);
   const auth = createAuthenticator(database.db, envKeys);
-  if (await auth.isOpen()) {
+  const open = await auth.isOpen();
+  const refusal = openStartRefusal(env, !open);
+  if (refusal) throw new StartRefused(refusal);
+  if (open) {
     log.warn(
       'no API keys configured (API_KEYS empty, keys table empty): the API is OPEN to anyone who can reach it',
     );
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
     getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
   tokenizerFor('gpt-4o').countSync('warm up');
 
+  const metrics = createApiMetrics({ queueCounts: () => queueCounts(queues) });
   const app = await buildServer(
     { db: database.db, redis, auth, tokenizerFor, clock, jobs, events },
     {
@@ -115,10 +119,17 @@ async function main(): Promise<void> {
       bodyLimit: env.BODY_LIMIT_BYTES,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       tenantLimits: tenantLimitSettings(env),
-      metrics: createApiMetrics({ queueCounts: () => queueCounts(queues) }),
+      metrics,
+      metricsOnOwnPort: env.METRICS_PORT !== undefined,
       ...(env.ADMIN_TOKEN ? { queueDashboard: { queues, adminToken: env.ADMIN_TOKEN } } : {}),
     },
   );
+  // The metrics listener first: a port it cannot have stops the start before traffic arrives.
+  const metricsServer = env.METRICS_PORT === undefined ? null : await buildMetricsServer(metrics);
+  if (metricsServer) {
+    const url = await metricsServer.listen({ port: env.METRICS_PORT, host: env.HOST });
+    log.info({ url }, `metrics served at ${url}/metrics (not on PORT)`);
+  }
   await app.listen({ port: env.PORT, host: env.HOST });
 
   let closing = false;
@@ -132,6 +143,7 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     await app.close();
+    await metricsServer?.close();
     // Bounded: an unreachable Redis answers neither BullMQ's close nor QUIT, and its clients
     // would keep reconnecting (and the process alive) until the force exit.
     await Promise.all([
@@ -146,7 +158,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** A start refused on purpose: its message says what to set, a stack trace would bury it. */
+class StartRefused extends Error {}
+
 main().catch((error: Error) => {
-  log.fatal({ err: error }, error.message);
+  if (error instanceof StartRefused) log.fatal(error.message);
+  else log.fatal({ err: error }, error.message);
   process.exit(1);
 });

@@ -51,6 +51,11 @@ export interface ServerOptions {
    * and `GET /metrics` serves it.
    */
   metrics?: Registry;
+  /**
+   * Record requests in `metrics` but leave `GET /metrics` to the listener on `METRICS_PORT`
+   * (`buildMetricsServer`): it is a 404 here.
+   */
+  metricsOnOwnPort?: boolean;
   /** bull-board on these queues at /admin/queues, behind the operator token; off without one. */
   queueDashboard?: { queues: JobQueues; adminToken: string };
   /** Called for every route as Fastify registers it (the OpenAPI test lists them with it). */
@@ -138,7 +143,7 @@ export async function buildServer(
     request.log = reply.log = request.log.child(requestIds(request));
   });
 
-  if (options.metrics) registerMetrics(app, options.metrics);
+  if (options.metrics) registerMetrics(app, options.metrics, { serve: !options.metricsOnOwnPort });
   if (options.queueDashboard) await registerQueueDashboard(app, options.queueDashboard);
   const limits = new TenantLimits(
     options.tenantLimits,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
-import { createApiMetrics } from './metrics';
+import { buildMetricsServer, createApiMetrics } from './metrics';
 
 const api = useTestApi({
   server: {
@@ -13,6 +13,9 @@ function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+const ownPortRegistry = createApiMetrics();
+const ownPort = useTestApi({ server: { metrics: ownPortRegistry, metricsOnOwnPort: true } });
 
 describe('GET /metrics', () => {
   it('counts requests by route pattern and status, never by id, and reports queue depth; no key needed', async () => {
@@ -50,5 +53,26 @@ describe('GET /metrics', () => {
     expect(sample(text, 'compactor_queue_jobs{queue="compact",state="waiting"}')).toBe(3);
     expect(text).not.toContain('ses-metrics-secret-id');
     expect(text).toContain('compactor_api_process_cpu_seconds_total');
+  });
+});
+
+describe('GET /metrics on its own port (METRICS_PORT)', () => {
+  it('is a 404 on the public server, which still records requests, and served by the metrics server alone', async () => {
+    expect((await ownPort.request({ method: 'GET', url: '/healthz', key: null })).statusCode).toBe(200);
+    const publicAnswer = await ownPort.request({ method: 'GET', url: '/metrics', key: null });
+    expect(publicAnswer.statusCode).toBe(404);
+    expect(publicAnswer.body).not.toContain('compactor_api_requests_total');
+    const metricsServer = await buildMetricsServer(ownPortRegistry);
+    try {
+      const scraped = await metricsServer.inject({ method: 'GET', url: '/metrics' });
+      expect(scraped.statusCode).toBe(200);
+      expect(
+        sample(scraped.body, 'compactor_api_requests_total{method="GET",route="/healthz",status="200"}'),
+      ).toBe(1);
+      expect((await metricsServer.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(404);
+      expect((await metricsServer.inject({ method: 'GET', url: '/v1/sessions' })).statusCode).toBe(404);
+    } finally {
+      await metricsServer.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type {} from '@fastify/swagger'; // its FastifySchema `hide` option
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { TenantLimitObserver } from '../services/tenant-limits';
 
@@ -70,11 +70,16 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
 }
 
 /**
- * Records every answered request in `registry` and serves it at `GET /metrics`. The route label
- * is Fastify's route pattern (`/v1/sessions/:id`), so ids never become label values; requests
- * no route matched count as `unmatched`.
+ * Records every answered request in `registry` and, unless `serve` is false (`METRICS_PORT`:
+ * {@link buildMetricsServer} serves it on its own port), serves it at `GET /metrics`. The route
+ * label is Fastify's route pattern (`/v1/sessions/:id`), so ids never become label values;
+ * requests no route matched count as `unmatched`.
  */
-export function registerMetrics(app: FastifyInstance, registry: Registry): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  registry: Registry,
+  { serve = true }: { serve?: boolean } = {},
+): void {
   const requests = registry.getSingleMetric('compactor_api_requests_total') as Counter;
   const durations = registry.getSingleMetric('compactor_api_request_duration_seconds') as Histogram;
   app.addHook('onResponse', async (request, reply) => {
@@ -83,6 +88,21 @@ export function registerMetrics(app: FastifyInstance, registry: Registry): void 
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     durations.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
+  if (serve) serveMetrics(app, registry);
+}
+
+/**
+ * A listener of its own for `GET /metrics` (`METRICS_PORT`), nothing else: Prometheus reaches
+ * it inside the cluster while the public port, behind an ingress, does not show it.
+ */
+export async function buildMetricsServer(registry: Registry): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  serveMetrics(app, registry);
+  await app.ready();
+  return app;
+}
+
+function serveMetrics(app: FastifyInstance, registry: Registry): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();

@@ -8,7 +8,7 @@ import { buildServer } from '../server';
 import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
 import { createAuthenticator } from './auth';
 import { ApiError } from './errors';
-import { ADMIN_FAILURE_LIMIT, registerQueueDashboard } from './queue-dashboard';
+import { ADMIN_FAILURE_LIMIT, registerQueueDashboard, withoutExternalResources } from './queue-dashboard';
 
 const database = useTestDatabase();
 const ADMIN_TOKEN = 'ops-token-0123456789abcdef';
@@ -108,6 +108,46 @@ describe('queue dashboard (/admin/queues)', () => {
       .queues;
     expect(names.map((q) => q.name).sort()).toEqual(['compact', 'prune']);
     expect(names.find((q) => q.name === 'compact')!.counts.waiting).toBe(1);
+  });
+
+  it('serves a page that loads nothing from outside the API: no web fonts, scripts, styles or images', async () => {
+    const own = 'http://dashboard.test:8080';
+    const get = (url: string) =>
+      app.inject({
+        method: 'GET',
+        url,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, host: new URL(own).host },
+      });
+    const page = await get('/admin/queues');
+    expect(page.statusCode).toBe(200);
+    const base = new URL(/<base\s+href="([^"]+)"/.exec(page.body)?.[1] ?? '/admin/queues/', own);
+    const resources = resourceUrls(page.body).map((ref) => new URL(ref, base));
+    // The board's scripts, its stylesheet and its icons: all there, all from the API itself.
+    expect(resources.filter((url) => url.pathname.endsWith('.js')).length).toBeGreaterThan(0);
+    expect(resources.filter((url) => url.pathname.endsWith('.css')).length).toBeGreaterThan(0);
+    expect(resources.filter((url) => url.origin !== own).map(String)).toEqual([]);
+    // The stylesheets it loads pull in nothing from elsewhere either (fonts, @import).
+    for (const sheet of resources.filter((url) => url.pathname.endsWith('.css'))) {
+      const css = await get(sheet.pathname);
+      expect(css.statusCode, sheet.pathname).toBe(200);
+      const outside = resourceUrls(css.body)
+        .map((ref) => new URL(ref, sheet))
+        .filter((url) => url.protocol !== 'data:' && url.origin !== own);
+      expect(outside.map(String), sheet.pathname).toEqual([]);
+    }
+  });
+
+  it('strips links to other origins from HTML, whatever their scheme or quoting, and keeps its own', () => {
+    const html = [
+      '<link href="https://fonts.googleapis.com/css2?family=IBM+Plex+Sans" rel="stylesheet">',
+      "<link rel='preconnect' href='//fonts.gstatic.com' crossorigin>",
+      '<LINK REL=stylesheet HREF=http://cdn.example/x.css>',
+      '<link href="static/css/main.css" rel="stylesheet">',
+      '<link rel="icon" href="static/images/logo.svg">',
+    ].join('\n');
+    expect(withoutExternalResources(html)).toBe(
+      '<link href="static/css/main.css" rel="stylesheet">\n<link rel="icon" href="static/images/logo.svg">',
+    );
   });
 
   it('refuses tokens of any length but the right one, in the contract shape', async () => {
@@ -231,3 +271,24 @@ describe('queue dashboard (/admin/queues)', () => {
     }
   });
 });
+
+/**
+ * Every URL a page or stylesheet makes the browser load: `src`, `href` of `<link>`, `srcset`,
+ * `url(...)` (inline styles and CSS) and `@import`. Links a user may follow (`<a href>`) are not loads.
+ */
+function resourceUrls(text: string): string[] {
+  const urls: string[] = [];
+  for (const [, tag = ''] of text.matchAll(
+    /<((?:link|script|img|source|iframe|embed|object|video|audio)\b[^>]*)>/gi,
+  )) {
+    for (const [, , quoted, bare] of tag.matchAll(
+      /\b(src|href|data|poster)\s*=\s*(?:["']([^"']*)["']|([^\s>]+))/gi,
+    ))
+      urls.push(quoted ?? bare ?? '');
+    for (const [, set = ''] of tag.matchAll(/\bsrcset\s*=\s*["']([^"']*)["']/gi))
+      urls.push(...set.split(',').map((candidate) => candidate.trim().split(/\s+/)[0]!));
+  }
+  for (const [, , url = ''] of text.matchAll(/url\(\s*(["']?)([^"')]+)\1\s*\)/gi)) urls.push(url);
+  for (const [, url = ''] of text.matchAll(/@import\s+["']([^"']+)["']/gi)) urls.push(url);
+  return urls.filter((url) => url !== '' && !url.startsWith('#'));
+}

@@ -92,10 +92,27 @@ export async function registerQueueDashboard(
             error: { code: 'unauthorized', message: 'the queue dashboard needs the operator token' },
           });
       });
+      dashboard.addHook('onSend', async (_request, reply, payload) =>
+        typeof payload === 'string' && String(reply.getHeader('content-type')).startsWith('text/html')
+          ? withoutExternalResources(payload)
+          : payload,
+      );
       await dashboard.register(serverAdapter.registerPlugin());
     },
     { prefix: QUEUE_DASHBOARD_PATH },
   );
+}
+
+/**
+ * A `<link>` that loads from another origin: bull-board's page asks Google Fonts for its
+ * typefaces, which would tell a third party who opens the dashboard and when, and fails on a
+ * network without egress. Without it the page falls back to the system's sans-serif and monospace.
+ */
+const EXTERNAL_LINK = /<link\b[^>]*\bhref\s*=\s*["']?(?:[a-z][a-z0-9+.-]*:)?\/\/[^>]*>\s*/gi;
+
+/** The dashboard's HTML without references to other origins (its own assets are relative). */
+export function withoutExternalResources(html: string): string {
+  return html.replace(EXTERNAL_LINK, '');
 }
 
 /**

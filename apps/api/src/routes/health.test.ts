@@ -1,5 +1,9 @@
+import Fastify from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { describe, expect, it } from 'vitest';
+import type { ApiResources } from '../resources';
 import { useTestApi } from '../test-support/api';
+import { healthRoutes } from './health';
 
 const healthy = useTestApi();
 const redisDown = useTestApi({
@@ -14,15 +18,35 @@ describe('probes', () => {
     expect(response.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
   });
 
-  it('/readyz is 503 naming the failing dependency in plain words (not its error), while /healthz stays 200', async () => {
+  it('/readyz stays 200 with Redis down, naming it in plain words (not its error): Redis does not gate', async () => {
     const response = await redisDown.request({ method: 'GET', url: '/readyz', key: null });
-    expect(response.statusCode).toBe(503);
-    expect(response.json()).toEqual({
-      status: 'unavailable',
-      checks: { postgres: 'ok', redis: 'unreachable' },
-    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'unreachable' } });
     expect(response.body).not.toContain('ECONNREFUSED');
     expect((await redisDown.request({ method: 'GET', url: '/healthz', key: null })).statusCode).toBe(200);
+  });
+
+  it('/readyz is 503 naming Postgres when it does not answer, whatever Redis says', async () => {
+    const refused = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5499'));
+    for (const redisPing of [async () => 'PONG', refused]) {
+      const app = Fastify();
+      app.setValidatorCompiler(validatorCompiler);
+      app.setSerializerCompiler(serializerCompiler);
+      await app.register(
+        healthRoutes({ db: { execute: refused }, redis: { ping: redisPing } } as unknown as ApiResources),
+      );
+      try {
+        const response = await app.inject({ method: 'GET', url: '/readyz' });
+        expect(response.statusCode).toBe(503);
+        expect(response.json()).toEqual({
+          status: 'unavailable',
+          checks: { postgres: 'unreachable', redis: redisPing === refused ? 'unreachable' : 'ok' },
+        });
+        expect(response.body).not.toContain('ECONNREFUSED');
+      } finally {
+        await app.close();
+      }
+    }
   });
 });
 
