@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { openApiDocument } from '@compactor/api';
 import { ERROR_CODES, ERROR_STATUS } from '@compactor/contract';
+import { messagesSection } from './api-docs-messages';
 
 /** The page, relative to the repository root. */
 export const API_DOCS_PATH = 'docs/API.md';
@@ -197,6 +198,7 @@ export async function renderApiDocs(document: Record<string, unknown>, root: str
       (code) => `| \`${code}\` | ${ERROR_STATUS[code].status} | ${cell(ERROR_STATUS[code].meaning)} |`,
     ),
     '',
+    ...messagesSection(typeOf),
     '## Operations',
     '',
     ...operations.flatMap(({ method, route, operation }) => renderOperation(doc, method, route, operation)),

@@ -20,7 +20,7 @@ import {
   type HistoryPageResponse,
   type MessageRequest,
   type NativeContext,
-  type OpenAIMessage,
+  type OpenAIContext,
   type OverflowRequest,
   type OverflowResponse,
   type PatchMessageRequest,
@@ -31,9 +31,9 @@ import {
   type SessionEventMessage,
 } from '@compactor/contract';
 import type { z } from 'zod';
-import { sessionEvents, type EventsOptions } from './events';
-import { retryPolicy, type RetryOptions } from './retry';
-import { readJson, send, sendJson, type Call, type TransportSettings } from './transport';
+import { sessionEvents, type EventsOptions } from './events.js';
+import { retryPolicy, type RetryOptions } from './retry.js';
+import { readJson, send, sendJson, type Call, type TransportSettings } from './transport.js';
 
 /** Where the API is and how to call it. */
 export interface CompactorClientOptions {
@@ -155,10 +155,7 @@ export class CompactorClient {
   /** `GET /v1/sessions/:id/context`: the stored messages the model sees next (pruned outputs replaced). */
   getContext(id: string, options?: CallOptions & { format?: 'native' }): Promise<NativeContext>;
   /** `GET /v1/sessions/:id/context?format=openai`: the same, as a Chat Completions `messages` array. */
-  getContext(
-    id: string,
-    options: CallOptions & { format: 'openai' },
-  ): Promise<Omit<Context, 'messages'> & { messages: OpenAIMessage[] }>;
+  getContext(id: string, options: CallOptions & { format: 'openai' }): Promise<OpenAIContext>;
   getContext(id: string, options: CallOptions & { format?: 'native' | 'openai' } = {}): Promise<Context> {
     return this.json(
       {

@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactorClient } from './client';
-import { CompactorApiError } from './errors';
+import { CompactorClient } from './client.js';
+import { CompactorApiError } from './errors.js';
 
 type Answer = { status: 200; events: number } | { status: number; body: string };
 

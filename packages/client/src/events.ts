@@ -1,8 +1,8 @@
 import { SESSION_DELETED_EVENT, SessionEventPayload, type SessionEventMessage } from '@compactor/contract';
-import { CompactorApiError } from './errors';
-import { mayRetry, parseRetryAfter, retryDelayMs, sleep } from './retry';
-import { readSse } from './sse';
-import { baseHeaders, callUrl, type TransportSettings } from './transport';
+import { CompactorApiError } from './errors.js';
+import { mayRetry, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
+import { readSse } from './sse.js';
+import { baseHeaders, callUrl, type TransportSettings } from './transport.js';
 
 /** How {@link CompactorClient.events} follows a session. */
 export interface EventsOptions {

@@ -4,9 +4,9 @@ export {
   type CallOptions,
   type CompactionRequestOptions,
   type CompactorClientOptions,
-} from './client';
-export { CompactorApiError, CompactorResponseError } from './errors';
-export type { EventsOptions } from './events';
+} from './client.js';
+export { CompactorApiError, CompactorResponseError } from './errors.js';
+export type { EventsOptions } from './events.js';
 export {
   parseRetryAfter,
   retryDelayMs,
@@ -14,6 +14,6 @@ export {
   RETRYABLE_STATUSES,
   type RetryOptions,
   type RetryPolicy,
-} from './retry';
-export { readSse, type SseBlock } from './sse';
+} from './retry.js';
+export { readSse, type SseBlock } from './sse.js';
 export type * from '@compactor/contract';

@@ -5,10 +5,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sessionExample } from './test-support/session-example';
-import { CompactorClient } from './client';
-import { CompactorApiError } from './errors';
-import { mayRetry, parseRetryAfter, retryDelayMs, retryPolicy } from './retry';
+import { sessionExample } from './test-support/session-example.js';
+import { CompactorClient } from './client.js';
+import { CompactorApiError } from './errors.js';
+import { mayRetry, parseRetryAfter, retryDelayMs, retryPolicy } from './retry.js';
 
 /** What the server answers next, in order; the last one repeats. */
 let script: Array<{ status: number; headers?: Record<string, string>; body: unknown }> = [];

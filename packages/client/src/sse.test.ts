@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSse } from './sse';
+import { readSse } from './sse.js';
 
 /** A body that arrives in the given chunks. */
 function body(...chunks: string[]): ReadableStream<Uint8Array> {

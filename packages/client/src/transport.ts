@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { CompactorApiError, CompactorResponseError } from './errors';
-import { mayRetry, parseRetryAfter, retryDelayMs, sleep, type RetryPolicy } from './retry';
+import { CompactorApiError, CompactorResponseError } from './errors.js';
+import { mayRetry, parseRetryAfter, retryDelayMs, sleep, type RetryPolicy } from './retry.js';
 
 /** One API call: method, path (already encoded), query, body, extra headers. */
 export interface Call {

@@ -1,7 +1,7 @@
 /** Compactions: requesting one, its record and steps, paging through a session's history of them. */
 import { z } from 'zod';
-import { ClientId, INT4_MAX, SafeText, utf8ByteLength } from './primitives';
-import { COMPACTION_STEPS, STRATEGIES } from './vocabulary';
+import { ClientId, INT4_MAX, SafeText, utf8ByteLength } from './primitives.js';
+import { COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
 
 const CompactionFields = z.object({
   id: z.string(),

@@ -1,16 +1,61 @@
 /** `GET /v1/sessions/:id/context`: exactly what the model should see next. */
 import { z } from 'zod';
-import { MessageOut, messageExample } from './messages';
-import { JsonObject } from './primitives';
+import { MessageOut, messageExample } from './messages.js';
 
 /** `?format=native` (stored messages) or `openai` (a Chat Completions `messages` array). */
 export const ContextQuery = z.object({ format: z.enum(['native', 'openai']).default('native') }).strict();
 /** The context query as a client writes it. */
 export type ContextQueryInput = z.input<typeof ContextQuery>;
 
+// The Chat Completions message shapes the API writes (packages/core's `toOpenAIMessages`), spelled
+// as the OpenAI SDK's `ChatCompletionMessageParam` spells them, so a context's messages can be sent
+// as they are without the contract depending on the SDK.
+
+/** A content part of a user message: text, or an image by URL (an image file part). */
+export const OpenAIContentPartOut = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image_url'), image_url: z.object({ url: z.string() }) }),
+]);
+/** A content part of a Chat Completions user message. */
+export type OpenAIContentPart = z.output<typeof OpenAIContentPartOut>;
+
+/** One `tool_calls` entry of an assistant message. */
+export const OpenAIToolCallOut = z.object({
+  id: z.string().describe('The stored callId, made valid and unique in this array'),
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().describe('The stored tool name, reduced to `[a-zA-Z0-9_-]{1,64}`'),
+    arguments: z
+      .string()
+      .describe('JSON text of an object (a non-object input is wrapped as `{"input": …}`)'),
+  }),
+});
+/** A tool call of a Chat Completions assistant message. */
+export type OpenAIToolCall = z.output<typeof OpenAIToolCallOut>;
+
+/** A Chat Completions message: system, user, assistant (one step, with its tool calls) or a tool result. */
+export const OpenAIMessageOut = z
+  .discriminatedUnion('role', [
+    z.object({ role: z.literal('system'), content: z.string() }),
+    z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(OpenAIContentPartOut)]) }),
+    z.object({
+      role: z.literal('assistant'),
+      content: z.string().nullable().describe('null for a step that only calls tools'),
+      tool_calls: z.array(OpenAIToolCallOut).optional(),
+    }),
+    z.object({
+      role: z.literal('tool'),
+      tool_call_id: z.string().describe('The `id` of the call in the assistant message before'),
+      content: z.string(),
+    }),
+  ])
+  .meta({ id: 'OpenAIMessage' });
+/** One Chat Completions message of a `format=openai` context (assignable to the OpenAI SDK's `ChatCompletionMessageParam`). */
+export type OpenAIMessage = z.output<typeof OpenAIMessageOut>;
+
 const ContextFields = z.object({
   messages: z
-    .array(z.union([MessageOut, JsonObject]))
+    .array(z.union([MessageOut, OpenAIMessageOut]))
     .describe('native: stored messages (pruned outputs replaced); openai: Chat Completions messages'),
   compactionId: z.string().nullable(),
   boundarySeq: z.number().int().nullable(),
@@ -33,5 +78,5 @@ export const ContextOut = ContextFields.meta({
 export type Context = z.output<typeof ContextOut>;
 /** A context as a client receives it for `format=native`: every message is a stored {@link Message}. */
 export type NativeContext = Omit<Context, 'messages'> & { messages: z.output<typeof MessageOut>[] };
-/** One Chat Completions message of a `format=openai` context. */
-export type OpenAIMessage = Record<string, unknown>;
+/** A context as a client receives it for `format=openai`: a Chat Completions `messages` array. */
+export type OpenAIContext = Omit<Context, 'messages'> & { messages: OpenAIMessage[] };

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import * as contract from './index';
+import * as contract from './index.js';
 
 const schemas = Object.entries(contract as Record<string, unknown>).filter(
   (entry): entry is [string, z.ZodType] => entry[1] instanceof z.ZodType,

@@ -1,14 +1,14 @@
 // The HTTP API's wire contract: zod schemas of every request and response, the event payloads and
 // the error body. The API validates with them and serves them as OpenAPI; clients type with them.
-export * from './primitives';
-export * from './errors';
-export * from './policy';
-export * from './vocabulary';
-export * from './messages';
-export * from './compactions';
-export * from './overflow';
-export * from './sessions';
-export * from './message-writes';
-export * from './context';
-export * from './events';
-export * from './health';
+export * from './primitives.js';
+export * from './errors.js';
+export * from './policy.js';
+export * from './vocabulary.js';
+export * from './messages.js';
+export * from './compactions.js';
+export * from './overflow.js';
+export * from './sessions.js';
+export * from './message-writes.js';
+export * from './context.js';
+export * from './events.js';
+export * from './health.js';

@@ -1,8 +1,8 @@
 /** What the two message writes answer: the write, the session's status, and what it triggered. */
 import { z } from 'zod';
-import { CompactionOut, PruneOut } from './compactions';
-import { MessageOut, messageExample } from './messages';
-import { StatusOut, statusExample } from './sessions';
+import { CompactionOut, PruneOut } from './compactions.js';
+import { MessageOut, messageExample } from './messages.js';
+import { StatusOut, statusExample } from './sessions.js';
 
 /** The compaction a write started (or found running), in brief. */
 export const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, reason: true });
@@ -41,8 +41,9 @@ export const AppendResponse = z
 /** An append's answer as a client receives it. */
 export type AppendMessagesResponse = z.output<typeof AppendResponse>;
 
-/** `PATCH /v1/sessions/:id/messages/:messageId` → 200: the message as stored now. */
+/** `PATCH /v1/sessions/:id/messages/:messageId` → 200: the message as stored now, and the session's status. */
 export const PatchResponse = MessageOut.extend({
+  status: StatusOut,
   compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
   prune: TurnPrune,
 }).meta({
@@ -55,6 +56,7 @@ export const PatchResponse = MessageOut.extend({
       finish: 'stop',
       parts: [{ type: 'text', text: 'Fixed: the constant is 42 now.', tokens: 10 }],
       usage: { input: 1500, output: 220, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      status: statusExample,
       compaction: { id: 'cmp_01JH2Q4V7K3M5N8P9R0S', status: 'pending', reason: 'auto' },
       prune: null,
     },

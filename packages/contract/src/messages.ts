@@ -1,7 +1,7 @@
 /** Messages and their parts: appended in batches, patched when a streamed turn finishes, read back. */
 import { z } from 'zod';
-import { ClientId, INT4_MAX, Instant, JsonObject, JsonObjectIn, SafeJson, SafeText } from './primitives';
-import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary';
+import { ClientId, INT4_MAX, Instant, JsonObject, JsonObjectIn, SafeJson, SafeText } from './primitives.js';
+import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
 
 const TextPartIn = z.object({ type: z.literal('text'), text: SafeText }).strict();
 const ReasoningPartIn = z.object({ type: z.literal('reasoning'), text: SafeText }).strict();

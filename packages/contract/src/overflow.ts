@@ -1,8 +1,8 @@
 /** `POST /v1/sessions/:id/overflow`: what the provider said about a turn; an overflow compacts now. */
 import { z } from 'zod';
-import { CompactionOut, compactionExample } from './compactions';
-import { SafeText } from './primitives';
-import { FINISH, UsageSchema } from './vocabulary';
+import { CompactionOut, compactionExample } from './compactions.js';
+import { SafeText } from './primitives.js';
+import { FINISH, UsageSchema } from './vocabulary.js';
 
 /** A provider error (message, status, raw body) or a turn's usage, any subset. */
 export const OverflowBody = z

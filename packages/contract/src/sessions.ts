@@ -1,8 +1,8 @@
 /** Sessions: created with a model and an optional policy, patched, read with their live status. */
 import { z } from 'zod';
-import { CompactionOut, compactionExample } from './compactions';
-import { PolicyInputSchema } from './policy';
-import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeText, storable } from './primitives';
+import { CompactionOut, compactionExample } from './compactions.js';
+import { PolicyInputSchema } from './policy.js';
+import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeText, storable } from './primitives.js';
 
 /** The smallest context window a session may have, besides 0 (unlimited); the smallest input limit. */
 export const MIN_CONTEXT_WINDOW = 1_024;

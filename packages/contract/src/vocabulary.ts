@@ -1,6 +1,6 @@
 /** The enumerations and the usage record that several resources share. */
 import { z } from 'zod';
-import { Count } from './primitives';
+import { Count } from './primitives.js';
 
 /** Who wrote a message; there is no `tool` role (results live on the assistant's tool parts). */
 export const ROLES = ['user', 'assistant', 'system'] as const;

@@ -40,10 +40,7 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           pinSystemMessages,
         });
         return {
-          messages:
-            request.query.format === 'openai'
-              ? (toOpenAIMessages(context) as unknown as Record<string, unknown>[])
-              : context.messages,
+          messages: request.query.format === 'openai' ? toOpenAIMessages(context) : context.messages,
           compactionId: context.compactionId,
           boundarySeq: context.boundarySeq,
           tokens: context.tokens,

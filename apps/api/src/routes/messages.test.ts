@@ -264,6 +264,35 @@ describe('PATCH /v1/sessions/:id/messages/:messageId', () => {
     expect(message.parts[0].tokens).toBe(count('bash') + count('{"command":"ls"}') + count('a.ts\nb.ts'));
   });
 
+  it("answers with the session's status after the update, as the append does", async () => {
+    await newSession('m-patch-status');
+    const appended = await post('m-patch-status', [
+      { id: 'u', role: 'user', parts: [{ type: 'text', text: 'list the files' }] },
+      {
+        id: 'turn',
+        role: 'assistant',
+        parts: [{ type: 'tool', callId: 'c1', tool: 'bash', status: 'running', input: { command: 'ls' } }],
+      },
+    ]);
+    const before = appended.json().status;
+    const output = Array.from({ length: 200 }, (_, i) => `file-${i}.ts`).join('\n');
+    const response = await api.request({
+      method: 'PATCH',
+      url: '/v1/sessions/m-patch-status/messages/turn',
+      payload: {
+        finish: 'tool-calls',
+        parts: [{ type: 'tool', callId: 'c1', tool: 'bash', status: 'completed', output }],
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    const { status } = response.json();
+    const session = (await api.request({ method: 'GET', url: '/v1/sessions/m-patch-status' })).json();
+    expect(status).toEqual(session.status);
+    // The tool result now counts (its interrupted placeholder no longer does).
+    expect(status.tokens).toBeGreaterThan(before.tokens + count(output) / 2);
+    expect(status.contextMessages).toBe(2);
+  });
+
   it('answers 409 when a result is posted as a new message instead of patching the unfinished call', async () => {
     await newSession('m-deferred');
     await post('m-deferred', [

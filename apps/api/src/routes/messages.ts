@@ -153,7 +153,7 @@ export function messageRoutes(
             'its summary was written without the change, which would reach the model nowhere). A result for a ' +
             'message a running compaction covers is accepted: that compaction summarises again. ' +
             'An auto compaction held back by `TENANT_MAX_ACTIVE_COMPACTIONS` waits its turn (`compaction` is null), ' +
-            'as for an append.',
+            "as for an append. The answer is the message as stored now, with the session's `status` after the update.",
           params: MessageParams,
           body: PatchMessageBody,
           response: { 200: PatchResponse, ...commonErrors, 429: ErrorBody },
@@ -187,7 +187,12 @@ export function messageRoutes(
             return { message, after };
           },
         );
-        return { ...message, compaction: triggered(after.compaction), prune: after.prune };
+        return {
+          ...message,
+          status: after.status,
+          compaction: triggered(after.compaction),
+          prune: after.prune,
+        };
       },
     );
 
