@@ -1,0 +1,80 @@
+"""A client of the Compactor HTTP API (docs/API.md), standard library only.
+
+from compactor_client import Client, CompactorApiError
+
+client = Client("http://127.0.0.1:3000", api_key="...")
+client.create_session({"id": "support-42", "model": {"id": "gpt-4o"}})
+"""
+
+from ._version import __version__
+from .client import Client, CompactorClient
+from .errors import CompactorApiError, CompactorError, CompactorResponseError, CompactorTransportError
+from .events import EventStream
+from .retry import RETRYABLE_STATUSES, RetryPolicy, may_retry, parse_retry_after, retry_delay
+from .sse import SseBlock, read_sse
+from .types import (
+    SESSION_DELETED_EVENT,
+    SESSION_EVENT_TYPES,
+    AppendMessagesResponse,
+    Compaction,
+    CompactionPage,
+    CompactionRequestResult,
+    CompactionWithSteps,
+    Context,
+    CreateSessionRequest,
+    HistoryPage,
+    Message,
+    MessageIn,
+    NativeContext,
+    OpenAIContext,
+    OpenAIMessage,
+    OverflowRequest,
+    OverflowResponse,
+    PatchMessageRequest,
+    PatchMessageResponse,
+    PatchSessionRequest,
+    Session,
+    SessionEvent,
+    SessionStatus,
+)
+
+__all__ = [
+    "__version__",
+    "Client",
+    "CompactorClient",
+    "CompactorError",
+    "CompactorApiError",
+    "CompactorResponseError",
+    "CompactorTransportError",
+    "EventStream",
+    "RETRYABLE_STATUSES",
+    "RetryPolicy",
+    "may_retry",
+    "parse_retry_after",
+    "retry_delay",
+    "SseBlock",
+    "read_sse",
+    "SESSION_DELETED_EVENT",
+    "SESSION_EVENT_TYPES",
+    "AppendMessagesResponse",
+    "Compaction",
+    "CompactionPage",
+    "CompactionRequestResult",
+    "CompactionWithSteps",
+    "Context",
+    "CreateSessionRequest",
+    "HistoryPage",
+    "Message",
+    "MessageIn",
+    "NativeContext",
+    "OpenAIContext",
+    "OpenAIMessage",
+    "OverflowRequest",
+    "OverflowResponse",
+    "PatchMessageRequest",
+    "PatchMessageResponse",
+    "PatchSessionRequest",
+    "Session",
+    "SessionEvent",
+    "SessionStatus",
+]

@@ -1,0 +1,455 @@
+"""Request and response shapes of the Compactor HTTP API (docs/API.md), as ``TypedDict``s.
+
+They mirror the zod schemas of ``@compactor/contract``: the ``*Request`` / ``*In`` types are what a
+client sends (keys a client may leave out are in a ``total=False`` class), the others what the API
+answers. Written with ``typing`` names only (``Optional``, ``List``, ``Dict``) so the module runs
+on Python 3.9.
+"""
+
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
+
+Role = Literal["user", "assistant", "system"]
+Finish = Literal["stop", "tool-calls", "length", "content-filter", "error", "other"]
+ToolStatus = Literal["pending", "running", "completed", "error"]
+Strategy = Literal["summarize", "truncate", "topic"]
+CompactionStepName = Literal["prune", "summarize", "finalize"]
+CompactionStatus = Literal["pending", "running", "completed", "failed", "skipped"]
+CompactionReason = Literal["auto", "manual", "overflow"]
+ContextFormat = Literal["native", "openai"]
+SessionEventType = Literal[
+    "compaction.requested",
+    "compaction.started",
+    "compaction.step",
+    "compaction.completed",
+    "compaction.failed",
+    "compaction.skipped",
+    "session.compacted",
+    "prune.completed",
+    "session.deleted",
+]
+
+#: Every event type a session's stream carries.
+SESSION_EVENT_TYPES = (
+    "compaction.requested",
+    "compaction.started",
+    "compaction.step",
+    "compaction.completed",
+    "compaction.failed",
+    "compaction.skipped",
+    "session.compacted",
+    "prune.completed",
+    "session.deleted",
+)
+#: The last event of a deleted session's stream: nothing follows it.
+SESSION_DELETED_EVENT = "session.deleted"
+#: The statuses a compaction ends in.
+SETTLED_COMPACTION_STATUSES = ("completed", "failed", "skipped")
+
+# --- What a client sends ---------------------------------------------------------------------
+
+
+class _UsageRequired(TypedDict):
+    input: int
+    output: int
+
+
+class UsageIn(_UsageRequired, total=False):
+    """Provider usage of an assistant turn; ``reasoning``, ``cacheRead``, ``cacheWrite`` default to 0."""
+
+    reasoning: int
+    cacheRead: int
+    cacheWrite: int
+
+
+class Usage(TypedDict):
+    input: int
+    output: int
+    reasoning: int
+    cacheRead: int
+    cacheWrite: int
+
+
+class TextPartIn(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ReasoningPartIn(TypedDict):
+    type: Literal["reasoning"]
+    text: str
+
+
+class _ToolPartRequired(TypedDict):
+    type: Literal["tool"]
+    callId: str
+    tool: str
+    status: ToolStatus
+
+
+class ToolPartIn(_ToolPartRequired, total=False):
+    """A tool call with its result: ``output`` when completed, ``error`` when it failed."""
+
+    input: Any
+    output: Optional[str]
+    error: Optional[str]
+
+
+class _FilePartRequired(TypedDict):
+    type: Literal["file"]
+    mime: str
+    url: str
+
+
+class FilePartIn(_FilePartRequired, total=False):
+    filename: Optional[str]
+
+
+PartIn = Union[TextPartIn, ReasoningPartIn, ToolPartIn, FilePartIn]
+
+
+class _MessageErrorRequired(TypedDict):
+    message: str
+
+
+class MessageError(_MessageErrorRequired, total=False):
+    code: str
+
+
+class _MessageRequired(TypedDict):
+    role: Role
+    parts: List[PartIn]
+
+
+class MessageIn(_MessageRequired, total=False):
+    """A message to append: ``id`` makes re-posting it a no-op.
+
+    Tool and reasoning parts and ``usage`` belong to assistant messages.
+    """
+
+    id: str
+    finish: Optional[Finish]
+    error: Union[str, MessageError, None]
+    usage: Optional[UsageIn]
+    createdAt: str
+    metadata: Dict[str, Any]
+
+
+class PatchMessageRequest(TypedDict, total=False):
+    """Finishes a streamed turn: tool parts are upserted by ``callId``, other parts appended."""
+
+    finish: Optional[Finish]
+    error: Union[str, MessageError, None]
+    usage: Optional[UsageIn]
+    parts: List[PartIn]
+
+
+class _ModelRequired(TypedDict):
+    id: str
+
+
+class ModelIn(_ModelRequired, total=False):
+    """``contextWindow`` 0 = unlimited; omitted limits come from the known-model table."""
+
+    provider: str
+    contextWindow: int
+    maxOutputTokens: int
+    inputLimit: Optional[int]
+
+
+class ModelPatch(TypedDict, total=False):
+    id: str
+    provider: str
+    contextWindow: int
+    maxOutputTokens: int
+    inputLimit: Optional[int]
+
+
+class _CreateSessionRequired(TypedDict):
+    model: ModelIn
+
+
+class CreateSessionRequest(_CreateSessionRequired, total=False):
+    """``POST /v1/sessions``; ``policy`` is a preset plus overrides (see docs/API.md)."""
+
+    id: str
+    policy: Dict[str, Any]
+    metadata: Dict[str, Any]
+
+
+class PatchSessionRequest(TypedDict, total=False):
+    """``PATCH /v1/sessions/:id``: at least one key; a ``None`` metadata value removes that key."""
+
+    model: ModelPatch
+    policy: Dict[str, Any]
+    metadata: Dict[str, Any]
+
+
+class OverflowRequest(TypedDict, total=False):
+    """What the provider said: its error (message, status, raw body) and/or the turn's usage."""
+
+    error: Optional[str]
+    status: Optional[int]
+    body: Optional[str]
+    usage: Optional[UsageIn]
+    finish: Optional[Finish]
+
+
+# --- What the API answers --------------------------------------------------------------------
+
+
+class CompactionError(TypedDict):
+    code: str
+    message: str
+
+
+class CompactionUsage(TypedDict):
+    input: int
+    output: int
+
+
+class Compaction(TypedDict):
+    id: str
+    sessionId: str
+    reason: CompactionReason
+    strategy: Strategy
+    status: CompactionStatus
+    step: Optional[CompactionStepName]
+    attempts: int
+    keepRecentTokens: Optional[int]
+    force: bool
+    tokensBefore: Optional[int]
+    tokensAfter: Optional[int]
+    prunedParts: int
+    prunedTokens: int
+    messagesBefore: Optional[int]
+    messagesAfter: Optional[int]
+    boundarySeq: Optional[int]
+    summaryMessageId: Optional[str]
+    summaryMessageIds: List[str]
+    model: Optional[str]
+    usage: Optional[CompactionUsage]
+    costUsd: Optional[float]
+    error: Optional[CompactionError]
+    fallback: Optional[CompactionError]
+    requestedAt: str
+    startedAt: Optional[str]
+    finishedAt: Optional[str]
+
+
+class CompactionStep(TypedDict):
+    step: CompactionStepName
+    attempt: int
+    status: Literal["running", "completed", "failed"]
+    startedAt: str
+    finishedAt: Optional[str]
+    detail: Dict[str, Any]
+
+
+class CompactionWithSteps(Compaction):
+    steps: List[CompactionStep]
+
+
+class CompactionRequestResult(TypedDict):
+    """``created``: a new compaction (202); False: the active one or an idempotency key's (200)."""
+
+    compaction: Compaction
+    created: bool
+
+
+class CompactionPage(TypedDict):
+    compactions: List[Compaction]
+    nextBefore: Optional[str]
+
+
+class TriggeredCompaction(TypedDict):
+    id: str
+    status: CompactionStatus
+    reason: CompactionReason
+
+
+class PruneResponse(TypedDict):
+    jobId: str
+
+
+class SessionStatus(TypedDict):
+    tokens: int
+    usable: Optional[int]
+    percent: Optional[float]
+    overflow: bool
+    pinnedTokens: int
+    cannotFit: bool
+    contextWindow: int
+    estimate: Literal["hybrid", "stored"]
+    contextMessages: int
+    messagesSinceCompaction: int
+    activeCompaction: Optional[Compaction]
+    lastCompaction: Optional[Compaction]
+
+
+class SessionModel(TypedDict):
+    id: str
+    provider: str
+    contextWindow: int
+    maxOutputTokens: int
+    inputLimit: Optional[int]
+
+
+class Session(TypedDict):
+    id: str
+    model: SessionModel
+    policy: Dict[str, Any]
+    effectivePolicy: Dict[str, Any]
+    metadata: Dict[str, Any]
+    createdAt: str
+    updatedAt: str
+    status: SessionStatus
+
+
+class Message(TypedDict):
+    """A stored message; its parts carry token counts (``compaction`` parts mark a summary)."""
+
+    id: str
+    seq: int
+    role: Role
+    parts: List[Dict[str, Any]]
+    finish: Optional[Finish]
+    error: Optional[MessageError]
+    usage: Optional[Usage]
+    createdAt: str
+    metadata: Dict[str, Any]
+    summary: bool
+    compactionId: Optional[str]
+
+
+class AppendedMessage(TypedDict):
+    id: str
+    seq: int
+    created: bool
+
+
+class AppendMessagesResponse(TypedDict):
+    messages: List[AppendedMessage]
+    status: SessionStatus
+    compaction: Optional[TriggeredCompaction]
+    prune: Optional[PruneResponse]
+
+
+class PatchMessageResponse(Message):
+    """The message as stored now, with the session's status after the update."""
+
+    status: SessionStatus
+    compaction: Optional[TriggeredCompaction]
+    prune: Optional[PruneResponse]
+
+
+class HistoryPage(TypedDict):
+    messages: List[Message]
+    nextAfterSeq: Optional[int]
+
+
+class NativeContext(TypedDict):
+    """``format="native"``: the stored messages the model sees next (pruned outputs replaced)."""
+
+    messages: List[Message]
+    compactionId: Optional[str]
+    boundarySeq: Optional[int]
+    #: The stored token count of these messages.
+    tokens: int
+
+
+class OpenAITextContent(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class OpenAIImageUrl(TypedDict):
+    url: str
+
+
+class OpenAIImageContent(TypedDict):
+    type: Literal["image_url"]
+    image_url: OpenAIImageUrl
+
+
+OpenAIContentPart = Union[OpenAITextContent, OpenAIImageContent]
+
+
+class OpenAIFunction(TypedDict):
+    name: str
+    #: JSON text of an object.
+    arguments: str
+
+
+class OpenAIToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: OpenAIFunction
+
+
+class OpenAISystemMessage(TypedDict):
+    role: Literal["system"]
+    content: str
+
+
+class OpenAIUserMessage(TypedDict):
+    role: Literal["user"]
+    content: Union[str, List[OpenAIContentPart]]
+
+
+class _OpenAIAssistantRequired(TypedDict):
+    role: Literal["assistant"]
+    #: None for a step that only calls tools.
+    content: Optional[str]
+
+
+class OpenAIAssistantMessage(_OpenAIAssistantRequired, total=False):
+    tool_calls: List[OpenAIToolCall]
+
+
+class OpenAIToolMessage(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    content: str
+
+
+#: One Chat Completions message of a ``format="openai"`` context, as the OpenAI SDK spells it.
+OpenAIMessage = Union[OpenAISystemMessage, OpenAIUserMessage, OpenAIAssistantMessage, OpenAIToolMessage]
+
+
+class OpenAIContext(TypedDict):
+    """``format="openai"``: the same context as a Chat Completions ``messages`` array, ready to send."""
+
+    messages: List[OpenAIMessage]
+    compactionId: Optional[str]
+    boundarySeq: Optional[int]
+    tokens: int
+
+
+#: What ``GET /v1/sessions/:id/context`` answers, in either format.
+Context = Union[NativeContext, OpenAIContext]
+
+
+class OverflowResponse(TypedDict):
+    overflow: bool
+    kind: Optional[Literal["error", "usage"]]
+    matched: Optional[str]
+    compaction: Optional[Compaction]
+
+
+class SessionEvent(TypedDict):
+    """One event of ``GET /v1/sessions/:id/events`` (``data``: counts and labels)."""
+
+    type: SessionEventType
+    sessionId: str
+    compactionId: Optional[str]
+    at: str
+    data: Dict[str, Any]
+
+
+class Health(TypedDict):
+    status: Literal["ok"]
+
+
+class Readiness(TypedDict):
+    status: Literal["ok", "unavailable"]
+    checks: Dict[str, str]

@@ -1,0 +1,108 @@
+"""The README's agent loop (examples/agent_loop.py), run as written against the live API: with the
+LLM stub as the model, the conversation outgrows the provider's window, the loop reports the
+overflow, waits for the compaction and carries on; with a scripted model, tool results land in the
+history and in the next prompt."""
+
+import os
+import unittest
+from typing import Any, Dict, List
+
+from support import LLM_URL, ROOT, client, live, unique  # first: puts src/ and examples/ on the path
+
+from agent_loop import ProviderError, Reply, ToolCall, chat_completions, run_agent  # noqa: E402
+
+
+def turn(i: int, words: int) -> str:
+    """A user turn of roughly ``words`` tokens."""
+    return "Turn {}: please review this log. ".format(i) + " ".join(
+        "w{}x{}".format(i, j) for j in range(words)
+    )
+
+
+@live
+class AgentLoopTest(unittest.TestCase):
+    @unittest.skipUnless(LLM_URL, "COMPACTOR_LLM_URL names no LLM stub")
+    def test_reports_the_overflow_retries_after_the_compaction_and_finishes(self) -> None:
+        api = client()
+        sid = unique("agent-1")
+        # Compactor knows the model's window as 8,000 tokens; the provider (the stub, told by a
+        # header) refuses prompts over 3,000: an overflow the auto trigger cannot see coming.
+        api.create_session(
+            {
+                "id": sid,
+                "model": {"id": "gpt-4o", "contextWindow": 8000},
+                "policy": {"summarizer": {"maxOutputTokens": 1000}},
+            }
+        )
+        model = chat_completions(LLM_URL or "", "stub", "gpt-4o", headers={"x-stub-context-window": "3000"})
+        run = run_agent(api, model, sid, [turn(i, 180) for i in range(8)])
+
+        self.assertEqual(len(run.replies), 8)
+        self.assertGreater(len(run.overflow_compactions), 0)
+        for compaction_id in run.overflow_compactions:
+            compaction = api.get_compaction(compaction_id)
+            self.assertEqual((compaction["reason"], compaction["status"]), ("overflow", "completed"))
+        written = [m for m in api.list_messages(sid, limit=1000)["messages"] if not m["summary"]]
+        self.assertEqual(len([m for m in written if m["role"] == "user"]), 8)
+        self.assertEqual(len([m for m in written if m["role"] == "assistant"]), 8)
+        self.assertIsNotNone(api.get_context(sid)["compactionId"])
+
+    def test_tool_results_go_into_the_history_and_the_next_prompt(self) -> None:
+        api = client()
+        sid = unique("agent-2")
+        api.create_session({"id": sid, "model": {"id": "gpt-4o"}})
+        prompts: List[List[Dict[str, Any]]] = []
+
+        def model(messages: List[Dict[str, Any]]) -> Reply:
+            prompts.append(messages)
+            if len(prompts) == 1:
+                calls = [ToolCall("call_a", "read_file", {"path": "a.txt"}), ToolCall("call_b", "rm", {})]
+                return Reply("Reading it.", calls, {"input": 50, "output": 10})
+            return Reply("a.txt says hello", [], {"input": 90, "output": 5})
+
+        run = run_agent(
+            api, model, sid, ["What is in a.txt?"], tools={"read_file": lambda path: "hello from " + path}
+        )
+
+        self.assertEqual(run.replies, ["a.txt says hello"])
+        second = prompts[1]
+        self.assertEqual([m["role"] for m in second], ["user", "assistant", "tool", "tool"])
+        self.assertEqual(second[2]["content"], "hello from a.txt")
+        self.assertIn("no tool named rm", second[3]["content"])
+        history = api.list_messages(sid)["messages"]
+        self.assertEqual(
+            [(m["role"], m["finish"]) for m in history],
+            [("user", None), ("assistant", "tool-calls"), ("assistant", "stop")],
+        )
+        tools = [p for p in history[1]["parts"] if p["type"] == "tool"]
+        self.assertEqual(
+            [(p["tool"], p["status"]) for p in tools], [("read_file", "completed"), ("rm", "error")]
+        )
+        self.assertEqual(tools[0]["input"], {"path": "a.txt"})
+        self.assertEqual(history[2]["usage"]["input"], 90)
+
+    def test_a_provider_error_that_is_no_overflow_is_raised(self) -> None:
+        api = client()
+        sid = unique("agent-3")
+        api.create_session({"id": sid, "model": {"id": "gpt-4o"}})
+
+        def model(messages: List[Dict[str, Any]]) -> Reply:
+            raise ProviderError(401, '{"error": {"message": "Incorrect API key provided"}}')
+
+        with self.assertRaises(ProviderError):
+            run_agent(api, model, sid, ["hello"])
+        self.assertEqual(api.list_compactions(sid)["compactions"], [])
+
+
+class ReadmeTest(unittest.TestCase):
+    def test_the_readme_quotes_the_example_verbatim(self) -> None:
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as file:
+            readme = file.read()
+        with open(os.path.join(ROOT, "examples", "agent_loop.py"), encoding="utf-8") as file:
+            example = file.read()
+        quoted = "```python\n" + example + "```" in readme
+        self.assertTrue(quoted, "README.md does not quote examples/agent_loop.py verbatim")
+
+
+if __name__ == "__main__":
+    unittest.main()
