@@ -23,7 +23,7 @@ export class ApiError extends Error {
  * Calls the API at `base` (no trailing slash) with `key` (`null`: an open API), over keep-alive
  * connections of Node's own HTTP client: `fetch` cost the replay 1.6–1.8 ms of CPU a request,
  * this about 0.7 ms (the replay sends one request per message, on the same two CPUs as the
- * stack it replays through; docs/BENCHMARKS.md, the replay section).
+ * stack it replays through; docs/benchmarks/history.md, Replay overhead).
  */
 export function apiClient(base: string, key: string | null): ApiCall {
   const transport = base.startsWith('https:') ? https : http;

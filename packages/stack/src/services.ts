@@ -114,7 +114,7 @@ export async function dropDatabase(url: string): Promise<void> {
  * Drops the stack's database and creates it again as a scratch database: its commits do not wait
  * for the WAL to reach the disk (`synchronous_commit = off`, set on this database only). For the
  * replay, whose database is thrown away at its next run: on this machine the flush was 0.7–1.2 ms
- * of every append (docs/BENCHMARKS.md). A Postgres crash could lose a run's last fraction of a
+ * of every append (docs/benchmarks/history.md, Replay overhead). A Postgres crash could lose a run's last fraction of a
  * second of rows, never their consistency. The API migrates it when it starts.
  */
 export async function recreateScratchDatabase(url: string): Promise<void> {
