@@ -10,7 +10,7 @@ import { z } from 'zod';
 export const POLICY_PRESET_NAMES = ['default', 'opencode', 'opal', 'klaude', 'topic'] as const;
 /** Validates a preset name (one of {@link POLICY_PRESET_NAMES}). */
 export const PolicyPresetSchema = z.enum(POLICY_PRESET_NAMES);
-/** `default` (DESIGN.md's table), `opencode`, `opal`, `klaude` (klaude-code) or `topic` (seed 002). */
+/** `default` (DESIGN.md's table), `opencode`, `opal`, `klaude` (klaude-code) or `topic` (a topic-detecting assistant; docs/PRESETS.md). */
 export type PolicyPreset = z.infer<typeof PolicyPresetSchema>;
 
 const tokens = z.number().int().nonnegative();
@@ -37,7 +37,7 @@ export const ReserveTriggerSchema = z.strictObject({
   reserveRatio: windowRatio,
   minReserveTokens: tokens,
 });
-/** Seed 002: history tokens > `compaction_trigger_tokens`, whatever the window. */
+/** The topic reference's: history tokens > `compaction_trigger_tokens`, whatever the window. */
 export const TokensTriggerSchema = z.strictObject({ kind: z.literal('tokens'), tokens: positiveTokens });
 
 /** When auto compaction fires: one reference system's rule per `kind` (the variant schemas above). */
@@ -49,7 +49,7 @@ export const TriggerSchema = z.discriminatedUnion('kind', [
 ]);
 /** A resolved trigger; {@link TRIGGER_DEFAULTS} holds each kind's defaults. */
 export type Trigger = z.infer<typeof TriggerSchema>;
-/** `overflow` (OpenCode, the default), `ratio` (Opal), `reserve` (klaude-code) or `tokens` (seed 002). */
+/** `overflow` (OpenCode, the default), `ratio` (Opal), `reserve` (klaude-code) or `tokens` (the topic preset). */
 export type TriggerKind = Trigger['kind'];
 
 const PruningSchema = z.strictObject({
@@ -88,9 +88,9 @@ const KeepRecentSchema = KeepRecentFieldsSchema.refine(
 );
 
 const TopicSchema = z.strictObject({
-  /** User/assistant exchanges always kept verbatim (seed 002 `min_verbatim_exchanges`). */
+  /** User/assistant exchanges always kept verbatim (the topic reference's `min_verbatim_exchanges`). */
   minVerbatimExchanges: z.number().int().nonnegative(),
-  /** A detected boundary below this confidence is ignored (seed 002: 0.5). */
+  /** A detected boundary below this confidence is ignored (the topic reference: 0.5). */
   minConfidence: z.number().min(0).max(1),
   /** Recent history always kept verbatim; the keep-recent budget in topic mode. */
   verbatimWindowTokens: positiveTokens,
@@ -99,7 +99,7 @@ const TopicSchema = z.strictObject({
   /** Each message shown to the detector is cut to this many characters. */
   maxCharsPerMessage: z.number().int().positive(),
   /**
-   * A `summarize` case's summary: the detector's own `summary` (seed 002, no second LLM call), or
+   * A `summarize` case's summary: the detector's own `summary` (the topic reference's, no second LLM call), or
    * the normal summarizer, which merges the previous summary and writes the structured sections.
    */
   summaryFrom: z.enum(['detector', 'summarizer']),
@@ -137,7 +137,7 @@ export const PolicySchema = z.strictObject({
   estimate: z.enum(['hybrid', 'exact']),
   /**
    * How prune and keep-recent budgets measure messages: `tokenizer` (the exact counts stored at
-   * write time) or `chars`, the seeds' estimate `round(characters / 4)` (OpenCode's
+   * write time) or `chars`, the reference systems' estimate `round(characters / 4)` (OpenCode's
    * `Token.estimate`; Opal and klaude-code count about 4 characters a token). See token-measure.ts.
    */
   tokenCount: z.enum(['tokenizer', 'chars']),
@@ -156,7 +156,7 @@ export const PolicySchema = z.strictObject({
   /**
    * How the summary is stored: OpenCode's assistant message, a user message (klaude-code's
    * wording), Opal's user message `[Conversation summary — older messages were compacted]`, or
-   * a system message (seed 002).
+   * a system message (the topic reference's).
    */
   summaryMessage: z.enum(['opencode', 'user', 'opal', 'system']),
   /**

@@ -5,7 +5,7 @@ import type { CountTokensAsync } from './count-tokens';
 import { assertPromptFits } from './summarize';
 import type { LlmUsage } from './usage';
 
-/** One topic-detection call (seed 002); size `maxOutputTokens` for the JSON answer, summary included. */
+/** One topic-detection call (docs/PRESETS.md, `topic`); size `maxOutputTokens` for the JSON answer, summary included. */
 export interface DetectTopicBoundaryRequest {
   /** Built by core's `buildTopicDetectionRequest` (its `window` stays with the caller). */
   prompt: { system: string; user: string };
@@ -26,7 +26,7 @@ export interface TopicBoundaryResult {
   /**
    * The answer stopped at `maxOutputTokens` (`finish_reason: length`). A cut JSON parses to no
    * boundary and no summary, so core's plan has the summarizer write the summary; raise
-   * `maxOutputTokens` (the seed's summary budget plus the JSON around it) if this is frequent.
+   * `maxOutputTokens` (the reference's summary budget plus the JSON around it) if this is frequent.
    */
   truncated: boolean;
   usage: LlmUsage;
@@ -35,7 +35,7 @@ export interface TopicBoundaryResult {
 }
 
 /**
- * Asks where the current topic started (seed 002). An unusable answer (empty, prose, a tool call,
+ * Asks where the current topic started (docs/PRESETS.md, `topic`). An unusable answer (empty, prose, a tool call,
  * JSON cut off at the output limit) is not an error: it parses to "no boundary" with no summary,
  * and core's topic plan falls through to summarising with the normal summarizer.
  * A failed call is thrown classified, so the queue can retry it like any other LLM call.
