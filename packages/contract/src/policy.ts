@@ -79,6 +79,12 @@ const KeepRecentFieldsSchema = z.strictObject({
   minTokens: tokens,
   /** Ceiling of the ratio budgets, `null` = none (klaude-code: 20000). */
   maxTokens: positiveTokens.nullable(),
+  /**
+   * When the walk back from the newest message has found the budget: once the accumulated tokens
+   * `reached` it (≥, klaude-code's "until keep_recent_tokens is reached", the default) or
+   * `exceeded` it (>, Opal's "when the accumulated total exceeds keep_recent_tokens").
+   */
+  cutWhen: z.enum(['reached', 'exceeded']),
 });
 const KeepRecentSchema = KeepRecentFieldsSchema.refine(
   (k) => k.maxTokens === null || k.minTokens <= k.maxTokens,

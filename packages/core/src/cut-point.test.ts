@@ -23,6 +23,19 @@ describe('findCutPoint (Opal: nearest user message at or after the budget point)
       { index: 4, kind: 'turn-start', keptTokens: 10_000 },
     ],
     ['everything fits: nothing to compact', messages('uauaua', 5000), { keepRecentTokens: 40_000 }, null],
+    // `u a a a` at 100 each, keep 200: the walk reaches 200 at index 2 and exceeds it at index 1.
+    [
+      'cutWhen reached (default, klaude-code): the point where the tokens reach the budget',
+      messages('uaaa', 100),
+      { keepRecentTokens: 200 },
+      { index: 2, kind: 'mid-turn', keptTokens: 200 },
+    ],
+    [
+      'cutWhen exceeded (Opal\'s "exceeds keep_recent_tokens"): one message further back',
+      messages('uaaa', 100),
+      { keepRecentTokens: 200, cutWhen: 'exceeded' },
+      { index: 1, kind: 'mid-turn', keptTokens: 300 },
+    ],
     [
       'exactly the budget: the first message is the point, nothing before it',
       messages('uauaua', 5000),

@@ -1,8 +1,9 @@
 /**
  * Where a compaction cuts: messages before the cut are summarised, messages from it on are kept.
  *
- * Opal: walk back from the newest message accumulating tokens until `keepRecentTokens` is
- * reached, then cut at the nearest user message at or after that point; when the point lies in
+ * Opal: walk back from the newest message accumulating tokens until they exceed
+ * `keepRecentTokens` (klaude-code: until they reach it; `cutWhen`), then cut at the nearest user
+ * message at or after that point; when the point lies in
  * the last turn (no user message after it), cut there and let split-turn handling keep the turn
  * coherent. klaude-code cuts at the point itself (`cutAt: 'message'`). With `force` and no valid
  * cut, everything but the last 2 messages is compacted (Opal's emergency).
@@ -32,6 +33,8 @@ export interface CutPointOptions {
   minKeptUserTurns?: number;
   /** Sizes messages for the budget (default: stored tokens; `tokenMeasureFor(policy.tokenCount)`). */
   measure?: TokenMeasure;
+  /** The budget is found once the tokens walked reach it (default) or exceed it (Opal): `keepRecent.cutWhen`. */
+  cutWhen?: Policy['keepRecent']['cutWhen'];
 }
 
 /** How a cut was found. `mid-turn` cuts start the kept part with a non-user message (a split turn). */
@@ -57,17 +60,22 @@ function keptTokensFrom(messages: readonly Message[], index: number, measure: To
   return total;
 }
 
-/** Where accumulated tokens from the end first reach the budget, or `null` if they never do. */
+/**
+ * Where accumulated tokens from the end first reach (`cutWhen: 'reached'`) or exceed the budget,
+ * or `null` if they never do.
+ */
 function budgetPoint(
   messages: readonly Message[],
   start: number,
   keepRecentTokens: number,
   measure: TokenMeasure,
+  cutWhen: Policy['keepRecent']['cutWhen'],
 ): { index: number; keptTokens: number } | null {
   let accumulated = 0;
   for (let index = messages.length - 1; index >= start; index--) {
     accumulated += measure.message(messages[index]!);
-    if (accumulated >= keepRecentTokens) return { index, keptTokens: accumulated };
+    const found = cutWhen === 'exceeded' ? accumulated > keepRecentTokens : accumulated >= keepRecentTokens;
+    if (found) return { index, keptTokens: accumulated };
   }
   return null;
 }
@@ -98,7 +106,13 @@ function nthLastTurnStart(messages: readonly Message[], count: number): number {
 
 function naturalCut(messages: readonly Message[], start: number, options: CutPointOptions): CutPoint | null {
   const measure = options.measure ?? TOKENIZER_MEASURE;
-  const budget = budgetPoint(messages, start, options.keepRecentTokens, measure);
+  const budget = budgetPoint(
+    messages,
+    start,
+    options.keepRecentTokens,
+    measure,
+    options.cutWhen ?? 'reached',
+  );
   if (budget === null) return null;
   const point = budget.index;
   // The topic reference's minimum exchanges: the cut may not pass the N-th user turn from the end.

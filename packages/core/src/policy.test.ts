@@ -103,6 +103,7 @@ describe('POLICY_PRESETS reproduce each reference system', () => {
         manualCappedByAuto: false,
         minTokens: 0,
         maxTokens: null,
+        cutWhen: 'exceeded',
       },
     ],
     [
@@ -120,6 +121,7 @@ describe('POLICY_PRESETS reproduce each reference system', () => {
         manualCappedByAuto: true,
         minTokens: 4096,
         maxTokens: 20_000,
+        cutWhen: 'reached',
       },
     ],
     ['klaude', 'cutAt', 'message'],

@@ -88,6 +88,7 @@ const DEFAULT_POLICY_VALUES: Policy = {
     manualCappedByAuto: true,
     minTokens: 0,
     maxTokens: null,
+    cutWhen: 'reached',
   },
   cutAt: 'turn-start',
   splitTurnMinPrefix: 5,
@@ -144,7 +145,7 @@ const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
   opal: {
     prune: false,
     trigger: TRIGGER_DEFAULTS.ratio,
-    keepRecent: { manualCappedByAuto: false },
+    keepRecent: { manualCappedByAuto: false, cutWhen: 'exceeded' },
     splitTurnShortPrefix: 'summarize',
     summaryMessage: 'opal',
     summarizer: { timeoutMs: 30_000, toolResultMaxChars: 500, toolArgsMaxChars: 200 },

@@ -17,7 +17,16 @@ import {
   extractPreviousSummary,
   OPAL_SUMMARY_PREFIX,
 } from './summary-messages';
-import { assistant, conversation, model, summary, text, toolPart, user } from './test-support/builders';
+import {
+  assistant,
+  conversation,
+  messages,
+  model,
+  summary,
+  text,
+  toolPart,
+  user,
+} from './test-support/builders';
 import { CHARS_MEASURE, tokenMeasureFor } from './token-measure';
 import { evaluateTrigger } from './triggers';
 
@@ -100,6 +109,17 @@ describe('opal preset', () => {
 
   it('the default caps manual at the auto budget instead (8,000 on 32k)', () => {
     expect(keepRecentTokensFor('manual', model(32_000, 4096), DEFAULT_POLICY)).toBe(8000);
+  });
+
+  it('cuts once the walked tokens exceed keep_recent_tokens, not when they reach it', () => {
+    // `u a a a` at 100 tokens each, keep 200: 200 is reached at index 2, exceeded at index 1.
+    const session = messages('uaaa', 100);
+    const plan = (policy: typeof DEFAULT_POLICY) =>
+      planCompaction(session, { keepRecentTokens: 200, policy });
+    expect(POLICY_PRESETS.opal.keepRecent.cutWhen).toBe('exceeded');
+    expect(plan(POLICY_PRESETS.opal)?.cutIndex).toBe(1);
+    expect(plan(POLICY_PRESETS.klaude)?.cutIndex).toBe(2);
+    expect(plan(DEFAULT_POLICY)?.cutIndex).toBe(2);
   });
 });
 

@@ -112,7 +112,8 @@ describe('planCompaction', () => {
 
   it("Opal's code summarises a short prefix with the history instead", () => {
     const view = longTurn(4);
-    expect(plan(view, POLICY_PRESETS.opal)).toMatchObject({
+    // Opal's budget is found once exceeded: 2,999 keeps the last 3 messages (3,000 > 2,999).
+    expect(plan(view, POLICY_PRESETS.opal, KEEP_LAST_3 - 1)).toMatchObject({
       cutIndex: 6,
       history: [1, 2, 3, 4, 5, 6],
       turnPrefix: null,

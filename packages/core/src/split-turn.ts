@@ -69,9 +69,11 @@ export interface CompactionPlan {
 export interface PlanOptions {
   keepRecentTokens: number;
   force?: boolean;
-  /** `pinSystemMessages` defaults to `true`. */
+  /** `pinSystemMessages` defaults to `true`, `keepRecent.cutWhen` to `reached`. */
   policy: Pick<Policy, 'cutAt' | 'splitTurnMinPrefix' | 'splitTurnShortPrefix' | 'strategy' | 'topic'> &
-    Partial<Pick<Policy, 'pinSystemMessages' | 'tokenCount'>>;
+    Partial<Pick<Policy, 'pinSystemMessages' | 'tokenCount'>> & {
+      keepRecent?: Pick<Policy['keepRecent'], 'cutWhen'>;
+    };
 }
 
 /** Whether a message holds a tool call still pending or running. */
@@ -142,6 +144,7 @@ function planSlices(messages: readonly Message[], options: PlanOptions): Slices 
     keepRecentTokens: options.keepRecentTokens,
     force,
     cutAt: policy.cutAt,
+    cutWhen: policy.keepRecent?.cutWhen ?? 'reached',
     minKeptUserTurns: policy.strategy === 'topic' ? policy.topic.minVerbatimExchanges : 0,
   });
   if (point === null) return null;
