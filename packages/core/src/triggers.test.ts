@@ -409,3 +409,44 @@ describe('statusFromEstimate (an estimate made elsewhere, e.g. in SQL)', () => {
     });
   });
 });
+
+describe("the opencode preset's trigger: OpenCode's sum, plus the prompt tokens it leaves out (docs/PRESETS.md)", () => {
+  // gpt-4o: usable 128,000 − 16,384 = 111,616.
+  const answered = (report: ReturnType<typeof usage>, after: Message[] = []) =>
+    conversation([user('the task', 100), assistant('done', { tokens: 1000, usage: report }), ...after]);
+
+  it("counts cache writes, which OpenCode's input + cache.read + output leaves out", () => {
+    const report = usage(100_000, 1000, { cacheWrite: 20_000 });
+    expect(isOverflow(report, gpt4o, opencode)).toBe(false);
+    expect(evaluateTrigger({ messages: answered(report), model: gpt4o, policy: opencode })).toMatchObject({
+      compact: true,
+      reason: 'threshold',
+      tokens: 121_000,
+    });
+  });
+
+  it('counts what was appended after the last usage report (the next prompt holds it too)', () => {
+    const report = usage(100_000, 1000);
+    expect(isOverflow(report, gpt4o, opencode)).toBe(false);
+    const messages = answered(report, [user('a pasted log', 20_000)]);
+    expect(evaluateTrigger({ messages, model: gpt4o, policy: opencode })).toMatchObject({
+      compact: true,
+      reason: 'threshold',
+      tokens: 121_000,
+    });
+  });
+
+  it('agrees with OpenCode when the report is the whole story', () => {
+    const under = usage(100_000, 1000, { cacheRead: 10_616 });
+    const over = usage(100_000, 1000, { cacheRead: 10_617 });
+    for (const [report, expected] of [
+      [under, false],
+      [over, true],
+    ] as const) {
+      expect(isOverflow(report, gpt4o, opencode)).toBe(expected);
+      expect(evaluateTrigger({ messages: answered(report), model: gpt4o, policy: opencode }).compact).toBe(
+        expected,
+      );
+    }
+  });
+});
