@@ -6,11 +6,12 @@ import {
   countLeadingSummaryMessages,
   extractPreviousFileOps,
   extractPreviousSummary,
+  previousSummaryMessageCount,
   USER_SUMMARY_PREFIX,
   type NewMessage,
   type SummaryMessageStyle,
 } from './summary-messages';
-import { message, text } from './test-support/builders';
+import { message, text, user } from './test-support/builders';
 
 /** Stored form of what buildSummaryMessages returns, as the store would give it back. */
 function stored(messages: NewMessage[], firstSeq: number): Message[] {
@@ -138,5 +139,29 @@ describe('reading a previous compaction back (next cycle)', () => {
     const marker = message(1, 'user', [{ type: 'compaction', auto: false, tokens: 1 }], { summary: true });
     expect(countLeadingSummaryMessages([marker])).toBe(1);
     expect(extractPreviousSummary([marker])).toBeNull();
+  });
+});
+
+describe('previousSummaryMessageCount', () => {
+  const written = (style: 'system' | 'user', messagesCompacted: number) =>
+    buildSummaryMessages({
+      style,
+      summaryText: '## Goal\nShip it',
+      compactionId: 'c1',
+      auto: true,
+      messagesCompacted,
+      createdAt: '2025-01-01T00:00:00Z',
+    }).map((m, i) => ({ ...m, seq: 1 + i }) as Message);
+
+  it.each<[string, Message[], number | null]>([
+    ["the summary's metadata", written('user', 12), 12],
+    [
+      'a system summary without metadata: its heading',
+      written('system', 7).map((m) => ({ ...m, metadata: {} })),
+      7,
+    ],
+    ['no summary in front', [user('hello', 10)], null],
+  ])('%s → %s', (_name, messages, expected) => {
+    expect(previousSummaryMessageCount([...messages, user('next', 5, { seq: 9 })])).toBe(expected);
   });
 });

@@ -189,6 +189,22 @@ export function extractPreviousSummary(messages: readonly Message[]): string | n
   return bodies.length === 0 ? null : bodies.join('\n\n');
 }
 
+/**
+ * How many messages the previous compaction's summary covers, as its metadata (or, for a
+ * `system`-style summary without it, its `[History Summary - N earlier messages]` heading) says;
+ * `null` when neither does. A summary carried forward unchanged still covers only those.
+ */
+export function previousSummaryMessageCount(messages: readonly Message[]): number | null {
+  for (const message of messages.slice(0, countLeadingSummaryMessages(messages)).reverse()) {
+    const counted = (message.metadata as { messagesCompacted?: unknown } | null | undefined)
+      ?.messagesCompacted;
+    if (typeof counted === 'number' && Number.isInteger(counted) && counted >= 0) return counted;
+    const heading = /^\[History Summary - (\d+) earlier messages\]/.exec(textOf(message));
+    if (heading) return Number(heading[1]);
+  }
+  return null;
+}
+
 /** The file ops the previous compaction's summary kept in its metadata, or `null`. */
 export function extractPreviousFileOps(messages: readonly Message[]): FileOps | null {
   const found = messages

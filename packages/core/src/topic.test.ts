@@ -341,7 +341,14 @@ describe('planTopicCompaction never drops a previous summary unmerged', () => {
       'no boundary, no summary (seed: "dropped"): the summarizer merges it',
       { ...NO_TOPIC_BOUNDARY },
       'detector',
-      { case: 'summarize', keepFrom: 15, droppedMessages: 15, summaryText: null, needsSummarizer: true },
+      {
+        case: 'summarize',
+        keepFrom: 15,
+        droppedMessages: 15,
+        summaryCovers: 14,
+        summaryText: null,
+        needsSummarizer: true,
+      },
     ],
     [
       "the detector's summary (asked to merge the previous one)",
@@ -365,6 +372,8 @@ describe('planTopicCompaction never drops a previous summary unmerged', () => {
         summaryText: '## Goal\nShip the parser. Never use regex lookbehind.',
         summarySource: 'previous-summary',
         needsSummarizer: false,
+        // The carried summary covers its own 12 messages, not the 16 of the topic dropped with it.
+        summaryCovers: 12,
       },
     ],
   ])('%s', (_name, detected, summaryFrom, expected) => {

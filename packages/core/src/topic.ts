@@ -22,7 +22,11 @@
  * summary at the start is never dropped unmerged (DESIGN: merge with the previous summary).
  */
 import type { Message } from './model';
-import { countLeadingSummaryMessages, extractPreviousSummary } from './summary-messages';
+import {
+  countLeadingSummaryMessages,
+  extractPreviousSummary,
+  previousSummaryMessageCount,
+} from './summary-messages';
 import { storedTokens } from './tokens';
 import { alignTopicCut, findVerbatimStart, type TopicCutRules } from './topic-cut';
 import {
@@ -56,6 +60,12 @@ export type TopicPlan =
       boundarySeq: number;
       /** Messages before `keepFrom`, previous summary messages included. */
       droppedMessages: number;
+      /**
+       * How many messages the summary written covers (its `[History Summary - N earlier
+       * messages]`): the dropped ones but previous summaries; for a previous summary carried over
+       * unchanged, what it covered before, since the finished topic is dropped without a word.
+       */
+      summaryCovers: number;
       /**
        * The summary to write as is: the detector's (`summarySource: 'detector'`) or the previous
        * summary carried over (`'previous-summary'`); `null` when the summarizer must write it or
@@ -172,6 +182,10 @@ export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
     keepFrom,
     boundarySeq: (messages[keepFrom] as Message).seq,
     droppedMessages: keepFrom,
+    summaryCovers:
+      summarySource === 'previous-summary'
+        ? (previousSummaryMessageCount(messages) ?? keepFrom - leading)
+        : messages.slice(0, keepFrom).filter((m) => !m.summary).length,
     summaryText,
     needsSummarizer: summarySource === 'summarizer',
     summarySource,

@@ -70,7 +70,7 @@ export async function topicOutcome(
   const base = {
     kind: 'summary' as const,
     boundarySeq: plan.boundarySeq,
-    messagesCompacted: dropped.filter((m) => !m.summary).length,
+    messagesCompacted: plan.summaryCovers,
     fileOps,
     clamps: [],
     detail: {
