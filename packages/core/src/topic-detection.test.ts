@@ -6,6 +6,8 @@ import {
   mapBoundaryToSession,
   NO_TOPIC_BOUNDARY,
   parseTopicBoundary,
+  TOPIC_ANSWER_OVERHEAD_TOKENS,
+  topicDetectionOutputTokens,
   topicDetectionSystemPrompt,
 } from './topic-detection';
 import { DEFAULT_POLICY } from './policy';
@@ -287,5 +289,17 @@ describe('data the types rule out', () => {
     expect(() =>
       formatTopicMessage(message(1, 'user', [{ type: 'weird', tokens: 1 } as unknown as Part]), 0, 10),
     ).toThrow('unexpected part');
+  });
+});
+
+describe('topicDetectionOutputTokens: the summary budget plus the JSON around it', () => {
+  it.each<[number, number | null, number]>([
+    [500, 16_384, 756],
+    [500, null, 756],
+    [4096, 4096, 4096],
+    [500, 600, 600],
+  ])('summary %i, model output %s → %i', (summary, modelMax, expected) => {
+    expect(topicDetectionOutputTokens(summary, modelMax)).toBe(expected);
+    expect(TOPIC_ANSWER_OVERHEAD_TOKENS).toBe(256);
   });
 });

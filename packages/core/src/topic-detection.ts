@@ -83,6 +83,27 @@ export const NO_TOPIC_BOUNDARY: Readonly<TopicBoundary> = Object.freeze({
   summary: '',
 });
 
+/**
+ * Output tokens the detector's answer needs beyond its summary: the JSON's keys, the boundary
+ * index, a one-sentence reason and the confidence. The reference's budget
+ * (`summary_budget_tokens`) is for the summary alone: an answer capped at it cuts a long
+ * summary's JSON off, which parses as "no boundary", so truncate-only can never be chosen and a
+ * second (summarizer) call runs.
+ */
+export const TOPIC_ANSWER_OVERHEAD_TOKENS = 256;
+
+/**
+ * The detection request's `max_tokens`: the summary budget plus {@link TOPIC_ANSWER_OVERHEAD_TOKENS},
+ * within the model's own output limit when it has one.
+ */
+export function topicDetectionOutputTokens(
+  summaryBudgetTokens: number,
+  modelMaxOutput: number | null,
+): number {
+  const wanted = summaryBudgetTokens + TOPIC_ANSWER_OVERHEAD_TOKENS;
+  return modelMaxOutput !== null && modelMaxOutput > 0 ? Math.min(wanted, modelMaxOutput) : wanted;
+}
+
 const SUMMARY_INSTRUCTIONS = (summaryBudgetTokens: number): string =>
   `"summary": ALWAYS write it when the request names messages to summarise, whether or not you found a boundary: those messages are removed from the conversation and your summary replaces them. When a <previous-summary> is given, your summary replaces it too: keep everything it says that still matters. The summary must let the conversation continue without those messages: what was asked and done, decisions, every constraint or preference the user stated, and exact file names, commands, values and error messages that still matter. Keep it under about ${summaryBudgetTokens} tokens. Use an empty string only when the request names no messages to summarise.`;
 

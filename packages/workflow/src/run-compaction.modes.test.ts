@@ -42,6 +42,8 @@ describe('topic mode (docs/PRESETS.md, `topic`)', () => {
       calls: 1,
     });
     expect(result.compaction!.usageInput).toBeGreaterThan(0);
+    // The detector may write the preset's 500-token summary and still close its JSON.
+    expect(w.stub.requests.at(-1)?.maxTokens).toBe(500 + 256);
     const summary = after.messages.find((m) => m.summary);
     expect(summary).toMatchObject({ role: 'system' });
     expect(textOf(summary)).toMatch(/^\[History Summary - \d+ earlier messages\]/);

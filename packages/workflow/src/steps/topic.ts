@@ -4,6 +4,7 @@ import {
   isPinnedMessage,
   NO_TOPIC_BOUNDARY,
   planTopicCompaction,
+  topicDetectionOutputTokens,
   tokenMeasureFor,
   type Message,
   type TopicBoundary,
@@ -132,7 +133,8 @@ async function detect(
     const result = await resources.llm.detectTopicBoundary({
       prompt: { system: request.system, user: request.user },
       model: resources.topicModel ?? settings.model,
-      maxOutputTokens: settings.maxOutputTokens,
+      // The summary budget is the summary's; the JSON around it needs room of its own.
+      maxOutputTokens: topicDetectionOutputTokens(settings.maxOutputTokens, attempt.model.maxOutputTokens),
       timeoutMs: settings.timeoutMs,
       signal: attempt.signal,
       contextWindow: settings.contextWindow,
