@@ -40,6 +40,13 @@ describe('buildSummaryMessages', () => {
       metadata: { type: 'compaction_request', compactionId: 'cmp1' },
       createdAt: base.createdAt,
     });
+    // As OpenCode's summary message: written by the hidden compaction agent.
+    expect(summary).toMatchObject({
+      role: 'assistant',
+      summary: true,
+      finish: 'stop',
+      metadata: { type: 'compaction_summary', compactionId: 'cmp1', mode: 'compaction', agent: 'compaction' },
+    });
     // The marker part costs what the model is shown for it: the marker note, by the given counter.
     const counted = buildSummaryMessages({
       ...base,

@@ -124,7 +124,12 @@ export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] 
           parts: [{ type: 'compaction', auto: input.auto, tokens: countTokens(COMPACTION_MARKER_TEXT) }],
           metadata: { type: REQUEST_METADATA_TYPE, compactionId: input.compactionId },
         },
-        { ...textMessage('assistant', body), finish: 'stop' },
+        // OpenCode's summary message names the hidden agent that wrote it.
+        {
+          ...textMessage('assistant', body),
+          finish: 'stop',
+          metadata: { ...summaryMetadata, mode: 'compaction', agent: 'compaction' },
+        },
       ];
     case 'user':
       return [textMessage('user', `${USER_SUMMARY_PREFIX}\n\n<summary>\n${body}\n</summary>`)];
