@@ -19,14 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseOptions } from '../apps/replay/src/options';
 import { runReplay } from '../apps/replay/src/replay';
-import {
-  apiClient,
-  Children,
-  dropDatabase,
-  recreateScratchDatabase,
-  startStack,
-  withDatabase,
-} from '@compactor/stack';
+import { Children, dropDatabase, recreateScratchDatabase, startStack, withDatabase } from '@compactor/stack';
 import { generateLongCodingSession } from '@compactor/testing/fixtures';
 
 const MESSAGES = Number(process.env.BENCH_REPLAY_MESSAGES ?? 1_500);
@@ -83,15 +76,16 @@ async function appendOnly() {
       apiKey: 'bench',
       workers: 1,
       provider: null,
+      // As the replay's client: a refusal fails the baseline instead of being waited out.
+      client: { retry: { maxRetries: 0 } },
     });
-    const call = apiClient(stack.apiUrl, 'bench');
-    await call('POST', '/v1/sessions', {
+    await stack.client.createSession({
       id: 'baseline',
       model: { id: 'stub-summarizer', provider: 'openai', contextWindow: 32_000, maxOutputTokens: 4_000 },
     });
     const started = performance.now();
     for (const { usage: _usage, ...message } of messages) {
-      await call('POST', '/v1/sessions/baseline/messages', { messages: [message] });
+      await stack.client.appendMessages('baseline', [message]);
     }
     return performance.now() - started;
   } finally {

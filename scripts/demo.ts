@@ -13,22 +13,20 @@
  *
  * Every child is stopped on exit, error or Ctrl-C. `--help` lists the options.
  */
+import { CompactorApiError, type SessionEventMessage } from '@compactor/client';
+import type { Policy } from '@compactor/core';
 import { redactUrl, type MessageInput } from '@compactor/db';
 import {
-  apiClient,
   checkPostgres,
   checkRedis,
   Children,
   deleteQueueKeys,
   dropDatabase,
-  openEventStream,
+  followEvents,
   ServiceMissingError,
   startStack,
   withDatabase,
   type ChildLogLine,
-  type EventStream,
-  type Json,
-  type SessionEventMessage,
 } from '@compactor/stack';
 import { parseOptions, USAGE, UsageError, type DemoOptions } from './demo/options';
 import { bar, bold, cyan, describePolicy, dim, n, progress, red, section, yellow } from './demo/print';
@@ -79,25 +77,26 @@ function gist(message: MessageInput): string {
 }
 
 function describeEvent(event: SessionEventMessage): string {
-  const d = event.data;
   switch (event.type) {
     case 'compaction.requested':
-      return `${d.reason}, strategy ${d.strategy}`;
+      return `${event.data.reason}, strategy ${event.data.strategy}`;
     case 'compaction.started':
-      return `attempt ${d.attempt} (${d.reason})`;
+      return `attempt ${event.data.attempt} (${event.data.reason})`;
     case 'compaction.step':
-      return `${d.step} (attempt ${d.attempt})`;
+      return `${event.data.step} (attempt ${event.data.attempt})`;
     case 'compaction.completed':
-    case 'session.compacted':
-      return `${n(d.tokensBefore as number)} → ${n(d.tokensAfter as number)} tokens, ${d.messagesBefore} → ${d.messagesAfter} messages, boundary at seq ${d.boundarySeq}`;
+    case 'session.compacted': {
+      const d = event.data;
+      return `${n(d.tokensBefore)} → ${n(d.tokensAfter)} tokens, ${d.messagesBefore} → ${d.messagesAfter} messages, boundary at seq ${d.boundarySeq}`;
+    }
     case 'compaction.failed':
-      return `error ${JSON.stringify(d.error ?? d)}`;
+      return `error ${JSON.stringify(event.data.error)}`;
     case 'compaction.skipped':
-      return String(d.reason);
+      return event.data.reason;
     case 'prune.completed':
-      return `${d.parts} tool outputs, ${n(d.tokens as number)} tokens`;
+      return `${event.data.parts} tool outputs, ${n(event.data.tokens)} tokens`;
     default:
-      return JSON.stringify(d);
+      return JSON.stringify(event.data);
   }
 }
 
@@ -132,7 +131,7 @@ async function main(): Promise<void> {
 
   const started = Date.now();
   const processes = await Promise.race([startProcesses(options, databaseUrl), children.failed()]);
-  const { api, apiUrl, workers, workerPorts: ports, stub, stubUrl } = processes;
+  const { api, apiUrl, client, workers, workerPorts: ports, stub, stubUrl } = processes;
   const cmd = (script: string) => dim(`node --import tsx ${script}`);
   console.log(
     `  API      pid ${String(api.pid).padEnd(7)} ${apiUrl} ${dim(`(docs at ${apiUrl}/docs)`)}  ${cmd('apps/api/src/main.ts')}`,
@@ -152,10 +151,9 @@ async function main(): Promise<void> {
     );
   console.log(dim(`  all up in ${((Date.now() - started) / 1000).toFixed(1)} s`));
 
-  const call = apiClient(apiUrl, API_KEY);
   const sessionId = `demo-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
   const modelId = options.provider?.model ?? 'stub-model';
-  const created = await call('POST', '/v1/sessions', {
+  const created = await client.createSession({
     id: sessionId,
     model: {
       id: modelId,
@@ -167,12 +165,13 @@ async function main(): Promise<void> {
     // one. Pruning after each turn holds the session back for a while; then it outgrows the window.
     policy: { pruning: { protectTokens: 12_000, minimumTokens: 6_000 } },
   });
-  const usable = created.status.usable as number;
+  // The demo's window is finite: the API computes a usable size for it.
+  const usable = created.status.usable!;
   section(`Session ${sessionId}`);
   console.log(
     `  model ${modelId}, window ${n(CONTEXT_WINDOW)}: ${n(usable)} usable, ${n(MAX_OUTPUT_TOKENS)} reserved for the reply`,
   );
-  for (const line of describePolicy(created.policy, created.effectivePolicy)) console.log(line);
+  for (const line of describePolicy(created.policy, created.effectivePolicy as Policy)) console.log(line);
 
   // Which compactions this run saw start, and their state as the events tell it.
   const compactions = new Map<string, string>();
@@ -203,11 +202,9 @@ async function main(): Promise<void> {
     progress(`     ${quiet ? dim(`▸ ${line}`) : cyan(`▸ ${line}`)}`);
     wake();
   };
-  const events: EventStream = await openEventStream(
-    `${apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}/events`,
-    { authorization: `Bearer ${API_KEY}` },
-    onEvent,
-    // Not fatal (the wait below also polls); not news either when the demo is being stopped.
+  const events = await followEvents(client, sessionId, onEvent);
+  // Not fatal (the wait below also polls); not news either when the demo is being stopped.
+  void events.ended.then(
     (error) =>
       error &&
       setTimeout(() => interrupted || stopping || progress(red(`event stream ended: ${error.message}`)), 300),
@@ -228,20 +225,20 @@ async function main(): Promise<void> {
       // fixture's own usage counts the whole uncompacted history, which no real client reports).
       let message = stored;
       if (message.role === 'assistant' && message.usage) {
-        const prompt = await call('GET', `/v1/sessions/${sessionId}/context`);
-        message = { ...message, usage: { ...message.usage, input: prompt.tokens as number } };
+        const prompt = await client.getContext(sessionId);
+        message = { ...message, usage: { ...message.usage, input: prompt.tokens } };
       }
       const prunesBefore = prunes;
-      const response = await call('POST', `/v1/sessions/${sessionId}/messages`, { messages: [message] });
+      const response = await client.appendMessages(sessionId, [message]);
       const { status, compaction } = response;
-      const seq = response.messages[0]?.seq as number;
-      const percent = status.percent as number;
+      const seq = response.messages[0]!.seq;
+      const percent = status.percent ?? 0;
       const note = compaction
-        ? `  ${bold(`⚡ ${compaction.reason} compaction ${String(compaction.id).slice(0, 12)}… requested`)}`
+        ? `  ${bold(`⚡ ${compaction.reason} compaction ${compaction.id.slice(0, 12)}… requested`)}`
         : status.activeCompaction
           ? dim(`  (compaction ${status.activeCompaction.status})`)
           : '';
-      if (compaction) compactions.set(compaction.id as string, compaction.status as string);
+      if (compaction) compactions.set(compaction.id, compaction.status);
       progress(
         `${String(seq).padStart(4)}  ${message.role.padEnd(9)}  ${gist(message).padEnd(31)}  ${n(status.tokens).padStart(7)} tok ${`${Math.round(percent)} %`.padStart(5)} ${bar(percent)}${note}`,
       );
@@ -253,22 +250,21 @@ async function main(): Promise<void> {
 
     if (compactions.size === 0) {
       progress(yellow('the session never crossed the auto trigger: requesting a manual compaction'));
-      const manual = await call('POST', `/v1/sessions/${sessionId}/compactions`, {});
-      compactions.set(manual.id as string, manual.status as string);
+      const { compaction: manual } = await client.requestCompaction(sessionId);
+      compactions.set(manual.id, manual.status);
     }
 
     // Wait for every compaction to end: the events say so at once; polling the rows is the
-    // safety net (the stream has no replay).
+    // safety net (an event lost to a broken stream).
     const deadline = Date.now() + options.timeoutMs;
     for (;;) {
       const open = [...compactions].filter(([, status]) => !TERMINAL.has(status));
-      const { status } = await call('GET', `/v1/sessions/${sessionId}`);
-      const active = status.activeCompaction as Json | null;
-      if (active && !compactions.has(active.id as string))
-        compactions.set(active.id as string, active.status as string);
+      const { status } = await client.getSession(sessionId);
+      const active = status.activeCompaction;
+      if (active && !compactions.has(active.id)) compactions.set(active.id, active.status);
       if (open.length === 0 && !active) break;
       if (Date.now() > deadline) {
-        const late = await Promise.all(open.map(([id]) => call('GET', `/v1/compactions/${id}`)));
+        const late = await Promise.all(open.map(([id]) => client.getCompaction(id)));
         throw new Error(
           `not finished within ${options.timeoutMs / 1000} s (--timeout): ` +
             late
@@ -284,8 +280,8 @@ async function main(): Promise<void> {
         setTimeout(resolve, 500);
       });
       for (const [id] of open) {
-        const row = await call('GET', `/v1/compactions/${id}`);
-        if (TERMINAL.has(row.status as string)) compactions.set(id, row.status as string);
+        const row = await client.getCompaction(id);
+        if (TERMINAL.has(row.status)) compactions.set(id, row.status);
       }
     }
     // The events that follow the last one (session.compacted) print before the results.
@@ -294,7 +290,7 @@ async function main(): Promise<void> {
   await Promise.race([run(), children.failed()]);
   events.close();
 
-  const passed = await printReport(call, {
+  const passed = await printReport(client, {
     apiUrl,
     sessionId,
     usable,
@@ -344,12 +340,14 @@ main()
       process.exitCode = 2;
     } else {
       // A child that died (its output included), a timeout, an HTTP error: the message says it all.
-      console.error(`\n${red('demo failed')}: ${error.message}`);
+      const request =
+        error instanceof CompactorApiError ? `${error.request} → ${error.status} ${error.code}: ` : '';
+      console.error(`\n${red('demo failed')}: ${request}${error.message}`);
     }
   })
   .finally(async () => {
     if (interrupted) return; // the signal handler stops the children and exits
     await stop();
-    // Open handles (the event stream's socket, keep-alive agents) must not keep the demo alive.
+    // Open handles (the event stream's socket, kept-alive connections) must not keep the demo alive.
     process.exit();
   });

@@ -2,13 +2,11 @@
  * The demo's final report: each compaction's outcome and steps, the context now, the summary the
  * model sees, and the checks (valid OpenAI rendering, compactions, the next prompt fits, facts kept).
  */
-import { validateContext, type Message, type OpenAIChatMessage } from '@compactor/core';
-import type { ApiCall, Json } from '@compactor/stack';
+import type { CompactorClient } from '@compactor/client';
+import { validateContext } from '@compactor/core';
 import { SESSION_FACTS } from '@compactor/testing/fixtures';
 import type { DemoOptions } from './options';
 import { bold, dim, duration, n, ok, preview, red, section, trimmedJson, yellow } from './print';
-
-export type { ApiCall, Json };
 
 /** A step's detail on one line: `{ a: 1, b: { c: 'x' } }` → `a=1 b.c=x`, nulls and `false` left out. */
 function flatten(value: unknown, prefix = ''): string {
@@ -28,7 +26,7 @@ function flatten(value: unknown, prefix = ''): string {
  * whether every check passed.
  */
 export async function printReport(
-  call: ApiCall,
+  client: CompactorClient,
   run: {
     apiUrl: string;
     sessionId: string;
@@ -38,7 +36,7 @@ export async function printReport(
   },
 ): Promise<boolean> {
   const { apiUrl, sessionId, usable, options } = run;
-  const rows = await Promise.all([...run.compactionIds].map((id) => call('GET', `/v1/compactions/${id}`)));
+  const rows = await Promise.all([...run.compactionIds].map((id) => client.getCompaction(id)));
   let failures = 0;
   for (const row of rows) {
     section(`Compaction ${row.id}: ${row.reason}, ${row.strategy} → ${row.status}`);
@@ -48,7 +46,8 @@ export async function printReport(
       const paint = row.status === 'skipped' ? yellow : red;
       console.log(`  ${paint(row.status)}: ${row.error?.code} (${row.error?.message})`);
     } else {
-      const smaller = Math.round((1 - row.tokensAfter / row.tokensBefore) * 100);
+      // A completed compaction measured the view before and after.
+      const smaller = Math.round((1 - row.tokensAfter! / row.tokensBefore!) * 100);
       console.log(
         `  tokens     ${bold(`${n(row.tokensBefore)} → ${n(row.tokensAfter)}`)} (${smaller} % smaller)`,
       );
@@ -60,7 +59,7 @@ export async function printReport(
         `  summary    by ${row.model ?? 'the truncate fallback'}${row.usage ? `, ${n(row.usage.input)} in / ${n(row.usage.output)} out tokens` : ''}`,
       );
     }
-    const steps = row.steps as Json[];
+    const { steps, ...fields } = row;
     console.log(
       `  took       ${duration(row.requestedAt, row.finishedAt)} from request to finish, ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}`,
     );
@@ -69,16 +68,17 @@ export async function printReport(
         `    ${s.step.padEnd(10)} #${s.attempt} ${s.status === 'completed' ? ok(true) : red(s.status)} ${duration(s.startedAt, s.finishedAt).padStart(7)}  ${dim(flatten(s.detail))}`,
       );
     }
-    const { steps: _steps, ...fields } = row;
     console.log(dim(`  GET /v1/compactions/${row.id} (steps above)`));
     console.log(dim(trimmedJson(fields)));
   }
 
-  const context = await call('GET', `/v1/sessions/${sessionId}/context`);
-  const { status } = await call('GET', `/v1/sessions/${sessionId}`);
-  const messages = context.messages as Message[];
+  const context = await client.getContext(sessionId);
+  const { status } = await client.getSession(sessionId);
+  const { messages } = context;
+  // Null for an unlimited window, which the demo's session does not have.
+  const percent = status.percent ?? 0;
   section(
-    `Context now: ${messages.length} messages, ${n(context.tokens)} tokens, next prompt ${Math.round(status.percent)} % of usable (GET …/context)`,
+    `Context now: ${messages.length} messages, ${n(context.tokens)} tokens, next prompt ${Math.round(percent)} % of usable (GET …/context)`,
   );
   const head = 6;
   for (const m of messages.slice(0, head)) console.log(preview(m));
@@ -105,8 +105,8 @@ export async function printReport(
   }
 
   section('Checks');
-  const openai = await call('GET', `/v1/sessions/${sessionId}/context?format=openai`);
-  const problems = validateContext(openai.messages as OpenAIChatMessage[]);
+  const openai = await client.getContext(sessionId, { format: 'openai' });
+  const problems = validateContext(openai.messages);
   console.log(
     `  ${ok(problems.length === 0)} format=openai: ${openai.messages.length} Chat Completions messages, ` +
       (problems.length === 0
@@ -122,7 +122,7 @@ export async function printReport(
     `  ${ok(completed > 0 && failures === 0)} compaction${rows.length === 1 ? '' : 's'}: ${counts.join(', ')}`,
   );
   console.log(
-    `  ${ok(status.percent < 100)} the next prompt fits: ${n(status.tokens)} of ${n(usable)} usable tokens`,
+    `  ${ok(percent < 100)} the next prompt fits: ${n(status.tokens)} of ${n(usable)} usable tokens`,
   );
   let factsMissing = 0;
   if (options.builtIn) {

@@ -5,8 +5,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { CompactorClient, type CompactorClientOptions } from '@compactor/client';
 import {
-  apiClient,
   checkPostgres,
   checkRedis,
   Children,
@@ -29,6 +29,14 @@ import type { Transcript } from './transcript';
 import { resolveVariants } from './variants';
 
 const API_KEY = 'replay-key';
+
+/**
+ * How the replay's client calls the API: no retries. A refusal (429, 503) fails the run with its
+ * error rather than being waited out inside the time an append is measured to take.
+ */
+export const REPLAY_CLIENT: Omit<CompactorClientOptions, 'baseUrl' | 'apiKey'> = {
+  retry: { maxRetries: 0 },
+};
 
 export interface ReplayIo {
   env: NodeJS.ProcessEnv;
@@ -104,6 +112,7 @@ async function startEmbedded(
       // Every replayed session is the one tenant's: past 20 at once, the cap on a tenant's active
       // compactions would hold auto compactions back and change what the replay measures.
       apiEnv: { TENANT_MAX_ACTIVE_COMPACTIONS: '0' },
+      client: REPLAY_CLIENT,
     }),
     children.failed(),
   ]);
@@ -111,6 +120,13 @@ async function startEmbedded(
     `embedded Compactor: API ${stack.apiUrl}, ${options.workers} worker(s), LLM ${stack.stubUrl ? `stub ${stack.stubUrl}` : options.provider!.model}\n`,
   );
   return stack;
+}
+
+/** Throws unless the remote API is ready (`GET /readyz`, a probe outside the client's routes). */
+async function checkReady(url: string, key: string | null): Promise<void> {
+  const response = await fetch(`${url}/readyz`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`GET /readyz → ${response.status}: ${text.slice(0, 500)}`);
 }
 
 export async function runReplay(
@@ -130,16 +146,17 @@ export async function runReplay(
   let target: RunTarget;
   let targetInfo: ReplayReport['target'];
   if (options.remote) {
-    const call = apiClient(options.remote.url, options.remote.key);
-    await call('GET', '/readyz');
-    target = { call, apiUrl: options.remote.url, key: options.remote.key, defaultModel: 'gpt-4o-mini' };
+    const { url, key } = options.remote;
+    await checkReady(url, key);
+    target = {
+      client: new CompactorClient({ ...REPLAY_CLIENT, baseUrl: url, apiKey: key }),
+      defaultModel: 'gpt-4o-mini',
+    };
     targetInfo = { kind: 'remote', url: options.remote.url, llm: 'the remote workers’' };
   } else {
     const stack = await startEmbedded(options, io, placement, children);
     target = {
-      call: apiClient(stack.apiUrl, API_KEY),
-      apiUrl: stack.apiUrl,
-      key: API_KEY,
+      client: stack.client,
       defaultModel: options.provider?.model ?? 'stub-summarizer',
     };
     targetInfo = {

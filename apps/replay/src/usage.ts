@@ -19,7 +19,7 @@ export interface UsageState {
   contextReduced: boolean;
   /** The API's estimate of the next prompt, and whether a usage report calibrates it. */
   servedTokens: number;
-  estimate: 'hybrid' | 'exact';
+  estimate: string;
   /** What the transcript's prompts held beyond its messages; see {@link measureOverhead}. */
   overhead: number;
   mode: UsageMode;

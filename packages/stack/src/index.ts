@@ -1,6 +1,6 @@
 // Public surface of @compactor/stack: the real system as local processes (the demo, the replay).
 export { Children, ChildExitedError, type Child, type ChildLogLine } from './children';
-export { apiClient, ApiError, type ApiCall, type Json } from './client';
+export { followEvents, type FollowedEvents } from './follow-events';
 export {
   checkPostgres,
   checkRedis,
@@ -11,5 +11,4 @@ export {
   withDatabase,
 } from './services';
 export { PlacementError, scratchPlacement, type ScratchPlacement } from './scratch-placement';
-export { openEventStream, type EventStream, type SessionEventMessage } from './sse';
 export { startStack, type Stack, type StackOptions, type StackProvider } from './start';

@@ -3,6 +3,7 @@
  * worker processes, on free ports, sharing one database and one queue prefix. The demo and the
  * replay start it the same way; the caller owns the {@link Children} and stops them.
  */
+import { CompactorClient, type CompactorClientOptions } from '@compactor/client';
 import type { Child, Children } from './children';
 
 /** A real OpenAI-compatible provider instead of the stub (`OPENAI_*` in the caller's environment). */
@@ -26,10 +27,14 @@ export interface StackOptions {
   apiEnv?: Record<string, string>;
   /** The API's `LOG_LEVEL` (default `info`: the start-up lines are read from its log). */
   apiLogLevel?: string;
+  /** How {@link Stack.client} calls the API (its retries, say). */
+  client?: Omit<CompactorClientOptions, 'baseUrl' | 'apiKey'>;
 }
 
 export interface Stack {
   apiUrl: string;
+  /** The API's client, with the stack's key. */
+  client: CompactorClient;
   /** The stub's base URL (ending in `/v1`), `null` with a real provider. */
   stubUrl: string | null;
   api: Child;
@@ -98,5 +103,6 @@ export async function startStack(children: Children, options: StackOptions): Pro
       }),
     ),
   );
-  return { apiUrl, stubUrl, api, stub, workers, workerPorts };
+  const client = new CompactorClient({ ...options.client, baseUrl: apiUrl, apiKey: options.apiKey });
+  return { apiUrl, client, stubUrl, api, stub, workers, workerPorts };
 }

@@ -2,16 +2,21 @@
  * What the replay records once a compaction has ended: its row's figures, the context served
  * right after it (valid for a provider? within the window?) and the retention probes.
  */
+import type {
+  CompactionWithSteps,
+  CompactorClient,
+  NativeContext,
+  OpenAIContext,
+  Session,
+  SessionStatus,
+} from '@compactor/client';
 import {
   validateContext,
   validateNativeContext,
   type ContextIssue,
   type FileToolNames,
-  type Message,
-  type OpenAIChatMessage,
 } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
-import type { ApiCall, Json } from '@compactor/stack';
 import { probeRetention, type ContextMessage, type TranscriptFacts } from '../probes/retention';
 import type { CompactionRecord, ContextCheck, Outcome } from '../report/model';
 
@@ -32,11 +37,11 @@ export interface SessionState {
   facts?: TranscriptFacts;
 }
 
-function outcomeOf(row: Json): Outcome {
+function outcomeOf(row: CompactionWithSteps): Outcome {
   switch (row.status) {
     case 'completed': {
-      const finalize = (row.steps as Json[] | undefined)?.findLast((s) => s.step === 'finalize');
-      const writtenBy = finalize?.detail?.writtenBy as string | undefined;
+      const finalize = row.steps.findLast((s) => s.step === 'finalize');
+      const writtenBy = finalize?.detail.writtenBy;
       return row.strategy === 'truncate' || writtenBy === 'truncate' ? 'truncated' : 'summarized';
     }
     case 'failed':
@@ -47,62 +52,60 @@ function outcomeOf(row: Json): Outcome {
   }
 }
 
-const path = (id: string) => encodeURIComponent(id);
-
-/** The next prompt's estimate after a compaction, and its kind (`exact` right after one). */
+/** The next prompt's estimate after a compaction, and its kind (`stored` right after one). */
 export interface Served {
   tokens: number;
-  estimate: 'hybrid' | 'exact';
+  estimate: SessionStatus['estimate'];
 }
 
+type ContextReads = [NativeContext, OpenAIContext, Session];
+
 /** The three reads that show what a compaction left: the context in both formats, and the status. */
-function readContext(call: ApiCall, sessionId: string): Promise<[Json, Json, Json]> {
+function readContext(client: CompactorClient, sessionId: string): Promise<ContextReads> {
   return Promise.all([
-    call('GET', `/v1/sessions/${path(sessionId)}/context`),
-    call('GET', `/v1/sessions/${path(sessionId)}/context?format=openai`),
-    call('GET', `/v1/sessions/${path(sessionId)}`),
+    client.getContext(sessionId),
+    client.getContext(sessionId, { format: 'openai' }),
+    client.getSession(sessionId),
   ]);
 }
 
-function checkContext([native, openai, session]: [Json, Json, Json]): {
+function checkContext([native, openai, session]: ContextReads): {
   check: ContextCheck;
   native: ContextMessage[];
   served: Served;
 } {
   const issues: ContextIssue[] = [
-    ...validateContext(openai.messages as OpenAIChatMessage[]),
-    ...validateNativeContext(native.messages as Message[]),
+    ...validateContext(openai.messages),
+    ...validateNativeContext(native.messages),
   ];
-  const usable = session.status.usable as number;
+  // The replay's sessions have a finite window: the API computes what of it is usable.
+  const usable = session.status.usable!;
   return {
     check: {
-      messages: (native.messages as unknown[]).length,
-      tokens: native.tokens as number,
+      messages: native.messages.length,
+      tokens: native.tokens,
       usable,
-      withinWindow: (native.tokens as number) <= usable,
+      withinWindow: native.tokens <= usable,
       cannotFit: session.status.cannotFit === true,
       issues,
       valid: issues.length === 0,
     },
-    native: native.messages as ContextMessage[],
-    served: {
-      tokens: session.status.tokens as number,
-      estimate: session.status.estimate as Served['estimate'],
-    },
+    native: native.messages,
+    served: { tokens: session.status.tokens, estimate: session.status.estimate },
   };
 }
 
 /** Reads the ended compaction and the context after it; `served`: the next prompt's estimate (completed ones). */
 export async function recordCompaction(
-  call: ApiCall,
+  client: CompactorClient,
   state: SessionState,
   ended: EndedCompaction,
 ): Promise<{ record: CompactionRecord; served: Served | null; activeAfter: string | null }> {
   // The row and the context are read side by side: nothing is appended until the check is done,
   // so the context is the one this compaction left (it is only used when the row says completed).
   const [row, reads] = await Promise.all([
-    call('GET', `/v1/compactions/${path(ended.id)}`),
-    readContext(call, state.sessionId),
+    client.getCompaction(ended.id),
+    readContext(client, state.sessionId),
   ]);
   const outcome = outcomeOf(row);
   let context: ContextCheck | null = null;
@@ -112,7 +115,7 @@ export async function recordCompaction(
     const checked = checkContext(reads);
     context = checked.check;
     served = checked.served;
-    const boundary = row.boundarySeq as number | null;
+    const boundary = row.boundarySeq;
     const appendedCount = state.seqs.length;
     const compactedCount = boundary === null ? 0 : state.seqs.filter((seq) => seq < boundary).length;
     retention = probeRetention({
@@ -124,13 +127,13 @@ export async function recordCompaction(
       ...(state.facts ? { facts: state.facts } : {}),
     });
   }
-  const requested = Date.parse(row.requestedAt as string);
-  const finished = row.finishedAt ? Date.parse(row.finishedAt as string) : NaN;
-  const active = (reads[2].status?.activeCompaction as Json | null) ?? null;
+  const requested = Date.parse(row.requestedAt);
+  const finished = row.finishedAt ? Date.parse(row.finishedAt) : NaN;
+  const active = reads[2].status.activeCompaction ?? null;
   return {
     served,
     // Read with the context: a follow-up the worker started once this one ended (see replay-run).
-    activeAfter: active && active.id !== row.id ? (active.id as string) : null,
+    activeAfter: active && active.id !== row.id ? active.id : null,
     record: {
       id: row.id,
       reason: row.reason,

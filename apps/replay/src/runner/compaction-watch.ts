@@ -1,9 +1,10 @@
 /**
  * Follows a session's event stream (SSE) for the replay: which compactions ended and how many
- * prune jobs reported, with waits that wake on the event and fall back to polling the API (the
- * stream has no replay, so an event lost to a reconnect must not hang the run).
+ * prune jobs reported, with waits that wake on the event and fall back to polling the API (a
+ * reconnect resumes only from what the API's event history still holds, so an event lost to a
+ * broken stream must not hang the run).
  */
-import type { SessionEventMessage } from '@compactor/stack';
+import type { SessionEventMessage } from '@compactor/client';
 
 const TERMINAL_EVENTS: Record<string, string> = {
   'compaction.completed': 'completed',
@@ -23,8 +24,8 @@ export class CompactionWatch {
     if (status && event.compactionId) this.ended.set(event.compactionId, status);
     if (event.type === 'prune.completed') {
       this.prunes.jobs++;
-      this.prunes.parts += Number(event.data.parts ?? 0);
-      this.prunes.tokens += Number(event.data.tokens ?? 0);
+      this.prunes.parts += event.data.parts;
+      this.prunes.tokens += event.data.tokens;
     }
     this.wake();
   };

@@ -5,9 +5,10 @@
  * is checked right away. Messages that are not model output (a user's next request) are appended
  * while it runs, as a client records them.
  */
+import { CompactorApiError, type CompactorClient } from '@compactor/client';
 import type { FileToolNames } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
-import { openEventStream, type ApiCall, type EventStream, type Json } from '@compactor/stack';
+import { followEvents, type FollowedEvents } from '@compactor/stack';
 import type { RunReport, TurnPoint, UsageMode, Variant, CompactionRecord } from '../report/model';
 import type { Transcript } from '../transcript';
 import { measureOverhead, usageToSend } from '../usage';
@@ -16,9 +17,7 @@ import { TranscriptFacts } from '../probes/retention';
 import { CompactionWatch, TERMINAL_STATUSES } from './compaction-watch';
 
 export interface RunTarget {
-  call: ApiCall;
-  apiUrl: string;
-  key: string | null;
+  client: CompactorClient;
   /** The session model when no summarizer model is given (the stub's, or the provider's). */
   defaultModel: string;
 }
@@ -83,8 +82,7 @@ export async function replayRun(
   onProgress: (progress: RunProgress) => void = () => undefined,
 ): Promise<RunReport> {
   const started = Date.now();
-  const { call } = target;
-  const sessionPath = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  const { client } = target;
   const points: TurnPoint[] = [];
   const compactions: CompactionRecord[] = [];
   const seqs: number[] = [];
@@ -92,7 +90,7 @@ export async function replayRun(
   let usable = 0;
   let waitMs = 0;
   const timing = { appendMs: 0, pruneWaitMs: 0, checkMs: 0 };
-  let events: EventStream | null = null;
+  let events: FollowedEvents | null = null;
   const report = (status: RunReport['status'], error: string | null): RunReport => ({
     transcript: transcript.key,
     file: transcript.file,
@@ -113,13 +111,12 @@ export async function replayRun(
   });
 
   try {
-    const created = await call(
-      'POST',
-      '/v1/sessions',
+    const created = await client.createSession(
       sessionBody(sessionId, transcript, variant, target, settings.window),
     );
-    usable = created.status.usable as number;
-    const effective = created.effectivePolicy as Json;
+    // The replay's sessions have a finite window: the API computes what of it is usable.
+    usable = created.status.usable!;
+    const effective = created.effectivePolicy;
     const fileTools = effective.fileTools as FileToolNames | undefined;
     const state: SessionState = {
       sessionId,
@@ -128,14 +125,10 @@ export async function replayRun(
       fileTools,
       facts: new TranscriptFacts(transcript.messages, fileTools),
     };
-    events = await openEventStream(
-      `${target.apiUrl}${sessionPath}/events`,
-      target.key ? { authorization: `Bearer ${target.key}` } : {},
-      watch.onEvent,
-    );
+    events = await followEvents(client, sessionId, watch.onEvent);
 
-    let servedTokens = created.status.tokens as number;
-    let estimate = created.status.estimate as 'hybrid' | 'exact';
+    let servedTokens = created.status.tokens;
+    let estimate = created.status.estimate;
     let overhead: number | null = null;
     let contextReduced = false;
     let active: { id: string; triggeredAtTurn: number } | null = null;
@@ -162,13 +155,13 @@ export async function replayRun(
       const status = await watch.untilEnded(
         id,
         settings.timeoutMs,
-        async () => (await call('GET', `/v1/compactions/${id}`)).status as string,
+        async () => (await client.getCompaction(id)).status,
       );
       const waited = Date.now() - waitStarted;
       waitMs += waited;
       active = null;
       const checkStarted = Date.now();
-      const { record, served, activeAfter } = await recordCompaction(call, state, {
+      const { record, served, activeAfter } = await recordCompaction(client, state, {
         id,
         triggeredAtTurn,
         endedAtTurn: turn,
@@ -217,21 +210,21 @@ export async function replayRun(
       const message = usage ? { ...rest, usage } : rest;
       const prunesBefore = watch.prunes.jobs;
       const appendStarted = Date.now();
-      const response = await call('POST', `${sessionPath}/messages`, { messages: [message] });
+      const response = await client.appendMessages(sessionId, [message]);
       timing.appendMs += Date.now() - appendStarted;
-      seqs.push(response.messages[0].seq as number);
-      servedTokens = response.status.tokens as number;
-      estimate = response.status.estimate as 'hybrid' | 'exact';
-      usable = response.status.usable as number;
+      seqs.push(response.messages[0]!.seq);
+      servedTokens = response.status.tokens;
+      estimate = response.status.estimate;
+      usable = response.status.usable!;
       points.push({ turn, role: stored.role, tokens: servedTokens });
-      const started = (response.compaction ?? response.status.activeCompaction) as Json | null;
+      const started = response.compaction ?? response.status.activeCompaction;
       if (
         started &&
-        !TERMINAL_STATUSES.has(started.status as string) &&
+        !TERMINAL_STATUSES.has(started.status) &&
         !compactions.some((c) => c.id === started.id)
       ) {
-        if (!active) active = { id: started.id as string, triggeredAtTurn: turn };
-        else if (started.id !== active.id) next = { id: started.id as string, triggeredAtTurn: turn };
+        if (!active) active = { id: started.id, triggeredAtTurn: turn };
+        else if (started.id !== active.id) next = { id: started.id, triggeredAtTurn: turn };
       }
       progress(turn, 'appending');
       // A finished turn may have queued a prune job (the answer's `prune`; an API too old to say
@@ -259,8 +252,15 @@ export async function replayRun(
       compactions: compactions.length,
       state: 'failed',
     });
-    return report('failed', (error as Error).message);
+    return report('failed', describeError(error));
   } finally {
     events?.close();
   }
+}
+
+/** A run's error as the report gives it: an API error with its request and status. */
+function describeError(error: unknown): string {
+  if (error instanceof CompactorApiError)
+    return `${error.request} → ${error.status} ${error.code}: ${error.message}`;
+  return (error as Error).message;
 }
