@@ -5,7 +5,7 @@ const recorded = { input: 4, cacheRead: 90_000, cacheWrite: 2_000, output: 300, 
 const state = (changes: Partial<UsageState>): UsageState => ({
   contextReduced: true,
   servedTokens: 21_000,
-  estimate: 'exact',
+  estimate: 'stored',
   overhead: 0,
   mode: 'rescale',
   ...changes,
@@ -37,10 +37,10 @@ describe('usageToSend', () => {
 });
 
 describe('measureOverhead', () => {
-  it('is the recorded prompt beyond an exact estimate of the messages, never negative', () => {
-    expect(measureOverhead(recorded, 2_004, 'exact')).toBe(90_000);
-    expect(measureOverhead({ ...recorded, cacheRead: 0, cacheWrite: 0 }, 50, 'exact')).toBe(0);
+  it('is the recorded prompt beyond a stored estimate of the messages, never negative', () => {
+    expect(measureOverhead(recorded, 2_004, 'stored')).toBe(90_000);
+    expect(measureOverhead({ ...recorded, cacheRead: 0, cacheWrite: 0 }, 50, 'stored')).toBe(0);
     expect(measureOverhead(recorded, 2_004, 'hybrid')).toBeNull();
-    expect(measureOverhead(null, 2_004, 'exact')).toBeNull();
+    expect(measureOverhead(null, 2_004, 'stored')).toBeNull();
   });
 });

@@ -7,11 +7,13 @@
  * - `rescale` (default): reports the prompt the model would now get: the context Compactor serves
  *   (the API's estimate of the next prompt, `status.tokens`) plus the transcript's *overhead*, what
  *   its prompts held beyond its messages (system prompt, tool definitions: the first recorded prompt
- *   minus the messages before it). The overhead is added only to an `exact` estimate: a `hybrid`
- *   one starts from a report that already includes it. Cache fields become 0; `output` and
+ *   minus the messages before it). The overhead is added only to a `stored` estimate (the
+ *   stored counts of the messages alone): a `hybrid` one starts from a report that already
+ *   includes it. Cache fields become 0; `output` and
  *   `reasoning` are kept as recorded.
  * - `drop`: sends no usage, so the API estimates from its stored token counts alone.
  */
+import type { SessionStatus } from '@compactor/contract';
 import { promptTokens, type Usage } from '@compactor/core';
 import type { UsageMode } from './report/model';
 
@@ -19,7 +21,7 @@ export interface UsageState {
   contextReduced: boolean;
   /** The API's estimate of the next prompt, and whether a usage report calibrates it. */
   servedTokens: number;
-  estimate: string;
+  estimate: SessionStatus['estimate'];
   /** What the transcript's prompts held beyond its messages; see {@link measureOverhead}. */
   overhead: number;
   mode: UsageMode;
@@ -29,19 +31,19 @@ export function usageToSend(recorded: Usage | null | undefined, state: UsageStat
   if (!recorded) return null;
   if (!state.contextReduced) return recorded;
   if (state.mode === 'drop') return null;
-  const input = state.servedTokens + (state.estimate === 'exact' ? state.overhead : 0);
+  const input = state.servedTokens + (state.estimate === 'stored' ? state.overhead : 0);
   return { input, cacheRead: 0, cacheWrite: 0, output: recorded.output, reasoning: recorded.reasoning };
 }
 
 /**
- * The overhead a recorded prompt shows over an `exact` estimate of the messages it was sent with
- * (`null` when the estimate is not exact, i.e. cannot tell messages from overhead).
+ * The overhead a recorded prompt shows over a `stored` estimate of the messages it was sent with
+ * (`null` when the estimate is `hybrid`, i.e. cannot tell messages from overhead).
  */
 export function measureOverhead(
   recorded: Usage | null | undefined,
   servedTokens: number,
-  estimate: string,
+  estimate: SessionStatus['estimate'],
 ): number | null {
-  if (!recorded || estimate !== 'exact') return null;
+  if (!recorded || estimate !== 'stored') return null;
   return Math.max(0, promptTokens(recorded) - servedTokens);
 }
