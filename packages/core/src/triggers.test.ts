@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, ModelInfo } from './model';
 import { POLICY_PRESETS, resolvePolicy, type Policy } from './policy';
-import { assistant, conversation, model, summary, usage, user } from './test-support/builders';
+import { assistant, conversation, model, summary, system, usage, user } from './test-support/builders';
 import {
   compactionThreshold,
   crossesThreshold,
@@ -448,5 +448,33 @@ describe("the opencode preset's trigger: OpenCode's sum, plus the prompt tokens 
         expected,
       );
     }
+  });
+});
+
+describe('a tokens trigger counts history, not pinned system messages (topic preset, 6,000)', () => {
+  // A 5,500-token system prompt, then 600 tokens of conversation: 6,100 in the view, 600 history.
+  const view = conversation([
+    system('You are a careful assistant.', 5500),
+    user('hi', 300),
+    assistant('hello', { tokens: 300 }),
+  ]);
+  const check = (pinSystemMessages: boolean, messages = view) =>
+    evaluateTrigger({ messages, model: claude, policy: POLICY_PRESETS.topic, pinSystemMessages });
+
+  it.each<[string, boolean, Message[], boolean]>([
+    ['pinned: 600 of history does not fire', true, view, false],
+    ['pinned: 6,001 of history fires', true, [...view, user('a long paste', 5401)], true],
+    ['not pinned: the system prompt is history, 6,100 fires', false, view, true],
+  ])('%s', (_name, pinned, messages, fires) => {
+    expect(check(pinned, conversation(messages)).compact).toBe(fires);
+  });
+
+  it('other triggers measure the whole prompt, pinned messages included', () => {
+    // OpenCode's usable on a 6,500-token window with a 100-token output limit: 6,400.
+    const small = model(6500, 100);
+    const messages = conversation([system('rules', 5500), user('hi', 1000)]);
+    expect(
+      evaluateTrigger({ messages, model: small, policy: POLICY_PRESETS.opencode, pinSystemMessages: true }),
+    ).toMatchObject({ compact: true, tokens: 6500 });
   });
 });

@@ -16,7 +16,9 @@ import {
   latestUsageReport,
   promptTokens,
   reportedContextTokens,
+  storedTokens,
 } from './tokens';
+import { isPinnedMessage } from './context';
 
 /**
  * The output reserve never takes more than this share of the window. OpenCode reserves
@@ -168,6 +170,8 @@ export interface TriggerInput {
   lastCompactionTokensAfter?: number | null;
   /** See {@link TriggerStats.lastUnsuccessful}. */
   lastUnsuccessful?: UnsuccessfulCompaction | null;
+  /** Leave pinned system messages out of a `tokens` trigger's count (policy `pinSystemMessages`). */
+  pinSystemMessages?: boolean;
 }
 
 function percentOf(tokens: number, usable: number | null): number | null {
@@ -307,6 +311,12 @@ export interface TriggerStats {
    * `context-cannot-fit` guards.
    */
   lastUnsuccessful?: UnsuccessfulCompaction | null;
+  /**
+   * Tokens of the pinned system messages in `tokens` (never compacted). A `tokens` trigger counts
+   * history, so it leaves them out: a 5,500-token system prompt must not bring a 6,000 trigger
+   * within 500 tokens of firing forever. Default 0.
+   */
+  pinnedTokens?: number;
   model: ModelInfo;
   policy: Pick<Policy, 'auto' | 'trigger'>;
 }
@@ -320,8 +330,10 @@ export function triggerStatsOf(input: TriggerInput): TriggerStats {
   });
   const report = latestUsageReport(input.messages, lastCompactionSeq);
   const newest = newestMessage(input.messages);
+  const pinnedTokens = input.pinSystemMessages ? storedTokens(input.messages.filter(isPinnedMessage)) : 0;
   return {
     tokens,
+    pinnedTokens,
     report: report && { usage: report.usage, finish: report.message.finish },
     newestSeq: newest?.seq ?? null,
     newestIsSummary: newest !== null && (newest.summary || isContinuationMessage(newest)),
@@ -383,7 +395,9 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   }
   if (thresholdPoint === null)
     return verdict(input.model.contextWindow <= 0 ? 'unlimited-window' : 'no-room');
-  if (!crossesThreshold(status.tokens, thresholdPoint)) {
+  // A `tokens` trigger counts history: pinned system messages, never compacted, are not in it.
+  const pinned = input.policy.trigger.kind === 'tokens' ? (input.pinnedTokens ?? 0) : 0;
+  if (!crossesThreshold(status.tokens - pinned, thresholdPoint)) {
     // A threshold above the usable input (a fixed count on a small window, 80 % of a window
     // whose output reserve is a quarter of it) would let the session overflow first.
     if (!status.overflow) return verdict('below-threshold');
@@ -396,7 +410,12 @@ export function evaluateTriggerFromStats(input: TriggerStats): TriggerVerdict {
   // session has one active compaction.
   if (status.overflow) return verdict('threshold');
   const after = input.lastCompactionTokensAfter;
-  if (after !== undefined && after !== null && crossesThreshold(after, thresholdPoint) && littleSince(after))
+  if (
+    after !== undefined &&
+    after !== null &&
+    crossesThreshold(after - pinned, thresholdPoint) &&
+    littleSince(after)
+  )
     return verdict('ineffective-compaction');
   // A compaction that failed or found nothing to compact would fail the same way on the next
   // append: wait until the session grew by the same share (from the threshold when it failed
