@@ -65,6 +65,33 @@ export default tseslint.config(
     },
   },
   {
+    // The session layer is what a session does, whatever carries the request: no HTTP framework,
+    // no app (the API adapts to it, never the other way), no driver of its own (db and queue own
+    // Postgres and Redis).
+    files: ['packages/sessions/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['fastify', 'fastify-*', '@fastify/*', 'http', 'node:http', 'https', 'node:https'],
+              message: 'sessions knows no transport: HTTP concerns stay in apps/api/src/http',
+            },
+            {
+              group: ['@compactor/api', '@compactor/api/*', '@compactor/worker', '**/apps/**'],
+              message: 'packages never import apps',
+            },
+            {
+              group: ['pg', 'ioredis', 'bullmq', 'drizzle-orm', 'drizzle-orm/*'],
+              message: 'storage and queues go through @compactor/db and @compactor/queue',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Only apps read process.env, through their env.ts.
     files: ['packages/**/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'packages/testing/**', 'packages/db/src/cli/**'],

@@ -115,41 +115,52 @@ describe('the packed packages', () => {
     expect(built).not.toMatch(/from '\.\/[a-z-]+'/);
   });
 
-  it.each(Object.keys(compilerOptions))('type-check a program under moduleResolution %s', async (mode) => {
-    await expect(typeCheck(mode)).resolves.toBeDefined();
-  });
+  // tsc on the installed project takes a few seconds alone, and over 30 s on a loaded 2-core machine.
+  it.each(Object.keys(compilerOptions))(
+    'type-check a program under moduleResolution %s',
+    { timeout: 120_000 },
+    async (mode) => {
+      await expect(typeCheck(mode)).resolves.toBeDefined();
+    },
+  );
 
-  it('run with plain node against the live API: create, append, patch, read the context', async () => {
-    await typeCheck('nodenext');
-    const { stdout } = await run(
-      process.execPath,
-      [path.join(project, 'out', 'main.js'), live.url, TENANT_A_KEY, 'packed-1'],
-      { cwd: project },
-    );
-    const seen = JSON.parse(stdout) as Record<string, unknown>;
-    const call = {
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"path":"src"}' } }],
-    };
-    expect(seen).toEqual({
-      seqs: [1, 2],
-      unfinished: [
-        { role: 'user', content: 'What is in src?' },
-        call,
-        { role: 'tool', tool_call_id: 'call_1', content: '[Tool execution was interrupted]' },
-      ],
-      messages: [
-        { role: 'user', content: 'What is in src?' },
-        call,
-        { role: 'tool', tool_call_id: 'call_1', content: 'app.ts' },
-      ],
-      contextMessages: 2,
-      contextParses: true,
-      missing: '404 not_found',
-    });
-    // The API holds what the program wrote.
-    const history = await live.client().listMessages('packed-1');
-    expect(history.messages.map((m) => m.id)).toEqual(['u1', 'a1']);
-  });
+  it(
+    'run with plain node against the live API: create, append, patch, read the context',
+    { timeout: 120_000 },
+    async () => {
+      await typeCheck('nodenext');
+      const { stdout } = await run(
+        process.execPath,
+        [path.join(project, 'out', 'main.js'), live.url, TENANT_A_KEY, 'packed-1'],
+        { cwd: project },
+      );
+      const seen = JSON.parse(stdout) as Record<string, unknown>;
+      const call = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"path":"src"}' } },
+        ],
+      };
+      expect(seen).toEqual({
+        seqs: [1, 2],
+        unfinished: [
+          { role: 'user', content: 'What is in src?' },
+          call,
+          { role: 'tool', tool_call_id: 'call_1', content: '[Tool execution was interrupted]' },
+        ],
+        messages: [
+          { role: 'user', content: 'What is in src?' },
+          call,
+          { role: 'tool', tool_call_id: 'call_1', content: 'app.ts' },
+        ],
+        contextMessages: 2,
+        contextParses: true,
+        missing: '404 not_found',
+      });
+      // The API holds what the program wrote.
+      const history = await live.client().listMessages('packed-1');
+      expect(history.messages.map((m) => m.id)).toEqual(['u1', 'a1']);
+    },
+  );
 });

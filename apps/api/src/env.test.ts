@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EnvError, openStartRefusal, parseApiKeys, parseEnv, tenantLimitSettings } from './env';
-import { TENANT_LIMIT_DEFAULTS } from './services/tenant-limits';
+import { TENANT_LIMIT_DEFAULTS } from '@compactor/sessions';
 
 describe('parseEnv', () => {
   it('applies the documented defaults', () => {

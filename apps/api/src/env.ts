@@ -1,6 +1,6 @@
 import { redisUrlSchema } from '@compactor/queue';
 import { z } from 'zod';
-import type { TenantLimitSettings } from './services/tenant-limits';
+import type { TenantLimitSettings } from '@compactor/sessions';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/compactor';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';

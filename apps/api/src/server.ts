@@ -21,7 +21,7 @@ import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
-import { TenantLimits, type TenantLimitSettings } from './services/tenant-limits';
+import { TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
 import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
 import { loggableError, newId } from '@compactor/db';
 import type { JobQueues } from '@compactor/queue';

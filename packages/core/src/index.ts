@@ -7,6 +7,8 @@ export * from './triggers';
 export * from './follow-up';
 export * from './budgets';
 export * from './overflow-errors';
+export * from './overflow-report';
+export * from './turns';
 export * from './prune';
 export * from './cut-point';
 export * from './split-turn';

@@ -10,6 +10,7 @@ import {
   isDatabaseUnavailable,
   loggableError,
 } from '@compactor/db';
+import { invalidRequest } from '@compactor/sessions';
 import { ApiError, type ErrorCode } from './errors';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
@@ -62,22 +63,6 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
   );
-}
-
-/**
- * The 400 for what a schema refused, naming each field as `body.messages.0.role` (the request
- * part, then the path). `instancePath` is the JSON pointer Fastify's validators report.
- */
-export function invalidRequest(
-  context: string,
-  issues: Array<{ instancePath: string; message?: string | undefined }>,
-): ApiError {
-  const named = issues.map((v) => ({
-    path: `${context}${v.instancePath.replace(/\//g, '.')}`,
-    message: v.message,
-  }));
-  const summary = named.map((i) => `${i.path}: ${i.message}`).join('; ');
-  return new ApiError(400, 'validation_error', `invalid request: ${summary}`, { issues: named });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type {} from '@fastify/swagger'; // its FastifySchema `hide` option
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { TenantLimitObserver } from '../services/tenant-limits';
+import type { TenantLimitObserver } from '@compactor/sessions';
 
 /**
  * Jobs per queue and state, read at scrape time (the API's own view of the backlog), or `null`

@@ -1,6 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { findTenantCompaction, listCompactionSteps, listCompactionsPage } from '@compactor/db';
-import { invalid, notFound } from '../http/errors';
+import {
+  compactionDetail,
+  compactionsPage,
+  reportOverflow,
+  requestManualCompaction,
+  requestPrune,
+  type TenantLimits,
+} from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 import {
@@ -17,10 +23,6 @@ import {
   OverflowOut,
   PruneOut,
 } from '@compactor/contract';
-import { reportOverflow, requestManualCompaction } from '../services/compactions';
-import { requireSession } from '../services/sessions';
-import type { TenantLimits } from '../services/tenant-limits';
-import { compactionStepView, compactionView } from '../services/views';
 
 export function compactionRoutes(
   resources: ApiResources,
@@ -50,15 +52,14 @@ export function compactionRoutes(
         },
       },
       async (request, reply) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
         const { compaction, created } = await requestManualCompaction(
           resources,
           limits,
-          session,
+          { tenantId: request.tenantId, id: request.params.id },
           request.body ?? {},
           request.headers['idempotency-key'],
         );
-        return reply.code(created ? 202 : 200).send(compactionView(compaction, session.id));
+        return reply.code(created ? 202 : 200).send(compaction);
       },
     );
 
@@ -72,10 +73,10 @@ export function compactionRoutes(
           response: { 202: PruneOut, ...commonErrors },
         },
       },
-      async (request, reply) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        return reply.code(202).send(await resources.jobs.startPrune(session, 'manual'));
-      },
+      async (request, reply) =>
+        reply
+          .code(202)
+          .send(await requestPrune(resources, { tenantId: request.tenantId, id: request.params.id })),
     );
 
     app.post(
@@ -93,16 +94,13 @@ export function compactionRoutes(
           response: { 200: OverflowOut, ...commonErrors, 429: ErrorBody },
         },
       },
-      async (request) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const { kind, matched, compaction } = await reportOverflow(resources, limits, session, request.body);
-        return {
-          overflow: kind !== null,
-          kind,
-          matched,
-          compaction: compaction && compactionView(compaction, session.id),
-        };
-      },
+      async (request) =>
+        reportOverflow(
+          resources,
+          limits,
+          { tenantId: request.tenantId, id: request.params.id },
+          request.body,
+        ),
     );
 
     app.get(
@@ -116,24 +114,8 @@ export function compactionRoutes(
           response: { 200: CompactionPage, ...commonErrors },
         },
       },
-      async (request) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const { limit, before } = request.query;
-        // One more than asked says whether another page follows.
-        const rows = await listCompactionsPage(resources.db, session.pk, {
-          limit: limit + 1,
-          beforeId: before,
-        });
-        if (rows === null) {
-          const message = `before: ${before} is not a compaction of this session`;
-          throw invalid(message, { issues: [{ path: 'querystring.before', message }] });
-        }
-        const page = rows.slice(0, limit);
-        return {
-          compactions: page.map((row) => compactionView(row, session.id)),
-          nextBefore: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
-        };
-      },
+      async (request) =>
+        compactionsPage(resources.db, { tenantId: request.tenantId, id: request.params.id }, request.query),
     );
 
     app.get(
@@ -146,12 +128,7 @@ export function compactionRoutes(
           response: { 200: CompactionDetailOut, ...commonErrors },
         },
       },
-      async (request) => {
-        const found = await findTenantCompaction(resources.db, request.tenantId, request.params.id);
-        if (!found) throw notFound('compaction');
-        const steps = await listCompactionSteps(resources.db, found.compaction.id);
-        return { ...compactionView(found.compaction, found.sessionId), steps: steps.map(compactionStepView) };
-      },
+      async (request) => compactionDetail(resources.db, request.tenantId, request.params.id),
     );
   };
 }

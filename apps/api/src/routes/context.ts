@@ -1,16 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { assembleContext, toOpenAIMessages, type PolicyInput } from '@compactor/core';
-import { resolveStoredPolicy } from '@compactor/workflow';
-import { loadContextRows } from '@compactor/db';
+import { sessionContext } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { ContextOut, ContextQuery, SessionParams } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
-import { requireSession } from '../services/sessions';
 
-/**
- * `GET /v1/sessions/:id/context`: what the model should see next. The filter (latest completed
- * compaction, its boundary) runs in SQL; core renders the result.
- */
+/** `GET /v1/sessions/:id/context`: what the model should see next (`sessionContext`). */
 export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
@@ -32,20 +26,12 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
           response: { 200: ContextOut, ...commonErrors },
         },
       },
-      async (request) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        const { pinSystemMessages } = resolveStoredPolicy(session.policy as PolicyInput);
-        const rows = await loadContextRows(resources.db, session.pk, { pinSystemMessages });
-        const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
-          pinSystemMessages,
-        });
-        return {
-          messages: request.query.format === 'openai' ? toOpenAIMessages(context) : context.messages,
-          compactionId: context.compactionId,
-          boundarySeq: context.boundarySeq,
-          tokens: context.tokens,
-        };
-      },
+      async (request) =>
+        sessionContext(
+          resources.db,
+          { tenantId: request.tenantId, id: request.params.id },
+          request.query.format,
+        ),
     );
   };
 }

@@ -1,18 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { SESSION_DELETED_EVENT, SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
-import { compareEventIds, EVENT_HISTORY, EVENT_ID_PATTERN } from '@compactor/queue';
-import { ApiError, notFound } from '../http/errors';
+import { SESSION_EVENT_TYPES, type SessionEvent } from '@compactor/workflow';
+import { EVENT_HISTORY } from '@compactor/queue';
+import { openSessionEvents, type SessionEventStream, type TenantLimits } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { ErrorBody, EventStreamText, SessionParams } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
-import { requireSession } from '../services/sessions';
-import type { TenantLimits } from '../services/tenant-limits';
 
 /** A client that stops reading is cut off once this much is waiting for it. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** How long the event stream waits for Redis to confirm the subscription. */
-const SUBSCRIBE_TIMEOUT_MS = 5000;
 
 /** One event on the wire: `event: <type>` and the JSON (its session's public id, never its key). */
 export function formatSseEvent(event: SessionEvent): string {
@@ -27,43 +23,12 @@ export function formatSseEvent(event: SessionEvent): string {
   return `${id}event: ${event.type}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
 
-/** Subscribes, or throws a 503 when Redis does not confirm in time (and drops a late subscription). */
-async function subscribeInTime(
-  resources: ApiResources,
-  sessionPk: number,
-  listener: (event: SessionEvent) => void,
-): Promise<() => void> {
-  let timer: NodeJS.Timeout | undefined;
-  let late = false;
-  const subscribed = resources.events.subscribe(sessionPk, listener);
-  subscribed.then(
-    (unsubscribe) => late && unsubscribe(),
-    () => undefined,
-  );
-  try {
-    return await Promise.race([
-      subscribed,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          late = true;
-          reject(new ApiError(503, 'service_unavailable', 'the event stream is unavailable (Redis)'));
-        }, SUBSCRIBE_TIMEOUT_MS);
-      }),
-    ]);
-  } catch (error) {
-    late = true;
-    if (error instanceof ApiError) throw error;
-    throw new ApiError(503, 'service_unavailable', 'the event stream is unavailable (Redis)');
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * `GET /v1/sessions/:id/events`: the session's events as Server-Sent Events. Events travel over
- * Redis pub/sub, so a client connected to any replica gets what every process publishes. Each
- * carries its id in the session's history: a client reconnecting with `Last-Event-ID` first gets
- * what it missed (what the history still holds), then the live events, none twice.
+ * Redis pub/sub, so a client connected to any replica gets what every process publishes. What
+ * is sent, in which order (replay after `Last-Event-ID`, then live, none twice, ending after
+ * `session.deleted`) is `openSessionEvents`'s; this writes it out, keeps the connection alive and
+ * cuts off a client that stops reading.
  */
 export function eventRoutes(
   resources: ApiResources,
@@ -120,60 +85,47 @@ export function eventRoutes(
       reply: FastifyReply,
       release: () => void,
     ): Promise<FastifyReply> {
-      const session = await requireSession(resources.db, request.tenantId, request.params.id);
       const raw = reply.raw;
-      // Live events wait in `pending` until the stream is open and the missed ones are sent.
       let started = false;
       let closed = false;
-      const pendingEvents: Array<{ chunk: string; id: string | undefined; last: boolean }> = [];
       let keepalive: NodeJS.Timeout | undefined = undefined;
-      let unsubscribe: (() => void) | undefined = undefined;
+      let events: SessionEventStream | undefined = undefined;
 
       const end = () => {
         if (closed) return;
         closed = true;
         clearInterval(keepalive);
-        unsubscribe?.();
+        events?.close();
         open.delete(end);
         release();
         if (started && !raw.writableEnded) raw.end();
       };
-      /** `last`: the session was deleted; the stream ends after this event. */
-      const write = (chunk: string, id?: string, last = false) => {
+      const write = (chunk: string) => {
         if (closed) return;
-        if (!started) {
-          pendingEvents.push({ chunk, id, last });
-          return;
-        }
         raw.write(chunk);
-        if (last) end();
-        else if (raw.writableLength > MAX_BUFFERED_BYTES) {
-          request.log.warn({ sessionId: session.id }, 'event stream client is not reading; closing it');
+        if (raw.writableLength > MAX_BUFFERED_BYTES) {
+          request.log.warn(
+            { sessionId: request.params.id },
+            'event stream client is not reading; closing it',
+          );
           end();
         }
       };
 
       raw.on('close', end);
       // Subscribed before the stream opens: whatever happens after the client sees it is delivered.
-      const subscription = await subscribeInTime(resources, session.pk, (event) =>
-        write(formatSseEvent(event), event.id, event.type === SESSION_DELETED_EVENT),
+      const opened = await openSessionEvents(
+        resources,
+        { tenantId: request.tenantId, id: request.params.id },
+        { lastEventId: request.headers['last-event-id'], log: request.log },
       );
-      // A delete that committed before the subscription was confirmed published its
-      // `session.deleted` to nobody here: the session must still exist now.
-      try {
-        const current = await requireSession(resources.db, request.tenantId, session.id);
-        if (current.pk !== session.pk) throw notFound('session');
-      } catch (error) {
-        subscription();
-        throw error;
-      }
       if (closed || raw.destroyed) {
         // The client left while Redis confirmed, or while the session was looked up.
-        subscription();
+        opened.close();
         end();
         return reply.hijack();
       }
-      unsubscribe = subscription;
+      events = opened;
       reply.hijack();
       open.add(end);
       raw.writeHead(200, {
@@ -182,46 +134,22 @@ export function eventRoutes(
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
       });
-      raw.write(': connected\n\n');
-      const replayedUpTo = await replayMissed(
-        resources,
-        session.pk,
-        request.headers['last-event-id'],
-        (e) => {
-          if (!closed) raw.write(formatSseEvent(e));
-        },
-      ).catch((error: unknown) => {
-        request.log.warn(
-          { sessionId: session.id, err: (error as Error).message },
-          'event history unavailable',
-        );
-        return null;
-      });
       started = true;
-      for (const { chunk, id, last } of pendingEvents.splice(0)) {
-        if (replayedUpTo === null || id === undefined || compareEventIds(id, replayedUpTo) > 0)
-          write(chunk, id, last);
-      }
-      if (closed) return reply;
+      raw.write(': connected\n\n');
       keepalive = setInterval(() => write(': keepalive\n\n'), keepaliveMs);
       keepalive.unref();
+      void (async () => {
+        for await (const event of opened) write(formatSseEvent(event));
+      })()
+        .catch((error: unknown) =>
+          request.log.error(
+            { sessionId: request.params.id, err: (error as Error).message },
+            'event stream failed',
+          ),
+        )
+        // Ended by `session.deleted`, or by `end` itself.
+        .finally(end);
       return reply;
     }
   };
-}
-
-/**
- * Sends what a reconnecting client missed: the events after its `Last-Event-ID` that the history
- * still holds. Returns the id of the last one sent (`null`: nothing to replay).
- */
-async function replayMissed(
-  resources: ApiResources,
-  sessionPk: number,
-  lastEventId: string | string[] | undefined,
-  send: (event: SessionEvent) => void,
-): Promise<string | null> {
-  if (typeof lastEventId !== 'string' || !EVENT_ID_PATTERN.test(lastEventId)) return null;
-  const missed = await resources.events.since(sessionPk, lastEventId);
-  for (const event of missed) send(event);
-  return missed.at(-1)?.id ?? lastEventId;
 }

@@ -1,12 +1,12 @@
 /**
  * Append bodies of 1 MiB and more are parsed, validated, counted and serialised in a worker
- * thread (services/large-bodies). What the client sees and what is stored must not depend on the
+ * thread (@compactor/sessions' large-bodies). What the client sees and what is stored must not depend on the
  * path: these post the same content both ways and compare.
  */
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
 import { newSession } from '../test-support/helpers';
-import { LARGE_BODY_BYTES } from '../services/large-bodies/unparsed-body';
+import { LARGE_BODY_BYTES } from '../http/unparsed-body';
 
 const api = useTestApi();
 const refusing = useTestApi({ bodyLimit: 2 * LARGE_BODY_BYTES, server: { largeAppendsInFlight: 0 } });

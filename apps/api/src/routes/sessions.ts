@@ -1,8 +1,12 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { PolicyInput } from '@compactor/core';
-import { resolveStoredPolicy } from '@compactor/workflow';
-import { sessionModel, type SessionRow } from '@compactor/db';
+import {
+  createSessionWithinRate,
+  getSession,
+  patchSession,
+  removeSession,
+  type TenantLimits,
+} from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import {
   MIN_CONTEXT_WINDOW,
@@ -11,25 +15,8 @@ import {
   PatchSessionBody,
   SessionOut,
   SessionParams,
-  type Session,
 } from '@compactor/contract';
 import { commonErrors } from '../http/route-errors';
-import { createSessionWithinRate, patchSession, removeSession, requireSession } from '../services/sessions';
-import type { TenantLimits } from '../services/tenant-limits';
-import { sessionStatus } from '../services/status';
-
-async function sessionView(resources: ApiResources, session: SessionRow): Promise<Session> {
-  return {
-    id: session.id,
-    model: sessionModel(session),
-    policy: session.policy as Record<string, unknown>,
-    effectivePolicy: resolveStoredPolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
-    metadata: session.metadata as Record<string, unknown>,
-    createdAt: session.createdAt.toISOString(),
-    updatedAt: session.updatedAt.toISOString(),
-    status: await sessionStatus(resources.db, session),
-  };
-}
 
 export function sessionRoutes(
   resources: ApiResources,
@@ -62,7 +49,7 @@ export function sessionRoutes(
           request.tenantId,
           request.body,
         );
-        return reply.code(created ? 201 : 200).send(await sessionView(resources, session));
+        return reply.code(created ? 201 : 200).send(session);
       },
     );
 
@@ -76,8 +63,7 @@ export function sessionRoutes(
           response: { 200: SessionOut, ...commonErrors },
         },
       },
-      async (request) =>
-        sessionView(resources, await requireSession(resources.db, request.tenantId, request.params.id)),
+      async (request) => getSession(resources.db, { tenantId: request.tenantId, id: request.params.id }),
     );
 
     app.patch(
@@ -91,10 +77,8 @@ export function sessionRoutes(
           response: { 200: SessionOut, ...commonErrors },
         },
       },
-      async (request) => {
-        const session = await requireSession(resources.db, request.tenantId, request.params.id);
-        return sessionView(resources, await patchSession(resources.db, session, request.body));
-      },
+      async (request) =>
+        patchSession(resources.db, { tenantId: request.tenantId, id: request.params.id }, request.body),
     );
 
     app.delete(
@@ -109,10 +93,7 @@ export function sessionRoutes(
         },
       },
       async (request, reply) => {
-        await removeSession(
-          resources,
-          await requireSession(resources.db, request.tenantId, request.params.id),
-        );
+        await removeSession(resources, { tenantId: request.tenantId, id: request.params.id });
         return reply.code(204).send();
       },
     );

@@ -7,8 +7,8 @@ import {
   type AppendedMessage,
   type SessionRow,
 } from '@compactor/db';
-import { ApiError, notFound } from '../http/errors';
-import type { ApiResources } from '../resources';
+import { ApiError, notFound } from './errors';
+import type { SessionResources } from './resources';
 import { BoundedMap } from './bounded-map';
 import type { PrefetchedStatus } from './status';
 import type { AppendSource, PreparedAppend } from './append-sources';
@@ -65,7 +65,7 @@ const MODEL_CHANGES_TOLERATED = 2;
  * (see {@link KnownSession}), and returned when they are the session's after this append.
  */
 export async function appendCounted(
-  resources: ApiResources,
+  resources: SessionResources,
   target: { tenantId: string; id: string },
   known: KnownSession,
   prepared: PreparedAppend,

@@ -1,15 +1,10 @@
 import { evaluateTriggerFromStats, pruneCouldSelect, type TriggerVerdict } from '@compactor/core';
 import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
-import type { ApiResources } from '../resources';
+import type { OperationLog, SessionResources } from './resources';
 import type { SessionStatus as StatusView } from '@compactor/contract';
 import { statusSnapshot, type PrefetchedStatus } from './status';
 import type { TenantLimits } from './tenant-limits';
 import { compactionView } from './views';
-
-/** Where the trigger writes its warnings (the request's logger). Never message text. */
-export interface TriggerLog {
-  warn(fields: Record<string, unknown>, message: string): void;
-}
 
 export interface AfterWrite {
   /** The session's status after the write (showing the compaction it started, if any). */
@@ -32,14 +27,14 @@ export interface AfterWrite {
  * `prefetched`: the status inputs the append read in its round trip (see `statusSnapshot`).
  */
 export async function afterWrite(
-  resources: ApiResources,
+  resources: SessionResources,
   limits: TenantLimits,
   session: SessionRow,
   {
     finishedTurn,
     log,
     prefetched,
-  }: { finishedTurn: boolean; log: TriggerLog; prefetched?: PrefetchedStatus },
+  }: { finishedTurn: boolean; log: OperationLog; prefetched?: PrefetchedStatus },
 ): Promise<AfterWrite> {
   const snapshot = await statusSnapshot(resources.db, session, prefetched);
   const lastCompleted = snapshot.latestCompleted;

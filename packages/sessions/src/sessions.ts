@@ -16,12 +16,25 @@ import {
   type SessionRow,
   contentHash,
 } from '@compactor/db';
-import { ApiError, invalid, notFound } from '../http/errors';
-import type { ApiResources } from '../resources';
-import type { TenantLimits } from './tenant-limits';
+import { ApiError, invalid, notFound } from './errors';
+import { resolveStoredPolicy } from '@compactor/workflow';
+import {
+  modelLimitsIssues,
+  type CreateSessionInput,
+  type PatchSessionBody,
+  type Session,
+} from '@compactor/contract';
 import type { z } from 'zod';
-import { modelLimitsIssues, type CreateSessionInput, type PatchSessionBody } from '@compactor/contract';
-import { newId } from '@compactor/db';
+import { newId, sessionModel } from '@compactor/db';
+import type { SessionResources } from './resources';
+import { sessionStatus } from './status';
+import type { TenantLimits } from './tenant-limits';
+
+/** A session as its clients name it: their tenant and the session's client id. */
+export interface SessionTarget {
+  tenantId: string;
+  id: string;
+}
 
 /** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */
 function checkedPolicy(input: PolicyInput): PolicyInput {
@@ -84,23 +97,44 @@ export async function createSession(
 }
 
 /**
- * {@link createSession} under the tenant's session-creation rate: a new session spends it (a
- * 429 when it is spent), the same id again never does.
+ * `POST /v1/sessions`: {@link createSession} under the tenant's session-creation rate: a new
+ * session spends it (a 429 when it is spent), the same id again never does.
  */
-export function createSessionWithinRate(
+export async function createSessionWithinRate(
   db: Db,
   limits: TenantLimits,
   tenantId: string,
   body: CreateSessionInput,
-): Promise<{ session: SessionRow; created: boolean }> {
+): Promise<{ session: Session; created: boolean }> {
   const { id } = body;
-  return limits.createSession(
+  const { session, created } = await limits.createSession(
     tenantId,
     () => createSession(db, tenantId, body),
     async () => id !== undefined && (await findSession(db, tenantId, id)) !== null,
   );
+  return { session: await sessionView(db, session), created };
 }
 
+/** A session in the API's shape, with its live status. */
+export async function sessionView(db: Db, session: SessionRow): Promise<Session> {
+  return {
+    id: session.id,
+    model: sessionModel(session),
+    policy: session.policy as Record<string, unknown>,
+    effectivePolicy: resolveStoredPolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
+    metadata: session.metadata as Record<string, unknown>,
+    createdAt: session.createdAt.toISOString(),
+    updatedAt: session.updatedAt.toISOString(),
+    status: await sessionStatus(db, session),
+  };
+}
+
+/** `GET /v1/sessions/:id`: the session with its live status. */
+export async function getSession(db: Db, target: SessionTarget): Promise<Session> {
+  return sessionView(db, await requireSession(db, target.tenantId, target.id));
+}
+
+/** The session the client names, or a 404. */
 export async function requireSession(db: Db, tenantId: string, id: string): Promise<SessionRow> {
   const session = await findSession(db, tenantId, id);
   if (!session) throw notFound('session');
@@ -108,14 +142,16 @@ export async function requireSession(db: Db, tenantId: string, id: string): Prom
 }
 
 /**
- * PATCH semantics: model fields merge into the stored model, policy overrides deep-merge into
- * the stored ones (and must still resolve), metadata merges with `null` removing a key.
+ * `PATCH /v1/sessions/:id`: model fields merge into the stored model, policy overrides
+ * deep-merge into the stored ones (and must still resolve), metadata merges with `null`
+ * removing a key. Answers the session as changed.
  */
 export async function patchSession(
   db: Db,
-  session: SessionRow,
+  target: SessionTarget,
   body: z.infer<typeof PatchSessionBody>,
-): Promise<SessionRow> {
+): Promise<Session> {
+  const session = await requireSession(db, target.tenantId, target.id);
   const patch: SessionPatch = {};
   if (body.model) {
     // A new model id takes its limits from the catalog unless stated; the same model keeps the
@@ -161,11 +197,12 @@ export async function patchSession(
   }
   const updated = await updateSession(db, session.pk, patch);
   if (!updated) throw notFound('session');
-  return updated;
+  return sessionView(db, updated);
 }
 
-/** Deletes the session, then ends its event streams (`session.deleted`). */
-export async function removeSession(resources: ApiResources, session: SessionRow): Promise<void> {
+/** `DELETE /v1/sessions/:id`: deletes the session, then ends its event streams (`session.deleted`). */
+export async function removeSession(resources: SessionResources, target: SessionTarget): Promise<void> {
+  const session = await requireSession(resources.db, target.tenantId, target.id);
   if (!(await deleteSession(resources.db, session.pk))) throw notFound('session');
   await resources.jobs.sessionDeleted(session);
 }

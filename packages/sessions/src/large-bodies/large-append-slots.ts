@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors';
+import { ApiError } from '../errors';
 
 /**
  * Large appends a process holds at once, from their body's arrival to the end of their write:

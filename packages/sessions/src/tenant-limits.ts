@@ -1,5 +1,5 @@
 import { ActiveCompactionLimitError, type CompactionLimits } from '@compactor/workflow';
-import { ApiError } from '../http/errors';
+import { ApiError } from './errors';
 import { TokenBuckets } from './token-buckets';
 
 /** The per-tenant caps, as metrics label them. */

@@ -1,12 +1,11 @@
-import { errorCodes } from 'fastify';
+import { finishesTurn } from '@compactor/core';
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, type NewMessage, type SerializedBatch } from '@compactor/db';
 import { ENCODING_NAMES, type EncodingName } from '@compactor/tokenizer';
 import type { z } from 'zod';
-import { invalidRequest } from '../http/error-handler';
-import type { ApiResources } from '../resources';
+import { invalidJsonBody, invalidRequest } from './errors';
+import type { SessionResources } from './resources';
 import type { AppendBodyThread } from './large-bodies/append-body-thread';
-import { finishesTurn } from './turns';
 
 /** A batch counted for one model, ready for `appendCounted`. */
 export interface PreparedAppend {
@@ -23,9 +22,9 @@ export interface AppendSource {
   messages(modelId: string): Promise<NewMessage[]>;
 }
 
-/** A body Fastify parsed and validated: counted on the event loop, in slices. */
+/** A body the transport parsed and validated: counted on the event loop, in slices. */
 export function parsedBody(
-  resources: ApiResources,
+  resources: SessionResources,
   messages: z.infer<typeof AppendMessagesBody>['messages'],
 ): AppendSource {
   const count = (modelId: string) =>
@@ -46,7 +45,7 @@ export function parsedBody(
  * known encoding (a test's).
  */
 export function unparsedBody(
-  resources: ApiResources,
+  resources: SessionResources,
   thread: AppendBodyThread,
   body: Uint8Array[],
 ): AppendSource {
@@ -66,7 +65,7 @@ export function unparsedBody(
       const { outcome } = answer;
       switch (outcome.kind) {
         case 'invalid-json':
-          throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
+          throw invalidJsonBody();
         case 'invalid':
           throw invalidRequest(
             'body',

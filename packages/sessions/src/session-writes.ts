@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors';
+import { ApiError } from './errors';
 
 /**
  * Writes to one session (appends, PATCHes) take the session's row lock one at a time anyway.

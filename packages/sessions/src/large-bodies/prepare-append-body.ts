@@ -1,7 +1,7 @@
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, serializeBatch, type SerializedBatch } from '@compactor/db';
 import { getTokenizer, type EncodingName } from '@compactor/tokenizer';
-import { finishesTurn } from '../turns';
+import { finishesTurn } from '@compactor/core';
 
 /** What {@link prepareAppendBody} made of an append's body. */
 export type PreparedAppendBody =

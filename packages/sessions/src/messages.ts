@@ -1,0 +1,195 @@
+import { finishesTurn, type Part } from '@compactor/core';
+import {
+  countPart,
+  findMessage,
+  listPartsOfMessages,
+  loadHistoryPage,
+  partFromRow,
+  patchMessage,
+  type CompactionRow,
+  type Db,
+} from '@compactor/db';
+import type { AppendMessagesBody, PartInput, PatchMessageBody } from '@compactor/contract';
+import type { z } from 'zod';
+import type { AppendAnswer, FinishMessageAnswer, HistoryPageAnswer } from './answers';
+import { appendCounted, KnownSessions, knownSession } from './append';
+import { parsedBody, unparsedBody } from './append-sources';
+import { afterWrite } from './auto-trigger';
+import { AppendBodyThread } from './large-bodies/append-body-thread';
+import { LARGE_APPENDS_IN_FLIGHT, LargeAppendSlots } from './large-bodies/large-append-slots';
+import type { OperationLog, SessionResources } from './resources';
+import { SessionWriteQueue, sessionKey } from './session-writes';
+import { requireSession, type SessionTarget } from './sessions';
+import type { TenantLimits } from './tenant-limits';
+
+/** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
+export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
+
+/**
+ * An append's body: validated messages, or a large body's bytes left unparsed by the transport
+ * (in the segments it was read in), which a worker thread parses, validates, counts and
+ * serialises off the event loop.
+ */
+export type AppendBody =
+  | { kind: 'parsed'; messages: z.infer<typeof AppendMessagesBody>['messages'] }
+  | { kind: 'unparsed'; segments: Uint8Array[] };
+
+const triggered = (row: CompactionRow | null) =>
+  row && { id: row.id, status: row.status, reason: row.reason };
+
+/**
+ * The writes of a session's messages in one process: appends and finished turns, one at a time
+ * per session ({@link SessionWriteQueue}), each followed by the status and what the auto
+ * trigger starts. It holds what must live as long as the process serves: the write queue, the
+ * sessions it knows ({@link KnownSessions}), and the worker thread for large bodies; `close` it
+ * with the server.
+ */
+export class SessionMessages {
+  private readonly writes: SessionWriteQueue;
+  private readonly sessions = new KnownSessions();
+  private readonly bodyThread = new AppendBodyThread();
+  private readonly largeAppends: LargeAppendSlots;
+
+  constructor(
+    private readonly resources: SessionResources,
+    private readonly limits: TenantLimits,
+    {
+      sessionWriteQueueLimit = DEFAULT_SESSION_WRITE_QUEUE_LIMIT,
+      largeAppendsInFlight = LARGE_APPENDS_IN_FLIGHT,
+    }: { sessionWriteQueueLimit?: number | undefined; largeAppendsInFlight?: number | undefined } = {},
+  ) {
+    this.writes = new SessionWriteQueue(sessionWriteQueueLimit);
+    this.largeAppends = new LargeAppendSlots(largeAppendsInFlight);
+  }
+
+  /**
+   * `POST /v1/sessions/:id/messages`: appends a batch (idempotent by message id), then the
+   * status and what the auto trigger started.
+   */
+  async append(target: SessionTarget, body: AppendBody, log: OperationLog): Promise<AppendAnswer> {
+    const { resources, limits, sessions } = this;
+    const key = sessionKey(target.tenantId, target.id);
+    // Its place in the session's queue first: a refused append costs no counting.
+    const place = this.writes.reserve(key);
+    // A large body keeps its bytes and rows in memory until written: a bounded number at once.
+    let release: (() => void) | undefined;
+    try {
+      release = body.kind === 'unparsed' ? this.largeAppends.take() : undefined;
+      // The model whose encoding counts the batch: the one the session had at its last append
+      // here, or looked up. The append checks it under the session's lock.
+      const known =
+        sessions.get(key) ?? knownSession(await requireSession(resources.db, target.tenantId, target.id));
+      const source =
+        body.kind === 'unparsed'
+          ? unparsedBody(resources, this.bodyThread, body.segments)
+          : parsedBody(resources, body.messages);
+      // Counted before the write: tokenizing large outputs must not wait in the session's queue.
+      const prepared = await source.prepare(known.modelId);
+      // The write and what it triggers, one at a time per session (see SessionWriteQueue).
+      const { appended, after } = await place.run(async () => {
+        const { session, appended, turnEnds, statusInputs } = await appendCounted(
+          resources,
+          { tenantId: target.tenantId, id: target.id },
+          known,
+          prepared,
+          { source, sessions, key },
+        );
+        // A re-posted (not created) message finishes nothing new.
+        const finishedTurn = appended.some((message, i) => message.created && turnEnds[i] === true);
+        return {
+          appended,
+          after: await afterWrite(resources, limits, session, {
+            finishedTurn,
+            log,
+            ...(statusInputs ? { prefetched: statusInputs } : {}),
+          }),
+        };
+      });
+      return {
+        messages: appended,
+        status: after.status,
+        compaction: triggered(after.compaction),
+        prune: after.prune,
+      };
+    } finally {
+      place.release();
+      release?.();
+    }
+  }
+
+  /**
+   * `PATCH /v1/sessions/:id/messages/:messageId`: finishes a streamed turn (finish, usage, error,
+   * tool results), then the status and what the auto trigger started.
+   */
+  async finish(
+    target: SessionTarget,
+    messageId: string,
+    body: z.infer<typeof PatchMessageBody>,
+    log: OperationLog,
+  ): Promise<FinishMessageAnswer> {
+    const { resources, limits } = this;
+    const session = await requireSession(resources.db, target.tenantId, target.id);
+    const counter = resources.tokenizerFor(session.modelId);
+    const inputs = await withStoredToolInputs(resources.db, session.pk, messageId, body.parts);
+    const parts: Part[] = [];
+    for (const part of inputs) parts.push(await countPart(part, counter));
+    const { finish, error, usage } = body;
+    const { message, after } = await this.writes.run(sessionKey(target.tenantId, target.id), async () => {
+      const message = await patchMessage(resources.db, session.pk, messageId, {
+        ...(finish !== undefined ? { finish } : {}),
+        ...(error !== undefined ? { error } : {}),
+        ...(usage !== undefined ? { usage } : {}),
+        parts,
+      });
+      const after = await afterWrite(resources, limits, session, {
+        finishedTurn: finishesTurn(message.role, finish),
+        log,
+      });
+      return { message, after };
+    });
+    return {
+      ...message,
+      status: after.status,
+      compaction: triggered(after.compaction),
+      prune: after.prune,
+    };
+  }
+
+  /** Stops the large-body thread (bodies still waiting for it fail). */
+  close(): Promise<void> {
+    return this.bodyThread.close();
+  }
+}
+
+/** `GET /v1/sessions/:id/messages`: a page of the raw history. */
+export async function historyPage(
+  db: Db,
+  target: SessionTarget,
+  query: Parameters<typeof loadHistoryPage>[2],
+): Promise<HistoryPageAnswer> {
+  const session = await requireSession(db, target.tenantId, target.id);
+  return loadHistoryPage(db, session.pk, query);
+}
+
+/**
+ * A PATCH may omit a tool call's `input` when it only reports the result; the stored input is
+ * used then, so the part's token count stays right.
+ */
+async function withStoredToolInputs(
+  db: Db,
+  sessionPk: number,
+  messageId: string,
+  parts: PartInput[] | undefined,
+): Promise<PartInput[]> {
+  if (!parts?.some((p) => p.type === 'tool' && p.input === undefined)) return parts ?? [];
+  const message = await findMessage(db, sessionPk, messageId);
+  if (!message) return parts;
+  const stored = new Map(
+    (await listPartsOfMessages(db, [message.pk]))
+      .map(partFromRow)
+      .flatMap((p) => (p.type === 'tool' ? [[p.callId, p.input] as const] : [])),
+  );
+  return parts.map((p) =>
+    p.type === 'tool' && p.input === undefined ? { ...p, input: stored.get(p.callId) } : p,
+  );
+}

@@ -1,0 +1,40 @@
+import type { CompactionRow, Db, SessionRow, TokenCounter } from '@compactor/db';
+import type { CompactionLimits, CompactionRequest } from '@compactor/workflow';
+import type { SessionEventSource } from '@compactor/queue';
+
+/**
+ * Starting durable work: each call writes its rows and outbox entry in Postgres, then enqueues
+ * (best effort: the reconciler enqueues what a Redis outage left behind). And telling the
+ * session's event streams that it was deleted.
+ */
+export interface SessionJobs {
+  /**
+   * A compaction for the session, or the active one (`created: false`). Past `limits`, workflow's
+   * ActiveCompactionLimitError (nothing written).
+   */
+  startCompaction(
+    session: SessionRow,
+    request: CompactionRequest,
+    limits?: CompactionLimits,
+  ): Promise<{ compaction: CompactionRow; created: boolean }>;
+  /** A prune-only job for the session. */
+  startPrune(session: SessionRow, reason: 'turn' | 'manual'): Promise<{ jobId: string }>;
+  /** Publishes `session.deleted` (best effort): its event streams, on every replica, send it and end. */
+  sessionDeleted(session: SessionRow): Promise<void>;
+}
+
+/** Everything a session operation needs, passed explicitly (no module singletons). */
+export interface SessionResources {
+  db: Db;
+  /** The exact token counter for a session's model (its encoding). */
+  tokenizerFor(modelId: string): TokenCounter;
+  clock: () => Date;
+  jobs: SessionJobs;
+  /** Session events from every process (Redis pub/sub), for a session's event stream. */
+  events: SessionEventSource;
+}
+
+/** Where an operation writes its warnings (the request's logger). Never message text. */
+export interface OperationLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
