@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { openApiDocument } from '@compactor/api';
 import { ERROR_CODES, ERROR_STATUS } from '@compactor/contract';
+import { eventsSection } from './api-docs-events';
 import { messagesSection } from './api-docs-messages';
 
 /** The page, relative to the repository root. */
@@ -199,6 +200,7 @@ export async function renderApiDocs(document: Record<string, unknown>, root: str
     ),
     '',
     ...messagesSection(typeOf),
+    ...eventsSection(typeOf),
     '## Operations',
     '',
     ...operations.flatMap(({ method, route, operation }) => renderOperation(doc, method, route, operation)),

@@ -73,7 +73,21 @@ describe('client.events()', () => {
     expect(types.indexOf('compaction.completed')).toBeGreaterThan(types.indexOf('compaction.started'));
     expect(types.at(-1)).toBe('session.compacted');
     for (const event of seen) expect(event).toMatchObject({ sessionId: 'ev-1', compactionId: compaction.id });
-    expect((await client.getCompaction(compaction.id)).status).toBe('completed');
+    const record = await client.getCompaction(compaction.id);
+    expect(record.status).toBe('completed');
+    // The iterator yields the contract's union: narrowed on `type`, each payload reads without a cast.
+    expect(seen.flatMap((event) => (event.type === 'compaction.step' ? [event.data.step] : []))).toEqual(
+      expect.arrayContaining(['summarize', 'finalize']),
+    );
+    const compacted = seen.at(-1);
+    if (compacted?.type !== 'session.compacted')
+      throw new Error('the stream did not end with session.compacted');
+    expect(compacted.data).toMatchObject({
+      tokensBefore: record.tokensBefore,
+      tokensAfter: record.tokensAfter,
+      boundarySeq: record.boundarySeq,
+      fallback: null,
+    });
   });
 
   it('reconnects when the server drops the stream, and goes on delivering', async () => {

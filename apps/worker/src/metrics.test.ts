@@ -5,9 +5,9 @@ import { createWorkerMetrics } from './metrics';
 
 const noQueues = { queue: () => ({ getJobCounts: async () => ({}) }) } as unknown as JobQueues;
 
-/** The fields the observer reads of an ended compaction. */
-const ended = (fields: Partial<CompactionRow>) =>
-  ({
+/** A `compaction.ended` worker event, with the fields the metrics read of the compaction. */
+const ended = (fields: Partial<CompactionRow>) => ({
+  compaction: {
     reason: 'auto',
     strategy: 'summarize',
     status: 'completed',
@@ -16,15 +16,16 @@ const ended = (fields: Partial<CompactionRow>) =>
     tokensAfter: 2_000,
     fallbackCode: null,
     ...fields,
-  }) as CompactionRow;
+  } as CompactionRow,
+});
 
 describe('worker metrics', () => {
   it('count the compactions the truncate fallback completed, by failure code', async () => {
     const metrics = createWorkerMetrics(noQueues, { active: () => 0, queued: () => 0 });
-    metrics.observer.compactionEnded(ended({}));
-    metrics.observer.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
-    metrics.observer.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
-    metrics.observer.compactionEnded(ended({ fallbackCode: 'invalid_summary' }));
+    metrics.compactionEnded(ended({}));
+    metrics.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
+    metrics.compactionEnded(ended({ fallbackCode: 'llm_retries_exhausted' }));
+    metrics.compactionEnded(ended({ fallbackCode: 'invalid_summary' }));
 
     const fallbacks = await metrics.registry.getSingleMetric('compactor_compaction_fallbacks_total')!.get();
     expect(fallbacks.values.map((v) => [v.labels.code, v.value])).toEqual([

@@ -1,14 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ChatCompleter } from '@compactor/llm';
 import type { WorkflowObserver } from '@compactor/workflow';
-import { queueCounts, type JobQueues, type ReconcileReport } from '@compactor/queue';
+import { queueCounts, type JobQueues, type WorkerEventMap, type WorkerListener } from '@compactor/queue';
 
 /** The worker's Prometheus metrics; queue depths are read from Redis at scrape time. */
 export interface WorkerMetrics {
   readonly registry: Registry;
-  jobEnded(queue: string, outcome: string, durationMs: number): void;
-  reconciled(report: ReconcileReport): void;
-  /** Steps and compactions as the workflow reports them. */
+  jobEnded: WorkerListener<'job.ended'>;
+  reconciled: WorkerListener<'reconciler.passed'>;
+  /** A compaction that ended for good: its outcome, fallback, pruned and saved tokens. */
+  compactionEnded(payload: WorkerEventMap['compaction.ended']): void;
+  /** Steps as the workflow reports them. */
   readonly observer: Required<WorkflowObserver>;
   /** The same completer, timing every LLM request and counting its tokens and cost. */
   metered(completer: ChatCompleter): ChatCompleter;
@@ -123,26 +125,26 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
   });
   return {
     registry,
-    jobEnded(queue, outcome, durationMs) {
+    jobEnded({ queue, outcome, durationMs }) {
       jobSeconds.observe({ queue, outcome }, durationMs / 1000);
     },
-    reconciled(report) {
+    reconciled({ report }) {
       if (report.dispatched) reconciled.inc({ action: 'dispatched' }, report.dispatched);
       if (report.redriven) reconciled.inc({ action: 'redriven' }, report.redriven);
       if (report.abandoned) reconciled.inc({ action: 'abandoned' }, report.abandoned);
       if (report.deferredStarted) reconciled.inc({ action: 'deferred_started' }, report.deferredStarted);
     },
+    compactionEnded({ compaction: row }) {
+      compactions.inc({ reason: row.reason, strategy: row.strategy, status: row.status });
+      if (row.fallbackCode !== null) fallbacks.inc({ code: row.fallbackCode });
+      prunedTokens.inc(row.prunedTokens);
+      if (row.status === 'completed' && row.tokensBefore !== null && row.tokensAfter !== null) {
+        tokensSaved.inc(Math.max(0, row.tokensBefore - row.tokensAfter));
+      }
+    },
     observer: {
       stepEnded(step, outcome, durationMs) {
         stepSeconds.observe({ step, outcome }, durationMs / 1000);
-      },
-      compactionEnded(row) {
-        compactions.inc({ reason: row.reason, strategy: row.strategy, status: row.status });
-        if (row.fallbackCode !== null) fallbacks.inc({ code: row.fallbackCode });
-        prunedTokens.inc(row.prunedTokens);
-        if (row.status === 'completed' && row.tokensBefore !== null && row.tokensAfter !== null) {
-          tokensSaved.inc(Math.max(0, row.tokensBefore - row.tokensAfter));
-        }
       },
     },
     metered(completer) {

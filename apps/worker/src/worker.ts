@@ -94,6 +94,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     // A compaction outrun by appends asks for the next one the way the API does.
     requestCompaction: (session, request) => startCompaction(dispatch, session, request),
   };
+  const startDeferred = startDeferredWhenEnded(dispatch);
   const running = startWorkers(resources, {
     connection,
     prefix: env.QUEUE_PREFIX,
@@ -101,9 +102,14 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     concurrency: env.WORKER_CONCURRENCY,
     stepConcurrency: env.WORKER_STEP_CONCURRENCY,
     lockDurationMs: env.LOCK_DURATION_MS,
-    onJobEnd: metrics.jobEnded,
-    // A compaction's end makes room under its tenant's cap: the tenant's deferred ones start.
-    onCompactionEnded: startDeferredWhenEnded(dispatch),
+    on: {
+      'job.ended': metrics.jobEnded,
+      // Counted, then: its end makes room under its tenant's cap, the tenant's deferred ones start.
+      'compaction.ended': async (ended) => {
+        metrics.compactionEnded(ended);
+        await startDeferred(ended);
+      },
+    },
   });
   jobs = running;
   const reconciler = startReconciler(
@@ -111,7 +117,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     {
       intervalMs: env.RECONCILE_INTERVAL_MS,
       stepTimeoutMs: env.STEP_TIMEOUT_MS,
-      onPass: metrics.reconciled,
+      on: { 'reconciler.passed': metrics.reconciled },
     },
   );
   let accepting = true;

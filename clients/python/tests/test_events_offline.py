@@ -3,11 +3,18 @@
 import json
 import threading
 import unittest
-from typing import List
+from typing import List, get_args, get_type_hints
 
 from support import JSON_HEADERS, Answer, Seen, StubServer, error_body
 
-from compactor_client import Client, CompactorApiError, CompactorTransportError, read_sse
+from compactor_client import (
+    SESSION_EVENT_TYPES,
+    Client,
+    CompactorApiError,
+    CompactorTransportError,
+    SessionEvent,
+    read_sse,
+)
 from compactor_client.sse import SseCallbacks
 
 
@@ -130,6 +137,21 @@ class EventStreamTest(unittest.TestCase):
             release.set()
         self.assertEqual(result, [])
         self.assertTrue(stream.closed)
+
+
+class EventTypesTest(unittest.TestCase):
+    def test_every_event_type_has_its_typed_event_and_payload(self) -> None:
+        events = get_args(SessionEvent)
+        by_type = {get_args(get_type_hints(cls)["type"])[0]: cls for cls in events}
+        self.assertEqual(sorted(by_type), sorted(SESSION_EVENT_TYPES))
+        compacted = get_type_hints(by_type["session.compacted"])["data"]
+        self.assertEqual(
+            set(get_type_hints(compacted)),
+            {"tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter", "boundarySeq", "fallback"}
+            | {"continueWith", "followUp"},
+        )
+        self.assertEqual(compacted.__optional_keys__, frozenset({"continueWith", "followUp"}))
+        self.assertEqual(get_type_hints(by_type["session.deleted"])["data"].__annotations__, {})
 
 
 if __name__ == "__main__":

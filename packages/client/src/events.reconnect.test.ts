@@ -26,7 +26,7 @@ const event = (n: number) =>
     sessionId: 's',
     compactionId: `cmp_${n}`,
     at: '2026-01-05T10:02:07.800Z',
-    data: {},
+    data: { step: 'summarize', attempt: 1 },
   })}\n\n`;
 
 beforeAll(async () => {
@@ -98,6 +98,23 @@ describe('client.events() through a deploy', () => {
     const client = new CompactorClient({ baseUrl, retry: { maxRetries: 0, baseDelayMs: 5 } });
     expect(await take(client, 3)).toHaveLength(3);
     expect(connections).toBe(3);
+  });
+
+  it("skips an event whose data is not its type's, and goes on with the next", async () => {
+    const step = (n: number, data: unknown) =>
+      `id: ${n}-0\nevent: compaction.step\ndata: ${JSON.stringify({ type: 'compaction.step', sessionId: 's', compactionId: `cmp_${n}`, at: '2026-01-05T10:02:07.800Z', data })}\n\n`;
+    script = [
+      {
+        status: 200,
+        body: `: connected\n\n${step(1, { attempt: 1 })}${step(2, { step: 'prune', attempt: 1 })}`,
+      },
+    ];
+    const client = new CompactorClient({ baseUrl, retry: { baseDelayMs: 5 } });
+    const steps: string[] = [];
+    for await (const e of client.events('s', { reconnect: false })) {
+      steps.push(e.type === 'compaction.step' ? `${e.compactionId}:${e.data.step}` : e.type);
+    }
+    expect(steps).toEqual(['cmp_2:prune']);
   });
 
   it('gives up with the error once failed connections spend the retry budget', async () => {

@@ -1,12 +1,12 @@
 /** Compactions: requesting one, its record and steps, paging through a session's history of them. */
 import { z } from 'zod';
 import { ClientId, INT4_MAX, SafeText, utf8ByteLength } from './primitives.js';
-import { COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
+import { COMPACTION_REASONS, COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
 
 const CompactionFields = z.object({
   id: z.string(),
   sessionId: z.string(),
-  reason: z.enum(['auto', 'manual', 'overflow']),
+  reason: z.enum(COMPACTION_REASONS),
   strategy: z
     .enum(STRATEGIES)
     .describe(

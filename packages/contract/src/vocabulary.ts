@@ -11,6 +11,9 @@ export const FINISH = ['stop', 'tool-calls', 'length', 'content-filter', 'error'
 /** A tool call's lifecycle: `pending → running → completed | error`. */
 export const TOOL_STATUS = ['pending', 'running', 'completed', 'error'] as const;
 
+/** Why a compaction was asked for: the append trigger, a client, or a provider's overflow error. */
+export const COMPACTION_REASONS = ['auto', 'manual', 'overflow'] as const;
+
 /** How a compaction shortens the history. */
 export const STRATEGIES = ['summarize', 'truncate', 'topic'] as const;
 

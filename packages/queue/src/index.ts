@@ -6,6 +6,7 @@ export * from './jobs/bounded-queues';
 export * from './events/session-events';
 export * from './worker/processors';
 export * from './worker/workers';
+export * from './worker/worker-events';
 export * from './worker/reconciler';
 export * from './shutdown/bounded-close';
 export * from './redis/connect';

@@ -2,6 +2,7 @@ import { PolicyError, type PolicyInput } from '@compactor/core';
 import { findSessionByPk, pruneToolOutputs } from '@compactor/db';
 import { pruneByCharEstimate } from './prune-by-estimate';
 import type { WorkflowResources } from './resources';
+import { announceEvent } from './session-events';
 import { resolveStoredPolicy } from './stored-policy';
 
 /** What a prune job did; `skipped` says why it did nothing. */
@@ -47,13 +48,14 @@ export async function pruneSession(
           at: resources.clock(),
           by: jobId,
         });
-  await resources.events?.publish({
-    type: 'prune.completed',
-    sessionPk: session.pk,
-    sessionId: session.id,
-    compactionId: null,
-    at: resources.clock().toISOString(),
-    data: { jobId, parts, tokens },
-  });
+  if (resources.events) {
+    await announceEvent(
+      resources.events,
+      resources.clock(),
+      { session, compactionId: null },
+      'prune.completed',
+      { jobId, parts, tokens },
+    );
+  }
   return { parts, tokens, skipped: null };
 }

@@ -48,12 +48,13 @@ export interface WorkflowResources {
   ) => Promise<{ compaction: CompactionRow; created: boolean }>;
 }
 
-/** What the workflow reports as it goes, for metrics. Hooks are synchronous and must not throw. */
+/**
+ * What the workflow reports as it goes, for metrics. Hooks are synchronous and must not throw.
+ * A compaction's end is the queue's `compaction.ended` worker event (`WorkerEventMap`).
+ */
 export interface WorkflowObserver {
   /** A step's work ended (its record closes then or with the next step's statement). */
   stepEnded?(step: CompactionStep, outcome: 'completed' | 'failed', durationMs: number): void;
-  /** A compaction ended for good: completed, skipped or failed (not a retried try). */
-  compactionEnded?(compaction: CompactionRow): void;
 }
 
 /** A {@link WorkflowLog} that drops every line (tests, scripts). */

@@ -11,13 +11,13 @@ import {
   type SessionRow,
   type StepPatch,
 } from '@compactor/db';
-import type { SessionEventType } from './session-events';
+import { announceEvent, type CompactionEventType, type SessionEventMap } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
 import { safeErrorMessage } from '@compactor/db';
 import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
 import { requestFollowUp } from './follow-up';
-import { StepTrail } from './step-trail';
+import { StepTrail, type Announce } from './step-trail';
 import { finalizeStep } from './steps/finalize';
 import { prunePassed, pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
@@ -70,8 +70,7 @@ export async function runCompaction(
   if (!claimed) return { status: 'inactive', compaction: null };
   const { compaction, session } = claimed;
   const owner = { compaction, fence: compaction.fence, session };
-  const announce = (type: SessionEventType, data: Record<string, unknown> = {}) =>
-    publish(resources, session, compactionId, type, data);
+  const announce: Announce = (type, data) => publish(resources, session, compactionId, type, data);
   // Which session a log line is about, as its client and tenant know it (never message text).
   const ids = { sessionId: session.id, tenantId: session.tenantId };
 
@@ -85,7 +84,6 @@ export async function runCompaction(
       await trail.close();
       const skipped = await end(resources, owner, 'skipped', 'nothing_to_compact', finalized.reason);
       announce('compaction.skipped', { reason: finalized.reason });
-      resources.observer?.compactionEnded?.(skipped);
       return { status: 'skipped', compaction: skipped };
     }
     const { completed, writtenBy } = finalized;
@@ -121,7 +119,6 @@ export async function runCompaction(
       ...(continueWith ? { continueWith } : {}),
       ...(followUp ? { followUp: { compactionId: followUp.id } } : {}),
     });
-    resources.observer?.compactionEnded?.(completed);
     return { status: 'completed', compaction: completed, followUp };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
@@ -140,7 +137,6 @@ export async function runCompaction(
     try {
       const failed = await end(resources, owner, 'failed', failure.code, failure.message);
       announce('compaction.failed', { status: 'failed', error: { code: failure.code } });
-      resources.observer?.compactionEnded?.(failed);
       return { status: 'failed', compaction: failed };
     } catch (endError) {
       if (endError instanceof StaleAttemptError) return { status: 'stale', compaction: null };
@@ -294,22 +290,15 @@ async function end(
  * in the worker's step gate) for six round trips; throughput did not measurably change either
  * way on a local Redis (docs/benchmarks/history.md, The durable workflow).
  */
-function publish(
+function publish<T extends CompactionEventType>(
   resources: WorkflowResources,
   session: SessionRow,
   compactionId: string,
-  type: SessionEventType,
-  data: Record<string, unknown>,
+  type: T,
+  data: SessionEventMap[T],
 ): void {
-  resources.events
-    ?.publish({
-      type,
-      sessionPk: session.pk,
-      sessionId: session.id,
-      compactionId,
-      at: resources.clock().toISOString(),
-      data,
-    })
+  if (!resources.events) return;
+  announceEvent(resources.events, resources.clock(), { session, compactionId }, type, data)
     // Redis' publisher reports its own failures; any other must not become an unhandled rejection.
     .catch((error: unknown) =>
       resources.log.warn({ compactionId, type, err: safeErrorMessage(error) }, 'event not published'),

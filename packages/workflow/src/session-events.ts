@@ -1,12 +1,25 @@
 import { z } from 'zod';
-import { SESSION_EVENT_TYPES } from '@compactor/contract';
+import {
+  SESSION_EVENT_TYPES,
+  type CompactionEventType,
+  type SessionEventMap,
+  type SessionEventType,
+} from '@compactor/contract';
 
-// The event types are the wire contract's: what workers publish is what the API documents.
-export { SESSION_DELETED_EVENT, SESSION_EVENT_TYPES, type SessionEventType } from '@compactor/contract';
+// The event types and payloads are the wire contract's: what workers publish is what the API documents.
+export {
+  SESSION_DELETED_EVENT,
+  SESSION_EVENT_TYPES,
+  type CompactionEventType,
+  type SessionEventMap,
+  type SessionEventType,
+} from '@compactor/contract';
 
 /**
- * One event: its type, the session (public id), the compaction it concerns (null for a prune
- * job), when, and plain numbers and labels — never message text.
+ * One event as it travels between processes: its type, the session (public id and key), the
+ * compaction it concerns (null for a prune job), when, and plain numbers and labels — never
+ * message text. `data` stays open here: Redis relays whatever was published, and the contract's
+ * `SessionEventPayload` is what types it; producers build events with {@link announceEvent}.
  */
 export const SessionEventSchema = z.object({
   type: z.enum(SESSION_EVENT_TYPES),
@@ -30,3 +43,37 @@ export interface SessionEventPublisher {
 
 /** A publisher that drops every event (tests, scripts). */
 export const noEvents: SessionEventPublisher = { publish: async () => undefined };
+
+/** Each event type's `compactionId`: the compaction's id, or null for a prune job and the session's deletion. */
+export type EventCompactionId = {
+  [T in SessionEventType]: T extends CompactionEventType ? string : null;
+};
+
+/** What an event is about: its session, and its compaction for the events that concern one. */
+export interface EventSubject<T extends SessionEventType> {
+  session: { pk: number; id: string };
+  compactionId: EventCompactionId[T];
+}
+
+/**
+ * The one way workers and the queue publish a session event: `data` must be the contract's
+ * payload for `type` (a wrong or missing field does not compile). Resolves when the publisher
+ * has it; without a publisher there is nothing to do.
+ */
+export function announceEvent<T extends SessionEventType>(
+  publisher: SessionEventPublisher | undefined,
+  at: Date,
+  subject: EventSubject<T>,
+  type: T,
+  data: SessionEventMap[T],
+): Promise<void> {
+  if (!publisher) return Promise.resolve();
+  return publisher.publish({
+    type,
+    sessionPk: subject.session.pk,
+    sessionId: subject.session.id,
+    compactionId: subject.compactionId,
+    at: at.toISOString(),
+    data,
+  });
+}

@@ -6,12 +6,12 @@ import {
   StaleAttemptError,
   type StepPatch,
 } from '@compactor/db';
-import type { SessionEventType } from './session-events';
+import type { CompactionEventType, SessionEventMap } from './session-events';
 import type { Attempt } from './attempt';
 import type { WorkflowResources } from './resources';
 
-/** Sends a step event (not waited for: see `publish` in run-compaction.ts). */
-export type Announce = (type: SessionEventType, data?: Record<string, unknown>) => void;
+/** Sends one of the compaction's events (not waited for: see `publish` in run-compaction.ts). */
+export type Announce = <T extends CompactionEventType>(type: T, data: SessionEventMap[T]) => void;
 
 /**
  * An attempt's step records (`compaction_steps`), the row's `step` column and the step events,

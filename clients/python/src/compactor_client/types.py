@@ -436,14 +436,174 @@ class OverflowResponse(TypedDict):
     compaction: Optional[Compaction]
 
 
-class SessionEvent(TypedDict):
-    """One event of ``GET /v1/sessions/:id/events`` (``data``: counts and labels)."""
+# --- Session events: each type's ``data``, then the event as a union narrowed on ``type`` --------
 
-    type: SessionEventType
+
+class CompactionRequestedData(TypedDict):
+    reason: CompactionReason
+    strategy: Strategy
+
+
+class CompactionStartedData(TypedDict):
+    """``attempt`` counts claims: 1 for the first try."""
+
+    attempt: int
+    reason: CompactionReason
+
+
+class CompactionStepData(TypedDict):
+    step: CompactionStepName
+    attempt: int
+
+
+class EventFallback(TypedDict):
+    code: str
+
+
+class CompactionCompletedData(TypedDict):
+    """The view's sizes before and after, the boundary (first kept seq), and the truncate fallback's code."""
+
+    tokensBefore: Optional[int]
+    tokensAfter: Optional[int]
+    messagesBefore: Optional[int]
+    messagesAfter: Optional[int]
+    boundarySeq: Optional[int]
+    fallback: Optional[EventFallback]
+
+
+class EventErrorCode(TypedDict):
+    code: str
+
+
+class CompactionFailedData(TypedDict):
+    status: Literal["failed"]
+    error: EventErrorCode
+
+
+class CompactionSkippedData(TypedDict):
+    """``reason``: why nothing was compacted (a label, never message text)."""
+
+    reason: str
+
+
+class ContinuationMetadata(TypedDict):
+    type: Literal["compaction_continue"]
+
+
+class ContinueWith(TypedDict):
+    """The user message to append after an automatic compaction so the agent goes on."""
+
+    role: Literal["user"]
+    text: str
+    metadata: ContinuationMetadata
+
+
+class FollowUp(TypedDict):
+    compactionId: str
+
+
+class SessionCompactedData(CompactionCompletedData, total=False):
+    """The sizes, plus ``continueWith`` when the policy has a continue message, and ``followUp``
+    when the session is already being compacted again (wait for it before the next model call)."""
+
+    continueWith: ContinueWith
+    followUp: FollowUp
+
+
+class PruneCompletedData(TypedDict):
+    jobId: str
+    parts: int
+    tokens: int
+
+
+class SessionDeletedData(TypedDict):
+    """Empty: the session is gone and the stream ends."""
+
+
+class CompactionRequestedEvent(TypedDict):
+    type: Literal["compaction.requested"]
     sessionId: str
-    compactionId: Optional[str]
+    compactionId: str
     at: str
-    data: Dict[str, Any]
+    data: CompactionRequestedData
+
+
+class CompactionStartedEvent(TypedDict):
+    type: Literal["compaction.started"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionStartedData
+
+
+class CompactionStepEvent(TypedDict):
+    type: Literal["compaction.step"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionStepData
+
+
+class CompactionCompletedEvent(TypedDict):
+    type: Literal["compaction.completed"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionCompletedData
+
+
+class CompactionFailedEvent(TypedDict):
+    type: Literal["compaction.failed"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionFailedData
+
+
+class CompactionSkippedEvent(TypedDict):
+    type: Literal["compaction.skipped"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionSkippedData
+
+
+class SessionCompactedEvent(TypedDict):
+    type: Literal["session.compacted"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: SessionCompactedData
+
+
+class PruneCompletedEvent(TypedDict):
+    type: Literal["prune.completed"]
+    sessionId: str
+    compactionId: None
+    at: str
+    data: PruneCompletedData
+
+
+class SessionDeletedEvent(TypedDict):
+    type: Literal["session.deleted"]
+    sessionId: str
+    compactionId: None
+    at: str
+    data: SessionDeletedData
+
+
+#: One event of ``GET /v1/sessions/:id/events``: compare ``event["type"]`` to read its ``data``.
+SessionEvent = Union[
+    CompactionRequestedEvent,
+    CompactionStartedEvent,
+    CompactionStepEvent,
+    CompactionCompletedEvent,
+    CompactionFailedEvent,
+    CompactionSkippedEvent,
+    SessionCompactedEvent,
+    PruneCompletedEvent,
+    SessionDeletedEvent,
+]
 
 
 class Health(TypedDict):

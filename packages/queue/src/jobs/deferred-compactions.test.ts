@@ -66,7 +66,7 @@ describe('deferred auto compactions', () => {
     const { waiting, active } = await tenantAtCap('defer-crash');
     await defer(waiting);
     // A worker whose compaction ended, but which died before it could start the deferred one.
-    q.startWorkers({ onCompactionEnded: undefined });
+    q.startWorkers({ on: {} });
     await q.waitForStatus(active.id, ['completed']);
     expect(await compactionsOf(waiting)).toEqual([]);
     expect(await findDeferredCompaction(q.resources.db, waiting.pk)).not.toBeNull();

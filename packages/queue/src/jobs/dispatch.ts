@@ -12,6 +12,7 @@ import {
 } from '@compactor/db';
 import {
   SESSION_DELETED_EVENT,
+  announceEvent,
   requestCompactionWith,
   startOldestDeferredCompaction,
   type CompactionLimits,
@@ -21,6 +22,7 @@ import {
 } from '@compactor/workflow';
 import { parseJobPayload, type JobName } from './catalog';
 import type { JobQueues } from './queues';
+import type { WorkerListener } from '../worker/worker-events';
 
 /** What starting work needs: the database (system of record), the queues, events, a log. */
 export interface DispatchDeps {
@@ -93,8 +95,8 @@ export async function startDeferredCompactions(
  * What the worker runs when one of a tenant's compactions ended: {@link startDeferredCompactions}
  * for its tenant. Best effort: a failure is logged, and the reconciler's next pass starts them.
  */
-export function startDeferredWhenEnded(deps: DispatchDeps): (ended: CompactionRow) => Promise<void> {
-  return async (ended) => {
+export function startDeferredWhenEnded(deps: DispatchDeps): WorkerListener<'compaction.ended'> {
+  return async ({ compaction: ended }) => {
     try {
       await startDeferredCompactions(deps, ended.tenantId);
     } catch (error) {
@@ -113,14 +115,13 @@ async function announceAndDispatch(
   { compaction, outbox }: { compaction: CompactionRow; outbox: OutboxRow },
 ): Promise<void> {
   // Announced before the enqueue, so no worker's `compaction.started` can overtake it.
-  await deps.events.publish({
-    type: 'compaction.requested',
-    sessionPk: session.pk,
-    sessionId: session.id,
-    compactionId: compaction.id,
-    at: deps.clock().toISOString(),
-    data: { reason: compaction.reason, strategy: compaction.strategy },
-  });
+  await announceEvent(
+    deps.events,
+    deps.clock(),
+    { session, compactionId: compaction.id },
+    'compaction.requested',
+    { reason: compaction.reason, strategy: compaction.strategy },
+  );
   await dispatchOutbox(deps, [outbox]);
 }
 
@@ -133,14 +134,7 @@ export async function announceSessionDeleted(
   deps: Pick<DispatchDeps, 'events' | 'clock'>,
   session: Pick<SessionRow, 'pk' | 'id'>,
 ): Promise<void> {
-  await deps.events.publish({
-    type: SESSION_DELETED_EVENT,
-    sessionPk: session.pk,
-    sessionId: session.id,
-    compactionId: null,
-    at: deps.clock().toISOString(),
-    data: {},
-  });
+  await announceEvent(deps.events, deps.clock(), { session, compactionId: null }, SESSION_DELETED_EVENT, {});
 }
 
 /**

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, inject, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, inject, vi } from 'vitest';
 import { findCompaction, type CompactionRow } from '@compactor/db';
 import { uniqueQueuePrefix } from '@compactor/testing';
 import { silentLog, type SessionEvent, type WorkflowResources } from '@compactor/workflow';
-import { useWorkflow, type WorkflowHarness } from '@compactor/workflow/testing';
+import { contractIssue, useWorkflow, type WorkflowHarness } from '@compactor/workflow/testing';
 import { redisEventPublisher, redisEventSource, type SessionEventSource } from '../events/session-events';
 import { startDeferredWhenEnded, type DispatchDeps } from '../jobs/dispatch';
 import { createJobQueues, type JobQueues } from '../jobs/queues';
@@ -22,7 +22,10 @@ export interface QueueHarness extends WorkflowHarness {
    * replace {@link live}'s. A compaction's end starts its tenant's deferred ones, as in the worker.
    */
   startWorkers(options?: Partial<WorkerOptions>, resources?: Partial<WorkflowResources>): RunningWorkers;
-  /** Subscribes now; the array fills with the session's events as they arrive (until the test ends). */
+  /**
+   * Subscribes now; the array fills with the session's events as they arrive (until the test
+   * ends). Each must be what the contract types: one that is not fails the test.
+   */
   record(sessionPk: number): Promise<SessionEvent[]>;
   /** Polls the compaction's row until its status is one of `statuses` (20 s at most by default). */
   waitForStatus(id: string, statuses: readonly string[], timeoutMs?: number): Promise<CompactionRow>;
@@ -35,6 +38,7 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
   let state: { queues: JobQueues; redis: Redis; subscriber: Redis; events: SessionEventSource } | undefined;
   const running: RunningWorkers[] = [];
   const unsubscribes: Array<() => void> = [];
+  let recordedIssues: string[] = [];
   const connection = () => ({ url: inject('redisUrl'), maxRetriesPerRequest: null });
 
   beforeAll(async () => {
@@ -60,6 +64,9 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
   afterEach(async () => {
     for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
     await Promise.all(running.splice(0).map((r) => r.close(5_000)));
+    const issues = recordedIssues;
+    recordedIssues = [];
+    expect(issues, 'recorded events the contract does not type').toEqual([]);
   });
   afterAll(async () => {
     if (!state) return;
@@ -102,7 +109,7 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
             prefix,
             policy: current().queues.policy,
             concurrency: 4,
-            onCompactionEnded: startDeferredWhenEnded(dispatch()),
+            on: { 'compaction.ended': startDeferredWhenEnded(dispatch()) },
             ...options,
           },
         );
@@ -124,7 +131,12 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
     record: {
       value: async (sessionPk: number) => {
         const seen: SessionEvent[] = [];
-        unsubscribes.push(await current().events.subscribe(sessionPk, (e) => seen.push(e)));
+        const onEvent = (event: SessionEvent) => {
+          seen.push(event);
+          const issue = contractIssue(event);
+          if (issue) recordedIssues.push(issue);
+        };
+        unsubscribes.push(await current().events.subscribe(sessionPk, onEvent));
         return seen;
       },
     },

@@ -1,6 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ZodError } from 'zod';
-import { safeErrorMessage, type CompactionRow } from '@compactor/db';
+import { safeErrorMessage } from '@compactor/db';
 import type { Llm } from '@compactor/llm';
 import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
@@ -12,17 +12,13 @@ import {
   type WorkflowResources,
 } from '@compactor/workflow';
 import type { GatePlace, WorkGate } from './work-gate';
+import { emitWorkerEvent, type CompactJobResult, type WorkerListeners } from './worker-events';
+
+export type { CompactJobResult } from './worker-events';
 
 /** Whether this run of `job` is the queue's last try (BullMQ counts failed tries in `attemptsMade`). */
 export function isLastAttempt(job: Pick<Job, 'attemptsMade' | 'opts'>): boolean {
   return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-}
-
-/** What a compact job returns (kept on the finished job for the queue dashboard). */
-export interface CompactJobResult {
-  status: 'completed' | 'skipped' | 'failed' | 'inactive' | 'stale';
-  tokensBefore?: number | null;
-  tokensAfter?: number | null;
 }
 
 /** A payload that does not parse can never succeed: fail the job now, without retries. */
@@ -35,17 +31,14 @@ function payloadOf<N extends JobName>(name: N, job: Job) {
   }
 }
 
-/** Called once a compaction ended for good (its tenant has room for one more). Must not throw. */
-export type CompactionEndedHook = (compaction: CompactionRow) => Promise<void>;
-
 /**
  * Runs one try of a compaction. The workflow records every failure it can decide on (the row
  * ends `failed`, the job completes); what comes out of here is a transient failure for BullMQ
  * to retry with backoff (Retry-After honoured by the backoff strategy), or a cancellation.
- * When the compaction ended (completed, skipped, failed), `ended` runs before the job completes
- * (the worker starts the tenant's deferred compactions there).
+ * When the compaction ended (completed, skipped, failed), `compaction.ended` is reported and
+ * awaited before the job completes (the worker starts the tenant's deferred compactions there).
  */
-export function compactProcessor(resources: WorkflowResources, gate: WorkGate, ended?: CompactionEndedHook) {
+export function compactProcessor(resources: WorkflowResources, gate: WorkGate, listeners?: WorkerListeners) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<CompactJobResult> => {
     const { compactionId } = payloadOf('compact', job);
     const outcome = await inGate(gate, signal, job.opts.priority ?? 0, (place) =>
@@ -55,7 +48,9 @@ export function compactProcessor(resources: WorkflowResources, gate: WorkGate, e
       }),
     ).catch(forQueue);
     const endedNow = outcome.status !== 'inactive' && outcome.status !== 'stale';
-    if (ended && endedNow && outcome.compaction) await ended(outcome.compaction);
+    if (endedNow && outcome.compaction) {
+      await emitWorkerEvent(listeners, 'compaction.ended', { compaction: outcome.compaction });
+    }
     return {
       status: outcome.status,
       tokensBefore: outcome.compaction?.tokensBefore ?? null,

@@ -9,6 +9,9 @@ import {
   withReconcilerLock,
 } from '@compactor/db';
 import { dispatchOutbox, startDeferredCompactions, type DispatchDeps } from '../jobs/dispatch';
+import { emitWorkerEvent, type ReconcileReport, type WorkerListeners } from './worker-events';
+
+export type { ReconcileReport } from './worker-events';
 
 /** The reconciler starts deferred compactions the way the API does, events included. */
 export type ReconcilerDeps = DispatchDeps;
@@ -21,16 +24,6 @@ export interface ReconcilerOptions {
   /** Claims beyond this end the compaction `failed` (it crashed every worker that took it). */
   maxClaims?: number;
   batch?: number;
-}
-
-/** What one pass did. */
-export interface ReconcileReport {
-  dispatched: number;
-  redriven: number;
-  abandoned: number;
-  /** Deferred auto compactions started (their tenants had room and no compaction's end started them). */
-  deferredStarted: number;
-  skippedLocked: boolean;
 }
 
 /** BullMQ states in which a job will still run: its compaction needs nothing. */
@@ -106,7 +99,8 @@ export function startReconciler(
   options: ReconcilerOptions & {
     intervalMs: number;
     random?: () => number;
-    onPass?: (r: ReconcileReport) => void;
+    /** `reconciler.passed`: each pass's report (metrics). */
+    on?: Pick<WorkerListeners, 'reconciler.passed'>;
   },
 ): { stop(): Promise<void> } {
   const random = options.random ?? Math.random;
@@ -119,7 +113,7 @@ export function startReconciler(
     timer = setTimeout(() => {
       current = reconcileOnce(deps, options)
         .then((report) => {
-          options.onPass?.(report);
+          void emitWorkerEvent(options.on, 'reconciler.passed', { report });
           if (report.dispatched || report.redriven || report.abandoned || report.deferredStarted) {
             deps.log.info({ ...report }, 'reconciler pass');
           }

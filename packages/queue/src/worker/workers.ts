@@ -2,7 +2,9 @@ import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
 import type { WorkflowResources } from '@compactor/workflow';
-import { compactProcessor, pruneProcessor, type CompactionEndedHook } from './processors';
+import type { JobName } from '../jobs/catalog';
+import { compactProcessor, pruneProcessor } from './processors';
+import { emitWorkerEvent, type JobOutcome, type WorkerListeners } from './worker-events';
 import { WorkGate } from './work-gate';
 
 /**
@@ -31,13 +33,11 @@ export interface WorkerOptions {
   /** How often stalled jobs are looked for (default: the lock duration). */
   stalledIntervalMs?: number;
   random?: () => number;
-  /** Called when a job try ends (metrics): its queue, outcome and duration. */
-  onJobEnd?: (queue: string, outcome: string, durationMs: number) => void;
   /**
-   * Called when a compaction ended for good, before its job completes: the worker starts the
-   * tenant's deferred compactions there (`startDeferredCompactions`). Must not throw.
+   * What the workers report: `job.ended` (metrics) and `compaction.ended` (the worker starts the
+   * tenant's deferred compactions there: `startDeferredWhenEnded`).
    */
-  onCompactionEnded?: CompactionEndedHook;
+  on?: Pick<WorkerListeners, 'job.ended' | 'compaction.ended'>;
 }
 
 /** The worker's BullMQ workers, one per queue of the catalog. */
@@ -75,34 +75,47 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
   };
   const gate = new WorkGate(options.stepConcurrency ?? DEFAULT_STEP_CONCURRENCY);
   let running = 0;
+  /** Counts the running job, and reports how its try ended (`outcomeOf` its result, `error` when it threw). */
   const counted =
-    <R>(queue: string, processor: (job: Job, token?: string, signal?: AbortSignal) => Promise<R>) =>
+    <R>(
+      queue: JobName,
+      processor: (job: Job, token?: string, signal?: AbortSignal) => Promise<R>,
+      outcomeOf: (result: R) => JobOutcome,
+    ) =>
     async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
       running++;
       const started = performance.now();
-      let outcome = 'error';
+      let outcome: JobOutcome = 'error';
       try {
         const result = await processor(job, token, signal);
-        const status = (result as { status?: unknown; skipped?: unknown } | null)?.status;
-        outcome = typeof status === 'string' ? status : 'completed';
+        outcome = outcomeOf(result);
         return result;
       } finally {
         running--;
-        options.onJobEnd?.(queue, outcome, performance.now() - started);
+        void emitWorkerEvent(options.on, 'job.ended', {
+          queue,
+          outcome,
+          durationMs: performance.now() - started,
+        });
       }
     };
   const compact = new Worker(
     'compact',
-    counted('compact', compactProcessor(resources, gate, options.onCompactionEnded)),
+    counted('compact', compactProcessor(resources, gate, options.on), (result) => result.status),
     {
       ...common,
       concurrency: options.concurrency,
     },
   );
-  const prune = new Worker('prune', counted('prune', pruneProcessor(resources, gate)), {
-    ...common,
-    concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
-  });
+  // A prune job's outcome says what it did, not how it ended: every one that returns completed.
+  const prune = new Worker(
+    'prune',
+    counted('prune', pruneProcessor(resources, gate), () => 'completed'),
+    {
+      ...common,
+      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+    },
+  );
   const workers = [compact, prune];
   for (const worker of workers) {
     worker.on('lockRenewalFailed', (jobIds: string[]) => {

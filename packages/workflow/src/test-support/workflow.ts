@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import {
   appendMessages,
   loadContextRows,
@@ -12,9 +12,16 @@ import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
 import { insertTestSession, useTestDatabase } from '@compactor/testing';
 import { getTokenizer } from '@compactor/tokenizer';
 import { silentLog, type WorkflowResources } from '../resources';
+import type { SessionEvent } from '../session-events';
+import { contractCheckedEvents } from './checked-events';
+
+export { contractCheckedEvents, contractIssue } from './checked-events';
 
 export interface WorkflowHarness {
+  /** Publishes events to {@link published}, each checked against the contract after every test. */
   readonly resources: WorkflowResources;
+  /** The events the default resources published during the current test, in order. */
+  readonly published: readonly SessionEvent[];
   readonly stub: LlmStub;
   /** The session's context view as the API serves it (core-assembled from the SQL filter). */
   context(sessionPk: number): Promise<AssembledContext>;
@@ -34,6 +41,8 @@ export function useWorkflow(): WorkflowHarness {
   let stub: LlmStub | undefined;
   let resources: WorkflowResources | undefined;
   const counter = getTokenizer('o200k_base');
+  // Every test's producers are held to the wire contract: an event it does not type fails the test.
+  let events = contractCheckedEvents();
 
   beforeAll(async () => {
     stub = await startLlmStub();
@@ -42,7 +51,13 @@ export function useWorkflow(): WorkflowHarness {
       llm: createLlm({ apiKey: 'stub', baseURL: stub.url, timeoutMs: 10_000 }),
       clock: () => new Date(),
       log: silentLog,
+      events: { publish: (event) => events.publish(event) },
     };
+  });
+  afterEach(() => {
+    const { issues } = events;
+    events = contractCheckedEvents();
+    expect(issues, 'events the contract does not type').toEqual([]);
   });
   afterAll(async () => {
     await stub?.close();
@@ -56,6 +71,9 @@ export function useWorkflow(): WorkflowHarness {
     get resources() {
       if (!resources) throw new Error('useWorkflow(): only inside tests and hooks');
       return resources;
+    },
+    get published() {
+      return events.published;
     },
     get stub() {
       if (!stub) throw new Error('useWorkflow(): only inside tests and hooks');
