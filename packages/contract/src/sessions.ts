@@ -141,7 +141,21 @@ const StatusFields = z.object({
     .int()
     .nullable()
     .describe('Tokens the prompt may use before it overflows; null for an unlimited window'),
-  percent: z.number().nullable().describe('tokens / usable, in percent'),
+  percent: z
+    .number()
+    .nullable()
+    .describe(
+      'How close automatic compaction is, in percent: tokens / usable; with a tokens trigger (the topic ' +
+        'preset), the history (tokens − pinnedTokens) / triggerTokens',
+    ),
+  triggerTokens: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "The trigger's threshold: auto compaction fires once tokens are above it (the ratio trigger: at it; " +
+        'a tokens trigger counts the history without pinned system messages); null for an unlimited window',
+    ),
   overflow: z.boolean(),
   pinnedTokens: z
     .number()
@@ -168,6 +182,7 @@ export const statusExample: z.output<typeof StatusFields> = {
   tokens: 14_310,
   usable: 96_000,
   percent: 14.9,
+  triggerTokens: 96_000,
   overflow: false,
   pinnedTokens: 1_240,
   cannotFit: false,

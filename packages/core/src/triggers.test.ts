@@ -177,8 +177,39 @@ describe('sessionStatus', () => {
       tokens: 91_234,
       usable: 111_616,
       percent: 81.7,
+      triggerTokens: 111_616,
       overflow: false,
     });
+  });
+
+  it.each<[string, Policy, number, { percent: number | null; triggerTokens: number | null }]>([
+    // The topic spec's status: history tokens, the trigger threshold, percent of it.
+    [
+      'topic preset: 3,000 of the 6,000 trigger is 50 %',
+      POLICY_PRESETS.topic,
+      3000,
+      { percent: 50, triggerTokens: 6000 },
+    ],
+    [
+      'Opal: percent of usable, threshold 80 % of the window',
+      POLICY_PRESETS.opal,
+      3000,
+      { percent: 2.7, triggerTokens: 102_400 },
+    ],
+    ['klaude: window − reserve', POLICY_PRESETS.klaude, 3000, { percent: 2.7, triggerTokens: 111_616 }],
+  ])('%s', (_name, policy, tokens, expected) => {
+    expect(sessionStatus({ messages: viewOf(tokens), model: gpt4o, policy })).toMatchObject(expected);
+  });
+
+  it('a tokens trigger measures history: pinned system messages are not in its percent', () => {
+    const messages = conversation([
+      system('rules', 5500),
+      user('hi', 300),
+      assistant('hello', { tokens: 300 }),
+    ]);
+    expect(
+      sessionStatus({ messages, model: gpt4o, policy: POLICY_PRESETS.topic, pinSystemMessages: true }),
+    ).toMatchObject({ tokens: 6100, triggerTokens: 6000, percent: 10 });
   });
 
   it.each([
@@ -264,6 +295,7 @@ describe('evaluateTrigger', () => {
       tokens: 120_000,
       usable: 111_616,
       percent: 107.5,
+      triggerTokens: 111_616,
       overflow: true,
       compact: true,
       reason: 'threshold',
@@ -383,8 +415,18 @@ describe('statusFromEstimate (an estimate made elsewhere, e.g. in SQL)', () => {
   };
   const policy = resolvePolicy();
   it.each([
-    ['below usable', 50_000, null, { usable: 111_616, percent: 44.8, overflow: false }],
-    ['above usable', 111_617, null, { usable: 111_616, percent: 100, overflow: true }],
+    [
+      'below usable',
+      50_000,
+      null,
+      { usable: 111_616, percent: 44.8, triggerTokens: 111_616, overflow: false },
+    ],
+    [
+      'above usable',
+      111_617,
+      null,
+      { usable: 111_616, percent: 100, triggerTokens: 111_616, overflow: true },
+    ],
     [
       'a silent overflow in the last report',
       1_000,
@@ -392,7 +434,7 @@ describe('statusFromEstimate (an estimate made elsewhere, e.g. in SQL)', () => {
         usage: { input: 130_000, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
         finish: 'stop' as const,
       },
-      { usable: 111_616, percent: 0.9, overflow: true },
+      { usable: 111_616, percent: 0.9, triggerTokens: 111_616, overflow: true },
     ],
   ])('%s', (_label, tokens, report, expected) => {
     expect(statusFromEstimate({ tokens, report, model: gpt4o, policy })).toEqual({ tokens, ...expected });
@@ -405,6 +447,7 @@ describe('statusFromEstimate (an estimate made elsewhere, e.g. in SQL)', () => {
       tokens: 10,
       usable: null,
       percent: null,
+      triggerTokens: null,
       overflow: false,
     });
   });

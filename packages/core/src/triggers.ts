@@ -140,14 +140,25 @@ export function detectUsageOverflow(usage: Usage, model: ModelInfo, finish: Fini
   return finish === 'length' && usage.output === 0 && prompt >= model.contextWindow * 0.99;
 }
 
-/** The session status the API shows: `tokens`, `usable`, `percent` of usable, `overflow`. */
+/** The session status the API shows: `tokens`, `usable`, `percent`, `triggerTokens`, `overflow`. */
 export interface SessionStatus {
   /** Estimated size of the context view (see `estimateContextTokens`). */
   tokens: number;
   /** Prompt tokens the model accepts; `null` for an unlimited window. */
   usable: number | null;
-  /** `tokens / usable` in percent, one decimal; `null` for an unlimited window (or no usable room). */
+  /**
+   * How close automatic compaction is, in percent, one decimal: `tokens / usable`; for a `tokens`
+   * trigger (a fixed count of history, the topic preset), the history (`tokens` without pinned
+   * system messages) over `triggerTokens`. `null` when there is nothing to measure against.
+   */
   percent: number | null;
+  /**
+   * The trigger's threshold in tokens: automatic compaction fires once the count it measures is
+   * above it (the ratio trigger: at it). `tokens` for the overflow, ratio and reserve triggers;
+   * the history without pinned system messages for a `tokens` trigger. `null` for an unlimited
+   * window.
+   */
+  triggerTokens: number | null;
   /** The context no longer fits: tokens above usable, or the latest report was a silent overflow. */
   overflow: boolean;
 }
@@ -187,16 +198,24 @@ export function statusFromEstimate(input: {
   tokens: number;
   /** The newest usable usage report, with the finish of its turn. */
   report: { usage: Usage; finish: Finish | null } | null;
+  /** Tokens of pinned system messages in `tokens` (see {@link TriggerStats.pinnedTokens}); default 0. */
+  pinnedTokens?: number;
   model: ModelInfo;
   policy: Pick<Policy, 'trigger'>;
 }): SessionStatus {
   const usable = usableTokens(input.model, input.policy);
   const silent =
     input.report !== null && detectUsageOverflow(input.report.usage, input.model, input.report.finish);
+  const threshold = compactionThreshold(input.model, input.policy);
+  const triggerTokens = threshold === null ? null : Math.ceil(threshold.tokens);
+  const byHistory = input.policy.trigger.kind === 'tokens';
   return {
     tokens: input.tokens,
     usable,
-    percent: percentOf(input.tokens, usable),
+    percent: byHistory
+      ? percentOf(input.tokens - (input.pinnedTokens ?? 0), triggerTokens)
+      : percentOf(input.tokens, usable),
+    triggerTokens,
     overflow: (usable !== null && usable > 0 && input.tokens > usable) || silent,
   };
 }

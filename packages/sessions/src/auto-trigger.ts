@@ -49,6 +49,8 @@ export async function afterWrite(
       report: stats.report,
       newestSeq: stats.newestSeq,
       newestIsSummary: stats.newestIsSummary,
+      // A tokens trigger counts history: pinned system messages are left out.
+      pinnedTokens: stats.pinnedTokens,
       lastCompactionSeq: lastCompleted?.coversThroughSeq ?? null,
       lastCompactionTokensAfter: lastCompleted?.tokensAfter ?? null,
       // A newer failed or skipped compaction may hold the trigger until the session grew (no loop).

@@ -64,6 +64,7 @@ export async function statusSnapshot(
   const status = statusFromEstimate({
     tokens: estimateFromStats(stats, policy.estimate),
     report: stats.report,
+    pinnedTokens: stats.pinnedTokens,
     model,
     policy,
   });

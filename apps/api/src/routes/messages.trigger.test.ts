@@ -71,6 +71,30 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     expect(await compactionRows('t-cross')).toHaveLength(1);
   });
 
+  it("the topic preset's 6,000-token trigger counts history, not a pinned system prompt", async () => {
+    await createSession(api, 't-topic-pinned', {
+      model: { id: 'big-model', contextWindow: 128_000, maxOutputTokens: 4_000 },
+      policy: { preset: 'topic' },
+    });
+    const words = (n: number) => ' word'.repeat(n);
+    const system = { role: 'system', parts: [{ type: 'text', text: words(5_500) }] };
+    const chat = [
+      { role: 'user', parts: [{ type: 'text', text: words(300) }] },
+      { role: 'assistant', parts: [{ type: 'text', text: words(300) }], finish: 'stop' },
+    ];
+    const response = await post('t-topic-pinned', [system, ...chat]);
+    expect(response.statusCode).toBe(201);
+    const { compaction, status } = response.json();
+    // 6,100 tokens in the prompt, of which ~600 history: below the 6,000 trigger, ~10 % of it.
+    expect(status.tokens).toBeGreaterThan(6_000);
+    expect(status.pinnedTokens).toBeGreaterThanOrEqual(5_500);
+    expect(status.triggerTokens).toBe(6_000);
+    expect(status.percent).toBeCloseTo(((status.tokens - status.pinnedTokens) / 6_000) * 100, 1);
+    expect(status.percent).toBeLessThan(15);
+    expect(compaction).toBeNull();
+    expect(await compactionRows('t-topic-pinned')).toEqual([]);
+  });
+
   it('after a compaction that was skipped, appends do not start another until the session grew', async () => {
     // Half of the 8,000 window: the threshold is 4,000 tokens, a quarter of it 1,000.
     await createSession(api, 't-skipped', {

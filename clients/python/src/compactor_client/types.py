@@ -275,6 +275,7 @@ class SessionStatus(TypedDict):
     tokens: int
     usable: Optional[int]
     percent: Optional[float]
+    triggerTokens: Optional[int]
     overflow: bool
     pinnedTokens: int
     cannotFit: bool
