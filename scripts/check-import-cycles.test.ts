@@ -6,16 +6,32 @@ import {
   checkRepository,
   findCycles,
   formatCycle,
+  importedWorkspace,
+  importGraph,
   packageGraph,
   packagesOnApps,
   relativeImports,
   resolveImport,
   stronglyConnectedComponents,
+  undeclaredImports,
+  workspaceImports,
   type Graph,
 } from './check-import-cycles';
 
 const graph = (edges: Record<string, string[]>): Graph => new Map(Object.entries(edges));
 const paths = (g: Graph): string[][] => findCycles(g).map((cycle) => cycle.path);
+
+/** A repository of files (path → content) in a temporary directory. */
+function repository(files: Record<string, string>): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'cycles-'));
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), content);
+  }
+  return root;
+}
+const manifest = (name: string, devDependencies: Record<string, string> = {}) =>
+  JSON.stringify({ name, devDependencies });
 
 describe('findCycles', () => {
   it.each<[string, Record<string, string[]>, string[][]]>([
@@ -141,18 +157,6 @@ describe('packageGraph', () => {
 });
 
 describe('packagesOnApps', () => {
-  /** A repository of files (path → content) in a temporary directory. */
-  function repository(files: Record<string, string>): string {
-    const root = mkdtempSync(path.join(tmpdir(), 'cycles-'));
-    for (const [file, content] of Object.entries(files)) {
-      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      writeFileSync(path.join(root, file), content);
-    }
-    return root;
-  }
-  const manifest = (name: string, devDependencies: Record<string, string> = {}) =>
-    JSON.stringify({ name, devDependencies });
-
   it('finds a package that declares or imports an app, and not an app that uses a package', () => {
     const root = repository({
       'package.json': JSON.stringify({ workspaces: ['packages/*', 'apps/*'] }),
@@ -177,6 +181,96 @@ describe('packagesOnApps', () => {
       const { ok, report } = checkRepository(root);
       expect(ok).toBe(false);
       expect(report).toContain('Packages that depend on an app (2):');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('workspace imports', () => {
+  const workspaces = [
+    { name: '@x/db', dir: 'packages/db', dependencies: ['@x/core'] },
+    { name: '@x/db-tools', dir: 'packages/db-tools', dependencies: [] },
+    { name: '@x/testing', dir: 'packages/testing', dependencies: ['@x/db'] },
+    { name: '@x/core', dir: 'packages/core', dependencies: [] },
+  ];
+  const sources = new Map(
+    Object.entries({
+      'packages/db/src/index.ts': "import { plan } from '@x/core';\nimport { Pool } from 'pg';\n",
+      'packages/db/src/b.test.ts': "import { useDb } from '@x/testing';\n",
+      'packages/db/src/a.test.ts': "import type { Fixture } from '@x/testing/fixtures';\n",
+      'packages/db/examples/self.ts': "import { query } from '@x/db';\n",
+      'packages/db-tools/src/tool.ts': "export { query } from '@x/db/sql';\n",
+      'packages/testing/src/database.ts': "const lazy = () => import('@x/db');\n",
+      'packages/core/src/probe.test.ts': 'const text = "import { a } from \'@x/db\';";\n',
+      'scripts/outside.ts': "import { useDb } from '@x/testing';\n",
+    }),
+  );
+  const imports = workspaceImports(workspaces, sources);
+
+  it.each<[string, string | null]>([
+    ['@x/db', '@x/db'],
+    ['@x/db/sql', '@x/db'],
+    ['@x/db-tools', '@x/db-tools'],
+    ['@x/dbx', null],
+    ['pg', null],
+    ['./db', null],
+  ])('%s names workspace %s', (specifier, expected) => {
+    expect(importedWorkspace(specifier, ['@x/db', '@x/db-tools'])).toBe(expected);
+  });
+
+  it('finds what each workspace imports, sub-paths and tests included, with the first file', () => {
+    expect(
+      Object.fromEntries([...imports].map(([name, found]) => [name, Object.fromEntries(found)])),
+    ).toEqual({
+      '@x/db': { '@x/core': 'packages/db/src/index.ts', '@x/testing': 'packages/db/src/a.test.ts' },
+      '@x/db-tools': { '@x/db': 'packages/db-tools/src/tool.ts' },
+      '@x/testing': { '@x/db': 'packages/testing/src/database.ts' },
+      '@x/core': {},
+    });
+  });
+
+  it('reports each import the importer does not declare', () => {
+    expect(undeclaredImports(workspaces, imports)).toEqual([
+      '@x/db imports @x/testing (packages/db/src/a.test.ts) but packages/db/package.json does not declare it',
+      '@x/db-tools imports @x/db (packages/db-tools/src/tool.ts) but packages/db-tools/package.json does not declare it',
+    ]);
+  });
+
+  it('sees the cycle a test-only import closes, which the manifests alone do not', () => {
+    expect(paths(packageGraph(workspaces))).toEqual([]);
+    expect(paths(importGraph(imports))).toEqual([['@x/db', '@x/testing', '@x/db']]);
+  });
+});
+
+describe('checkRepository', () => {
+  it('fails on a cycle closed by an undeclared test import, and passes once it is gone', () => {
+    const root = repository({
+      'package.json': JSON.stringify({ workspaces: ['packages/*'] }),
+      'packages/db/package.json': manifest('@x/db'),
+      'packages/db/src/index.ts': 'export const db = 1;\n',
+      'packages/db/src/db.test.ts': "import { useDb } from '@x/testing';\n",
+      'packages/testing/package.json': JSON.stringify({ name: '@x/testing', dependencies: { '@x/db': '*' } }),
+      'packages/testing/src/index.ts': "import { db } from '@x/db';\nexport const useDb = () => db;\n",
+    });
+    try {
+      expect(checkRepository(root)).toEqual({
+        ok: false,
+        report: [
+          'Import cycles between workspaces (tests included) (1):',
+          '  @x/db → @x/testing → @x/db',
+          'Workspace imports not declared in package.json (1):',
+          '  @x/db imports @x/testing (packages/db/src/db.test.ts) but packages/db/package.json does not declare it',
+          '',
+          'Import-cycle check failed (2 workspaces).',
+        ].join('\n'),
+      });
+      writeFileSync(path.join(root, 'packages/db/src/db.test.ts'), "import { db } from './index';\n");
+      expect(checkRepository(root)).toEqual({
+        ok: true,
+        report:
+          'No import cycles, every workspace import declared, and no package depends on an app (2 workspaces).',
+      });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

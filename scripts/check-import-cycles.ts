@@ -1,7 +1,8 @@
 /**
  * Import-cycle check, run by `npm test` (`npm run check:cycles`): fails when a workspace's source
- * files import each other in a cycle, when workspaces depend on each other in a cycle, or when a
- * package (`packages/*`) depends on an app (`apps/*`). A file
+ * files import each other in a cycle, when workspaces depend on each other in a cycle (through
+ * their package.json or through what their files import, tests included), when a workspace imports
+ * another it does not declare, or when a package (`packages/*`) depends on an app (`apps/*`). A file
  * cycle makes module evaluation order matter (an import that is `undefined` at load time, a
  * circular `export *`); a package cycle breaks turbo's `^typecheck` order and any build.
  *
@@ -11,7 +12,12 @@
  * tsconfig.base.json (`./x` → `x.ts`, `x.tsx`, `x/index.ts`; `./x.js` → `x.ts`). Type-only imports
  * (`import type`, `export type`) count too, unless `--ignore-type-only`: they are erased at run
  * time, but a cycle through them is still two files that cannot be understood one without the
- * other. Package imports (`@compactor/…`) are the package-level check's business.
+ * other. Package imports (`@compactor/…`) are the package-level check's business: every source
+ * file of a workspace (`src`, tests, test support, examples) counts, `@compactor/x/sub` counts as
+ * `@compactor/x`, and each must be declared in the workspace's package.json (`dependencies` or
+ * `devDependencies`): an undeclared import is a dependency the manifest graph, turbo's build order
+ * and the cycle check cannot see. Test-only imports count for cycles too: a package whose tests
+ * need a package that needs it cannot be typechecked or tested first.
  *
  * Each cycle is reported once, as a path (`a.ts → b.ts → a.ts`): the shortest one through each
  * group of files that reach each other (a strongly connected component), with the group's size
@@ -400,6 +406,17 @@ function sourceFiles(root: string, dir: string): string[] {
   return files;
 }
 
+/** Every source file of every workspace (tests, test support and examples included) → content. */
+export function workspaceSources(root: string, workspaces: readonly Workspace[]): Map<string, string> {
+  return new Map(
+    workspaces.flatMap((workspace) =>
+      sourceFiles(root, workspace.dir).map(
+        (file) => [file, readFileSync(path.join(root, file), 'utf8')] as const,
+      ),
+    ),
+  );
+}
+
 /** The file graph of every workspace's `src`: repository-relative paths to the files they import. */
 export function fileGraph(
   root: string,
@@ -427,6 +444,55 @@ export function packageGraph(workspaces: readonly Workspace[]): Map<string, stri
       workspace.name,
       [...new Set(workspace.dependencies.filter((dependency) => names.has(dependency)))],
     ]),
+  );
+}
+
+/** Per workspace name: each other workspace its files import, with the first file that does. */
+export type WorkspaceImports = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** The workspace `specifier` names (`@x/a` or `@x/a/sub` → `@x/a`), or `null` for an outside package. */
+export function importedWorkspace(specifier: string, names: readonly string[]): string | null {
+  return names.find((name) => specifier === name || specifier.startsWith(`${name}/`)) ?? null;
+}
+
+/**
+ * The workspaces each workspace's files import, from `sources` (repository-relative path →
+ * content). A file belongs to the workspace whose directory holds it; a workspace importing
+ * itself by name (an example written as a user would) is no dependency.
+ */
+export function workspaceImports(
+  workspaces: readonly Workspace[],
+  sources: ReadonlyMap<string, string>,
+): Map<string, Map<string, string>> {
+  const names = workspaces.map((workspace) => workspace.name);
+  const imports = new Map(workspaces.map((workspace) => [workspace.name, new Map<string, string>()]));
+  for (const [file, source] of [...sources].sort(([a], [b]) => a.localeCompare(b))) {
+    const owner = workspaces.find((workspace) => file.startsWith(`${workspace.dir}/`));
+    if (!owner) continue;
+    const found = imports.get(owner.name) as Map<string, string>;
+    for (const ref of importsOf(source)) {
+      const target = importedWorkspace(ref.specifier, names);
+      if (target !== null && target !== owner.name && !found.has(target)) found.set(target, file);
+    }
+  }
+  return imports;
+}
+
+/** Workspace names to the workspaces their files import (the graph of what the code really uses). */
+export function importGraph(imports: WorkspaceImports): Map<string, string[]> {
+  return new Map([...imports].map(([name, targets]) => [name, [...targets.keys()].sort()]));
+}
+
+/** One line per workspace imported but not declared in the importer's package.json. */
+export function undeclaredImports(workspaces: readonly Workspace[], imports: WorkspaceImports): string[] {
+  return workspaces.flatMap((workspace) =>
+    [...(imports.get(workspace.name) ?? [])]
+      .filter(([target]) => !workspace.dependencies.includes(target))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([target, file]) =>
+          `${workspace.name} imports ${target} (${file}) but ${workspace.dir}/package.json does not declare it`,
+      ),
   );
 }
 
@@ -462,6 +528,9 @@ export function checkRepository(
   const workspaces = listWorkspaces(root);
   const fileCycles = findCycles(fileGraph(root, workspaces, options));
   const packageCycles = findCycles(packageGraph(workspaces));
+  const imports = workspaceImports(workspaces, workspaceSources(root, workspaces));
+  const importCycles = findCycles(importGraph(imports));
+  const undeclared = undeclaredImports(workspaces, imports);
   const lines: string[] = [];
   const section = (title: string, cycles: Cycle[]): void => {
     if (cycles.length === 0) return;
@@ -469,15 +538,23 @@ export function checkRepository(
   };
   section('Import cycles between source files', fileCycles);
   section('Dependency cycles between workspaces', packageCycles);
+  section('Import cycles between workspaces (tests included)', importCycles);
+  if (undeclared.length > 0)
+    lines.push(
+      `Workspace imports not declared in package.json (${undeclared.length}):`,
+      ...undeclared.map((line) => `  ${line}`),
+    );
   const onApps = packagesOnApps(root, workspaces);
   if (onApps.length > 0)
     lines.push(`Packages that depend on an app (${onApps.length}):`, ...onApps.map((line) => `  ${line}`));
-  const ok = fileCycles.length === 0 && packageCycles.length === 0 && onApps.length === 0;
+  const ok = [fileCycles, packageCycles, importCycles, undeclared, onApps].every(
+    (found) => found.length === 0,
+  );
   const checked = `${workspaces.length} workspace${workspaces.length === 1 ? '' : 's'}`;
   return {
     ok,
     report: ok
-      ? `No import cycles, and no package depends on an app (${checked}).`
+      ? `No import cycles, every workspace import declared, and no package depends on an app (${checked}).`
       : `${lines.join('\n')}\n\nImport-cycle check failed (${checked}).`,
   };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createDatabase, type Database, type Db, type SessionRow } from '@compactor/db';
 import { startLlmStub, type LlmStub, type LlmStubOptions } from '@compactor/llm-stub';
 import { startCompaction } from '@compactor/queue';
-import { useTestDatabase, type TestDatabase } from '@compactor/testing';
+import { useTestDatabase, type TestDatabase } from '@compactor/db/testing';
 import { jobPolicy, sharedRedisUrl, uniqueHashTaggedPrefix, workerEnv } from './config';
 import { stableContext, type ContextSample } from './context-check';
 import { startPrivateRedis, startRedisCluster, useWorkerFleet, type WorkerFleet } from './fleet';

@@ -10,7 +10,7 @@ import {
   type JobPolicy,
   type JobQueues,
 } from '@compactor/queue';
-import { insertTestSession } from '@compactor/testing';
+import { insertTestSession } from '@compactor/db/testing';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { getTokenizer } from '@compactor/tokenizer';
 

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
+import { useTestDatabase } from '@compactor/db/testing';
 import { startApiProcess, startPrivateRedis, useWorkerFleet, workerEnv } from './harness';
 
 /**

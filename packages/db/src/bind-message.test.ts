@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { bindMessagePieces } from './bind-message';
 import { createDatabase, type Database } from './client';
 import { executePipelined } from './pipeline';
+import { useTestDatabase } from './test-support/test-database';
 
 const t = useTestDatabase();
 let single: Database;

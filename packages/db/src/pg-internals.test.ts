@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
+import { useTestDatabase } from './test-support/test-database';
 
 const require = createRequire(import.meta.url);
 const t = useTestDatabase();

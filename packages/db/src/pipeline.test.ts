@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { createDatabase, type Database } from './client';
 import { executePipelined } from './pipeline';
 import { executePrepared } from './prepared';
+import { useTestDatabase } from './test-support/test-database';
 
 const t = useTestDatabase();
 // One connection: every pipeline below runs on the same one, so what pg remembers about the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deleteSession, type Db } from '@compactor/db';
 import { compareEventIds, type SessionEventSource } from '@compactor/queue';
-import { insertTestSession, useTestDatabase } from '@compactor/testing';
+import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import type { SessionEvent } from '@compactor/workflow';
 import { ApiError } from './errors';
 import { openSessionEvents } from './event-stream';

@@ -1,7 +1,6 @@
 import './provided-context';
 export * from './database';
 export * from './queue';
-export * from './session';
 export * from './recording-server';
 export * from './tcp-proxy';
 export * from './private-postgres';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
+import { useTestDatabase } from '@compactor/db/testing';
 import { runKeysCommand } from '../cli/keys';
 import { createAuthenticator, OPEN_TENANT } from './auth';
 import { ApiError } from './errors';

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
+import { useTestDatabase } from '@compactor/db/testing';
 import { getTokenizer } from '@compactor/tokenizer';
 import { buildServer } from '../server';
 import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';

@@ -14,7 +14,8 @@ import {
 } from '@compactor/queue';
 import type { Db } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
-import { uniqueQueuePrefix, useTestDatabase, type TestDatabase } from '@compactor/testing';
+import { useTestDatabase, type TestDatabase } from '@compactor/db/testing';
+import { uniqueQueuePrefix } from '@compactor/testing';
 import { createAuthenticator } from '../http/auth';
 import { createApiJobs } from '../jobs';
 import type { ApiJobs, RedisPing } from '../resources';

@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { MIGRATIONS_FOLDER } from '../migrate';
 import { SECRET, seedAnalytics, seedDays } from '../test-support/analytics-fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 const ROLE = 'compactor_analyst';

@@ -8,13 +8,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { MIGRATIONS_FOLDER } from '../migrate';
 import { completeCompaction } from '../operations/complete-compaction';
 import { claimCompaction } from '../queries/compaction-lifecycle';
 import { findCompaction, insertCompaction, updateCompaction } from '../queries/compactions';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

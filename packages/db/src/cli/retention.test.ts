@@ -4,13 +4,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import {
   RETENTION_NOW,
   SEEDED_SESSION_PURGE,
   seedCompactedSession,
 } from '../test-support/retention-fixtures';
 import { parseRetentionArgs, runRetentionCommand } from './retention';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');

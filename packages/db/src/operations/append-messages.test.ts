@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { ConflictError, NotFoundError } from '../errors';
 import { loadHistoryPage } from './load-messages';
 import { appendMessages } from './append-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { ConflictError } from '../errors';
 import { deleteSession, findSession } from '../queries/sessions';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { appendToSession } from './append-messages';
 import { loadHistoryPage } from './load-messages';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { EstimateMode } from '@compactor/core';
-import { useTestDatabase } from '@compactor/testing';
 import { StaleAttemptError } from '../errors';
 import { claimCompaction, enterStep, listCompactionSteps } from '../queries/compaction-lifecycle';
 import { findCompaction, insertCompaction } from '../queries/compactions';
@@ -14,6 +13,7 @@ import { createTestSession, newMessage, text, tool } from '../test-support/fixtu
 import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage } from './load-messages';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

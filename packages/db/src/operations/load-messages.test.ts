@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import fc from 'fast-check';
 import {
   assembleContext,
@@ -23,6 +22,7 @@ import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage, type ContextRows } from './load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

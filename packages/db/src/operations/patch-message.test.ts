@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import type { ToolPart } from '@compactor/core';
 import { ConflictError, NotFoundError } from '../errors';
 import { appendMessages } from './append-messages';
@@ -9,6 +8,7 @@ import { loadHistoryPage } from './load-messages';
 import { patchMessage } from './patch-message';
 import { markPartsCompacted } from '../queries/parts';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

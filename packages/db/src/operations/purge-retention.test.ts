@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { insertCompaction } from '../queries/compactions';
 import { markPartsCompacted } from '../queries/parts';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
@@ -14,6 +13,7 @@ import { appendMessages } from './append-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage } from './load-messages';
 import { applyRetentionPurge, planRetentionPurge, type PurgeBatch } from './purge-retention';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,10 +1,10 @@
 /** appendedAfter: what arrived after a seq, summaries excluded, as the view counts it. */
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_TOOL_RESULT_TOKENS } from '@compactor/core';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { appendedAfter } from './appended-after';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { completeCompaction } from '../operations/complete-compaction';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { claimCompaction, enterStep, listCompactionSteps } from './compaction-lifecycle';
 import { findCompaction, findSessionCompactions, insertCompaction } from './compactions';
 import { contextTokenStats } from './context-tokens';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

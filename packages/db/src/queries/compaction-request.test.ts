@@ -1,9 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { outbox } from '../schema';
 import { createTestSession } from '../test-support/fixtures';
 import { findCompaction, insertCompaction, insertCompactionWithOutbox } from './compactions';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { loadContextRows } from '../operations/load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { markPartsCompacted } from './parts';
 import { selectViewHead, selectViewWindow } from './covered-windows';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

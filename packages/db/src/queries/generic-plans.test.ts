@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { compileNamed } from '../prepared';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
@@ -9,6 +8,7 @@ import { completeCompaction, measuredSizeSql } from '../operations/complete-comp
 import { insertCompaction } from './compactions';
 import { contextRowsSql } from './context-rows';
 import { sessionStatusInputsSql } from './session-status';
+import { useTestDatabase } from '../test-support/test-database';
 
 /**
  * A connection keeps the generic plan it first made for a prepared statement (and for each

@@ -1,8 +1,8 @@
 /** Large parts are TOASTed with lz4 where the server has it (migration 0013): cheaper to write. */
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,12 +1,12 @@
 import { and, asc, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { compactions, partPrunes, parts, sessions } from '../schema';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { findLatestCompletedCompaction, insertCompaction } from './compactions';
 import { listPartsOfMessages, markPartsCompacted } from './parts';
 import { findSessionByPk } from './sessions';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, pruneCouldSelect, type Role, type ToolPart, type ToolStatus } from '@compactor/core';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { contextTokenStats } from './context-tokens';
 import { pruneToolOutputs } from './prune-selection';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 const { out, msg, markPruned, compact, lastSeq, coveredView, expectAgreement, callIds, markedBy } =

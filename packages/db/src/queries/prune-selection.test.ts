@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { PruningPolicy } from '@compactor/core';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import type { NewMessage } from '../operations/new-message';
 import { createTestSession, newMessage } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { pruneToolOutputs } from './prune-selection';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 const { out, msg, markPruned, compact, expectAgreement, callIds, markedBy } = pruneSelectionFixtures(t);

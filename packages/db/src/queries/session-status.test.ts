@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { appendMessages } from '../operations/append-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { findSessionCompactions, insertCompaction } from './compactions';
 import { contextTokenStats } from './context-tokens';
 import { sessionStatusInputs } from './session-status';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '@compactor/testing';
 import { compileNamed } from '../prepared';
 import { createTestSession } from '../test-support/fixtures';
 import { insertCompaction, insertCompactionWithOutbox } from './compactions';
 import { activeCompactionsOfTenantSql, countActiveCompactionsOfTenant } from './tenant-compactions';
+import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 let client: pg.Client;

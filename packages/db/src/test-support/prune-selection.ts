@@ -16,13 +16,13 @@ import {
   type ToolStatus,
 } from '@compactor/core';
 import { toolPart } from '@compactor/core/testing';
-import type { TestDatabase } from '@compactor/testing';
 import { completeCompaction } from '../operations/complete-compaction';
 import { loadContextRows } from '../operations/load-messages';
 import type { NewMessage } from '../operations/new-message';
 import { insertCompaction } from '../queries/compactions';
 import { selectPrunablePartsInSql, type PruneSelectionOptions } from '../queries/prune-selection';
 import { newMessage, text } from './fixtures';
+import type { TestDatabase } from './test-database';
 
 /** The helpers over one test file's database (`t.db` is read when a helper runs, inside a test). */
 export function pruneSelectionFixtures(t: TestDatabase) {

@@ -9,7 +9,7 @@ import {
 import { assembleContext, type AssembledContext, type Message, type PolicyInput } from '@compactor/core';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import { insertTestSession, useTestDatabase } from '@compactor/testing';
+import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import { getTokenizer } from '@compactor/tokenizer';
 import { silentLog, type WorkflowResources } from '../resources';
 import type { SessionEvent } from '../session-events';
