@@ -19,7 +19,14 @@ import { join } from 'node:path';
 import { createDatabase, loadContextRows, sessionStatusInputs } from '@compactor/db';
 import { timingRow, type Timing } from './harness';
 import { dropDatabase, freshDatabase } from './processes';
-import { pathBuffers, QueryRecorder, writePlans, type RecordedPath, type RecordedQuery } from './scale/plans';
+import {
+  pathBuffers,
+  pathRecorder,
+  QueryRecorder,
+  writePlans,
+  type RecordedPath,
+  type RecordedQuery,
+} from './scale/plans';
 import {
   appendOne,
   assistantMessage,
@@ -214,12 +221,7 @@ async function measureGrowth(
 /** Records the SQL each hot path sends at 100k and writes its plans; prints one line per statement. */
 async function recordPlans(pk: number, rawPk: number, prune: RecordedQuery[] | undefined): Promise<void> {
   const paths: RecordedPath[] = [];
-  const record = async (name: string, work: () => Promise<unknown>) => {
-    const { queries, error } = await recorder.record(work);
-    const failed = error ? ` (failed: ${String(error).slice(0, 120)})` : '';
-    paths.push({ name: `${name}${failed}`, queries });
-    return paths.at(-1)!;
-  };
+  const record = pathRecorder(recorder, paths);
   await record('loadContextRows', () => loadContextRows(db, pk));
   await record('sessionStatusInputs (status: stats and compactions)', () => sessionStatusInputs(db, pk));
   // Each append statement is re-run as it first ran: without the appended message, except the

@@ -17,7 +17,7 @@ import {
   tenantsWithDeferredCompactions,
   type Db,
 } from '@compactor/db';
-import type { QueryRecorder, RecordedPath } from './plans';
+import { pathRecorder, type QueryRecorder, type RecordedPath } from './plans';
 
 const WINDOW = 500;
 /** Finished compactions per session of the other tenant, beside its active ones. */
@@ -68,12 +68,7 @@ export async function recordCompactionPaths(
   sessions: { raw: number; compacted: number; tenant: string; otherTenant: string; messages: number },
 ): Promise<RecordedPath[]> {
   const paths: RecordedPath[] = [];
-  const record = async (name: string, work: () => Promise<unknown>) => {
-    const { queries, error } = await recorder.record(work);
-    const failed = error ? ` (failed: ${String(error).slice(0, 120)})` : '';
-    paths.push({ name: `${name}${failed}`, queries });
-    return paths.at(-1)!;
-  };
+  const record = pathRecorder(recorder, paths);
   const undo = await crowdOtherTenant(pool, sessions.otherTenant, 19);
   try {
     const { raw, compacted, tenant, messages } = sessions;

@@ -175,6 +175,19 @@ export function shortSql(text: string, max = 160): string {
   return shorten(text.replace(/\s+/g, ' ').trim(), max);
 }
 
+/**
+ * `record(name, work)`: runs `work`, and adds the statements it sent to `paths` under `name`
+ * (marked when it failed); returns the entry, so a caller can give it a `setup`.
+ */
+export function pathRecorder(recorder: QueryRecorder, paths: RecordedPath[]) {
+  return async (name: string, work: () => Promise<unknown>): Promise<RecordedPath> => {
+    const { queries, error } = await recorder.record(work);
+    const failed = error ? ` (failed: ${String(error).slice(0, 120)})` : '';
+    paths.push({ name: `${name}${failed}`, queries });
+    return paths.at(-1)!;
+  };
+}
+
 /** A hot path's statements, and what to run before re-running each for its plan. */
 export interface RecordedPath {
   name: string;
