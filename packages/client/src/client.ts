@@ -50,6 +50,11 @@ export interface CompactorClientOptions {
    * does not match). Off by default: it costs a parse of large contexts; tests turn it on.
    */
   validateResponses?: boolean;
+  /**
+   * What sends the requests, the event stream's included (default: global `fetch`): a transport
+   * of the caller's, e.g. one that keeps connections alive with Node's http agent.
+   */
+  fetch?: typeof fetch;
 }
 
 /** Options every call takes. */
@@ -81,6 +86,8 @@ export class CompactorClient {
       headers: options.headers ?? {},
       retry: retryPolicy(options.retry),
       validateResponses: options.validateResponses ?? false,
+      // Looked up at each call, not now: a test may replace the global after the client exists.
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     };
   }
 

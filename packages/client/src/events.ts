@@ -42,7 +42,7 @@ export async function* sessionEvents(
     while (!abort.signal.aborted) {
       let response: Response;
       try {
-        response = await fetch(callUrl(settings, path), {
+        response = await settings.fetch(callUrl(settings, path), {
           headers: {
             ...baseHeaders(settings),
             accept: 'text/event-stream',

@@ -19,6 +19,8 @@ export interface TransportSettings {
   headers: Record<string, string>;
   retry: RetryPolicy;
   validateResponses: boolean;
+  /** What sends the requests: global `fetch` unless the caller gives another. */
+  fetch: typeof fetch;
 }
 
 /** The URL of a call: base + path + query (undefined values left out). */
@@ -39,7 +41,7 @@ export function baseHeaders(settings: TransportSettings): Record<string, string>
 }
 
 /**
- * Sends a call with global `fetch`, retrying what {@link mayRetry} allows (the API's own 429/503
+ * Sends a call with the settings' `fetch`, retrying what {@link mayRetry} allows (the API's own 429/503
  * refusals; gateway errors on reads and on writes with an `Idempotency-Key`) after `Retry-After`
  * or a jittered exponential backoff; any other non-2xx throws {@link CompactorApiError}. Network
  * errors are not retried: the request may have been written.
@@ -59,7 +61,7 @@ export async function send(settings: TransportSettings, call: Call): Promise<Res
   };
   const idempotencyKey = Object.keys(call.headers ?? {}).some((h) => h.toLowerCase() === 'idempotency-key');
   for (let retry = 0; ; retry += 1) {
-    const response = await fetch(callUrl(settings, call.path, call.query), init);
+    const response = await settings.fetch(callUrl(settings, call.path, call.query), init);
     if (response.ok) return response;
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     const error = await CompactorApiError.from(response, request);

@@ -2,6 +2,7 @@
 export { createLlm, tokenizerCounter } from './llm';
 export type { Llm, LlmConfig } from './llm';
 export { createChatCompleter } from './client';
+export { createHttpFetch } from './http-fetch';
 export type { ChatCompleter, CompletionRequest, CompletionResult, LlmClientConfig } from './client';
 export { summarizePrompt, assertPromptFits, countPromptTokens } from './summarize';
 export type { SummarizeDeps, SummarizeRequest, SummaryResult } from './summarize';

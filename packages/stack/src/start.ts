@@ -4,6 +4,7 @@
  * replay start it the same way; the caller owns the {@link Children} and stops them.
  */
 import { CompactorClient, type CompactorClientOptions } from '@compactor/client';
+import { createHttpFetch } from '@compactor/llm';
 import type { Child, Children } from './children';
 
 /** A real OpenAI-compatible provider instead of the stub (`OPENAI_*` in the caller's environment). */
@@ -103,6 +104,13 @@ export async function startStack(children: Children, options: StackOptions): Pro
       }),
     ),
   );
-  const client = new CompactorClient({ ...options.client, baseUrl: apiUrl, apiKey: options.apiKey });
+  // Node's http agent with kept-alive connections: global fetch costs the replay ~1 ms of CPU more
+  // per request (docs/benchmarks/history.md, Replay overhead).
+  const client = new CompactorClient({
+    fetch: createHttpFetch(),
+    ...options.client,
+    baseUrl: apiUrl,
+    apiKey: options.apiKey,
+  });
   return { apiUrl, client, stubUrl, api, stub, workers, workerPorts };
 }
