@@ -79,3 +79,24 @@ describe('evaluateFollowUp', () => {
     expect(mayFollowUp({ tokensAfter, model: info, policy })).toBe(expected);
   });
 });
+
+describe('a tokens trigger follows up on history, not on pinned system messages (topic preset)', () => {
+  const topic = POLICY_PRESETS.topic;
+  // A 5,500-token system prompt and a 3,000-token verbatim window left: 8,500 in the view, 3,000 history.
+  it('no follow-up while the history is below the 6,000 trigger', () => {
+    expect(mayFollowUp({ tokensAfter: 8500, model: gpt4o, policy: topic, pinnedTokens: 5500 })).toBe(false);
+    expect(mayFollowUp({ tokensAfter: 8500, model: gpt4o, policy: topic })).toBe(true);
+  });
+
+  it('a follow-up once what was appended takes the history over it', () => {
+    const verdict = evaluateFollowUp({
+      tokensAfter: 12_000,
+      coversThroughSeq: 20,
+      appended: { tokens: 3500, newestSeq: 30 },
+      model: gpt4o,
+      policy: topic,
+      pinnedTokens: 5500,
+    });
+    expect(verdict).toMatchObject({ compact: true, reason: 'threshold' });
+  });
+});

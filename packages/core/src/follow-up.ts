@@ -24,6 +24,11 @@ export interface CompletedCompaction {
   tokensAfter: number;
   /** The last seq it covered; everything after it but its own summaries was appended while it ran. */
   coversThroughSeq: number;
+  /**
+   * Tokens of the pinned system messages in `tokensAfter`: a `tokens` trigger counts history
+   * without them (see `TriggerStats.pinnedTokens`). Default 0.
+   */
+  pinnedTokens?: number;
 }
 
 /** What was appended while it ran (after its covered range, its own summaries excluded). */
@@ -48,11 +53,13 @@ export function mayFollowUp({
   tokensAfter,
   model,
   policy,
+  pinnedTokens = 0,
 }: Omit<FollowUpInput, 'coversThroughSeq'>): boolean {
   const threshold = compactionThreshold(model, policy);
   const usable = usableTokens(model, policy);
+  const history = policy.trigger.kind === 'tokens' ? tokensAfter - pinnedTokens : tokensAfter;
   const over =
-    (threshold !== null && crossesThreshold(tokensAfter, threshold)) ||
+    (threshold !== null && crossesThreshold(history, threshold)) ||
     (usable !== null && usable > 0 && tokensAfter > usable);
   return policy.auto && over;
 }
@@ -77,6 +84,7 @@ export function evaluateFollowUp(input: FollowUpInput & { appended: AppendedWhil
     lastCompactionSeq: input.coversThroughSeq,
     lastCompactionTokensAfter: input.tokensAfter - input.appended.tokens,
     lastUnsuccessful: null,
+    pinnedTokens: input.pinnedTokens ?? 0,
     model: input.model,
     policy: input.policy,
   });

@@ -1,5 +1,5 @@
 import { evaluateFollowUp, mayFollowUp } from '@compactor/core';
-import { appendedAfter, type CompactionRow } from '@compactor/db';
+import { appendedAfter, contextTokenStats, type CompactionRow } from '@compactor/db';
 import type { Attempt } from './attempt';
 import { safeErrorMessage } from '@compactor/db';
 import type { WorkflowResources } from './resources';
@@ -21,12 +21,26 @@ export async function requestFollowUp(
   const request = resources.requestCompaction;
   const { model, policy, session } = attempt;
   const tokensAfter = completed.tokensAfter;
-  if (!request || tokensAfter === null || !mayFollowUp({ tokensAfter, model, policy })) return null;
+  if (!request || tokensAfter === null) return null;
   const coversThroughSeq = completed.coversThroughSeq ?? attempt.coversThroughSeq;
   const ids = { compactionId: completed.id, sessionId: session.id, tenantId: session.tenantId };
   try {
+    // A tokens trigger counts history: the pinned system messages in `tokensAfter` are left
+    // out (one statement, only for such a policy).
+    const pinnedTokens =
+      policy.trigger.kind === 'tokens' && policy.pinSystemMessages
+        ? (await contextTokenStats(resources.db, session.pk, { pinSystemMessages: true })).pinnedTokens
+        : 0;
+    if (!mayFollowUp({ tokensAfter, model, policy, pinnedTokens })) return null;
     const appended = await appendedAfter(resources.db, session.pk, coversThroughSeq);
-    const verdict = evaluateFollowUp({ tokensAfter, coversThroughSeq, appended, model, policy });
+    const verdict = evaluateFollowUp({
+      tokensAfter,
+      coversThroughSeq,
+      appended,
+      model,
+      policy,
+      pinnedTokens,
+    });
     if (!verdict.compactionReason) return null;
     const { compaction } = await request(session, { reason: verdict.compactionReason });
     resources.log.info(
