@@ -20,7 +20,7 @@ describe('CompactorClient({ fetch })', () => {
     };
     const client = new CompactorClient({ baseUrl: 'http://compactor.test', apiKey: 'k', fetch: transport });
 
-    expect((await client.getSession('s1')).id).toBe(sessionExample.id);
+    expect((await client.getSession('s1')).id).toBe((sessionExample as { id: string }).id);
     const events = [];
     for await (const event of client.events('s1')) events.push(event.type);
 
