@@ -79,6 +79,32 @@ describe('announceEvent', () => {
     );
   });
 
+  it('a publisher takes only typed events', () => {
+    const publisher: SessionEventPublisher = { publish: async () => undefined };
+    const base = { sessionPk: 1, sessionId: 's1', at: at.toISOString() };
+    void publisher.publish({
+      ...base,
+      type: 'prune.completed',
+      compactionId: null,
+      data: { jobId: 'p', parts: 1, tokens: 2 },
+    });
+    void publisher.publish({
+      ...base,
+      type: 'prune.completed',
+      compactionId: null,
+      // @ts-expect-error a prune event's payload has counts, not the compaction's sizes
+      data: { prunedParts: 2 },
+    });
+    // @ts-expect-error a compaction event names its compaction
+    void publisher.publish({
+      ...base,
+      type: 'compaction.step',
+      compactionId: null,
+      data: { step: 'prune', attempt: 1 },
+    });
+    expect(typeof publisher.publish).toBe('function');
+  });
+
   it('the contract check catches a wrong payload, a field it does not name, and a misplaced compaction id', () => {
     expect(contractIssue({ ...envelope('prune.completed'), data: { jobId: 'p', parts: 1, tokens: 2 } })).toBe(
       null,

@@ -38,8 +38,21 @@ export type SessionEvent = z.infer<typeof SessionEventSchema>;
  * job). `@compactor/queue` has the Redis one that every API replica's subscribers hear.
  */
 export interface SessionEventPublisher {
-  publish(event: SessionEvent): Promise<void>;
+  publish(event: TypedSessionEvent): Promise<void>;
 }
+
+/**
+ * A {@link SessionEvent} whose `compactionId` and `data` are the contract's for its `type`: what
+ * a publisher accepts, so a payload no consumer expects does not compile. What comes back from
+ * Redis is the looser {@link SessionEvent}.
+ */
+export type TypedSessionEvent = {
+  [T in SessionEventType]: Omit<SessionEvent, 'type' | 'compactionId' | 'data'> & {
+    type: T;
+    compactionId: EventCompactionId[T];
+    data: SessionEventMap[T];
+  };
+}[SessionEventType];
 
 /** A publisher that drops every event (tests, scripts). */
 export const noEvents: SessionEventPublisher = { publish: async () => undefined };
@@ -68,12 +81,15 @@ export function announceEvent<T extends SessionEventType>(
   data: SessionEventMap[T],
 ): Promise<void> {
   if (!publisher) return Promise.resolve();
-  return publisher.publish({
+  // The signature ties `data` and `compactionId` to `type`; TypeScript cannot narrow the generic
+  // `T` to its member of the union, so the event is built as that member.
+  const event = {
     type,
     sessionPk: subject.session.pk,
     sessionId: subject.session.id,
     compactionId: subject.compactionId,
     at: at.toISOString(),
     data,
-  });
+  } as TypedSessionEvent;
+  return publisher.publish(event);
 }

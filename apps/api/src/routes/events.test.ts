@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { SessionEventMap } from '@compactor/contract';
 import { compareEventIds, eventChannel } from '@compactor/queue';
 import { getTokenizer } from '@compactor/tokenizer';
 import { createAuthenticator } from '../http/auth';
@@ -109,6 +110,16 @@ async function subscribers(sessionPk: number): Promise<number> {
   return count;
 }
 
+/** A `compaction.completed` payload as workers publish it. */
+const completed = {
+  tokensBefore: 120_000,
+  tokensAfter: 30_000,
+  messagesBefore: 80,
+  messagesAfter: 12,
+  boundarySeq: 70,
+  fallback: null,
+};
+
 describe('GET /v1/sessions/:id/events', () => {
   it('replays what a client missed while away (Last-Event-ID), then goes on live, none twice', async () => {
     const pk = await newSession('ev-replay');
@@ -119,7 +130,7 @@ describe('GET /v1/sessions/:id/events', () => {
         sessionId: 'ev-replay',
         compactionId,
         at: new Date().toISOString(),
-        data: {},
+        data: { step: 'summarize', attempt: 1 },
       });
     const compactionsIn = (text: string) =>
       blocksOf(text).map((block) => JSON.parse(block.data).compactionId);
@@ -189,7 +200,7 @@ describe('GET /v1/sessions/:id/events', () => {
       sessionId: 'ev-other',
       compactionId: 'cmp_other',
       at: new Date().toISOString(),
-      data: {},
+      data: completed,
     });
     await a.publisher.publish({
       type: 'compaction.completed',
@@ -197,7 +208,7 @@ describe('GET /v1/sessions/:id/events', () => {
       sessionId: 'ev-two',
       compactionId,
       at: '2026-01-01T00:00:00.000Z',
-      data: { tokensBefore: 120_000, tokensAfter: 30_000, messagesBefore: 80, messagesAfter: 12 },
+      data: completed,
     });
     const text = await stream.until((t) => t.includes('event: compaction.completed\n'));
     expect(eventsOf(text, 'compaction.completed')).toEqual([
@@ -206,7 +217,7 @@ describe('GET /v1/sessions/:id/events', () => {
         sessionId: 'ev-two',
         compactionId,
         at: '2026-01-01T00:00:00.000Z',
-        data: { tokensBefore: 120_000, tokensAfter: 30_000, messagesBefore: 80, messagesAfter: 12 },
+        data: completed,
       },
     ]);
     expect(text).not.toContain('cmp_other');
@@ -237,13 +248,13 @@ describe('GET /v1/sessions/:id/events', () => {
       sessionId: 'ev-many',
       compactionId: null,
       at: new Date().toISOString(),
-      data: { prunedParts: 2, prunedTokens: 30_000 },
+      data: { jobId: 'prune-1', parts: 2, tokens: 30_000 },
     });
     for (const stream of [onB, alsoOnB, onA]) {
       const text = await stream.until((t) => t.includes('event: prune.completed\n'));
       expect(eventsOf(text, 'prune.completed')[0]).toMatchObject({
         compactionId: null,
-        data: { prunedParts: 2 },
+        data: { parts: 2 },
       });
     }
     onB.close();
@@ -275,7 +286,8 @@ describe('GET /v1/sessions/:id/events', () => {
           sessionId: 'ev-slow',
           compactionId: 'cmp_slow',
           at: new Date().toISOString(),
-          data: { blob },
+          // No producer sends this: a payload large enough to fill the socket buffers fast.
+          data: { blob } as unknown as SessionEventMap['compaction.step'],
         });
       }
       await expect.poll(() => subscribers(pk), { timeout: 5000 }).toBe(0);
