@@ -1,6 +1,7 @@
 // Public surface of @compactor/core. One `export *` line per module; keep it sorted by topic.
 export * from './model';
 export * from './model-catalog';
+export * from './cache';
 export * from './policy';
 export * from './tokens';
 export * from './triggers';
