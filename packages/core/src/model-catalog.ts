@@ -137,6 +137,11 @@ const KNOWN_MODELS: KnownModel[] = [
   { id: 'qwen2.5-coder', contextWindow: 32_768, maxOutputTokens: 8_192 },
 ];
 
+/** Every known model with published prices, by catalog id (the summarizer's cost table starts from it). */
+export function knownModelPrices(): Array<{ id: string; pricing: ModelPricing }> {
+  return KNOWN_MODELS.flatMap((model) => (model.pricing ? [{ id: model.id, pricing: model.pricing }] : []));
+}
+
 const SEPARATORS = new Set(['-', ':', '@', '/']);
 
 /** The catalog entry for a model id (provider prefixes like `openai/` are ignored), or null. */

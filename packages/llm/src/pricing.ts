@@ -1,3 +1,4 @@
+import { knownModelPrices } from '@compactor/core';
 import type { LlmUsage } from './usage';
 
 /** USD per million tokens. `cachedInput` defaults to `input` when a provider has no cache discount. */
@@ -11,30 +12,18 @@ export interface ModelPrice {
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 /**
- * List prices (USD / 1M tokens) of common summarizer models as published by their providers in
- * 2025. They are estimates for dashboards and analysts, not invoices: deployments override or
- * extend the table through the client configuration (`prices`), and a model the table does not
- * know gets no cost rather than a guessed one.
+ * List prices (USD / 1M tokens) of the models the catalog knows (core `knownModelPrices`: the
+ * session models' prices, so a summarizer and a session on the same model cost the same), a
+ * cached prompt token at the cache-read price. They are estimates for dashboards and analysts,
+ * not invoices: deployments override or extend the table through the client configuration
+ * (`prices`), and a model the table does not know gets no cost rather than a guessed one.
  */
-export const DEFAULT_PRICES: PriceTable = {
-  'gpt-4o': { input: 2.5, cachedInput: 1.25, output: 10 },
-  'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6 },
-  'gpt-4.1': { input: 2, cachedInput: 0.5, output: 8 },
-  'gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, output: 1.6 },
-  'gpt-4.1-nano': { input: 0.1, cachedInput: 0.025, output: 0.4 },
-  'gpt-5': { input: 1.25, cachedInput: 0.125, output: 10 },
-  'gpt-5-mini': { input: 0.25, cachedInput: 0.025, output: 2 },
-  'gpt-5-nano': { input: 0.05, cachedInput: 0.005, output: 0.4 },
-  o3: { input: 2, cachedInput: 0.5, output: 8 },
-  'o3-mini': { input: 1.1, cachedInput: 0.55, output: 4.4 },
-  'o4-mini': { input: 1.1, cachedInput: 0.275, output: 4.4 },
-  'claude-opus-4': { input: 15, cachedInput: 1.5, output: 75 },
-  'claude-sonnet-4': { input: 3, cachedInput: 0.3, output: 15 },
-  'claude-3-7-sonnet': { input: 3, cachedInput: 0.3, output: 15 },
-  'claude-3-5-sonnet': { input: 3, cachedInput: 0.3, output: 15 },
-  'claude-3-5-haiku': { input: 0.8, cachedInput: 0.08, output: 4 },
-  'claude-haiku-4-5': { input: 1, cachedInput: 0.1, output: 5 },
-};
+export const DEFAULT_PRICES: PriceTable = Object.fromEntries(
+  knownModelPrices().map(({ id, pricing }) => [
+    id,
+    { input: pricing.input, cachedInput: pricing.cacheRead, output: pricing.output },
+  ]),
+);
 
 /**
  * The table entry for a model name as providers and proxies spell it: case-insensitive, without a
