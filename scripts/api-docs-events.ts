@@ -17,8 +17,12 @@ const EVENT_NOTES: Record<(typeof SESSION_EVENT_TYPES)[number], string> = {
   'compaction.completed': 'It completed: the context view’s sizes before and after, and the boundary.',
   'compaction.failed': 'It ended `failed` (the compaction’s record holds the message).',
   'compaction.skipped': 'There was nothing to compact.',
+  'compaction.reverted':
+    'A client reverted it (`POST /v1/compactions/{id}/revert`): the view before it is served again; its size, and the compaction that defines it.',
   'session.compacted': 'What a client needs to go on: the sizes again, and what to do next.',
   'prune.completed': 'A prune job marked `parts` tool outputs (`tokens` of them) as pruned.',
+  'prune.skipped':
+    'A finished turn’s prune waited: the prompt cache is warm and the prune would not repay it (`pruning.cacheAware`).',
   'session.deleted': 'The last event of a deleted session: the stream ends after it.',
 };
 
@@ -45,7 +49,7 @@ export function eventsSection(typeOf: TypeOf): string[] {
     '',
     '`GET /v1/sessions/{id}/events` sends each event as `event: <type>` and',
     '`data: {"type","sessionId","compactionId","at","data"}`. `compactionId` is the compaction’s id for',
-    'the `compaction.*` events and `session.compacted`, null for `prune.completed` and `session.deleted`.',
+    'the `compaction.*` events and `session.compacted`, null for `prune.*` and `session.deleted`.',
     'Each type’s `data`:',
     '',
   ];

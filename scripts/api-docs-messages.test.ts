@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MessageOut, TOOL_STATUS } from '@compactor/contract';
-import { INTERRUPTED_TOOL_RESULT, PRUNED_OUTPUT_PLACEHOLDER } from '@compactor/core';
+import { INTERRUPTED_TOOL_RESULT, prunedOutputMarker } from '@compactor/core';
 import { fieldRows, messagesSection } from './api-docs-messages';
 import { typeOf } from './generate-api-docs';
 
@@ -42,7 +42,7 @@ describe('the Messages and parts section of docs/API.md', () => {
     for (const status of ['pending', 'running']) {
       expect(rows.find((row) => row.startsWith(`| \`${status}\``))).toContain(INTERRUPTED_TOOL_RESULT);
     }
-    expect(rows.find((row) => row.startsWith('| `completed`'))).toContain(PRUNED_OUTPUT_PLACEHOLDER);
+    expect(rows.find((row) => row.startsWith('| `completed`'))).toContain(prunedOutputMarker('<callId>'));
   });
 
   it('refuses a field it has no words for', () => {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { MessageIn, MessageOut, PartIn, TOOL_STATUS } from '@compactor/contract';
-import { COMPACTION_MARKER_TEXT, INTERRUPTED_TOOL_RESULT, PRUNED_OUTPUT_PLACEHOLDER } from '@compactor/core';
+import { COMPACTION_MARKER_TEXT, INTERRUPTED_TOOL_RESULT, prunedOutputMarker } from '@compactor/core';
 
 type TypeOf = (schema: Record<string, unknown>) => string;
 
@@ -115,8 +115,9 @@ export function messagesSection(typeOf: TypeOf): string[] {
     ],
     completed: [
       'Finished with `output`',
-      `as stored; once pruned (\`compactedAt\` set) \`output\` reads \`${PRUNED_OUTPUT_PLACEHOLDER}\``,
-      `a \`tool\` message with the output, \`(no output)\` when empty, \`${PRUNED_OUTPUT_PLACEHOLDER}\` once pruned`,
+      // The marker names the call: `GET …/recall?callId=` returns the output it replaces.
+      `as stored; once pruned (\`compactedAt\` set) \`output\` reads \`${prunedOutputMarker('<callId>')}\` (\`GET …/recall?callId=\` returns the output)`,
+      `a \`tool\` message with the output, \`(no output)\` when empty, \`${prunedOutputMarker('<callId>')}\` once pruned`,
     ],
     error: ['Failed with `error`', 'as stored', 'a `tool` message with the error text'],
   };

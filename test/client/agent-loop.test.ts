@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runAgent } from '../../packages/client/examples/agent-loop';
+import { clearedOutputMarker, type OpenAIMessage, type OpenAITool } from '@compactor/client';
+import { runAgent, type Reply } from '../../packages/client/examples/agent-loop';
 import { useLiveApi } from './live-api';
 
 const live = useLiveApi({ workers: true });
@@ -48,6 +49,73 @@ describe('examples/agent-loop.ts', () => {
     expect(written.filter((m) => m.role === 'assistant')).toHaveLength(8);
     const context = await client.getContext('agent-1');
     expect(context.compactionId).not.toBeNull();
+  });
+
+  it("executes the model's recall call and gives it back what a prune cleared", async () => {
+    const client = live.client();
+    await client.createSession({
+      id: 'agent-recall',
+      model: { id: 'gpt-4o' },
+      policy: { auto: false, pruning: { protectTokens: 0, minimumTokens: 0, protectUserTurns: 0 } },
+    });
+    const log = 'FAIL test/parser.test.ts > nested quotes';
+    await client.appendMessages('agent-recall', [
+      { role: 'user', parts: [{ type: 'text', text: 'Run the tests.' }] },
+      {
+        role: 'assistant',
+        parts: [
+          {
+            type: 'tool',
+            callId: 'call_log',
+            tool: 'bash',
+            status: 'completed',
+            input: { command: 'npm test' },
+            output: log,
+          },
+        ],
+        finish: 'tool-calls',
+      },
+      { role: 'assistant', parts: [{ type: 'text', text: 'One fails.' }], finish: 'stop' },
+    ]);
+    await client.prune('agent-recall');
+    const marker = clearedOutputMarker('call_log');
+    for (let tries = 0; ; tries += 1) {
+      const { messages } = await client.getContext('agent-recall', { format: 'openai' });
+      if (messages.some((m) => m.role === 'tool' && m.content === marker)) break;
+      expect(tries, 'the prune job cleared call_log').toBeLessThan(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const prompts: Array<{ messages: OpenAIMessage[]; tools: OpenAITool[] }> = [];
+    const model = async (messages: OpenAIMessage[], tools: OpenAITool[]): Promise<Reply> => {
+      prompts.push({ messages, tools });
+      const usage = { input: 60, output: 9 };
+      if (prompts.length > 1) return { text: 'The parser fails on nested quotes.', toolCalls: [], usage };
+      const args = JSON.stringify({ callId: 'call_log' });
+      const call = { id: 'call_r', type: 'function' as const, function: { name: 'recall', arguments: args } };
+      return { text: '', toolCalls: [call], usage };
+    };
+    const run = await runAgent({
+      client,
+      llm: { baseUrl: live.stub.url, apiKey: 'stub', model: 'gpt-4o' },
+      sessionId: 'agent-recall',
+      userTurns: ['Which test failed?'],
+      model,
+    });
+
+    expect(run.replies).toEqual(['The parser fails on nested quotes.']);
+    expect(prompts[0]!.tools.map((tool) => tool.function.name)).toEqual(['recall']);
+    expect(prompts[1]!.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_r',
+      content: `Tool call "call_log" (bash) output:\n${log}`,
+    });
+    const history = await client.listMessages('agent-recall');
+    expect(history.messages.at(-2)).toMatchObject({ role: 'assistant', finish: 'tool-calls' });
+    expect(history.messages.at(-2)!.parts[0]).toMatchObject({
+      tool: 'recall',
+      input: { callId: 'call_log' },
+    });
   });
 
   it('is what the README quotes', () => {

@@ -148,6 +148,11 @@ describe('compactions', () => {
     expect(page.nextBefore).toBeNull();
     const detail = await client.getCompaction(first.compaction.id);
     expect(detail).toMatchObject({ id: first.compaction.id, steps: [] });
+    // Only a completed compaction can be reverted (events.test.ts reverts one the workers ran).
+    const unfinished = await apiError(client.revertCompaction(first.compaction.id));
+    expect(unfinished).toMatchObject({ status: 409, code: 'conflict' });
+    expect(unfinished.details).toMatchObject({ reason: 'not_completed', status: 'pending' });
+    expect(await apiError(client.revertCompaction('cmp_missing'))).toMatchObject({ status: 404 });
   });
 
   it('starts a prune job and takes overflow reports', async () => {

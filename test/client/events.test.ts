@@ -90,6 +90,40 @@ describe('client.events()', () => {
     });
   });
 
+  it('reverts a completed compaction: the view before it again, and compaction.reverted', async () => {
+    const client = live.client();
+    await client.createSession({
+      id: 'ev-4',
+      model: { id: 'gpt-4o' },
+      policy: { auto: false, prune: false },
+    });
+    await client.appendMessages('ev-4', turns(6));
+    const before = await client.getContext('ev-4');
+    const compacted = follow('ev-4', (event) => event.type === 'session.compacted');
+    await compacted.isOpen;
+    const { compaction } = await client.requestCompaction('ev-4', { keepRecentTokens: 500 });
+    await compacted.done;
+
+    const reverted = follow('ev-4', (event) => event.type === 'compaction.reverted');
+    await reverted.isOpen;
+    const answer = await client.revertCompaction(compaction.id);
+    expect(answer.compaction).toMatchObject({ id: compaction.id, status: 'reverted' });
+    expect((await client.getContext('ev-4')).messages).toEqual(before.messages);
+    expect(await reverted.done).toEqual([
+      {
+        type: 'compaction.reverted',
+        sessionId: 'ev-4',
+        compactionId: compaction.id,
+        at: expect.any(String),
+        data: {
+          restoredCompactionId: null,
+          tokens: answer.status.tokens,
+          contextMessages: before.messages.length,
+        },
+      },
+    ]);
+  });
+
   it('reconnects when the server drops the stream, and goes on delivering', async () => {
     const client = live.client({ retry: { baseDelayMs: 20 } });
     // No finished turn, so no prune job of its own: the only event is the one asked for below.

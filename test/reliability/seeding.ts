@@ -31,7 +31,7 @@ export function createRequester(db: Db, redisUrl: string, prefix: string, policy
     deps: { db, queues, events: noEvents, log: silentLog, clock: () => new Date() },
     async close({ obliterate = true } = {}) {
       if (obliterate) {
-        for (const name of ['compact', 'prune'] as const) {
+        for (const name of ['compact', 'prune', 'prepare'] as const) {
           await queues
             .queue(name)
             .obliterate({ force: true })

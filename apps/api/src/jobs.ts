@@ -1,7 +1,10 @@
 import {
+  announceCompactionReverted,
+  announcePruneSkipped,
   announceSessionDeleted,
   boundedQueues,
   startCompaction,
+  startPrepare,
   startPrune,
   type DispatchDeps,
 } from '@compactor/queue';
@@ -13,6 +16,10 @@ export function createApiJobs(deps: DispatchDeps, options: { enqueueTimeoutMs?: 
   return {
     startCompaction: (session, request, limits) => startCompaction(bound, session, request, limits),
     startPrune: (session, reason) => startPrune(bound, session, reason),
+    startPrepare: (session, baseCompactionId) => startPrepare(bound, session, baseCompactionId),
     sessionDeleted: (session) => announceSessionDeleted(bound, session),
+    pruneSkipped: (session, data) => announcePruneSkipped(bound, session, data),
+    compactionReverted: (session, compaction, data) =>
+      announceCompactionReverted(bound, session, compaction, data),
   };
 }

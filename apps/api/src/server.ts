@@ -14,6 +14,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from './htt
 import type { ApiResources } from './resources';
 import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
+import { recallRoutes } from './routes/recall';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { registerMetrics, tenantLimitMetrics } from './http/metrics';
@@ -160,6 +161,7 @@ export async function buildServer(
     }),
   );
   await app.register(contextRoutes(resources));
+  await app.register(recallRoutes(resources));
   await app.register(compactionRoutes(resources, { limits }));
   await app.register(eventRoutes(resources, { limits, keepaliveMs: options.sseKeepaliveMs }));
   await app.ready();

@@ -70,6 +70,37 @@ describe('parseOptions', () => {
   ])('%j → %s', (argv, message) => {
     expect(() => parseOptions(argv, {})).toThrow(new UsageError(message));
   });
+
+  it('reads the agent model and the two latencies', () => {
+    expect(parseOptions(['a'], {})).toMatchObject({ model: null, callLatencyMs: 0, summarizerLatencyMs: 0 });
+    expect(
+      parseOptions(
+        ['a', '--model', 'claude-sonnet-4-5', '--call-latency', '250', '--summarizer-latency=2000'],
+        {},
+      ),
+    ).toMatchObject({ model: 'claude-sonnet-4-5', callLatencyMs: 250, summarizerLatencyMs: 2000 });
+  });
+
+  it.each([
+    [
+      ['a', '--model', 'bad model'],
+      {},
+      '--model must be a model id (letters, digits, . : / @ _ -), got bad model',
+    ],
+    [['a', '--call-latency', '-1'], {}, '--call-latency must be an integer from 0 to 600000, got -1'],
+    [
+      ['a', '--summarizer-latency', '10'],
+      { OPENAI_API_KEY: 'sk' },
+      '--summarizer-latency sets the embedded LLM stub: not with --url or a provider',
+    ],
+    [
+      ['a', '--summarizer-latency', '10', '--url', 'http://h:1'],
+      {},
+      '--summarizer-latency sets the embedded LLM stub: not with --url or a provider',
+    ],
+  ])('%j with %j → %s', (argv, env, message) => {
+    expect(() => parseOptions(argv, env)).toThrow(new UsageError(message));
+  });
 });
 
 describe('resolveVariants', () => {

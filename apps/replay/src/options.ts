@@ -15,6 +15,12 @@ export const USAGE = `usage: npm run replay -- <file>... [options]      (or: com
   --out DIR                 where report.json and report.html go (default replay-report)
   --usage rescale|drop      what to send as provider usage once the context was compacted (default rescale)
   --timeout S               how long one compaction may take (default 120)
+  --model M                 the replayed agent's model (a catalog id, e.g. claude-sonnet-4-5): the
+                            session's model, and every model call's prompt is read back and priced
+                            through M's prompt cache (cache reads, writes, uncached input)
+  --call-latency MS         how long each of the agent's model calls takes: the replay waits this long
+                            before appending an assistant message (default 0)
+  --summarizer-latency MS   the embedded LLM stub answers after MS (default 0; not with a provider)
   --url URL --key KEY       replay against a running Compactor instead of starting one
   --workers N               worker processes of the embedded Compactor (default 1)
   --database NAME           the embedded Compactor's database on DATABASE_URL's server, dropped and
@@ -49,6 +55,12 @@ export interface ReplayOptions {
   placement: ScratchPlacement;
   /** Which of DATABASE_URL / REDIS_URL came from the environment (for the "not reachable" advice). */
   fromEnv: { database: boolean; redis: boolean };
+  /** The replayed agent's model (`--model`): prices its prompts through the prompt cache; `null`: not priced. */
+  model: string | null;
+  /** How long each of the agent's model calls takes, in ms. */
+  callLatencyMs: number;
+  /** The embedded stub's latency per request, in ms. */
+  summarizerLatencyMs: number;
   /** `null`: the bundled stub. */
   provider: { baseUrl: string | null; model: string } | null;
 }
@@ -65,6 +77,9 @@ const SINGLE = new Set([
   '--workers',
   '--database',
   '--queue-prefix',
+  '--model',
+  '--call-latency',
+  '--summarizer-latency',
 ]);
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): ReplayOptions {
@@ -105,6 +120,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): R
   if (url && (single.has('--database') || single.has('--queue-prefix')))
     throw new UsageError("--database and --queue-prefix name the embedded Compactor's: not with --url");
   const real = env.OPENAI_API_KEY !== undefined || env.OPENAI_BASE_URL !== undefined;
+  if (single.has('--summarizer-latency') && (url || real))
+    throw new UsageError('--summarizer-latency sets the embedded LLM stub: not with --url or a provider');
+  const model = single.get('--model') ?? null;
+  if (model !== null && !/^[\w.:/@-]{1,200}$/.test(model))
+    throw new UsageError(`--model must be a model id (letters, digits, . : / @ _ -), got ${model}`);
   const databaseUrl = env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor';
   let placement: ScratchPlacement;
   try {
@@ -131,6 +151,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): R
     usage,
     timeoutMs: int('--timeout', 120, 1, 3_600) * 1_000,
     workers: int('--workers', 1, 1, 8),
+    model,
+    callLatencyMs: int('--call-latency', 0, 0, 600_000),
+    summarizerLatencyMs: int('--summarizer-latency', 0, 0, 600_000),
     remote: url ? { url: url.replace(/\/+$/, ''), key: single.get('--key') ?? null } : null,
     databaseUrl,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -71,6 +71,8 @@ describe('npm run replay', () => {
           expect(c.retention!.files.length).toBeGreaterThan(0);
           expect(c.retention!.files.every((f) => f.inSummary)).toBe(true);
           expect(c.retention!.constraints.every((k) => k.where !== null)).toBe(true);
+          // Nothing lost, nothing to search; null would mean the recall route did not answer.
+          expect(c.recall).toEqual({ facts: [] });
         }
         // After a compaction the context shrank below the window again.
         expect(run.points.at(-1)!.tokens).toBeLessThan(run.usable);

@@ -17,6 +17,7 @@ import {
   withDatabase,
   type ChildLogLine,
 } from '@compactor/stack';
+import { resolveCacheModel } from '@compactor/core';
 import { parseTranscriptText } from './formats/detect';
 import { UsageError, type ReplayOptions } from './options';
 import { mapConcurrent } from './pool';
@@ -24,6 +25,7 @@ import { ProgressBoard, type Output } from './progress';
 import { renderHtml } from './report/html';
 import type { ReplayReport, RunReport } from './report/model';
 import { renderTable } from './report/table';
+import { renderCostTable } from './report/cost-table';
 import { replayRun, type RunTarget } from './runner/replay-run';
 import type { Transcript } from './transcript';
 import { resolveVariants } from './variants';
@@ -116,10 +118,22 @@ async function startEmbedded(
     }),
     children.failed(),
   ]);
+  if (stack.stubUrl && options.summarizerLatencyMs > 0)
+    await setStubLatency(stack.stubUrl, options.summarizerLatencyMs);
   io.out.write(
     `embedded Compactor: API ${stack.apiUrl}, ${options.workers} worker(s), LLM ${stack.stubUrl ? `stub ${stack.stubUrl}` : options.provider!.model}\n`,
   );
   return stack;
+}
+
+/** Makes the embedded LLM stub answer every request after `latencyMs` (its fault settings). */
+async function setStubLatency(stubUrl: string, latencyMs: number): Promise<void> {
+  const response = await fetch(`${stubUrl.replace(/\/v1\/?$/, '')}/_stub/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ latencyMs }),
+  });
+  if (!response.ok) throw new Error(`PUT /_stub/faults → ${response.status}: ${await response.text()}`);
 }
 
 /** Throws unless the remote API is ready (`GET /readyz`, a probe outside the client's routes). */
@@ -158,11 +172,16 @@ export async function runReplay(
     target = {
       client: stack.client,
       defaultModel: options.provider?.model ?? 'stub-summarizer',
+      anyModel: !options.provider,
     };
     targetInfo = {
       kind: 'embedded',
       url: stack.apiUrl,
-      llm: options.provider ? options.provider.model : 'stub (zero latency)',
+      llm: options.provider
+        ? options.provider.model
+        : options.summarizerLatencyMs > 0
+          ? `stub (${options.summarizerLatencyMs} ms latency)`
+          : 'stub (zero latency)',
     };
   }
 
@@ -174,7 +193,14 @@ export async function runReplay(
       mapConcurrent(jobs, options.concurrency, ({ transcript, variant }, i) =>
         replayRun(
           target,
-          { window: options.window, usage: options.usage, timeoutMs: options.timeoutMs, pruneWaitMs: 3_000 },
+          {
+            window: options.window,
+            usage: options.usage,
+            timeoutMs: options.timeoutMs,
+            pruneWaitMs: 3_000,
+            agentModel: options.model ? { id: options.model, cache: resolveCacheModel(options.model) } : null,
+            callLatencyMs: options.callLatencyMs,
+          },
           transcript,
           variant,
           `replay-${stamp}-${i + 1}`,
@@ -199,7 +225,10 @@ export async function runReplay(
     const htmlPath = join(outDir, 'report.html');
     writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(htmlPath, renderHtml(report));
-    io.out.write(`\n${renderTable(report)}\n\nwrote ${jsonPath}\nwrote ${htmlPath}\n`);
+    const costs = renderCostTable(report);
+    io.out.write(
+      `\n${renderTable(report)}\n${costs ? `\n${costs}\n` : ''}\nwrote ${jsonPath}\nwrote ${htmlPath}\n`,
+    );
     return { report, jsonPath, htmlPath };
   } finally {
     if (!io.children) await children.stopAll({ last: ['llm-stub'] });

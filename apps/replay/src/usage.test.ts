@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { measureOverhead, usageToSend, type UsageState } from './usage';
+import { measureOverhead, usageToSend, withCacheSplit, type UsageState } from './usage';
 
 const recorded = { input: 4, cacheRead: 90_000, cacheWrite: 2_000, output: 300, reasoning: 100 };
 const state = (changes: Partial<UsageState>): UsageState => ({
@@ -42,5 +42,33 @@ describe('measureOverhead', () => {
     expect(measureOverhead({ ...recorded, cacheRead: 0, cacheWrite: 0 }, 50, 'stored')).toBe(0);
     expect(measureOverhead(recorded, 2_004, 'hybrid')).toBeNull();
     expect(measureOverhead(null, 2_004, 'stored')).toBeNull();
+  });
+});
+
+describe('withCacheSplit', () => {
+  const sent = { input: 21_000, cacheRead: 0, cacheWrite: 0, output: 300, reasoning: 100 };
+  it.each([
+    // An explicit cache: what it did not read it wrote.
+    [
+      { read: 18_000, written: 3_000, uncached: 0 },
+      { input: 0, cacheRead: 18_000, cacheWrite: 3_000 },
+    ],
+    // An automatic cache: the rest is plain input.
+    [
+      { read: 18_000, written: 0, uncached: 3_000 },
+      { input: 3_000, cacheRead: 18_000, cacheWrite: 0 },
+    ],
+    // The simulated prompt lacks the overhead the usage counts: the difference is written too.
+    [
+      { read: 15_000, written: 2_000, uncached: 0 },
+      { input: 0, cacheRead: 15_000, cacheWrite: 6_000 },
+    ],
+    // Reads never exceed the prompt reported.
+    [
+      { read: 25_000, written: 0, uncached: 0 },
+      { input: 0, cacheRead: 21_000, cacheWrite: 0 },
+    ],
+  ])('%j → %j', (split, fields) => {
+    expect(withCacheSplit(sent, split)).toEqual({ ...sent, ...fields });
   });
 });

@@ -16,6 +16,7 @@
 import type { SessionStatus } from '@compactor/contract';
 import { promptTokens, type Usage } from '@compactor/core';
 import type { UsageMode } from './report/model';
+import type { CallCache } from './cache-cost';
 
 export interface UsageState {
   contextReduced: boolean;
@@ -46,4 +47,18 @@ export function measureOverhead(
 ): number | null {
   if (!recorded || estimate !== 'stored') return null;
   return Math.max(0, promptTokens(recorded) - servedTokens);
+}
+
+/**
+ * The usage a provider would have reported for a prompt the replay priced through its cache
+ * (cache-cost.ts): the same prompt tokens, split into cache reads (at most the prompt), cache
+ * writes (a cache that bills writes wrote the rest) and uncached input. Cache-aware pruning
+ * weighs the cache a prune breaks by these fields, so a transcript whose usage recorded none
+ * (or a rescaled one, whose cache fields are 0) still shows the server a warm cache.
+ */
+export function withCacheSplit(usage: Usage, split: CallCache): Usage {
+  const prompt = promptTokens(usage);
+  const cacheRead = Math.min(split.read, prompt);
+  const cacheWrite = split.written > 0 ? prompt - cacheRead : 0;
+  return { ...usage, input: prompt - cacheRead - cacheWrite, cacheRead, cacheWrite };
 }

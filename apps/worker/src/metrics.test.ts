@@ -15,6 +15,10 @@ const ended = (fields: Partial<CompactionRow>) => ({
     tokensBefore: 10_000,
     tokensAfter: 2_000,
     fallbackCode: null,
+    cacheInvalidatedTokens: null,
+    cacheRewriteCostUsd: null,
+    cacheSavingPerTurnUsd: null,
+    cacheBreakEvenTurns: null,
     ...fields,
   } as CompactionRow,
 });
@@ -36,6 +40,33 @@ describe('worker metrics', () => {
     const compactions = await metrics.registry.getSingleMetric('compactor_compactions_total')!.get();
     expect(compactions.values).toEqual([
       { labels: { reason: 'auto', strategy: 'summarize', status: 'completed' }, value: 4 },
+    ]);
+  });
+
+  it('count the cached prompt tokens compactions and prune jobs invalidated, and the rewrite cost', async () => {
+    const metrics = createWorkerMetrics(noQueues, { active: () => 0, queued: () => 0 });
+    metrics.compactionEnded(ended({ cacheInvalidatedTokens: 12_500, cacheRewriteCostUsd: 0.000375 }));
+    metrics.compactionEnded(ended({ cacheInvalidatedTokens: 500, cacheRewriteCostUsd: null }));
+    metrics.compactionEnded(ended({}));
+    const cache = {
+      invalidatedTokens: 6_450,
+      rewriteCostUsd: 0.01105125,
+      savingPerTurnUsd: 0.0008961,
+      breakEvenTurns: 13,
+    };
+    void metrics.pruneEnded({ outcome: { parts: 1, tokens: 3_000, skipped: null, cache } });
+
+    const invalidated = await metrics.registry
+      .getSingleMetric('compactor_cache_invalidated_tokens_total')!
+      .get();
+    expect(invalidated.values.map((v) => [v.labels.kind, v.value])).toEqual([
+      ['compaction', 13_000],
+      ['prune', 6_450],
+    ]);
+    const cost = await metrics.registry.getSingleMetric('compactor_cache_rewrite_cost_usd_total')!.get();
+    expect(cost.values.map((v) => [v.labels.kind, v.value])).toEqual([
+      ['compaction', 0.000375],
+      ['prune', 0.01105125],
     ]);
   });
 });

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { cacheEffectOf } from '@compactor/db';
 import type { ChatCompleter } from '@compactor/llm';
 import type { WorkflowObserver } from '@compactor/workflow';
 import { queueCounts, type JobQueues, type WorkerEventMap, type WorkerListener } from '@compactor/queue';
@@ -10,11 +11,16 @@ export interface WorkerMetrics {
   reconciled: WorkerListener<'reconciler.passed'>;
   /** A compaction that ended for good: its outcome, fallback, pruned and saved tokens. */
   compactionEnded(payload: WorkerEventMap['compaction.ended']): void;
+  /** A prune job that ran: its prompt-cache effect. */
+  pruneEnded: WorkerListener<'prune.ended'>;
   /** Steps as the workflow reports them. */
   readonly observer: Required<WorkflowObserver>;
   /** The same completer, timing every LLM request and counting its tokens and cost. */
   metered(completer: ChatCompleter): ChatCompleter;
 }
+
+/** A change's prompt-cache effect, as rows record it. */
+type CacheEffect = NonNullable<ReturnType<typeof cacheEffectOf>>;
 
 const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 
@@ -66,6 +72,22 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
     help: 'Tool-output tokens cleared by the prune step of ended compactions.',
     registers,
   });
+  const cacheInvalidated = new Counter({
+    name: 'compactor_cache_invalidated_tokens_total',
+    help: 'Provider-cached prompt tokens that completed compactions and prune jobs changed (the next prompt writes them again), by kind (compaction, prune).',
+    labelNames: ['kind'],
+    registers,
+  });
+  const cacheRewriteCost = new Counter({
+    name: 'compactor_cache_rewrite_cost_usd_total',
+    help: 'Estimated USD the next prompt after completed compactions and prune jobs cost more for the cache they broke, by kind (models with a known price).',
+    labelNames: ['kind'],
+    registers,
+  });
+  const cacheEffect = (kind: 'compaction' | 'prune', effect: CacheEffect) => {
+    cacheInvalidated.inc({ kind }, effect.invalidatedTokens);
+    if (effect.rewriteCostUsd !== null) cacheRewriteCost.inc({ kind }, effect.rewriteCostUsd);
+  };
   const llmSeconds = new Histogram({
     name: 'compactor_llm_request_duration_seconds',
     help: 'Duration of one LLM request, by model and outcome (ok, or the error class).',
@@ -141,6 +163,11 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
       if (row.status === 'completed' && row.tokensBefore !== null && row.tokensAfter !== null) {
         tokensSaved.inc(Math.max(0, row.tokensBefore - row.tokensAfter));
       }
+      const cache = cacheEffectOf(row);
+      if (cache) cacheEffect('compaction', cache);
+    },
+    pruneEnded({ outcome }) {
+      if (outcome.cache) cacheEffect('prune', outcome.cache);
     },
     observer: {
       stepEnded(step, outcome, durationMs) {

@@ -104,6 +104,7 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     lockDurationMs: env.LOCK_DURATION_MS,
     on: {
       'job.ended': metrics.jobEnded,
+      'prune.ended': metrics.pruneEnded,
       // Counted, then: its end makes room under its tenant's cap, the tenant's deferred ones start.
       'compaction.ended': async (ended) => {
         metrics.compactionEnded(ended);

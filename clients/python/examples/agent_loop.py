@@ -1,8 +1,8 @@
 """An agent loop on Compactor (the README's example; tests/test_agent_loop.py runs it against the
-real API and the LLM stub): append the user's turn, read the context the model should see, call
-the model, append its answer and its tool results; when the provider says the prompt is too long,
-report it, wait for the emergency compaction, and try again. 429/503 from Compactor are retried
-by the client itself.
+real API and the LLM stub): append the user's turn, read the context the model should see with
+the recall tool, call the model, append its answer and its tool results (recall calls executed by
+the client); when the provider says the prompt is too long, report it, wait for the emergency
+compaction, and try again. 429/503 from Compactor are retried by the client itself.
 """
 
 import json
@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, List, Mapping, NamedTuple, Optional
 
-from compactor_client import CompactorClient
+from compactor_client import RECALL_TOOL_NAME, ChatTool, CompactorClient
 from compactor_client.types import MessageIn, OpenAIMessage, PartIn, ToolPartIn, UsageIn
 
 
@@ -37,8 +37,9 @@ class Reply(NamedTuple):
     usage: UsageIn
 
 
-#: Chat Completions messages in, a :class:`Reply` out; raises :class:`ProviderError` on a refusal.
-Complete = Callable[[List[OpenAIMessage]], Reply]
+#: Chat Completions messages and the tools Compactor offers in, a :class:`Reply` out; raises
+#: :class:`ProviderError` on a refusal.
+Complete = Callable[[List[OpenAIMessage], List[ChatTool]], Reply]
 
 
 def parse_completion(answer: Mapping[str, Any]) -> Reply:
@@ -64,10 +65,11 @@ def chat_completions(
 ) -> Complete:
     """A :data:`Complete` over any OpenAI-compatible ``/chat/completions`` endpoint, with urllib."""
 
-    def complete(messages: List[OpenAIMessage]) -> Reply:
+    def complete(messages: List[OpenAIMessage], tools: List[ChatTool]) -> Reply:
+        body = {"model": model, "messages": messages, "tools": tools, "max_tokens": 256}
         request = urllib.request.Request(
             base_url.rstrip("/") + "/chat/completions",
-            data=json.dumps({"model": model, "messages": messages, "max_tokens": 256}).encode(),
+            data=json.dumps(body).encode(),
             headers={
                 "Content-Type": "application/json",
                 "Authorization": "Bearer " + api_key,
@@ -100,6 +102,15 @@ def run_tool(tools: Mapping[str, Callable[..., str]], call: ToolCall) -> ToolPar
     return part
 
 
+def recall(client: CompactorClient, session_id: str, call: ToolCall) -> ToolPartIn:
+    """Runs a recall call with the client: what it finds (or why it found nothing) is its output."""
+    message = client.execute_recall_tool_call(session_id, call)
+    part: ToolPartIn = {"type": "tool", "callId": call.id, "tool": call.name, "status": "completed"}
+    part["input"] = call.arguments
+    part["output"] = message["content"]
+    return part
+
+
 class AgentRun(NamedTuple):
     """What a run did, for the caller (and the test) to see."""
 
@@ -119,19 +130,20 @@ def run_agent(
 ) -> AgentRun:
     """Runs one session through the user's turns.
 
-    Each turn: append it, read the context in OpenAI's format, complete, append the answer with
-    its tool results (and complete again while the model calls tools, at most ``max_steps``
-    times); on a provider error, report it and, when it was an overflow, wait for the compaction
-    and retry (at most ``max_overflow_retries`` times per turn).
+    Each turn: append it, read the context in OpenAI's format with the recall tool, complete,
+    append the answer with its tool results (and complete again while the model calls tools, at
+    most ``max_steps`` times); on a provider error, report it and, when it was an overflow, wait
+    for the compaction and retry (at most ``max_overflow_retries`` times per turn). ``recall``
+    calls (the model asking for what compaction cleared or summarized) are run by the client.
     """
     run = AgentRun(replies=[], overflow_compactions=[])
     for text in user_turns:
         client.append_messages(session_id, [{"role": "user", "parts": [{"type": "text", "text": text}]}])
         overflows = 0
         for _ in range(max_steps):
-            context = client.get_context(session_id, format="openai")
+            context = client.get_context(session_id, format="openai", tools="recall")
             try:
-                reply = complete(context["messages"])
+                reply = complete(context["messages"], context["tools"])
             except ProviderError as error:
                 if overflows >= max_overflow_retries:
                     raise
@@ -144,7 +156,9 @@ def run_agent(
                 client.wait_for_compaction(verdict["compaction"]["id"])
                 continue
             parts: List[PartIn] = [{"type": "text", "text": reply.text}] if reply.text else []
-            parts += [run_tool(tools or {}, call) for call in reply.tool_calls]
+            for call in reply.tool_calls:
+                is_recall = call.name == RECALL_TOOL_NAME
+                parts.append(recall(client, session_id, call) if is_recall else run_tool(tools or {}, call))
             answer: MessageIn = {
                 "role": "assistant",
                 "parts": parts,

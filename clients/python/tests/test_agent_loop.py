@@ -1,9 +1,10 @@
 """The README's agent loop (examples/agent_loop.py), run as written against the live API: with the
 LLM stub as the model, the conversation outgrows the provider's window, the loop reports the
 overflow, waits for the compaction and carries on; with a scripted model, tool results land in the
-history and in the next prompt."""
+history and in the next prompt, and a recall call brings back an output a prune cleared."""
 
 import os
+import time
 import unittest
 from typing import Any, Dict, List
 
@@ -53,7 +54,7 @@ class AgentLoopTest(unittest.TestCase):
         api.create_session({"id": sid, "model": {"id": "gpt-4o"}})
         prompts: List[List[Dict[str, Any]]] = []
 
-        def model(messages: List[Dict[str, Any]]) -> Reply:
+        def model(messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Reply:
             prompts.append(messages)
             if len(prompts) == 1:
                 calls = [ToolCall("call_a", "read_file", {"path": "a.txt"}), ToolCall("call_b", "rm", {})]
@@ -81,12 +82,58 @@ class AgentLoopTest(unittest.TestCase):
         self.assertEqual(tools[0]["input"], {"path": "a.txt"})
         self.assertEqual(history[2]["usage"]["input"], 90)
 
+    def test_a_recall_call_brings_back_what_a_prune_cleared(self) -> None:
+        api = client()
+        sid = unique("agent-4")
+        pruning = {"protectTokens": 0, "minimumTokens": 0, "protectUserTurns": 0}
+        policy = {"auto": False, "pruning": pruning}
+        api.create_session({"id": sid, "model": {"id": "gpt-4o"}, "policy": policy})
+        read = {"type": "tool", "callId": "call_log", "tool": "bash", "status": "completed"}
+        read.update(input={"command": "npm test"}, output="FAIL test/parser.test.ts > nested quotes")
+        api.append_messages(
+            sid,
+            [
+                {"role": "user", "parts": [{"type": "text", "text": "Run the tests."}]},
+                {"role": "assistant", "parts": [read], "finish": "tool-calls"},  # type: ignore[list-item]
+                {"role": "assistant", "parts": [{"type": "text", "text": "One fails."}], "finish": "stop"},
+            ],
+        )
+        api.prune(sid)
+        marker = "[Old tool result content cleared — recall call_log]"
+        deadline = time.monotonic() + 20
+        while marker not in [m.get("content") for m in api.get_context(sid, format="openai")["messages"]]:
+            self.assertLess(time.monotonic(), deadline, "the prune job did not clear call_log")
+            time.sleep(0.1)
+        prompts: List[List[Dict[str, Any]]] = []
+        offered: List[List[Dict[str, Any]]] = []
+
+        def model(messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Reply:
+            prompts.append(messages)
+            offered.append(tools)
+            if len(prompts) == 1:
+                recall = ToolCall("call_r", "recall", {"callId": "call_log"})
+                return Reply("", [recall], {"input": 60, "output": 9})
+            return Reply("The parser fails on nested quotes.", [], {"input": 90, "output": 8})
+
+        run = run_agent(api, model, sid, ["Which test failed?"])
+
+        self.assertEqual(run.replies, ["The parser fails on nested quotes."])
+        self.assertEqual([t["function"]["name"] for t in offered[0]], ["recall"])
+        self.assertEqual(
+            prompts[1][-1],
+            {
+                "role": "tool",
+                "tool_call_id": "call_r",
+                "content": 'Tool call "call_log" (bash) output:\nFAIL test/parser.test.ts > nested quotes',
+            },
+        )
+
     def test_a_provider_error_that_is_no_overflow_is_raised(self) -> None:
         api = client()
         sid = unique("agent-3")
         api.create_session({"id": sid, "model": {"id": "gpt-4o"}})
 
-        def model(messages: List[Dict[str, Any]]) -> Reply:
+        def model(messages: List[Dict[str, Any]], tools: List[Dict[str, Any]]) -> Reply:
             raise ProviderError(401, '{"error": {"message": "Incorrect API key provided"}}')
 
         with self.assertRaises(ProviderError):

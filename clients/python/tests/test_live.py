@@ -239,6 +239,25 @@ class CompactionsTest(unittest.TestCase):
         self.assertEqual(context["compactionId"], done["id"])
         self.assertTrue(context["messages"][0]["summary"])
 
+    def test_revert_restores_the_view_before_the_compaction(self) -> None:
+        api = client()
+        sid = unique("c3")
+        api.create_session({"id": sid, "model": {"id": "gpt-4o"}, "policy": {"auto": False, "prune": False}})
+        api.append_messages(sid, turns(6))
+        before = api.get_context(sid)
+        requested = api.request_compaction(sid, keep_recent_tokens=500)
+        done = api.wait_for_compaction(requested["compaction"]["id"], timeout=30, poll_interval=0.1)
+        self.assertEqual(done["status"], "completed")
+
+        reverted = api.revert_compaction(done["id"])
+        self.assertEqual(reverted["compaction"]["status"], "reverted")
+        self.assertIsNotNone(reverted["compaction"]["revertedAt"])
+        self.assertEqual(api.get_context(sid)["messages"], before["messages"])
+        with self.assertRaises(CompactorApiError) as again:
+            api.revert_compaction(done["id"])
+        self.assertEqual((again.exception.status, again.exception.code), (409, "conflict"))
+        self.assertEqual(again.exception.details["reason"], "not_completed")
+
     def test_prune_and_overflow_reports(self) -> None:
         api = client()
         sid = unique("c2")

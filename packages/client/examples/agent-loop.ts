@@ -1,11 +1,19 @@
 /**
  * An agent loop on Compactor (the README's example; `agent-loop.test.ts` runs it against the
  * real API and the LLM stub, so it cannot rot): append the user's turn, read the context the
- * model should see, call the model; when the provider says the prompt is too long, report it,
- * wait for the emergency compaction, and try again. 429/503 from Compactor are retried by the
+ * model should see with the recall tool, call the model, append its answer and its tool results
+ * (recall calls executed by the client); when the provider says the prompt is too long, report
+ * it, wait for the emergency compaction, and try again. 429/503 from Compactor are retried by the
  * client itself.
  */
-import type { CompactorClient, OpenAIMessage } from '@compactor/client';
+import {
+  RECALL_TOOL_NAME,
+  type CompactorClient,
+  type MessageRequest,
+  type OpenAIMessage,
+  type OpenAITool,
+  type OpenAIToolCall,
+} from '@compactor/client';
 
 /** An OpenAI-compatible Chat Completions endpoint. */
 export interface ChatModel {
@@ -27,25 +35,60 @@ export class ProviderError extends Error {
   }
 }
 
-/** One completion: the reply's text and the usage Compactor calibrates its estimate with. */
+/** One completion: its text, the tools it calls, and the usage Compactor calibrates its estimate with. */
+export interface Reply {
+  text: string;
+  toolCalls: OpenAIToolCall[];
+  usage: { input: number; output: number };
+}
+
+/** Chat Completions messages and the tools Compactor offers in, a {@link Reply} out. */
+export type Model = (messages: OpenAIMessage[], tools: OpenAITool[]) => Promise<Reply>;
+
+/** One completion of an OpenAI-compatible endpoint; throws {@link ProviderError} on a refusal. */
 export async function complete(
   llm: ChatModel,
   messages: OpenAIMessage[],
-): Promise<{ text: string; usage: { input: number; output: number } }> {
+  tools: OpenAITool[],
+): Promise<Reply> {
   const response = await fetch(`${llm.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${llm.apiKey}`, ...llm.headers },
-    body: JSON.stringify({ model: llm.model, messages, max_tokens: 256 }),
+    body: JSON.stringify({ model: llm.model, messages, tools, max_tokens: 256 }),
   });
   if (!response.ok) throw new ProviderError(response.status, await response.text());
   const body = (await response.json()) as {
-    choices: Array<{ message: { content: string | null } }>;
+    choices: Array<{ message: { content: string | null; tool_calls?: OpenAIToolCall[] } }>;
     usage: { prompt_tokens: number; completion_tokens: number };
   };
+  const message = body.choices[0]?.message;
   return {
-    text: body.choices[0]?.message.content ?? '',
+    text: message?.content ?? '',
+    toolCalls: message?.tool_calls ?? [],
     usage: { input: body.usage.prompt_tokens, output: body.usage.completion_tokens },
   };
+}
+
+type ToolPart = Extract<MessageRequest['parts'][number], { type: 'tool' }>;
+
+/**
+ * Runs one tool call as a tool part of the assistant's turn: recall by the client (what it
+ * finds, or why it found nothing, is the output); this agent has no other tool, so any other
+ * call is an error the model reads.
+ */
+async function runTool(client: CompactorClient, sessionId: string, call: OpenAIToolCall): Promise<ToolPart> {
+  let input: unknown;
+  try {
+    input = JSON.parse(call.function.arguments);
+  } catch {
+    input = call.function.arguments;
+  }
+  const part = { type: 'tool' as const, callId: call.id, tool: call.function.name, input };
+  if (call.function.name !== RECALL_TOOL_NAME) {
+    return { ...part, status: 'error', error: `no tool named ${call.function.name}` };
+  }
+  const message = await client.executeRecallToolCall(sessionId, call);
+  return { ...part, status: 'completed', output: message.content };
 }
 
 /** Waits until a compaction is over (completed, failed or skipped). */
@@ -66,42 +109,53 @@ export interface AgentRun {
 
 /**
  * Runs one session through the user's turns. Each turn: append it, read the context in OpenAI's
- * format, complete; on a provider error, report it and, when it was an overflow, wait for the
- * compaction and retry (at most `maxOverflowRetries` times per turn).
+ * format with the recall tool, complete, append the answer with its tool results (and complete
+ * again while the model calls tools, at most `maxSteps` times); on a provider error, report it
+ * and, when it was an overflow, wait for the compaction and retry (at most `maxOverflowRetries`
+ * times per turn). `model` replaces the call of `llm` (a test's scripted model, another SDK).
  */
 export async function runAgent(options: {
   client: CompactorClient;
   llm: ChatModel;
   sessionId: string;
   userTurns: string[];
+  model?: Model;
   maxOverflowRetries?: number;
+  maxSteps?: number;
 }): Promise<AgentRun> {
   const { client, llm, sessionId } = options;
+  const model = options.model ?? ((messages, tools) => complete(llm, messages, tools));
   const run: AgentRun = { replies: [], overflowCompactions: [] };
   for (const text of options.userTurns) {
     await client.appendMessages(sessionId, [{ role: 'user', parts: [{ type: 'text', text }] }]);
-    for (let attempt = 0; ; attempt += 1) {
-      const context = await client.getContext(sessionId, { format: 'openai' });
+    for (let step = 0, overflows = 0; ;) {
+      const context = await client.getContext(sessionId, { format: 'openai', tools: 'recall' });
+      let reply: Reply;
       try {
-        const reply = await complete(llm, context.messages);
-        await client.appendMessages(sessionId, [
-          {
-            role: 'assistant',
-            parts: [{ type: 'text', text: reply.text }],
-            finish: 'stop',
-            usage: reply.usage,
-          },
-        ]);
-        run.replies.push(reply.text);
-        break;
+        reply = await model(context.messages, context.tools ?? []);
       } catch (error) {
-        if (!(error instanceof ProviderError) || attempt >= (options.maxOverflowRetries ?? 2)) throw error;
+        if (!(error instanceof ProviderError) || overflows >= (options.maxOverflowRetries ?? 2)) throw error;
         // Compactor's classifier knows every provider's wording; anything else is not ours to fix.
         const verdict = await client.reportOverflow(sessionId, { error: error.body, status: error.status });
         if (!verdict.overflow || !verdict.compaction) throw error;
+        overflows += 1;
         run.overflowCompactions.push(verdict.compaction.id);
         await compactionSettled(client, verdict.compaction.id);
+        continue;
       }
+      const calls = reply.toolCalls.length > 0;
+      const parts: MessageRequest['parts'] =
+        reply.text !== '' || !calls ? [{ type: 'text', text: reply.text }] : [];
+      for (const call of reply.toolCalls) parts.push(await runTool(client, sessionId, call));
+      await client.appendMessages(sessionId, [
+        { role: 'assistant', parts, finish: calls ? 'tool-calls' : 'stop', usage: reply.usage },
+      ]);
+      if (!calls) {
+        run.replies.push(reply.text);
+        break;
+      }
+      step += 1;
+      if (step >= (options.maxSteps ?? 8)) throw new Error(`the model kept calling tools for ${step} steps`);
     }
   }
   return run;

@@ -8,6 +8,8 @@ import {
   OverflowOut,
   PatchResponse,
   PruneOut,
+  RecallResponse,
+  RevertCompactionOut,
   SessionOut,
   type AppendMessagesRequest,
   type AppendMessagesResponse,
@@ -16,22 +18,28 @@ import {
   type CompactionWithSteps,
   type Context,
   type CreateCompactionRequest,
+  type ContextToolName,
   type CreateSessionRequest,
   type HistoryPageResponse,
   type MessageRequest,
   type NativeContext,
   type OpenAIContext,
+  type OpenAIToolMessage,
   type OverflowRequest,
   type OverflowResponse,
   type PatchMessageRequest,
   type PatchMessageResponse,
   type PatchSessionRequest,
   type PruneResponse,
+  type RecallOutput,
+  type RecallSearch,
+  type RevertCompactionResponse,
   type Session,
   type SessionEventMessage,
 } from '@compactor/contract';
 import type { z } from 'zod';
 import { sessionEvents, type EventsOptions } from './events.js';
+import { executeRecallToolCall, type RecallRequest, type ToolCallLike } from './recall-tool.js';
 import { retryPolicy, type RetryOptions } from './retry.js';
 import { readJson, send, sendJson, type Call, type TransportSettings } from './transport.js';
 
@@ -161,18 +169,54 @@ export class CompactorClient {
 
   /** `GET /v1/sessions/:id/context`: the stored messages the model sees next (pruned outputs replaced). */
   getContext(id: string, options?: CallOptions & { format?: 'native' }): Promise<NativeContext>;
-  /** `GET /v1/sessions/:id/context?format=openai`: the same, as a Chat Completions `messages` array. */
-  getContext(id: string, options: CallOptions & { format: 'openai' }): Promise<OpenAIContext>;
-  getContext(id: string, options: CallOptions & { format?: 'native' | 'openai' } = {}): Promise<Context> {
+  /**
+   * `GET /v1/sessions/:id/context?format=openai`: the same, as a Chat Completions `messages` array;
+   * `tools: 'recall'` adds `tools`, the recall tool's definition to send along (see
+   * {@link executeRecallToolCall}).
+   */
+  getContext(
+    id: string,
+    options: CallOptions & { format: 'openai'; tools?: ContextToolName },
+  ): Promise<OpenAIContext>;
+  getContext(
+    id: string,
+    options: CallOptions & { format?: 'native' | 'openai'; tools?: ContextToolName } = {},
+  ): Promise<Context> {
     return this.json(
       {
         method: 'GET',
         path: `${sessionPath(id)}/context`,
-        query: { format: options.format ?? 'native' },
+        query: { format: options.format ?? 'native', tools: options.tools },
         signal: options.signal,
       },
       ContextOut,
     );
+  }
+
+  /** `GET /v1/sessions/:id/recall?callId=`: a tool output compaction cleared, as stored (404, or 410 once purged). */
+  recall(id: string, query: { callId: string }, options?: CallOptions): Promise<RecallOutput>;
+  /** `GET /v1/sessions/:id/recall?q=`: passages of the history out of the model's view that match, best first. */
+  recall(id: string, query: { q: string; limit?: number }, options?: CallOptions): Promise<RecallSearch>;
+  recall(id: string, query: RecallRequest, options?: CallOptions): Promise<RecallResponse>;
+  recall(id: string, query: RecallRequest, options: CallOptions = {}): Promise<RecallResponse> {
+    return this.json(
+      { method: 'GET', path: `${sessionPath(id)}/recall`, query: { ...query }, signal: options.signal },
+      RecallResponse,
+    );
+  }
+
+  /**
+   * Executes a model's `recall` tool call against the session and returns the tool message to
+   * append (`{ role: 'tool', tool_call_id, content }`). Arguments the model got wrong, an unknown
+   * call id and a purged output are answered in `content`, for the model to read; a call of
+   * another tool, and any other API error, throw.
+   */
+  executeRecallToolCall(
+    id: string,
+    toolCall: ToolCallLike,
+    options: CallOptions = {},
+  ): Promise<OpenAIToolMessage> {
+    return executeRecallToolCall((query) => this.recall(id, query, options), toolCall);
   }
 
   /**
@@ -213,6 +257,19 @@ export class CompactorClient {
     return this.json(
       { method: 'GET', path: `/v1/compactions/${segment(compactionId)}`, signal: options.signal },
       CompactionDetailOut,
+    );
+  }
+
+  /**
+   * `POST /v1/compactions/:id/revert`: undoes the session's latest completed compaction (the view
+   * before it is served again); the compaction as reverted, and the session's status. A 409
+   * `conflict` says why not in `details.reason` (`not_latest`, `not_completed`,
+   * `compaction_active`, `history_purged`).
+   */
+  revertCompaction(compactionId: string, options: CallOptions = {}): Promise<RevertCompactionResponse> {
+    return this.json(
+      { method: 'POST', path: `/v1/compactions/${segment(compactionId)}/revert`, signal: options.signal },
+      RevertCompactionOut,
     );
   }
 

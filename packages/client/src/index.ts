@@ -6,6 +6,13 @@ export {
   type CompactorClientOptions,
 } from './client.js';
 export { CompactorApiError, CompactorResponseError } from './errors.js';
+export {
+  INVALID_RECALL_ARGUMENTS,
+  recallAnswerText,
+  recallQueryOf,
+  type RecallRequest,
+  type ToolCallLike,
+} from './recall-tool.js';
 export type { EventsOptions } from './events.js';
 export {
   parseRetryAfter,
@@ -16,4 +23,5 @@ export {
   type RetryPolicy,
 } from './retry.js';
 export { readSse, type SseBlock } from './sse.js';
+export { clearedOutputMarker, RECALL_TOOL, RECALL_TOOL_NAME } from '@compactor/contract';
 export type * from '@compactor/contract';

@@ -1,7 +1,8 @@
 /** Compactions: requesting one, its record and steps, paging through a session's history of them. */
 import { z } from 'zod';
+import { CacheEffectOut } from './cache-effect.js';
 import { ClientId, INT4_MAX, SafeText, utf8ByteLength } from './primitives.js';
-import { COMPACTION_REASONS, COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
+import { COMPACTION_REASONS, COMPACTION_STATUSES, COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
 
 const CompactionFields = z.object({
   id: z.string(),
@@ -12,7 +13,11 @@ const CompactionFields = z.object({
     .describe(
       'The strategy asked for. A summarize compaction whose summarizer failed for good keeps `summarize`; `fallback` says the truncate text was written instead',
     ),
-  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped']),
+  status: z
+    .enum(COMPACTION_STATUSES)
+    .describe(
+      '`pending → running → completed | failed | skipped`; `reverted`: a completed compaction undone by `POST /v1/compactions/{id}/revert` (the one before it defines the context again)',
+    ),
   step: z.enum(COMPACTION_STEPS).nullable(),
   attempts: z.number().int(),
   keepRecentTokens: z
@@ -46,6 +51,10 @@ const CompactionFields = z.object({
   requestedAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
+  revertedAt: z.string().nullable().describe('When a revert undid it (status `reverted`); null otherwise'),
+  cache: CacheEffectOut.nullable().describe(
+    "What the completed compaction (its prune step included) cost in the provider's prompt cache; null unless completed",
+  ),
 });
 
 /** A completed manual compaction, the example of every response that carries one. */
@@ -76,6 +85,8 @@ export const compactionExample: z.output<typeof CompactionFields> = {
   requestedAt: '2026-01-05T10:02:00.000Z',
   startedAt: '2026-01-05T10:02:00.120Z',
   finishedAt: '2026-01-05T10:02:07.800Z',
+  revertedAt: null,
+  cache: { invalidatedTokens: 96_000, rewriteCostUsd: 0, savingPerTurnUsd: 0.0063981, breakEvenTurns: 0 },
 };
 
 /** A compaction's record: reason, strategy, status, boundary, sizes before and after, LLM cost. */

@@ -1,9 +1,26 @@
 /** `GET /v1/sessions/:id/context`: exactly what the model should see next. */
 import { z } from 'zod';
 import { MessageOut, messageExample } from './messages.js';
+import { CONTEXT_TOOL_NAMES, OpenAIToolOut } from './recall-tool.js';
 
-/** `?format=native` (stored messages) or `openai` (a Chat Completions `messages` array). */
-export const ContextQuery = z.object({ format: z.enum(['native', 'openai']).default('native') }).strict();
+/**
+ * `?format=native` (stored messages) or `openai` (a Chat Completions `messages` array);
+ * `&tools=recall` (openai only) adds the Chat Completions definition of the recall tool.
+ */
+export const ContextQuery = z
+  .object({
+    format: z.enum(['native', 'openai']).default('native'),
+    tools: z
+      .enum(CONTEXT_TOOL_NAMES)
+      .optional()
+      .describe('With format=openai: also return this tool, as a Chat Completions `tools` entry'),
+  })
+  .strict()
+  .superRefine((query, ctx) => {
+    if (query.tools !== undefined && query.format !== 'openai') {
+      ctx.addIssue({ code: 'custom', message: 'tools come with format=openai only', path: ['tools'] });
+    }
+  });
 /** The context query as a client writes it. */
 export type ContextQueryInput = z.input<typeof ContextQuery>;
 
@@ -60,6 +77,10 @@ const ContextFields = z.object({
   compactionId: z.string().nullable(),
   boundarySeq: z.number().int().nullable(),
   tokens: z.number().int().describe('Stored token count of these messages'),
+  tools: z
+    .array(OpenAIToolOut)
+    .optional()
+    .describe('Only when `tools` was asked for: the Chat Completions `tools` to send with `messages`'),
 });
 
 /** The messages the model sees next, the compaction they start from, and their stored size. */

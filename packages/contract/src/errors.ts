@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'unauthorized',
   'not_found',
   'conflict',
+  'gone',
   'payload_too_large',
   'unsupported_media_type',
   'too_many_requests',
@@ -28,6 +29,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
     status: 409,
     meaning:
       'the id or Idempotency-Key was used with another body, or the write contradicts what is stored (`details` says what)',
+  },
+  gone: {
+    status: 410,
+    meaning: 'what was asked for existed but retention has purged it (a recalled tool output)',
   },
   payload_too_large: { status: 413, meaning: 'the body is larger than `BODY_LIMIT_BYTES`' },
   unsupported_media_type: { status: 415, meaning: 'a body that is not `application/json`' },

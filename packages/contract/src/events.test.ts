@@ -15,6 +15,14 @@ const sizes = {
   messagesAfter: 23,
   boundarySeq: 96,
   fallback: null,
+  cache: { invalidatedTokens: 96_000, rewriteCostUsd: 0, savingPerTurnUsd: 0.0063981, breakEvenTurns: 0 },
+};
+/** A prune's cache effect on a model without known prices. */
+const unpricedCache = {
+  invalidatedTokens: 30_000,
+  rewriteCostUsd: null,
+  savingPerTurnUsd: null,
+  breakEvenTurns: null,
 };
 
 /** One event of every type, its fields in the order the producers write them. */
@@ -25,6 +33,7 @@ const EVENTS: { [T in keyof SessionEventMap]: SessionEventMap[T] } = {
   'compaction.completed': { ...sizes, fallback: { code: 'llm_retries_exhausted' } },
   'compaction.failed': { status: 'failed', error: { code: 'llm_fatal' } },
   'compaction.skipped': { reason: 'no cut point leaves anything to compact' },
+  'compaction.reverted': { restoredCompactionId: 'cmp_0', tokens: 96_512, contextMessages: 118 },
   'session.compacted': {
     ...sizes,
     continueWith: {
@@ -34,14 +43,23 @@ const EVENTS: { [T in keyof SessionEventMap]: SessionEventMap[T] } = {
     },
     followUp: { compactionId: 'cmp_2' },
   },
-  'prune.completed': { jobId: 'prn_1', parts: 3, tokens: 40_000 },
+  'prune.completed': { jobId: 'prn_1', parts: 3, tokens: 40_000, cache: unpricedCache },
+  'prune.skipped': {
+    reason: 'cache_warm',
+    cache: {
+      invalidatedTokens: 90_000,
+      rewriteCostUsd: 0.2145,
+      savingPerTurnUsd: 0.0126,
+      breakEvenTurns: 18,
+    },
+  },
   'session.deleted': {},
 };
 
 const wire = (type: keyof SessionEventMap, data: unknown) => ({
   type,
   sessionId: 'support-42',
-  compactionId: type === 'prune.completed' || type === 'session.deleted' ? null : 'cmp_1',
+  compactionId: type.startsWith('prune.') || type === 'session.deleted' ? null : 'cmp_1',
   at: '2026-01-05T10:02:07.800Z',
   data,
 });
@@ -64,6 +82,11 @@ describe('session events', () => {
       wire('compaction.step', { step: 'compact', attempt: 1 }),
       wire('compaction.failed', { status: 'failed', error: {} }),
       wire('prune.completed', { jobId: 'prn_1', parts: '3', tokens: 1 }),
+      wire('prune.completed', { jobId: 'prn_1', parts: 3, tokens: 1 }),
+      wire('prune.completed', {
+        ...EVENTS['prune.completed'],
+        cache: { ...unpricedCache, invalidatedTokens: 1.5 },
+      }),
       wire('compaction.completed', EVENTS['prune.completed']),
       { ...wire('prune.completed', EVENTS['prune.completed']), compactionId: 'cmp_1' },
       { ...wire('compaction.started', EVENTS['compaction.started']), compactionId: null },

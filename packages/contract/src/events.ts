@@ -1,5 +1,6 @@
 /** `GET /v1/sessions/:id/events`: the session's progress as Server-Sent Events. */
 import { z } from 'zod';
+import { CacheEffectOut } from './cache-effect.js';
 import { COMPACTION_REASONS, COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
 
 /** Every event type a session's stream carries (the API checks this equals @compactor/workflow's list). */
@@ -10,8 +11,10 @@ export const SESSION_EVENT_TYPES = [
   'compaction.completed',
   'compaction.failed',
   'compaction.skipped',
+  'compaction.reverted',
   'session.compacted',
   'prune.completed',
+  'prune.skipped',
   'session.deleted',
 ] as const;
 /** One of {@link SESSION_EVENT_TYPES}. */
@@ -56,6 +59,7 @@ export const CompactionCompletedData = z.object({
     .object({ code: z.string().describe('The summarizer failure code, as `compaction.failed` carries one') })
     .nullable()
     .describe('Set when the truncate fallback wrote the summary; null otherwise'),
+  cache: CacheEffectOut.nullable().describe("What the compaction cost in the provider's prompt cache"),
 });
 
 /** `compaction.failed`: the compaction ended `failed` (its record holds the message). */
@@ -67,6 +71,16 @@ export const CompactionFailedData = z.object({
 /** `compaction.skipped`: nothing to compact. */
 export const CompactionSkippedData = z.object({
   reason: z.string().describe('Why nothing was compacted: a label, never message text'),
+});
+
+/** `compaction.reverted`: a client undid the compaction; the view is the one before it again. */
+export const CompactionRevertedData = z.object({
+  restoredCompactionId: z
+    .string()
+    .nullable()
+    .describe('The compaction that defines the context view again; null when none does (the whole history)'),
+  tokens: Int.describe("The restored view's size, as the session status reports it"),
+  contextMessages: Int.describe('Messages in the restored view'),
 });
 
 /** `session.compacted`: what a client needs to go on after a compaction completed. */
@@ -94,6 +108,17 @@ export const PruneCompletedData = z.object({
   jobId: z.string(),
   parts: Int,
   tokens: Int,
+  cache: CacheEffectOut.describe("What the marks cost in the provider's prompt cache"),
+});
+
+/**
+ * `prune.skipped`: a finished turn's prune waited because the provider's prompt cache is warm and
+ * the prune would not repay the cache it breaks (policy `pruning.cacheAware`); the next
+ * compaction prunes first.
+ */
+export const PruneSkippedData = z.object({
+  reason: z.enum(['cache_warm']),
+  cache: CacheEffectOut.describe('What the prune would have cost in the cache, as estimated'),
 });
 
 /** `session.deleted`: nothing but the fact. */
@@ -107,8 +132,10 @@ export const SESSION_EVENT_DATA = {
   'compaction.completed': CompactionCompletedData,
   'compaction.failed': CompactionFailedData,
   'compaction.skipped': CompactionSkippedData,
+  'compaction.reverted': CompactionRevertedData,
   'session.compacted': SessionCompactedData,
   'prune.completed': PruneCompletedData,
+  'prune.skipped': PruneSkippedData,
   'session.deleted': SessionDeletedData,
 } as const satisfies Record<SessionEventType, z.ZodType>;
 
@@ -116,7 +143,10 @@ export const SESSION_EVENT_DATA = {
 export type SessionEventMap = { [T in SessionEventType]: z.output<(typeof SESSION_EVENT_DATA)[T]> };
 
 /** The event types about one compaction (`compactionId` set); the others carry null. */
-export type CompactionEventType = Exclude<SessionEventType, 'prune.completed' | 'session.deleted'>;
+export type CompactionEventType = Exclude<
+  SessionEventType,
+  'prune.completed' | 'prune.skipped' | 'session.deleted'
+>;
 
 const CompactionId = z.string();
 const NoCompaction = z.null().describe('null: a prune job, or the session itself');
@@ -146,13 +176,14 @@ const eventExample = {
     messagesAfter: 23,
     boundarySeq: 96,
     fallback: null,
+    cache: { invalidatedTokens: 96_000, rewriteCostUsd: 0, savingPerTurnUsd: 0.0063981, breakEvenTurns: 0 },
   },
 };
 
 /**
  * The `data:` of one event block (`event: <type>`), discriminated on `type`: counts and labels,
  * never message text, except `session.compacted`'s `continueWith` (the message to append so the
- * agent goes on). `compactionId` is null for `prune.completed` and `session.deleted`.
+ * agent goes on). `compactionId` is null for `prune.*` and `session.deleted`.
  */
 export const SessionEventPayload = z
   .discriminatedUnion('type', [
@@ -162,8 +193,10 @@ export const SessionEventPayload = z
     eventOf('compaction.completed', CompactionId),
     eventOf('compaction.failed', CompactionId),
     eventOf('compaction.skipped', CompactionId),
+    eventOf('compaction.reverted', CompactionId),
     eventOf('session.compacted', CompactionId),
     eventOf('prune.completed', NoCompaction),
+    eventOf('prune.skipped', NoCompaction),
     eventOf('session.deleted', NoCompaction),
   ])
   .meta({ id: 'SessionEvent', examples: [eventExample] });

@@ -1,5 +1,6 @@
 /** What the two message writes answer: the write, the session's status, and what it triggered. */
 import { z } from 'zod';
+import { CacheEffectOut } from './cache-effect.js';
 import { CompactionOut, PruneOut } from './compactions.js';
 import { MessageOut, messageExample } from './messages.js';
 import { StatusOut, statusExample } from './sessions.js';
@@ -10,12 +11,30 @@ export const TriggeredCompaction = CompactionOut.pick({ id: true, status: true, 
 export type TriggeredCompactionRef = z.output<typeof TriggeredCompaction>;
 
 /**
- * The prune job a write that finished an assistant turn queued (policy `prune`). None when the
- * view's unpruned tool outputs are too small for the policy's budgets to prune anything.
+ * A finished turn's prune that waited (policy `pruning.cacheAware`): the provider's prompt cache
+ * is warm and the prune would not repay the cache it breaks within `cacheHorizonTurns`.
  */
-const TurnPrune = PruneOut.nullable().describe(
-  'The prune job this write queued, if any: a finished turn queues one only when the context holds enough tool output for the policy to prune',
-);
+export const SkippedTurnPrune = z
+  .object({
+    jobId: z.null(),
+    skipped: z.enum(['cache_warm']),
+    cache: CacheEffectOut.describe('The estimated cache effect the decision weighed'),
+  })
+  .meta({ id: 'SkippedTurnPrune' });
+
+/**
+ * The prune job a write that finished an assistant turn queued (policy `prune`), or why it
+ * waited. None when the view's unpruned tool outputs are too small for the policy's budgets to
+ * prune anything.
+ */
+const TurnPrune = z
+  .union([PruneOut, SkippedTurnPrune])
+  .nullable()
+  .describe(
+    'The prune job this write queued (`jobId`), or the prune that waited for the prompt cache (`jobId: null`, `skipped`, `cache`; the next compaction prunes first); null when the context holds too little tool output for the policy to prune',
+  );
+/** A finished turn's prune as a client receives it. */
+export type TurnPruneView = z.output<typeof TurnPrune>;
 
 /** `POST /v1/sessions/:id/messages` → 201: each message's seq and whether it was new. */
 export const AppendResponse = z

@@ -61,6 +61,14 @@ const PruningSchema = z.strictObject({
   protectedTools: toolNames,
   /** The newest user turns (a user message and what follows it) pruning never touches. */
   protectUserTurns: z.number().int().nonnegative(),
+  /**
+   * Whether an after-turn prune waits while the provider's prompt cache is warm and the prune
+   * would not repay the cache it breaks within `cacheHorizonTurns` (docs/DESIGN.md, "Prompt
+   * cache"); `null` = on when the session's model has prices and a cache.
+   */
+  cacheAware: z.boolean().nullable(),
+  /** Turns over which a prune's per-turn saving must repay the cache it breaks. */
+  cacheHorizonTurns: z.number().int().min(1).max(10_000),
 });
 
 const KeepRecentFieldsSchema = z.strictObject({
@@ -131,6 +139,16 @@ const SummarizerSchema = z.strictObject({
 
 const FileToolsSchema = z.strictObject({ read: toolNames, write: toolNames, edit: toolNames });
 
+/**
+ * Prepared-ahead compaction: once the context reaches `atRatio` × the trigger's point, a worker
+ * summarises the history up to a planned cut without changing the context, so the compaction at
+ * the trigger only has to finalize that draft (no LLM call while the agent waits).
+ */
+const PrepareSchema = z.strictObject({
+  /** The soft threshold, as a share of the trigger's token point (strictly between 0 and 1). */
+  atRatio: z.number().gt(0).lt(1),
+});
+
 /** A fully resolved policy, as stored with a session. Every field is present. */
 export const PolicySchema = z.strictObject({
   preset: PolicyPresetSchema,
@@ -181,11 +199,18 @@ export const PolicySchema = z.strictObject({
    * by the keep-recent cut, shown before the summary (REFERENCE: "instructions missing after compaction").
    */
   pinSystemMessages: z.boolean(),
+  /** Summarise ahead of the trigger (see `PrepareSchema`); `null` (the default, every preset): off. */
+  prepare: PrepareSchema.nullable(),
 });
 /** A complete, validated policy: get one from `resolvePolicy` or `POLICY_PRESETS` (@compactor/core). */
 export type Policy = z.infer<typeof PolicySchema>;
 /** Tool-output pruning budgets (OpenCode), as prune.ts `selectPrunableParts` takes them. */
 export type PruningPolicy = Policy['pruning'];
+/** The budgets that choose what a prune selects (the cache knobs only decide when it runs). */
+export type PruneBudgets = Pick<
+  PruningPolicy,
+  'protectTokens' | 'minimumTokens' | 'protectedTools' | 'protectUserTurns'
+>;
 /** Keep-recent budgets per compaction reason; cut-point.ts `keepRecentTokensFor` turns them into tokens. */
 export type KeepRecentPolicy = Policy['keepRecent'];
 
@@ -222,6 +247,7 @@ export const PolicyInputSchema = z.strictObject({
   fileTools: FileToolsSchema.partial().optional(),
   instructions: PolicySchema.shape.instructions.optional(),
   pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
+  prepare: PolicySchema.shape.prepare.optional(),
 });
 /** A policy as a client sends it, every field optional; `resolvePolicy` (@compactor/core) completes and validates it. */
 export type PolicyInput = z.input<typeof PolicyInputSchema>;

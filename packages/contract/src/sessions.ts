@@ -63,6 +63,43 @@ function checkModelLimits(model: ModelLimits, ctx: z.RefinementCtx): void {
   }
 }
 
+/** USD per million tokens; the dearest published price is far below the cap, which keeps sums finite. */
+const PricePerMillion = z.number().min(0).max(100_000);
+
+/** A model's prices as a session states them (USD per million tokens). */
+export const ModelPricingSchema = z
+  .object({
+    input: PricePerMillion,
+    output: PricePerMillion,
+    cacheRead: PricePerMillion.describe("What a prompt token read from the provider's cache costs"),
+    cacheWrite: PricePerMillion.describe(
+      'What storing a prompt token in the cache costs (the input price where writing is free)',
+    ),
+  })
+  .strict()
+  .meta({ id: 'ModelPricing' });
+
+/** Seven days: the longest prompt-cache lifetime worth stating. */
+export const MAX_CACHE_TTL_SECONDS = 604_800;
+
+/** How the model's provider caches prompts. */
+export const CacheBehaviourSchema = z
+  .object({
+    kind: z
+      .enum(['explicit', 'automatic', 'none'])
+      .describe(
+        'explicit: breakpoints, writes cost extra (Anthropic); automatic: prefixes cached on their own',
+      ),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_CACHE_TTL_SECONDS)
+      .describe('How long a cached prefix lives without being read'),
+  })
+  .strict()
+  .meta({ id: 'CacheBehaviour' });
+
 const ModelFields = z
   .object({
     id: SafeText.min(1).max(200),
@@ -81,6 +118,12 @@ const ModelFields = z
       .nullable()
       .optional()
       .describe('A prompt limit below the window, if the provider has one; at most the context window'),
+    pricing: ModelPricingSchema.nullable()
+      .optional()
+      .describe("Overrides the catalog's prices; null or omitted = the catalog's (none for unknown models)"),
+    cache: CacheBehaviourSchema.nullable()
+      .optional()
+      .describe("Overrides the catalog's cache behaviour; null or omitted = the catalog's"),
   })
   .strict();
 
@@ -117,7 +160,10 @@ export const PatchSessionBody = z
       .strict()
       .superRefine(checkModelLimits)
       .optional()
-      .describe('Merged into the stored model; the limits it ends up with must hold together'),
+      .describe(
+        'Merged into the stored model; the limits it ends up with must hold together; ' +
+          'pricing or cache null = back to the catalog',
+      ),
     policy: PolicyInputSchema.superRefine(storable)
       .optional()
       .describe('Deep-merged into the stored policy overrides'),
@@ -207,6 +253,10 @@ const SessionFields = z.object({
     contextWindow: z.number().int(),
     maxOutputTokens: z.number().int(),
     inputLimit: z.number().int().nullable(),
+    pricing: ModelPricingSchema.nullable().describe(
+      'Prices in force (override, else catalog); null = unknown',
+    ),
+    cache: CacheBehaviourSchema.describe('Cache behaviour in force (override, else catalog)'),
   }),
   policy: JsonObject.describe('The overrides as sent (preset + changes)'),
   effectivePolicy: JsonObject.describe('The policy in force: preset, defaults and overrides resolved'),
@@ -228,6 +278,8 @@ export const SessionOut = SessionFields.meta({
         contextWindow: 128_000,
         maxOutputTokens: 16_384,
         inputLimit: null,
+        pricing: { input: 2.5, output: 10, cacheRead: 1.25, cacheWrite: 2.5 },
+        cache: { kind: 'automatic', ttlSeconds: 300 },
       },
       policy: { preset: 'opencode', keepRecent: { manualTokens: 8000 } },
       effectivePolicy: { preset: 'opencode', auto: true, prune: true, strategy: 'summarize' },

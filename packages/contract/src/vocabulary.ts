@@ -14,6 +14,19 @@ export const TOOL_STATUS = ['pending', 'running', 'completed', 'error'] as const
 /** Why a compaction was asked for: the append trigger, a client, or a provider's overflow error. */
 export const COMPACTION_REASONS = ['auto', 'manual', 'overflow'] as const;
 
+/**
+ * A compaction's lifecycle: `pending → running → completed | failed | skipped`, and `completed →
+ * reverted` when a client undoes it (only the latest completed one can be).
+ */
+export const COMPACTION_STATUSES = [
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'skipped',
+  'reverted',
+] as const;
+
 /** How a compaction shortens the history. */
 export const STRATEGIES = ['summarize', 'truncate', 'topic'] as const;
 

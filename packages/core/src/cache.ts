@@ -8,25 +8,10 @@
  * sides so a prune can be weighed against the cache it breaks, and every compaction can report
  * what it cost in cache (docs/DESIGN.md, "Prompt cache").
  */
+import type { CacheBehaviour, ModelPricing } from './model';
 import { lookupKnownModel } from './model-catalog';
 
-/** USD per million tokens. `cacheWrite` is what storing a prefix costs (the input price where writing is free). */
-export interface ModelPricing {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
-
-/**
- * How a provider caches prompts: `explicit` (Anthropic: the client marks breakpoints, writes cost
- * extra), `automatic` (OpenAI, Gemini, DeepSeek: prefixes are cached on their own, writes cost
- * the input price), `none`. `ttlSeconds`: how long a cached prefix lives without being read.
- */
-export interface CacheBehaviour {
-  kind: 'explicit' | 'automatic' | 'none';
-  ttlSeconds: number;
-}
+export type { CacheBehaviour, ModelPricing } from './model';
 
 /** A session's cache model: its prices (null when unknown: no cost is guessed) and cache behaviour. */
 export interface CacheModel {

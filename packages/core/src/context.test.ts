@@ -3,14 +3,12 @@ import { assembleContext, isPinnedMessage, latestCompletedCompaction, renderTool
 import { INTERRUPTED_TOOL_RESULT_TOKENS } from './tokens';
 import {
   INTERRUPTED_TOOL_RESULT,
-  PRUNED_OUTPUT_PLACEHOLDER,
   type CompactionBoundary,
   type CompactionStatus,
   type Message,
   type ToolPart,
 } from './model';
 import { message, text, toolPart, type ToolPartOptions } from './test-support/builders';
-import { PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
 
 /** An ordinary message at `seq`: one text `m<seq>` of 10 tokens. */
 const plain = (seq: number, role: Message['role']): Message => message(seq, role, [text(`m${seq}`, 10)]);
@@ -158,8 +156,10 @@ describe('assembleContext', () => {
     const context = assembleContext(messages, []);
     const parts = context.messages[1]?.parts as ToolPart[];
     expect(parts[0]).toMatchObject({
-      output: PRUNED_OUTPUT_PLACEHOLDER,
-      tokens: 100 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+      // The marker names the call to recall: (43 fixed characters + 6 bytes of "pruned" + 3) / 4 = 13.
+      output: '[Old tool result content cleared — recall pruned]',
+      outputTokens: 13,
+      tokens: 100 + 13,
     });
     expect(parts[1]).toBe(messages[1]?.parts[1]);
     expect(parts[2]).toMatchObject({
@@ -167,9 +167,7 @@ describe('assembleContext', () => {
       error: INTERRUPTED_TOOL_RESULT,
       tokens: 30 + INTERRUPTED_TOOL_RESULT_TOKENS,
     });
-    expect(context.tokens).toBe(
-      5 + (100 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS) + 1000 + (30 + INTERRUPTED_TOOL_RESULT_TOKENS),
-    );
+    expect(context.tokens).toBe(5 + (100 + 13) + 1000 + (30 + INTERRUPTED_TOOL_RESULT_TOKENS));
     // The stored history is untouched (lazy deletion).
     expect(messages[1]?.parts[0]).toMatchObject({ output: 'file contents' });
   });
@@ -266,9 +264,8 @@ describe('renderToolPart', () => {
     });
   });
   it('never counts negative tokens for an inconsistent part', () => {
-    expect(renderToolPart(tool({ compactedAt: 'x', tokens: 10 }, 50)).tokens).toBe(
-      PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
-    );
+    // The marker of call c1: (43 + 2 + 3) / 4 = 12 tokens.
+    expect(renderToolPart(tool({ compactedAt: 'x', tokens: 10 }, 50)).tokens).toBe(12);
   });
 });
 

@@ -6,17 +6,17 @@
  * order, then every non-summary message with `seq >= boundarySeq`, in seq order. Summary
  * messages of any other compaction are hidden. Pending, running, failed and skipped compactions
  * change nothing. With no completed compaction, every non-summary message is shown. Then each
- * message is rendered for the model: a pruned tool output reads {@link PRUNED_OUTPUT_PLACEHOLDER},
+ * message is rendered for the model: a pruned tool output reads {@link prunedOutputMarker},
  * an unfinished tool call gets the error result {@link INTERRUPTED_TOOL_RESULT}.
  */
 import {
   INTERRUPTED_TOOL_RESULT,
-  PRUNED_OUTPUT_PLACEHOLDER,
+  prunedOutputMarker,
   type CompactionBoundary,
   type Message,
   type ToolPart,
 } from './model';
-import { INTERRUPTED_TOOL_RESULT_TOKENS, messageTokens, PRUNED_OUTPUT_PLACEHOLDER_TOKENS } from './tokens';
+import { INTERRUPTED_TOOL_RESULT_TOKENS, messageTokens, prunedOutputMarkerTokens } from './tokens';
 
 /**
  * A pinned message (policy `pinSystemMessages`): a system message the client stored (role
@@ -62,7 +62,7 @@ export function latestCompletedCompaction(
 /**
  * A tool part as the model sees it. Pending or running: status `error` with the interrupted text,
  * since providers reject a call without a result. Pruned (`compactedAt` set): output replaced by
- * the placeholder, tokens reduced by the output's and increased by the placeholder's. Anything
+ * the marker naming its call, tokens reduced by the output's and increased by the marker's. Anything
  * else is returned unchanged. Idempotent.
  */
 export function renderToolPart(part: ToolPart): ToolPart {
@@ -79,9 +79,9 @@ export function renderToolPart(part: ToolPart): ToolPart {
   if (part.compactedAt !== null) {
     return {
       ...part,
-      output: PRUNED_OUTPUT_PLACEHOLDER,
-      tokens: Math.max(0, part.tokens - part.outputTokens) + PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
-      outputTokens: PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+      output: prunedOutputMarker(part.callId),
+      tokens: Math.max(0, part.tokens - part.outputTokens) + prunedOutputMarkerTokens(part.callId),
+      outputTokens: prunedOutputMarkerTokens(part.callId),
     };
   }
   return part;

@@ -1,5 +1,4 @@
-import type { CacheBehaviour, ModelPricing } from './cache';
-import type { ModelInfo } from './model';
+import type { CacheBehaviour, ModelInfo, ModelPricing } from './model';
 import { TRIGGER_DEFAULTS } from './policy';
 
 /** Opal's fallback, and the API contract's: a model nobody knows gets a 128k window. */

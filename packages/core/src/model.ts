@@ -6,6 +6,7 @@
  * not separate messages: as in OpenCode, a `tool` part on an assistant message carries both the
  * call (`input`) and its result (`output` / `error`). Renderers split them into provider messages.
  */
+import { clearedOutputMarker } from '@compactor/contract';
 
 /** Who wrote a message. There is no `tool` role: results live on the assistant's tool parts. */
 export type Role = 'user' | 'assistant' | 'system';
@@ -124,8 +125,11 @@ export interface Message {
   compactionId: string | null;
 }
 
-/** Lifecycle `pending → running → completed | failed | skipped`; only `completed` moves the boundary. */
-export type CompactionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+/**
+ * Lifecycle `pending → running → completed | failed | skipped`, and `completed → reverted` when a
+ * client undoes it; only `completed` moves the boundary.
+ */
+export type CompactionStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'reverted';
 /** What asked for a compaction: the auto trigger, a manual request, or a context overflow (an emergency). */
 export type CompactionReason = 'auto' | 'manual' | 'overflow';
 /** How the range is replaced: an LLM summary, an LLM-free one (Opal's truncate), or topic mode (docs/PRESETS.md, `topic`). */
@@ -152,6 +156,24 @@ export interface CompactionBoundary {
 }
 
 /** The model a session talks to. */
+/** USD per million tokens. `cacheWrite` is what storing a prefix costs (the input price where writing is free). */
+export interface ModelPricing {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/**
+ * How a provider caches prompts: `explicit` (Anthropic: the client marks breakpoints, writes cost
+ * extra), `automatic` (OpenAI, Gemini, DeepSeek: prefixes are cached on their own, writes cost
+ * the input price), `none`. `ttlSeconds`: how long a cached prefix lives without being read.
+ */
+export interface CacheBehaviour {
+  kind: 'explicit' | 'automatic' | 'none';
+  ttlSeconds: number;
+}
+
 export interface ModelInfo {
   id: string;
   provider: string;
@@ -162,8 +184,11 @@ export interface ModelInfo {
   inputLimit: number | null;
 }
 
-/** Text shown to the model in place of a pruned tool output (OpenCode's wording, kept exact). */
-export const PRUNED_OUTPUT_PLACEHOLDER = '[Old tool result content cleared]';
+/**
+ * Text shown to the model in place of a pruned tool output: OpenCode's wording, plus the call id
+ * that recalls the original (`GET /v1/sessions/:id/recall?callId=`), which stays stored.
+ */
+export const prunedOutputMarker: (callId: string) => string = clearedOutputMarker;
 
 /** Result shown for a tool call that never finished (OpenCode's wording). */
 export const INTERRUPTED_TOOL_RESULT = '[Tool execution was interrupted]';

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assembleContext } from './context';
 import { validateContext } from './context-validation';
-import {
-  INTERRUPTED_TOOL_RESULT,
-  PRUNED_OUTPUT_PLACEHOLDER,
-  type Message,
-  type Part,
-  type ToolPart,
-} from './model';
+import { INTERRUPTED_TOOL_RESULT, type Message, type Part, type ToolPart } from './model';
 import {
   openAIToolCallId,
   openAIToolName,
@@ -82,7 +76,7 @@ describe('toOpenAIMessages', () => {
       ]),
     ]);
     expect(out.filter((m) => m.role === 'tool')).toEqual([
-      { role: 'tool', tool_call_id: 'p', content: PRUNED_OUTPUT_PLACEHOLDER },
+      { role: 'tool', tool_call_id: 'p', content: '[Old tool result content cleared — recall p]' },
       { role: 'tool', tool_call_id: 'e', content: 'ENOENT' },
       { role: 'tool', tool_call_id: 'r', content: INTERRUPTED_TOOL_RESULT },
       { role: 'tool', tool_call_id: 'n', content: '(no output)' },

@@ -37,6 +37,7 @@ export {
   type Policy,
   type PolicyInput,
   type PolicyPreset,
+  type PruneBudgets,
   type PruningPolicy,
   type Trigger,
   type TriggerKind,
@@ -80,7 +81,15 @@ const DEFAULT_POLICY_VALUES: Policy = {
   trigger: TRIGGER_DEFAULTS.overflow,
   estimate: 'hybrid',
   tokenCount: 'tokenizer',
-  pruning: { protectTokens: 40_000, minimumTokens: 20_000, protectedTools: ['skill'], protectUserTurns: 2 },
+  pruning: {
+    protectTokens: 40_000,
+    minimumTokens: 20_000,
+    protectedTools: ['skill'],
+    protectUserTurns: 2,
+    // On for models with cache pricing: an after-turn prune that breaks a warm cache must pay it back.
+    cacheAware: null,
+    cacheHorizonTurns: 10,
+  },
   keepRecent: {
     autoRatio: 0.25,
     emergencyRatio: 0.2,
@@ -124,6 +133,8 @@ const DEFAULT_POLICY_VALUES: Policy = {
   // No reference compacts its system prompt (rebuilt each turn, or assembled apart by the topic reference):
   // pinning reproduces them all, so every preset keeps it.
   pinSystemMessages: true,
+  // Summarising ahead pays for drafts that may go unused: opt-in, off in every preset.
+  prepare: null,
 };
 
 /**
@@ -133,11 +144,13 @@ const DEFAULT_POLICY_VALUES: Policy = {
  */
 const PRESET_OVERRIDES: Record<PolicyPreset, PolicyOverrides> = {
   default: {},
-  // OpenCode: its summary request and compaction-agent directive, and the synthetic "Continue if
-  // you have next steps" after an automatic compaction.
+  // OpenCode: its summary request and compaction-agent directive, the synthetic "Continue if
+  // you have next steps" after an automatic compaction, and its after-turn prune whatever the
+  // prompt cache.
   opencode: {
     continueMessage: OPENCODE_CONTINUE_MESSAGE,
     summarizer: { prompt: 'opencode' },
+    pruning: { cacheAware: false },
   },
   // Opal has no tool-output pruning; it summarises at 80 % into its own user message (whose
   // prefix it looks for to find the previous summary), its code summarises a short split-turn

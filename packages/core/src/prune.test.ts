@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, ToolPart } from './model';
-import { DEFAULT_POLICY, type PruningPolicy } from './policy';
+import { DEFAULT_POLICY, type PruneBudgets, type PruningPolicy } from './policy';
 import { pruneCouldSelect, selectPrunableParts, type UnprunedOutputs } from './prune';
 import { assistant, conversation, summary, toolPart, user } from './test-support/builders';
 
@@ -280,7 +280,7 @@ function unprunedOutputs(messages: Message[]): UnprunedOutputs {
 }
 
 /** A policy measuring outputs by their stored counts (every preset's default). */
-const withStoredCounts = (pruning: PruningPolicy) => ({ pruning, tokenCount: 'tokenizer' as const });
+const withStoredCounts = (pruning: PruneBudgets) => ({ pruning, tokenCount: 'tokenizer' as const });
 
 describe('pruneCouldSelect: a prune worth queueing, decided from two sums', () => {
   it('always says yes under the chars measure, which the stored sums do not bound', () => {

@@ -14,7 +14,7 @@
  * This is the reference the set-based SQL implementation in packages/db is checked against.
  */
 import type { Message } from './model';
-import type { Policy, PruningPolicy } from './policy';
+import type { Policy, PruneBudgets } from './policy';
 import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
 
 /** One tool output to prune, addressed the way the store addresses it. */
@@ -46,7 +46,7 @@ export interface PruneSelection {
  */
 export function selectPrunableParts(
   messages: readonly Message[],
-  pruning: PruningPolicy,
+  pruning: PruneBudgets,
   measure: TokenMeasure = TOKENIZER_MEASURE,
 ): PruneSelection {
   const protectedTools = new Set(pruning.protectedTools);
@@ -112,7 +112,7 @@ export interface UnprunedOutputs {
  * sizes outputs by their text, the answer is always yes.
  */
 export function pruneCouldSelect(
-  policy: Pick<Policy, 'pruning' | 'tokenCount'>,
+  policy: { pruning: PruneBudgets; tokenCount: Policy['tokenCount'] },
   outputs: UnprunedOutputs,
 ): boolean {
   if (policy.tokenCount === 'chars') return true;

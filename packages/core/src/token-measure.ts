@@ -12,7 +12,7 @@
 import {
   assertNever,
   INTERRUPTED_TOOL_RESULT,
-  PRUNED_OUTPUT_PLACEHOLDER,
+  prunedOutputMarker,
   type Message,
   type Part,
   type ToolPart,
@@ -42,7 +42,7 @@ export const TOKENIZER_MEASURE: TokenMeasure = Object.freeze({
 function shownResult(part: ToolPart): string {
   if (part.status === 'pending' || part.status === 'running') return INTERRUPTED_TOOL_RESULT;
   if (part.status === 'error') return part.error ?? '';
-  return part.compactedAt !== null ? PRUNED_OUTPUT_PLACEHOLDER : (part.output ?? '');
+  return part.compactedAt !== null ? prunedOutputMarker(part.callId) : (part.output ?? '');
 }
 
 /** Characters of a part as the model sees it; `null` for a file part (no characters to count). */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderToolPart } from './context';
 import { toOpenAIMessages } from './openai-format';
-import type { Part } from './model';
+import { prunedOutputMarker, type Part } from './model';
 import { assistant, conversation, summary, text, toolPart, usage, user } from './test-support/builders';
 import {
   estimateContextTokens,
@@ -14,7 +14,8 @@ import {
   promptTokens,
   INTERRUPTED_TOOL_RESULT_TOKENS,
   lastStepStart,
-  PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+  PRUNED_OUTPUT_MARKER_FIXED_CHARS,
+  prunedOutputMarkerTokens,
   reportedContextTokens,
   startsStep,
   storedTokens,
@@ -36,20 +37,41 @@ describe('estimateTokens: OpenCode max(0, round(length / 4))', () => {
   });
 });
 
-describe('partTokens and messageTokens: stored counts, placeholders for pruned outputs', () => {
-  const pruned = toolPart('read', 3000, { tokens: 3020, compactedAt: '2025-01-02T00:00:00Z' });
+describe('prunedOutputMarkerTokens: the marker text by characters, the call id by UTF-8 bytes', () => {
+  it('has 43 fixed characters', () => {
+    expect(PRUNED_OUTPUT_MARKER_FIXED_CHARS).toBe(43);
+    expect(prunedOutputMarker('call_2')).toBe('[Old tool result content cleared — recall call_2]');
+  });
+  it.each([
+    ['empty id: (43 + 0 + 3) / 4', '', 11],
+    ['ASCII id: (43 + 6 + 3) / 4', 'call_2', 13],
+    ['two-byte character: (43 + 2 + 3) / 4', 'é', 12],
+    ['two CJK characters, 3 bytes each: (43 + 6 + 3) / 4', '日本', 13],
+    ['an emoji, 4 bytes: (43 + 4 + 3) / 4, rounded down', '😀', 12],
+    ['200 ASCII characters: (43 + 200 + 3) / 4', 'x'.repeat(200), 61],
+    ['100 emoji (200 UTF-16 units), 400 bytes: (43 + 400 + 3) / 4', '😀'.repeat(100), 111],
+  ])('%s', (_name, callId, expected) => {
+    expect(prunedOutputMarkerTokens(callId)).toBe(expected);
+    // Never below the usual length / 4 estimate of the marker the model is shown.
+    expect(expected).toBeGreaterThanOrEqual(estimateTokens(prunedOutputMarker(callId)));
+  });
+});
+
+describe('partTokens and messageTokens: stored counts, markers for pruned outputs', () => {
+  // The marker of call_7: (43 + 6 + 3) / 4 = 13 tokens.
+  const pruned = toolPart('read', 3000, {
+    callId: 'call_7',
+    tokens: 3020,
+    compactedAt: '2025-01-02T00:00:00Z',
+  });
   it.each<[string, Part, number]>([
     ['text', text('hello', 7), 7],
     ['reasoning', { type: 'reasoning', text: 'hmm', tokens: 12 }, 12],
     ['file', { type: 'file', mime: 'image/png', filename: null, url: 'u', tokens: 1200 }, 1200],
     ['compaction marker', { type: 'compaction', auto: true, tokens: 5 }, 5],
     ['tool part, shown', toolPart('read', 3000, { tokens: 3020 }), 3020],
-    ['tool part, pruned: call + placeholder', pruned, 20 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS],
-    [
-      'pruned part with inconsistent counts never goes negative',
-      { ...pruned, tokens: 10 },
-      PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
-    ],
+    ['tool part, pruned: call + marker', pruned, 20 + 13],
+    ['pruned part with inconsistent counts never goes negative', { ...pruned, tokens: 10 }, 13],
     ['errored call', toolPart('bash', 0, { status: 'error', tokens: 40, error: 'boom' }), 40],
   ])('%s', (_name, part, expected) => {
     expect(partTokens(part)).toBe(expected);
@@ -63,7 +85,7 @@ describe('partTokens and messageTokens: stored counts, placeholders for pruned o
 
   it('sums a message and a list of messages', () => {
     const message = assistant([text('a', 10), toolPart('read', 3000, { tokens: 3020 }), pruned]);
-    expect(messageTokens(message)).toBe(10 + 3020 + 20 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+    expect(messageTokens(message)).toBe(10 + 3020 + 20 + 13);
     expect(storedTokens([message, user('q', 5)])).toBe(messageTokens(message) + 5);
     expect(storedTokens([])).toBe(0);
   });
@@ -100,14 +122,12 @@ describe('usage: what a report measures', () => {
   it('tool results of the last step arrive after the report: completed, pruned, errored, still running', () => {
     const message = assistant([
       toolPart('read', 3000),
-      toolPart('read', 5000, { compactedAt: '2025-01-02T00:00:00Z' }),
+      toolPart('read', 5000, { callId: 'call_7', compactedAt: '2025-01-02T00:00:00Z' }),
       toolPart('bash', 0, { status: 'error', error: 'x'.repeat(40) }),
       toolPart('bash', 0, { status: 'running' }),
     ]);
     // The running call will be shown with the interrupted result.
-    expect(toolResultTokens(message)).toBe(
-      3000 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS + 10 + INTERRUPTED_TOOL_RESULT_TOKENS,
-    );
+    expect(toolResultTokens(message)).toBe(3000 + 13 + 10 + INTERRUPTED_TOOL_RESULT_TOKENS);
   });
 });
 
@@ -292,7 +312,7 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
     const reportedAt = '2025-01-01T10:00:00.000Z';
     const view = conversation([
       user('q', 100),
-      assistant([toolPart('read', 30_000, { compactedAt: '2025-01-01T10:05:00.000Z' })], {
+      assistant([toolPart('read', 30_000, { callId: 'call_7', compactedAt: '2025-01-01T10:05:00.000Z' })], {
         usage: usage(5000, 100),
         createdAt: '2025-01-01T09:00:00.000Z',
       }),
@@ -303,8 +323,8 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       assistant('answer', { tokens: 200, usage: usage(60_000, 200), createdAt: reportedAt }),
     ]);
     // Pruned at 10:05, after the report started at 10:00: the report still counted 30,000.
-    // Pruned at 09:30: the report's prompt already had the placeholder.
-    expect(estimateContextTokens(view).tokens).toBe(60_200 - (30_000 - PRUNED_OUTPUT_PLACEHOLDER_TOKENS));
+    // Pruned at 09:30: the report's prompt already had the marker (call_7's: 13 tokens).
+    expect(estimateContextTokens(view).tokens).toBe(60_200 - (30_000 - 13));
   });
 
   it('leaves the estimate alone when times do not parse', () => {

@@ -6,10 +6,11 @@
  * the provider's own usage report; the hybrid estimate (Opal) calibrates on the latest one and
  * adds the stored counts of what came after it.
  */
+import { utf8ByteLength } from '@compactor/contract';
 import {
   INTERRUPTED_TOOL_RESULT,
   assertNever,
-  PRUNED_OUTPUT_PLACEHOLDER,
+  prunedOutputMarker,
   type Message,
   type Part,
   type ToolPart,
@@ -27,12 +28,26 @@ export function estimateTokens(text: string | null | undefined): number {
 /** An exact counter (a real tokenizer, implemented outside core): text in, tokens out. */
 export type CountTokens = (text: string) => number;
 
+/** Characters (UTF-16 units) of the pruned-output marker around its call id. */
+export const PRUNED_OUTPUT_MARKER_FIXED_CHARS = prunedOutputMarker('').length;
+
 /**
- * Tokens of the placeholder a pruned tool output is replaced with. The text is fixed, short and
- * never stored, so it is estimated. The context view renders a pruned part with these as its
- * output tokens, so {@link partTokens} counts a rendered part the same as the stored one.
+ * Tokens of the marker a pruned tool output is replaced with (`prunedOutputMarker`). It is never
+ * stored, so it is estimated, and the status sums it in SQL for every pruned part: the count must
+ * be one both sides compute alike for any call id. The fixed text counts its characters; the id
+ * counts its UTF-8 bytes, which SQL's `octet_length` and {@link utf8ByteLength} compute exactly
+ * the same (ids are valid Unicode), where JavaScript's `.length` (UTF-16 units) and SQL's
+ * `char_length` (code points) part ways on characters outside the BMP. A character is never fewer
+ * UTF-8 bytes than UTF-16 units, so this never undercounts the usual `length / 4` estimate of the
+ * marker; rounded up, integer-only: `(fixed + bytes + 3) / 4` truncated, in both languages. The
+ * context view renders a pruned part with these as its output tokens, so {@link partTokens}
+ * counts a rendered part the same as the stored one.
  */
-export const PRUNED_OUTPUT_PLACEHOLDER_TOKENS = estimateTokens(PRUNED_OUTPUT_PLACEHOLDER);
+export function prunedOutputMarkerTokens(callId: string): number {
+  return Math.floor(
+    (PRUNED_OUTPUT_MARKER_FIXED_CHARS + utf8ByteLength(callId) + CHARS_PER_TOKEN - 1) / CHARS_PER_TOKEN,
+  );
+}
 
 /** Tokens of the result the model is shown for a call that never finished (estimated likewise). */
 export const INTERRUPTED_TOOL_RESULT_TOKENS = estimateTokens(INTERRUPTED_TOOL_RESULT);
@@ -57,7 +72,7 @@ export function partTokens(part: Part): number {
     case 'tool':
       if (isUnfinished(part)) return part.tokens + INTERRUPTED_TOOL_RESULT_TOKENS;
       return isPruned(part)
-        ? Math.max(0, part.tokens - part.outputTokens) + PRUNED_OUTPUT_PLACEHOLDER_TOKENS
+        ? Math.max(0, part.tokens - part.outputTokens) + prunedOutputMarkerTokens(part.callId)
         : part.tokens;
     case 'text':
     case 'reasoning':
@@ -151,7 +166,7 @@ export function toolResultTokens(message: Message): number {
     const part = parts[index]!;
     if (part.type !== 'tool') continue;
     if (part.status === 'completed')
-      total += isPruned(part) ? PRUNED_OUTPUT_PLACEHOLDER_TOKENS : part.outputTokens;
+      total += isPruned(part) ? prunedOutputMarkerTokens(part.callId) : part.outputTokens;
     else if (part.status === 'error') total += estimateTokens(part.error);
     else total += INTERRUPTED_TOOL_RESULT_TOKENS;
   }
@@ -211,7 +226,7 @@ function prunedSinceReport(view: readonly Message[], report: UsageReport): numbe
       if (part.type !== 'tool' || part.compactedAt === null || part.status !== 'completed') continue;
       const prunedAt = Date.parse(part.compactedAt);
       if (!Number.isNaN(prunedAt) && prunedAt > reportedAt) {
-        total += Math.max(0, part.outputTokens - PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+        total += Math.max(0, part.outputTokens - prunedOutputMarkerTokens(part.callId));
       }
     }
   }

@@ -10,7 +10,7 @@
 import {
   assertNever,
   INTERRUPTED_TOOL_RESULT,
-  PRUNED_OUTPUT_PLACEHOLDER,
+  prunedOutputMarker,
   type Message,
   type Part,
   type Role,
@@ -57,7 +57,9 @@ function toolResultLine(part: ToolPart, maxChars: number): string {
     case 'completed':
       // Pruning only ever clears completed outputs; an error stays visible whatever its mark says
       // (as in the OpenAI rendering).
-      if (part.compactedAt !== null) return `[Tool result]: ${PRUNED_OUTPUT_PLACEHOLDER}`;
+      // The marker embeds the client's call id, data like any content: escaped as such.
+      if (part.compactedAt !== null)
+        return `[Tool result]: ${inlineContent(prunedOutputMarker(part.callId))}`;
       return `[Tool result]: ${inlineContent(part.output ?? '', maxChars)}`;
     case 'error':
       return `[Tool error]: ${inlineContent(part.error ?? 'unknown error', maxChars)}`;
@@ -104,7 +106,7 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
  * The transcript of `messages`, one labelled block per part, blocks separated by blank lines:
  * `[User]:`, `[Assistant]:`, `[Assistant thinking]:` (optional), `[Assistant tool call]: name(args)`
  * with arguments cut to `toolArgsMaxChars`, then `[Tool result]:` cut to `toolResultMaxChars`
- * (a pruned output reads `[Old tool result content cleared]`, an unfinished call
+ * (a pruned output reads `[Old tool result content cleared — recall <callId>]`, an unfinished call
  * `[Tool execution was interrupted]`) or `[Tool error]:`; a failed turn adds `[Assistant error]:`.
  * Returned bare: {@link buildSummaryPrompt} wraps it in `<conversation>` tags. Content is escaped
  * where it lands ({@link escapePromptData}): a content line that would open with `[` or `<`, and

@@ -1,4 +1,5 @@
 import type {
+  CacheModel,
   CompactionBoundary,
   Finish,
   Message,
@@ -8,7 +9,7 @@ import type {
   ToolStatus,
   Usage,
 } from '@compactor/core';
-import { assertNever } from '@compactor/core';
+import { assertNever, resolveCacheModel } from '@compactor/core';
 import type { compactions, messages, parts, sessions } from './schema';
 
 /** A `sessions` row as selected; `policy` holds the client's policy input, not a resolved policy. */
@@ -36,6 +37,11 @@ export function sessionModel(session: SessionRow): ModelInfo {
     maxOutputTokens: session.maxOutputTokens,
     inputLimit: session.inputLimit,
   };
+}
+
+/** The session's cache model: the catalog's prices and cache behaviour, completed by its overrides. */
+export function sessionCacheModel(session: SessionRow): CacheModel {
+  return resolveCacheModel(session.modelId, { pricing: session.modelPricing, cache: session.modelCache });
 }
 
 /** A stored part row as the shared model's part. */

@@ -1,9 +1,15 @@
-import { evaluateTriggerFromStats, pruneCouldSelect, type TriggerVerdict } from '@compactor/core';
+import {
+  evaluateTriggerFromStats,
+  pruneCouldSelect,
+  shouldPrepare,
+  type TriggerVerdict,
+} from '@compactor/core';
 import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
 import type { OperationLog, SessionResources } from './resources';
-import type { SessionStatus as StatusView } from '@compactor/contract';
+import type { SessionStatus as StatusView, TurnPruneView } from '@compactor/contract';
 import { statusSnapshot, type PrefetchedStatus } from './status';
 import type { TenantLimits } from './tenant-limits';
+import { turnPrune } from './turn-prune';
 import { compactionView } from './views';
 
 export interface AfterWrite {
@@ -11,8 +17,8 @@ export interface AfterWrite {
   status: StatusView;
   /** The compaction this write started, if any. */
   compaction: CompactionRow | null;
-  /** The prune job this write queued, if any. */
-  prune: { jobId: string } | null;
+  /** The prune job this write queued, or the prune that waited for the prompt cache, if any. */
+  prune: TurnPruneView;
   verdict: TriggerVerdict | null;
 }
 
@@ -81,18 +87,28 @@ export async function afterWrite(
     }
   }
 
-  let prune: { jobId: string } | null = null;
+  // Policy `prepare`: past the soft threshold, a summary is written ahead of the trigger, once
+  // per crossing (one request per session and boundary: db `requestPreparedSummary`).
+  if (compaction === null && shouldPrepare({ verdict, pinnedTokens: stats.pinnedTokens, policy })) {
+    try {
+      await resources.jobs.startPrepare(session, lastCompleted?.id ?? null);
+    } catch (error) {
+      log.warn(
+        { sessionId: session.id, err: safeErrorMessage(error) },
+        'prepared summary could not be requested',
+      );
+    }
+  }
+
+  let prune: TurnPruneView = null;
   if (
     finishedTurn &&
     policy.prune &&
     compaction === null &&
     pruneCouldSelect(policy, stats.unprunedOutputs)
   ) {
-    try {
-      prune = await resources.jobs.startPrune(session, 'turn');
-    } catch (error) {
-      log.warn({ sessionId: session.id, err: safeErrorMessage(error) }, 'turn prune could not be started');
-    }
+    // Policy `pruning.cacheAware`: it may wait for the prompt cache (see turnPrune).
+    prune = await turnPrune(resources, limits, session, snapshot, verdict, log);
   }
   return { status, compaction, prune, verdict };
 }

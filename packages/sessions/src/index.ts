@@ -1,10 +1,12 @@
 // Public surface of @compactor/sessions: what a session does, for the API's routes to call.
 export * from './answers';
 export * from './compactions';
+export * from './compaction-revert';
 export * from './context';
 export * from './errors';
 export * from './event-stream';
 export * from './messages';
+export * from './recall';
 export * from './resources';
 export * from './sessions';
 export { sessionStatus, statusSnapshot, type PrefetchedStatus, type StatusSnapshot } from './status';

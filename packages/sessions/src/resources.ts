@@ -1,5 +1,5 @@
 import type { CompactionRow, Db, SessionRow, TokenCounter } from '@compactor/db';
-import type { CompactionLimits, CompactionRequest } from '@compactor/workflow';
+import type { CompactionLimits, CompactionRequest, SessionEventMap } from '@compactor/workflow';
 import type { SessionEventSource } from '@compactor/queue';
 
 /**
@@ -19,8 +19,21 @@ export interface SessionJobs {
   ): Promise<{ compaction: CompactionRow; created: boolean }>;
   /** A prune-only job for the session. */
   startPrune(session: SessionRow, reason: 'turn' | 'manual'): Promise<{ jobId: string }>;
+  /**
+   * The session's prepared summary built on its latest completed compaction `baseCompactionId`
+   * (policy `prepare`), or `null` when one was requested on that boundary already.
+   */
+  startPrepare(session: SessionRow, baseCompactionId: string | null): Promise<{ jobId: string } | null>;
   /** Publishes `session.deleted` (best effort): its event streams, on every replica, send it and end. */
   sessionDeleted(session: SessionRow): Promise<void>;
+  /** Publishes `prune.skipped` (best effort): a finished turn's prune waited for the prompt cache. */
+  pruneSkipped(session: SessionRow, data: SessionEventMap['prune.skipped']): Promise<void>;
+  /** Publishes `compaction.reverted` (best effort), once the revert committed. */
+  compactionReverted(
+    session: SessionRow,
+    compaction: CompactionRow,
+    data: SessionEventMap['compaction.reverted'],
+  ): Promise<void>;
 }
 
 /** Everything a session operation needs, passed explicitly (no module singletons). */

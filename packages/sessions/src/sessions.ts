@@ -25,7 +25,7 @@ import {
   type Session,
 } from '@compactor/contract';
 import type { z } from 'zod';
-import { newId, sessionModel } from '@compactor/db';
+import { newId, sessionCacheModel, sessionModel } from '@compactor/db';
 import type { SessionResources } from './resources';
 import { sessionStatus } from './status';
 import type { TenantLimits } from './tenant-limits';
@@ -83,6 +83,8 @@ export async function createSession(
     contextWindow: model.contextWindow,
     maxOutputTokens: model.maxOutputTokens,
     inputLimit: model.inputLimit,
+    modelPricing: body.model.pricing ?? null,
+    modelCache: body.model.cache ?? null,
     policy,
     metadata: body.metadata ?? {},
     createHash,
@@ -119,7 +121,7 @@ export async function createSessionWithinRate(
 export async function sessionView(db: Db, session: SessionRow): Promise<Session> {
   return {
     id: session.id,
-    model: sessionModel(session),
+    model: { ...sessionModel(session), ...sessionCacheModel(session) },
     policy: session.policy as Record<string, unknown>,
     effectivePolicy: resolveStoredPolicy(session.policy as PolicyInput) as unknown as Record<string, unknown>,
     metadata: session.metadata as Record<string, unknown>,
@@ -181,6 +183,10 @@ export async function patchSession(
       maxOutputTokens: model.maxOutputTokens,
       inputLimit: model.inputLimit,
     });
+    // Cache overrides belong to a model: another model id drops them unless stated; null clears.
+    const otherModel = body.model.id !== undefined && body.model.id !== session.modelId;
+    if (body.model.pricing !== undefined || otherModel) patch.modelPricing = body.model.pricing ?? null;
+    if (body.model.cache !== undefined || otherModel) patch.modelCache = body.model.cache ?? null;
   }
   if (body.policy) {
     patch.policy = checkedPolicy(

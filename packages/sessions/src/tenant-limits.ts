@@ -50,6 +50,8 @@ export interface TenantLimitObserver {
   autoCompactionDeferred?(): void;
   /** The event streams open in this process, over all tenants, after each change. */
   eventStreams?(open: number): void;
+  /** A finished turn's prune waited, for `reason` (the append path's other report, next to deferrals). */
+  pruneSkipped?(reason: 'cache_warm'): void;
 }
 
 /** When to try again: a stream place frees when a client leaves, a compaction ends in seconds. */
@@ -155,6 +157,11 @@ export class TenantLimits {
       this.observer.autoCompactionDeferred?.();
       return null;
     }
+  }
+
+  /** Reports that a finished turn's prune waited (metrics). */
+  pruneSkipped(reason: 'cache_warm'): void {
+    this.observer.pruneSkipped?.(reason);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { CompactionRow, listCompactionSteps } from '@compactor/db';
+import { cacheEffectOf, type CompactionRow, type listCompactionSteps } from '@compactor/db';
 import type { Compaction as CompactionView, CompactionStep as CompactionStepView } from '@compactor/contract';
 
 /** A compaction row in the API's shape. */
@@ -31,6 +31,8 @@ export function compactionView(row: CompactionRow, sessionId: string): Compactio
     requestedAt: row.requestedAt.toISOString(),
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
+    cache: cacheEffectOf(row),
+    revertedAt: row.revertedAt?.toISOString() ?? null,
   };
 }
 

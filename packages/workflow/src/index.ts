@@ -7,4 +7,5 @@ export * from './start-deferred-compaction';
 export * from './compaction-view';
 export * from './run-compaction';
 export * from './prune-session';
+export * from './prepare-summary';
 export * from './stored-policy';

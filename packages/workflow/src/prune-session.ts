@@ -1,5 +1,12 @@
-import { PolicyError, type PolicyInput } from '@compactor/core';
-import { findSessionByPk, pruneToolOutputs } from '@compactor/db';
+import { PolicyError, type CacheEffect, type PolicyInput } from '@compactor/core';
+import {
+  findSessionByPk,
+  insertPruneRun,
+  pruneToolOutputs,
+  selectCacheBaseline,
+  type SessionRow,
+} from '@compactor/db';
+import { cacheEffectOfChange } from './cache-effect';
 import { pruneByCharEstimate } from './prune-by-estimate';
 import type { WorkflowResources } from './resources';
 import { announceEvent } from './session-events';
@@ -10,18 +17,21 @@ export interface PruneSessionOutcome {
   parts: number;
   tokens: number;
   skipped: 'session-gone' | 'policy' | 'invalid-policy' | null;
+  /** What the marks cost in prompt cache (recorded in `prune_runs`); absent when skipped. */
+  cache?: CacheEffect;
 }
 
 /**
  * OpenCode's prune on its own (after a finished assistant turn, or `POST /prune`), over the
  * whole current view: selection (core's rule, in SQL) and marks in one statement, so no output
  * is loaded. Idempotent: already-pruned parts stop the selection, and a concurrent prune's marks
- * are not counted twice.
+ * are not counted twice. Every job that ran is recorded in `prune_runs` with its prompt-cache
+ * effect (docs/DESIGN.md, "Prompt cache").
  */
 export async function pruneSession(
   resources: WorkflowResources,
   sessionPk: number,
-  { jobId }: { jobId: string },
+  { jobId, trigger = 'manual' }: { jobId: string; trigger?: 'turn' | 'manual' },
 ): Promise<PruneSessionOutcome> {
   const session = await findSessionByPk(resources.db, sessionPk);
   if (!session) return { parts: 0, tokens: 0, skipped: 'session-gone' };
@@ -48,14 +58,65 @@ export async function pruneSession(
           at: resources.clock(),
           by: jobId,
         });
+  const cache = await recordPruneRun(resources, session, {
+    jobId,
+    trigger,
+    parts,
+    tokens,
+    pinSystemMessages: policy.pinSystemMessages,
+  });
   if (resources.events) {
     await announceEvent(
       resources.events,
       resources.clock(),
       { session, compactionId: null },
       'prune.completed',
-      { jobId, parts, tokens },
+      { jobId, parts, tokens, cache },
     );
   }
-  return { parts, tokens, skipped: null };
+  return { parts, tokens, skipped: null, cache };
+}
+
+/**
+ * Records the job in `prune_runs`, with its cache effect measured on the view after its marks:
+ * the parts before the first one it marked are served as they were, the view weighed what its
+ * marks saved more before, and the latest usage report is the one before the change (a prune
+ * writes no message). Returns the effect.
+ */
+async function recordPruneRun(
+  resources: WorkflowResources,
+  session: SessionRow,
+  run: {
+    jobId: string;
+    trigger: 'turn' | 'manual';
+    parts: number;
+    tokens: number;
+    pinSystemMessages: boolean;
+  },
+): Promise<CacheEffect> {
+  const baseline = await selectCacheBaseline(resources.db, session.pk, {
+    pinSystemMessages: run.pinSystemMessages,
+    prunedBy: run.jobId,
+  });
+  const tokensAfter = baseline.storedTokens;
+  const tokensBefore = tokensAfter + baseline.prunedSavedTokens;
+  const ranAt = resources.clock();
+  const cache = cacheEffectOfChange(
+    session,
+    baseline,
+    { tokensBefore, tokensAfter, unchangedPrefixTokens: baseline.prefixTokens ?? tokensBefore },
+    ranAt,
+  );
+  await insertPruneRun(resources.db, {
+    jobId: run.jobId,
+    sessionPk: session.pk,
+    trigger: run.trigger,
+    parts: run.parts,
+    tokens: run.tokens,
+    tokensBefore,
+    tokensAfter,
+    cache,
+    ranAt,
+  });
+  return cache;
 }

@@ -13,7 +13,7 @@ import {
 } from '@compactor/db';
 import { announceEvent, type CompactionEventType, type SessionEventMap } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
-import { safeErrorMessage } from '@compactor/db';
+import { cacheEffectOf, safeErrorMessage } from '@compactor/db';
 import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
 import { requestFollowUp } from './follow-up';
@@ -106,6 +106,7 @@ export async function runCompaction(
       boundarySeq: completed.boundarySeq,
       // The truncate fallback wrote the summary: its code, as `compaction.failed` carries one.
       fallback: completed.fallbackCode === null ? null : { code: completed.fallbackCode },
+      cache: cacheEffectOf(completed),
     };
     // Requested before the events go out: a client that reads the session when this one is
     // announced already sees the follow-up active, and waits for it before its next model call.

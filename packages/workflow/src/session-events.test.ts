@@ -86,7 +86,12 @@ describe('announceEvent', () => {
       ...base,
       type: 'prune.completed',
       compactionId: null,
-      data: { jobId: 'p', parts: 1, tokens: 2 },
+      data: {
+        jobId: 'p',
+        parts: 1,
+        tokens: 2,
+        cache: { invalidatedTokens: 0, rewriteCostUsd: 0, savingPerTurnUsd: 0, breakEvenTurns: 0 },
+      },
     });
     void publisher.publish({
       ...base,
@@ -106,12 +111,23 @@ describe('announceEvent', () => {
   });
 
   it('the contract check catches a wrong payload, a field it does not name, and a misplaced compaction id', () => {
-    expect(contractIssue({ ...envelope('prune.completed'), data: { jobId: 'p', parts: 1, tokens: 2 } })).toBe(
-      null,
-    );
-    expect(contractIssue({ ...envelope('prune.completed'), data: { parts: 1, tokens: 2 } })).not.toBeNull();
+    const cache = {
+      invalidatedTokens: 0,
+      rewriteCostUsd: null,
+      savingPerTurnUsd: null,
+      breakEvenTurns: null,
+    };
     expect(
-      contractIssue({ ...envelope('prune.completed'), data: { jobId: 'p', parts: 1, tokens: 2, text: 'x' } }),
+      contractIssue({ ...envelope('prune.completed'), data: { jobId: 'p', parts: 1, tokens: 2, cache } }),
+    ).toBe(null);
+    expect(
+      contractIssue({ ...envelope('prune.completed'), data: { parts: 1, tokens: 2, cache } }),
+    ).not.toBeNull();
+    expect(
+      contractIssue({
+        ...envelope('prune.completed'),
+        data: { jobId: 'p', parts: 1, tokens: 2, cache, text: 'x' },
+      }),
     ).toMatch(/fields the contract does not name/);
     expect(
       contractIssue({ ...envelope('compaction.skipped'), compactionId: null, data: { reason: 'none' } }),
@@ -167,7 +183,7 @@ describe('the events the workflow publishes', () => {
       sessionId: session.id,
       compactionId: null,
       at: expect.any(String),
-      data: { jobId: 'prn_events', parts: pruned.parts, tokens: pruned.tokens },
+      data: { jobId: 'prn_events', parts: pruned.parts, tokens: pruned.tokens, cache: pruned.cache },
     });
   });
 

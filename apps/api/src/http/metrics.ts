@@ -44,6 +44,14 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
       '(the append succeeded; the compaction starts when the tenant has room).',
     registers: [registry],
   });
+  new Counter({
+    name: 'compactor_prunes_skipped_total',
+    help:
+      "Finished turns' prunes that waited, by reason (cache_warm: the prompt cache is warm and the prune " +
+      'would not repay it within pruning.cacheHorizonTurns; the next compaction prunes first).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
   new Gauge({
     name: 'compactor_api_event_streams',
     help: 'Event streams this process holds open, over all tenants.',
@@ -114,7 +122,9 @@ export function tenantLimitMetrics(registry: Registry): Required<TenantLimitObse
   const rejections = registry.getSingleMetric('compactor_tenant_limit_rejections_total') as Counter;
   const deferred = registry.getSingleMetric('compactor_auto_compactions_deferred_total') as Counter;
   const streams = registry.getSingleMetric('compactor_api_event_streams') as Gauge;
+  const prunesSkipped = registry.getSingleMetric('compactor_prunes_skipped_total') as Counter;
   return {
+    pruneSkipped: (reason) => prunesSkipped.inc({ reason }),
     rejected: (limit) => rejections.inc({ limit }),
     autoCompactionDeferred: () => deferred.inc(),
     eventStreams: (open) => streams.set(open),

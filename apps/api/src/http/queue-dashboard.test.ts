@@ -106,7 +106,7 @@ describe('queue dashboard (/admin/queues)', () => {
     expect(queues.statusCode).toBe(200);
     const names = (queues.json() as { queues: Array<{ name: string; counts: Record<string, number> }> })
       .queues;
-    expect(names.map((q) => q.name).sort()).toEqual(['compact', 'prune']);
+    expect(names.map((q) => q.name).sort()).toEqual(['compact', 'prepare', 'prune']);
     expect(names.find((q) => q.name === 'compact')!.counts.waiting).toBe(1);
   });
 

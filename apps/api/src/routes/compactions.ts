@@ -5,6 +5,7 @@ import {
   reportOverflow,
   requestManualCompaction,
   requestPrune,
+  revertCompaction,
   type TenantLimits,
 } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
@@ -22,6 +23,7 @@ import {
   OverflowBody,
   OverflowOut,
   PruneOut,
+  RevertCompactionOut,
 } from '@compactor/contract';
 
 export function compactionRoutes(
@@ -129,6 +131,30 @@ export function compactionRoutes(
         },
       },
       async (request) => compactionDetail(resources.db, request.tenantId, request.params.id),
+    );
+
+    app.post(
+      '/v1/compactions/:id/revert',
+      {
+        schema: {
+          tags,
+          summary: "Undo a session's latest completed compaction",
+          description:
+            'Restores, in one transaction, the context view the compaction replaced: its boundary, summary ' +
+            'messages (they stay in the raw history), prune marks and clamps are undone, and it becomes ' +
+            "`reverted`; messages appended since stay, after the restored boundary, and prune jobs' marks stay. " +
+            'Only the latest completed compaction of a session (not reverted) can be reverted; the one before it ' +
+            'then can be too. A 409 `conflict` says why not in `details.reason`: `compaction_active` (another ' +
+            'compaction of the session is pending or running), `not_completed` (reverted already, failed, skipped or ' +
+            'unfinished), `not_latest` (a later one defines the view), `history_purged` (the retention purge cleared ' +
+            'what the restored view would show). The auto trigger then holds as after a failed compaction: until ' +
+            'the session grows by a quarter of its threshold, unless it is over the usable window. ' +
+            'Announces `compaction.reverted`.',
+          params: CompactionParams,
+          response: { 200: RevertCompactionOut, ...commonErrors },
+        },
+      },
+      async (request) => revertCompaction(resources, request.tenantId, request.params.id),
     );
   };
 }

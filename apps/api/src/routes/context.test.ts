@@ -80,7 +80,7 @@ async function finishCompaction(sessionPk: number, boundarySeq: number, summary:
 }
 
 describe('GET /v1/sessions/:id/context', () => {
-  it('with no compaction: the whole history, pruned outputs as the placeholder, unfinished calls interrupted', async () => {
+  it('with no compaction: the whole history, pruned outputs as their marker, unfinished calls interrupted', async () => {
     const row = await session('c-plain');
     await post('c-plain', [
       { role: 'user', parts: [{ type: 'text', text: 'look at a and b' }] },
@@ -95,7 +95,11 @@ describe('GET /v1/sessions/:id/context', () => {
     expect(native.compactionId).toBeNull();
     expect(native.boundarySeq).toBeNull();
     const [, assistant] = native.messages;
-    expect(assistant.parts[0]).toMatchObject({ output: '[Old tool result content cleared]' });
+    // The marker names the call to recall; it counts (43 + 2 bytes of "ca" + 3) / 4 = 12 tokens.
+    expect(assistant.parts[0]).toMatchObject({
+      output: '[Old tool result content cleared — recall ca]',
+      outputTokens: 12,
+    });
     expect(assistant.parts[1]).toMatchObject({ status: 'error', error: '[Tool execution was interrupted]' });
 
     const openai = await context('c-plain', 'openai');
@@ -110,7 +114,7 @@ describe('GET /v1/sessions/:id/context', () => {
           { id: 'cb', type: 'function', function: { name: 'read', arguments: '{"path":"cb.ts"}' } },
         ],
       },
-      { role: 'tool', tool_call_id: 'ca', content: '[Old tool result content cleared]' },
+      { role: 'tool', tool_call_id: 'ca', content: '[Old tool result content cleared — recall ca]' },
       { role: 'tool', tool_call_id: 'cb', content: '[Tool execution was interrupted]' },
     ]);
     // The raw history still has the output.

@@ -118,6 +118,7 @@ const completed = {
   messagesAfter: 12,
   boundarySeq: 70,
   fallback: null,
+  cache: { invalidatedTokens: 0, rewriteCostUsd: null, savingPerTurnUsd: null, breakEvenTurns: null },
 };
 
 describe('GET /v1/sessions/:id/events', () => {
@@ -248,7 +249,7 @@ describe('GET /v1/sessions/:id/events', () => {
       sessionId: 'ev-many',
       compactionId: null,
       at: new Date().toISOString(),
-      data: { jobId: 'prune-1', parts: 2, tokens: 30_000 },
+      data: { jobId: 'prune-1', parts: 2, tokens: 30_000, cache: completed.cache },
     });
     for (const stream of [onB, alsoOnB, onA]) {
       const text = await stream.until((t) => t.includes('event: prune.completed\n'));

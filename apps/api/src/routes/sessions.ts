@@ -36,6 +36,9 @@ export function sessionRoutes(
             `\`maxOutputTokens\` at most the window, \`inputLimit\` from ${MIN_CONTEXT_WINDOW} to the window; ` +
             'limits left out come from the known-model table, fitted to a smaller window the request states. ' +
             'PATCH checks the model it leaves the same way. ' +
+            '`model.pricing` and `model.cache` override the catalog’s prices and prompt-cache behaviour ' +
+            '(cache-aware pruning weighs them); the answer shows those in force, PATCH with null returns to the catalog, ' +
+            'and a change of model id drops overrides it does not restate. ' +
             'A tenant creating sessions faster than `TENANT_SESSION_CREATE_RATE` a minute (per API process) gets ' +
             '429 `too_many_requests` with `Retry-After`; the same id again (an existing session) is never refused.',
           body: CreateSessionBody,

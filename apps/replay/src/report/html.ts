@@ -15,6 +15,7 @@ import {
   type RunReport,
 } from './model';
 import { SUMMARY_COLUMNS, tableRows } from './table';
+import { COST_COLUMNS, costRows } from './cost-table';
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563', '#ca8a04'];
 
@@ -85,6 +86,12 @@ function retentionRows(c: CompactionRecord): string[][] {
       `<code>${e(file.path)}</code>`,
       mark(file.inSummary, file.inSummary ? 'named' : 'LOST'),
     ]);
+  for (const fact of c.recall?.facts ?? [])
+    rows.push([
+      `recall (${fact.kind})`,
+      e(fact.text),
+      mark(fact.found, fact.found ? 'found again' : 'not found'),
+    ]);
   if (r.latestRequest) {
     const text =
       r.latestRequest.text.length > 240 ? `${r.latestRequest.text.slice(0, 239)}…` : r.latestRequest.text;
@@ -115,6 +122,7 @@ function comparison(runs: readonly RunReport[]): string {
       scoreCell(t.goal),
       scoreCell(t.constraints),
       scoreCell(t.latestRequest),
+      scoreCell(t.recall),
     ];
   });
   const headers = [
@@ -132,6 +140,7 @@ function comparison(runs: readonly RunReport[]): string {
     'goal',
     'constraints',
     'latest',
+    'recall',
   ];
   return table(headers, rows, 1, 'comparison');
 }
@@ -201,6 +210,14 @@ function transcriptSection(name: string, runs: readonly RunReport[], index: numb
   return parts.join('\n');
 }
 
+/** The agent's cost through the prompt cache and its trigger waits, when the run measured them. */
+function costSection(report: ReplayReport): string {
+  if (!report.runs.some((r) => r.promptCache || (r.triggerWaits?.length ?? 0) > 0)) return '';
+  const rows = costRows(report).map((row) => row.map((cell) => e(cell)));
+  return `<h2>Prompt cache and the agent's wait</h2>${table(COST_COLUMNS, rows, 2, 'summary')}
+<p class="muted">agent cost: its model calls through the prompt cache of ${e(report.runs.find((r) => r.promptCache)?.promptCache?.model ?? 'no priced model')}; no cache: the same calls at the input price; summarizer: the compactions' LLM cost; wait: from the append that crossed the trigger until its compaction ended.</p>`;
+}
+
 export function renderHtml(report: ReplayReport): string {
   const summaryRows = tableRows(report).map((row) => row.map((cell) => e(cell)));
   const groups = [...runsByTranscript(report)];
@@ -211,7 +228,8 @@ export function renderHtml(report: ReplayReport): string {
 <h1>Compactor replay</h1>
 <p class="muted">${e(report.startedAt)} · ${report.target.kind} Compactor at ${e(report.target.url)} · LLM ${e(report.target.llm)} · window ${int(report.window)} · usage after compaction: ${e(report.usage)}</p>
 ${table(SUMMARY_COLUMNS, summaryRows, 2, 'summary')}
-<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constr.: probes kept in the summary or the kept window (per compaction); latest: the latest user request verbatim in the kept window.</p>
+<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constr.: probes kept in the summary or the kept window (per compaction); latest: the latest user request verbatim in the kept window; recall: lost goals and constraints that a recall search found again.</p>
+${costSection(report)}
 ${groups.map(([name, runs], i) => transcriptSection(name, runs, i)).join('\n')}
 </body></html>
 `;

@@ -5,6 +5,8 @@
 import type { ContextIssue } from '@compactor/core';
 import type { TranscriptFormat } from '../transcript';
 import type { RetentionProbes } from '../probes/retention';
+import type { PromptCacheCost } from '../cache-cost';
+import type { RecallProbe } from '../probes/recall';
 
 export type Outcome = 'summarized' | 'truncated' | 'skipped' | 'failed' | 'unfinished';
 
@@ -59,6 +61,16 @@ export interface CompactionRecord {
   prunedParts: number;
   prunedTokens: number;
   llm: { model: string; input: number; output: number; costUsd: number | null } | null;
+  /**
+   * What the compaction cost in the provider's prompt cache, as the API records it (null when it
+   * did not complete). Absent in older reports.
+   */
+  cache?: {
+    invalidatedTokens: number;
+    rewriteCostUsd: number | null;
+    savingPerTurnUsd: number | null;
+    breakEvenTurns: number | null;
+  } | null;
   /** Server side: requested → finished. */
   latencyMs: number | null;
   /** How long the replay (the agent) waited for it before its next model call. */
@@ -73,6 +85,11 @@ export interface CompactionRecord {
    */
   followedBy?: string | null;
   retention: RetentionProbes | null;
+  /**
+   * What the recall route found again of the facts the context lost (completed compactions; null
+   * when the API has no recall route). Absent in older reports.
+   */
+  recall?: RecallProbe | null;
 }
 
 export interface RunReport {
@@ -91,11 +108,35 @@ export interface RunReport {
   /** Wall time of the run, and the part spent waiting for compactions. */
   durationMs: number;
   waitMs: number;
-  /** Where the rest of the time went: appends (HTTP round trips), prune waits, post-compaction checks. */
-  timing: { appendMs: number; pruneWaitMs: number; checkMs: number };
+  /**
+   * Where the rest of the time went: appends (HTTP round trips), prune waits, post-compaction
+   * checks, reading each model call's prompt (with `--model`) and the agent's own calls
+   * (`--call-latency`).
+   */
+  timing: { appendMs: number; pruneWaitMs: number; checkMs: number; promptMs?: number; callMs?: number };
   points: TurnPoint[];
   compactions: CompactionRecord[];
   prunes: { jobs: number; parts: number; tokens: number };
+  /** After-turn prunes that waited for the prompt cache (the append's `prune.skipped`). Absent in older reports. */
+  prunesSkipped?: number;
+  /**
+   * The agent's own model calls priced through the prompt cache of `model` (`--model`; see
+   * cache-cost.ts). Absent in older reports and without `--model`.
+   */
+  promptCache?: (PromptCacheCost & { model: string }) | null;
+  /** Every trigger crossing and the agent's wait at it (see trigger-waits.ts). Absent in older reports. */
+  triggerWaits?: TriggerWait[];
+}
+
+/**
+ * An append after which a compaction started, and how long from that append's answer until the
+ * compaction (and any follow-up the worker chained to it) ended: the context fit again. `null`
+ * when it never ended within the run's timeout.
+ */
+export interface TriggerWait {
+  turn: number;
+  compactionId: string;
+  waitMs: number | null;
 }
 
 export interface ReplayReport {
@@ -130,6 +171,8 @@ export interface RunTotals {
   /** Σ (before − after) over completed compactions. */
   tokensSaved: number;
   prunedTokens: number;
+  /** Σ cached prompt tokens the run's compactions invalidated (their `cache.invalidatedTokens`). */
+  cacheInvalidatedTokens: number;
   llmInput: number;
   llmOutput: number;
   /** null when no call had a known price. */
@@ -142,6 +185,8 @@ export interface RunTotals {
   goal: Score;
   constraints: Score;
   latestRequest: Score;
+  /** Lost facts (goal, constraints) the recall route found again, over the lost facts searched. */
+  recall: Score;
   peakTokens: number;
   finalTokens: number;
 }
@@ -168,6 +213,7 @@ export function runTotals(run: RunReport): RunTotals {
     byOutcome,
     tokensSaved: sum(done.map((c) => Math.max(0, (c.tokensBefore ?? 0) - (c.tokensAfter ?? 0)))),
     prunedTokens: sum(run.compactions.map((c) => c.prunedTokens)) + run.prunes.tokens,
+    cacheInvalidatedTokens: sum(run.compactions.map((c) => c.cache?.invalidatedTokens ?? 0)),
     llmInput: sum(run.compactions.map((c) => c.llm?.input ?? 0)),
     llmOutput: sum(run.compactions.map((c) => c.llm?.output ?? 0)),
     costUsd: costs.length === 0 ? null : sum(costs),
@@ -185,6 +231,7 @@ export function runTotals(run: RunReport): RunTotals {
     goal: score(probes.flatMap((p) => (p.goal ? [p.goal.where !== null] : []))),
     constraints: score(probes.flatMap((p) => p.constraints.map((c) => c.where !== null))),
     latestRequest: score(probes.flatMap((p) => (p.latestRequest ? [p.latestRequest.kept] : []))),
+    recall: score(run.compactions.flatMap((c) => c.recall?.facts.map((f) => f.found) ?? [])),
     peakTokens: Math.max(0, ...run.points.map((p) => p.tokens)),
     finalTokens: run.points.at(-1)?.tokens ?? 0,
   };

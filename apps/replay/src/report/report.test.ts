@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { sampleReport } from '../test-support/report-fixture';
 import { renderHtml } from './html';
 import { runTotals } from './model';
-import { renderTable, tableRows } from './table';
+import { kilo } from './format';
+import { renderTable, SUMMARY_COLUMNS, tableRows } from './table';
 
 describe('runTotals', () => {
   it('adds up compactions and scores every probe of every compaction', () => {
@@ -21,6 +22,8 @@ describe('runTotals', () => {
     expect(totals.byOutcome).toMatchObject({ summarized: 1, failed: 1 });
     expect(totals.constraints).toEqual({ kept: 1, total: 2 });
     expect(totals.files).toEqual({ kept: 0, total: 1 });
+    expect(totals.recall).toEqual({ kept: 1, total: 1 });
+    expect(runTotals(faithful!).recall).toEqual({ kept: 0, total: 0 });
     expect(totals.peakTokens).toBe(1_000 + 7 * 1_600);
   });
 
@@ -44,11 +47,31 @@ describe('runTotals', () => {
 describe('the terminal table', () => {
   it('has one row per run with the retention scores', () => {
     const rows = tableRows(sampleReport());
-    expect(rows.map((r) => [r[1], r[3], r[14]])).toEqual([
-      ['opencode', '1 summarized', '2/2'],
-      ['opal', '1 summarized, 1 failed', '1/2'],
+    expect(rows.map((r) => [r[1], r[3], r[14], r[16]])).toEqual([
+      ['opencode', '1 summarized', '2/2', '–'],
+      ['opal', '1 summarized, 1 failed', '1/2', '1/1'],
     ]);
     expect(renderTable(sampleReport()).split('\n')[0]).toMatch(/^session\s+variant\s+msgs\s+compactions/);
+  });
+
+  it("sums the cached prompt tokens each run's compactions invalidated; older reports have none", () => {
+    const report = sampleReport();
+    const [faithful] = report.runs;
+    const cache = (invalidatedTokens: number) => ({
+      invalidatedTokens,
+      rewriteCostUsd: null,
+      savingPerTurnUsd: null,
+      breakEvenTurns: null,
+    });
+    const first = faithful!.compactions[0]!;
+    faithful!.compactions = [
+      { ...first, cache: cache(12_500) },
+      { ...first, id: 'cmp_second', cache: cache(6_450) },
+      { ...first, id: 'cmp_failed', cache: null },
+    ];
+    expect(runTotals(faithful!).cacheInvalidatedTokens).toBe(18_950);
+    const column = SUMMARY_COLUMNS.indexOf('cache inv.');
+    expect(tableRows(report).map((r) => r[column])).toEqual([kilo(18_950), kilo(0)]);
   });
 });
 
@@ -75,5 +98,8 @@ describe('report.html', () => {
     const retention = html.slice(html.indexOf('<h3>opal'));
     expect(retention).toMatch(/Never use floating point for money\.<\/td><td><span class="lost">LOST/);
     expect(retention).toContain('context_cannot_fit: too big');
+    expect(retention).toMatch(
+      /recall \(constraint\)<\/td><td class="l">Never use floating point for money\.<\/td><td><span class="ok">found again/,
+    );
   });
 });

@@ -23,6 +23,8 @@ export const SUMMARY_COLUMNS = [
   'goal',
   'constr.',
   'latest',
+  'recall',
+  'cache inv.',
 ] as const;
 
 function cut(text: string, width: number): string {
@@ -54,6 +56,8 @@ export function tableRows(report: ReplayReport): string[][] {
       ratio(t.goal),
       ratio(t.constraints),
       ratio(t.latestRequest),
+      ratio(t.recall),
+      kilo(t.cacheInvalidatedTokens),
     ];
   });
 }
@@ -71,7 +75,9 @@ export function renderTable(report: ReplayReport): string {
     out.push(`  ${run.transcript} · ${run.variant.label}: ${run.error}`);
   out.push(
     'valid: contexts after a compaction a provider accepts (every tool call answered) · files/goal/constr.: kept in the',
-    'summary or the kept window, per compaction · latest: the latest user request verbatim in the kept window',
+    'summary or the kept window, per compaction · latest: the latest user request verbatim in the kept window ·',
+    'recall: lost goals and constraints that a recall search (GET …/recall?q=) found again · cache inv.: cached',
+    "prompt tokens the compactions invalidated (the provider's cache, as the API records it)",
   );
   return out.join('\n');
 }

@@ -2,13 +2,14 @@
  * What the replay records once a compaction has ended: its row's figures, the context served
  * right after it (valid for a provider? within the window?) and the retention probes.
  */
-import type {
-  CompactionWithSteps,
-  CompactorClient,
-  NativeContext,
-  OpenAIContext,
-  Session,
-  SessionStatus,
+import {
+  CompactorApiError,
+  type CompactionWithSteps,
+  type CompactorClient,
+  type NativeContext,
+  type OpenAIContext,
+  type Session,
+  type SessionStatus,
 } from '@compactor/client';
 import {
   validateContext,
@@ -17,7 +18,13 @@ import {
   type FileToolNames,
 } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
-import { probeRetention, type ContextMessage, type TranscriptFacts } from '../probes/retention';
+import { probeRecall, type RecallProbe } from '../probes/recall';
+import {
+  probeRetention,
+  type ContextMessage,
+  type RetentionProbes,
+  type TranscriptFacts,
+} from '../probes/retention';
 import type { CompactionRecord, ContextCheck, Outcome } from '../report/model';
 
 export interface EndedCompaction {
@@ -110,6 +117,7 @@ export async function recordCompaction(
   const outcome = outcomeOf(row);
   let context: ContextCheck | null = null;
   let retention = null;
+  let recall: RecallProbe | null = null;
   let served: Served | null = null;
   if (row.status === 'completed') {
     const checked = checkContext(reads);
@@ -126,6 +134,7 @@ export async function recordCompaction(
       ...(state.fileTools ? { fileTools: state.fileTools } : {}),
       ...(state.facts ? { facts: state.facts } : {}),
     });
+    recall = await recallWhatWasLost(client, state.sessionId, retention);
   }
   const requested = Date.parse(row.requestedAt);
   const finished = row.finishedAt ? Date.parse(row.finishedAt) : NaN;
@@ -154,12 +163,28 @@ export async function recordCompaction(
               costUsd: row.costUsd ?? null,
             }
           : null,
+      cache: row.cache ?? null,
       latencyMs: Number.isNaN(finished) ? null : finished - requested,
       waitedMs: ended.waitedMs,
       error: row.error ?? null,
       context,
       followedBy: null,
       retention,
+      recall,
     },
   };
+}
+
+/** The recall probe, or null against an API without the recall route (its 404 names no session). */
+async function recallWhatWasLost(
+  client: CompactorClient,
+  sessionId: string,
+  retention: RetentionProbes,
+): Promise<RecallProbe | null> {
+  try {
+    return await probeRecall((q) => client.recall(sessionId, { q }), retention);
+  } catch (error) {
+    if (error instanceof CompactorApiError && error.status === 404) return null;
+    throw error;
+  }
 }

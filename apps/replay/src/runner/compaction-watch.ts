@@ -15,13 +15,15 @@ export const TERMINAL_STATUSES = new Set(['completed', 'failed', 'skipped']);
 
 export class CompactionWatch {
   private readonly ended = new Map<string, string>();
+  /** When the run learnt that each compaction ended (ms since the epoch). */
+  private readonly endedTimes = new Map<string, number>();
   private wakers = new Set<() => void>();
   prunes = { jobs: 0, parts: 0, tokens: 0 };
 
   /** Feed every event of the session's stream here. */
   onEvent = (event: SessionEventMessage): void => {
     const status = TERMINAL_EVENTS[event.type];
-    if (status && event.compactionId) this.ended.set(event.compactionId, status);
+    if (status && event.compactionId) this.markEnded(event.compactionId, status);
     if (event.type === 'prune.completed') {
       this.prunes.jobs++;
       this.prunes.parts += event.data.parts;
@@ -29,6 +31,16 @@ export class CompactionWatch {
     }
     this.wake();
   };
+
+  private markEnded(id: string, status: string): void {
+    this.ended.set(id, status);
+    if (!this.endedTimes.has(id)) this.endedTimes.set(id, Date.now());
+  }
+
+  /** When the run learnt that compaction `id` ended (its event, or the poll that saw it). */
+  endedAt(id: string): number | undefined {
+    return this.endedTimes.get(id);
+  }
 
   /** The status a compaction ended with, if an event said so. */
   endedWith(id: string): string | undefined {
@@ -72,7 +84,7 @@ export class CompactionWatch {
       if (Date.now() >= nextPoll) {
         const polled = await poll();
         if (TERMINAL_STATUSES.has(polled)) {
-          this.ended.set(id, polled);
+          this.markEnded(id, polled);
           return polled;
         }
         nextPoll = Date.now() + pollMs;

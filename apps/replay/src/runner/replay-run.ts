@@ -11,15 +11,25 @@ import type { MessageInput } from '@compactor/db';
 import { followEvents, type FollowedEvents } from '@compactor/stack';
 import type { RunReport, TurnPoint, UsageMode, Variant, CompactionRecord } from '../report/model';
 import type { Transcript } from '../transcript';
-import { measureOverhead, usageToSend } from '../usage';
+import { measureOverhead, usageToSend, withCacheSplit } from '../usage';
 import { recordCompaction, type SessionState } from './compaction-record';
 import { TranscriptFacts } from '../probes/retention';
 import { CompactionWatch, TERMINAL_STATUSES } from './compaction-watch';
+import { callCache, simulatePromptCache, type CallCache, type ModelCall } from '../cache-cost';
+import type { CacheModel } from '@compactor/core';
+import { readModelCall } from './prompt-recorder';
+import { triggerWaits, type TriggerCrossing } from './trigger-waits';
 
 export interface RunTarget {
   client: CompactorClient;
   /** The session model when no summarizer model is given (the stub's, or the provider's). */
   defaultModel: string;
+  /**
+   * Whether the summarizer answers to any model name (the stub): with an agent model
+   * (`RunSettings.agentModel`) it then runs as that model, priced as it; otherwise it keeps
+   * `defaultModel`.
+   */
+  anyModel?: boolean;
 }
 
 export interface RunSettings {
@@ -29,6 +39,10 @@ export interface RunSettings {
   timeoutMs: number;
   /** How long to wait for the prune job a finished turn enqueued. */
   pruneWaitMs: number;
+  /** The replayed agent's model and its prompt cache: the session's model, and its prompts are priced. */
+  agentModel?: { id: string; cache: CacheModel } | null;
+  /** How long each of the agent's model calls takes before its answer is appended. */
+  callLatencyMs?: number;
 }
 
 export interface RunProgress {
@@ -50,18 +64,22 @@ function sessionBody(
   transcript: Transcript,
   variant: Variant,
   target: RunTarget,
-  window: number,
+  settings: RunSettings,
 ) {
-  const policy = variant.summarizerModel
+  const { window } = settings;
+  const agentModel = settings.agentModel?.id ?? null;
+  const summarizerModel =
+    variant.summarizerModel ?? (agentModel !== null && !target.anyModel ? target.defaultModel : null);
+  const policy = summarizerModel
     ? {
         ...variant.policy,
-        summarizer: { ...(variant.policy.summarizer as object | undefined), model: variant.summarizerModel },
+        summarizer: { ...(variant.policy.summarizer as object | undefined), model: summarizerModel },
       }
     : variant.policy;
   return {
     id,
     model: {
-      id: variant.summarizerModel ?? target.defaultModel,
+      id: agentModel ?? variant.summarizerModel ?? target.defaultModel,
       provider: 'openai',
       contextWindow: window,
       maxOutputTokens: maxOutputFor(window),
@@ -89,7 +107,10 @@ export async function replayRun(
   const watch = new CompactionWatch();
   let usable = 0;
   let waitMs = 0;
-  const timing = { appendMs: 0, pruneWaitMs: 0, checkMs: 0 };
+  const timing = { appendMs: 0, pruneWaitMs: 0, checkMs: 0, promptMs: 0, callMs: 0 };
+  const calls: ModelCall[] = [];
+  const crossings: TriggerCrossing[] = [];
+  let prunesSkipped = 0;
   let events: FollowedEvents | null = null;
   const report = (status: RunReport['status'], error: string | null): RunReport => ({
     transcript: transcript.key,
@@ -108,12 +129,15 @@ export async function replayRun(
     points,
     compactions,
     prunes: { ...watch.prunes },
+    prunesSkipped,
+    promptCache: settings.agentModel
+      ? { model: settings.agentModel.id, ...simulatePromptCache(calls, settings.agentModel.cache) }
+      : null,
+    triggerWaits: triggerWaits(crossings, compactions, (id) => watch.endedAt(id)),
   });
 
   try {
-    const created = await client.createSession(
-      sessionBody(sessionId, transcript, variant, target, settings.window),
-    );
+    const created = await client.createSession(sessionBody(sessionId, transcript, variant, target, settings));
     // The replay's sessions have a finite window: the API computes what of it is usable.
     usable = created.status.usable!;
     const effective = created.effectivePolicy;
@@ -206,18 +230,45 @@ export async function replayRun(
               mode: settings.usage,
             })
           : null;
+      let split: CallCache | null = null;
+      if (stored.role === 'assistant' && settings.agentModel) {
+        const promptStarted = Date.now();
+        const call = await readModelCall(client, sessionId, stored, overhead ?? 0);
+        split = callCache(calls.at(-1) ?? null, call, settings.agentModel.cache);
+        calls.push(call);
+        timing.promptMs += Date.now() - promptStarted;
+      }
+      if (stored.role === 'assistant' && settings.callLatencyMs) {
+        // The agent's model answers after its own latency; workers (drafts, prunes) run meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, settings.callLatencyMs));
+        timing.callMs += settings.callLatencyMs;
+      }
       const { usage: _recorded, ...rest } = stored;
-      const message = usage ? { ...rest, usage } : rest;
+      // Priced calls report the cache as the provider would have, unless the transcript's own
+      // cache figures still describe the prompt (recorded, nothing removed yet).
+      const reported =
+        usage && split && (contextReduced || usage.cacheRead + usage.cacheWrite === 0)
+          ? withCacheSplit(usage, split)
+          : usage;
+      const message = reported ? { ...rest, usage: reported } : rest;
       const prunesBefore = watch.prunes.jobs;
       const appendStarted = Date.now();
       const response = await client.appendMessages(sessionId, [message]);
-      timing.appendMs += Date.now() - appendStarted;
+      const answeredAt = Date.now();
+      timing.appendMs += answeredAt - appendStarted;
       seqs.push(response.messages[0]!.seq);
       servedTokens = response.status.tokens;
       estimate = response.status.estimate;
       usable = response.status.usable!;
       points.push({ turn, role: stored.role, tokens: servedTokens });
       const started = response.compaction ?? response.status.activeCompaction;
+      if (started && !crossings.some((c) => c.compactionId === started.id))
+        crossings.push({
+          turn,
+          compactionId: started.id,
+          answeredAt,
+          endedAtAnswer: TERMINAL_STATUSES.has(started.status),
+        });
       if (
         started &&
         !TERMINAL_STATUSES.has(started.status) &&
@@ -230,10 +281,12 @@ export async function replayRun(
       // A finished turn may have queued a prune job (the answer's `prune`; an API too old to say
       // queues one whenever the policy prunes): the user's next request comes after it ran, as it
       // would after a human's pause, so every run takes the same path.
+      // A prune that waited for the prompt cache (`jobId: null`, `skipped`) queued no job.
+      if (response.prune && response.prune.jobId === null) prunesSkipped++;
       const pruneQueued =
         response.prune === undefined
           ? finishesTurn(stored) && effective.prune === true
-          : response.prune !== null;
+          : response.prune !== null && response.prune.jobId !== null;
       if (pruneQueued && !active) {
         const pruneStarted = Date.now();
         await watch.untilPruned(prunesBefore, settings.pruneWaitMs);

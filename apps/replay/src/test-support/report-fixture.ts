@@ -69,6 +69,7 @@ export function sampleReport(): ReplayReport {
       ],
       files: [{ path: 'src/billing/totals.ts', kind: 'modified', inSummary: false }],
     },
+    recall: { facts: [{ kind: 'constraint', text: 'Never use floating point for money.', found: true }] },
   });
   return {
     version: 1,

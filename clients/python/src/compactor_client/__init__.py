@@ -10,6 +10,19 @@ from ._version import __version__
 from .client import Client, CompactorClient
 from .errors import CompactorApiError, CompactorError, CompactorResponseError, CompactorTransportError
 from .events import EventStream
+from .recall_tool import (
+    INVALID_RECALL_ARGUMENTS,
+    RECALL_TOOL_NAME,
+    ChatTool,
+    OpenAIContextWithTools,
+    RecallHit,
+    RecallOutput,
+    RecallResponse,
+    RecallSearch,
+    execute_recall_tool_call,
+    recall_answer_text,
+    recall_query_of,
+)
 from .retry import RETRYABLE_STATUSES, RetryPolicy, may_retry, parse_retry_after, retry_delay
 from .sse import SseBlock, read_sse
 from .types import (
@@ -19,6 +32,7 @@ from .types import (
     Compaction,
     CompactionPage,
     CompactionRequestResult,
+    RevertCompactionResult,
     CompactionWithSteps,
     Context,
     CreateSessionRequest,
@@ -47,6 +61,17 @@ __all__ = [
     "CompactorResponseError",
     "CompactorTransportError",
     "EventStream",
+    "INVALID_RECALL_ARGUMENTS",
+    "RECALL_TOOL_NAME",
+    "ChatTool",
+    "OpenAIContextWithTools",
+    "RecallHit",
+    "RecallOutput",
+    "RecallResponse",
+    "RecallSearch",
+    "execute_recall_tool_call",
+    "recall_answer_text",
+    "recall_query_of",
     "RETRYABLE_STATUSES",
     "RetryPolicy",
     "may_retry",
@@ -60,6 +85,7 @@ __all__ = [
     "Compaction",
     "CompactionPage",
     "CompactionRequestResult",
+    "RevertCompactionResult",
     "CompactionWithSteps",
     "Context",
     "CreateSessionRequest",

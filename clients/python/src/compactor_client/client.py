@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Un
 
 from .errors import CompactorApiError
 from .events import EventStream
+from .recall_tool import OpenAIContextWithTools, RecallResponse, execute_recall_tool_call
 from .retry import RetryPolicy
 from .transport import Settings, exchange, parse_base_url, segment, send
 from .types import (
@@ -22,6 +23,7 @@ from .types import (
     MessageIn,
     NativeContext,
     OpenAIContext,
+    OpenAIToolMessage,
     OverflowRequest,
     OverflowResponse,
     PatchMessageRequest,
@@ -29,6 +31,7 @@ from .types import (
     PatchSessionRequest,
     PruneResponse,
     Readiness,
+    RevertCompactionResult,
     Session,
     Strategy,
 )
@@ -149,15 +152,54 @@ class CompactorClient:
     @overload
     def get_context(self, session_id: str, format: Literal["openai"]) -> OpenAIContext: ...
 
-    def get_context(self, session_id: str, format: ContextFormat = "native") -> Context:
+    @overload
+    def get_context(
+        self, session_id: str, format: Literal["openai"], tools: Literal["recall"]
+    ) -> OpenAIContextWithTools: ...
+
+    def get_context(
+        self, session_id: str, format: ContextFormat = "native", tools: Optional[Literal["recall"]] = None
+    ) -> Context:
         """``GET /v1/sessions/:id/context``: what the model sees next.
 
         ``format="native"``: stored messages (pruned outputs replaced); ``"openai"``: a Chat
-        Completions ``messages`` array, ready to send.
+        Completions ``messages`` array, ready to send. ``tools="recall"`` (openai only) adds
+        ``tools``: the recall tool's definition to send along (see :meth:`execute_recall_tool_call`).
         """
-        return cast(
-            Context, self._json("GET", _session_path(session_id) + "/context", query={"format": format})
-        )
+        query = {"format": format, "tools": tools}
+        return cast(Context, self._json("GET", _session_path(session_id) + "/context", query=query))
+
+    def recall(
+        self,
+        session_id: str,
+        call_id: Optional[str] = None,
+        q: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> RecallResponse:
+        """``GET /v1/sessions/:id/recall``: what compaction took out of the model's view.
+
+        ``call_id=``: one cleared tool output as stored (a :class:`RecallOutput`; 404 unknown, 410
+        once retention purged it). ``q=`` (and ``limit=``, 1–20, default 5): passages of the
+        summarized or cleared history that match, best first (a :class:`RecallSearch`).
+        """
+        query = {"callId": call_id, "q": q, "limit": limit}
+        return cast(RecallResponse, self._json("GET", _session_path(session_id) + "/recall", query=query))
+
+    def execute_recall_tool_call(self, session_id: str, tool_call: Any) -> OpenAIToolMessage:
+        """Executes a model's ``recall`` tool call and returns the tool message to append.
+
+        ``tool_call``: a Chat Completions tool call (``{"id", "function": {"name", "arguments"}}``)
+        or an object with ``id``, ``name`` and ``arguments``. The answer is
+        ``{"role": "tool", "tool_call_id", "content"}``; arguments the model got wrong, an unknown
+        call id and a purged output are said in ``content`` for the model to read. A call of another
+        tool raises ``ValueError``; any other API error raises as usual.
+        """
+
+        def recall(query: Dict[str, Any]) -> RecallResponse:
+            call_id, q, limit = query.get("callId"), query.get("q"), query.get("limit")
+            return self.recall(session_id, call_id=call_id, q=q, limit=limit)
+
+        return execute_recall_tool_call(recall, tool_call)
 
     # --- Compactions ---------------------------------------------------------------------------
 
@@ -208,7 +250,7 @@ class CompactorClient:
     def wait_for_compaction(
         self, compaction_id: str, timeout: float = 120.0, poll_interval: float = 0.25
     ) -> CompactionWithSteps:
-        """Polls :meth:`get_compaction` until the compaction is completed, failed or skipped.
+        """Polls :meth:`get_compaction` until the compaction is completed, failed, skipped or reverted.
 
         A client-side helper (no route of its own). Raises :class:`TimeoutError` after ``timeout``
         seconds.
@@ -223,6 +265,18 @@ class CompactorClient:
                     "compaction {} still {} after {} s".format(compaction_id, compaction["status"], timeout)
                 )
             time.sleep(poll_interval)
+
+    def revert_compaction(self, compaction_id: str) -> RevertCompactionResult:
+        """``POST /v1/compactions/:id/revert``: undoes the session's latest completed compaction.
+
+        The view before it is served again. A 409 ``conflict`` says why not in
+        ``details["reason"]``: ``not_latest``, ``not_completed``, ``compaction_active``,
+        ``history_purged``.
+        """
+        return cast(
+            RevertCompactionResult,
+            self._json("POST", "/v1/compactions/" + segment(compaction_id) + "/revert"),
+        )
 
     def prune(self, session_id: str) -> PruneResponse:
         """``POST /v1/sessions/:id/prune``: starts a prune-only job."""

@@ -13,7 +13,7 @@ Finish = Literal["stop", "tool-calls", "length", "content-filter", "error", "oth
 ToolStatus = Literal["pending", "running", "completed", "error"]
 Strategy = Literal["summarize", "truncate", "topic"]
 CompactionStepName = Literal["prune", "summarize", "finalize"]
-CompactionStatus = Literal["pending", "running", "completed", "failed", "skipped"]
+CompactionStatus = Literal["pending", "running", "completed", "failed", "skipped", "reverted"]
 CompactionReason = Literal["auto", "manual", "overflow"]
 ContextFormat = Literal["native", "openai"]
 SessionEventType = Literal[
@@ -23,8 +23,10 @@ SessionEventType = Literal[
     "compaction.completed",
     "compaction.failed",
     "compaction.skipped",
+    "compaction.reverted",
     "session.compacted",
     "prune.completed",
+    "prune.skipped",
     "session.deleted",
 ]
 
@@ -36,14 +38,16 @@ SESSION_EVENT_TYPES = (
     "compaction.completed",
     "compaction.failed",
     "compaction.skipped",
+    "compaction.reverted",
     "session.compacted",
     "prune.completed",
+    "prune.skipped",
     "session.deleted",
 )
 #: The last event of a deleted session's stream: nothing follows it.
 SESSION_DELETED_EVENT = "session.deleted"
-#: The statuses a compaction ends in.
-SETTLED_COMPACTION_STATUSES = ("completed", "failed", "skipped")
+#: The statuses a compaction ends in (``reverted``: a completed one a client undid since).
+SETTLED_COMPACTION_STATUSES = ("completed", "failed", "skipped", "reverted")
 
 # --- What a client sends ---------------------------------------------------------------------
 
@@ -147,21 +151,42 @@ class _ModelRequired(TypedDict):
     id: str
 
 
+class ModelPricing(TypedDict):
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+
+
+class CacheBehaviour(TypedDict):
+    kind: Literal["explicit", "automatic", "none"]
+    ttlSeconds: int
+
+
 class ModelIn(_ModelRequired, total=False):
-    """``contextWindow`` 0 = unlimited; omitted limits come from the known-model table."""
+    """``contextWindow`` 0 = unlimited; omitted limits, prices and cache behaviour come from the
+    known-model table."""
 
     provider: str
     contextWindow: int
     maxOutputTokens: int
     inputLimit: Optional[int]
+    pricing: ModelPricing
+    cache: CacheBehaviour
 
 
 class ModelPatch(TypedDict, total=False):
+    """``pricing``/``cache`` ``None``: back to the known-model table's."""
+
     id: str
     provider: str
     contextWindow: int
     maxOutputTokens: int
     inputLimit: Optional[int]
+    pricing: Optional[ModelPricing]
+    cache: Optional[CacheBehaviour]
 
 
 class _CreateSessionRequired(TypedDict):
@@ -207,6 +232,15 @@ class CompactionUsage(TypedDict):
     output: int
 
 
+class CacheEffect(TypedDict):
+    """What a compaction or prune cost in the provider's prompt cache (USD; null without prices)."""
+
+    invalidatedTokens: int
+    rewriteCostUsd: Optional[float]
+    savingPerTurnUsd: Optional[float]
+    breakEvenTurns: Optional[int]
+
+
 class Compaction(TypedDict):
     id: str
     sessionId: str
@@ -234,6 +268,8 @@ class Compaction(TypedDict):
     requestedAt: str
     startedAt: Optional[str]
     finishedAt: Optional[str]
+    revertedAt: Optional[str]
+    cache: Optional[CacheEffect]
 
 
 class CompactionStep(TypedDict):
@@ -271,6 +307,14 @@ class PruneResponse(TypedDict):
     jobId: str
 
 
+class SkippedTurnPrune(TypedDict):
+    """A finished turn's prune that waited for the prompt cache; the next compaction prunes first."""
+
+    jobId: None
+    skipped: Literal["cache_warm"]
+    cache: CacheEffect
+
+
 class SessionStatus(TypedDict):
     tokens: int
     usable: Optional[int]
@@ -287,12 +331,21 @@ class SessionStatus(TypedDict):
     lastCompaction: Optional[Compaction]
 
 
+class RevertCompactionResult(TypedDict):
+    """``POST /v1/compactions/:id/revert``: the compaction as reverted, and the session's status."""
+
+    compaction: Compaction
+    status: SessionStatus
+
+
 class SessionModel(TypedDict):
     id: str
     provider: str
     contextWindow: int
     maxOutputTokens: int
     inputLimit: Optional[int]
+    pricing: Optional[ModelPricing]
+    cache: CacheBehaviour
 
 
 class Session(TypedDict):
@@ -332,7 +385,7 @@ class AppendMessagesResponse(TypedDict):
     messages: List[AppendedMessage]
     status: SessionStatus
     compaction: Optional[TriggeredCompaction]
-    prune: Optional[PruneResponse]
+    prune: Union[PruneResponse, SkippedTurnPrune, None]
 
 
 class PatchMessageResponse(Message):
@@ -340,7 +393,7 @@ class PatchMessageResponse(Message):
 
     status: SessionStatus
     compaction: Optional[TriggeredCompaction]
-    prune: Optional[PruneResponse]
+    prune: Union[PruneResponse, SkippedTurnPrune, None]
 
 
 class HistoryPage(TypedDict):
@@ -487,6 +540,14 @@ class CompactionSkippedData(TypedDict):
     reason: str
 
 
+class CompactionRevertedData(TypedDict):
+    """The compaction that defines the view again (None: none does) and the restored view's size."""
+
+    restoredCompactionId: Optional[str]
+    tokens: int
+    contextMessages: int
+
+
 class ContinuationMetadata(TypedDict):
     type: Literal["compaction_continue"]
 
@@ -515,6 +576,11 @@ class PruneCompletedData(TypedDict):
     jobId: str
     parts: int
     tokens: int
+
+
+class PruneSkippedData(TypedDict):
+    reason: Literal["cache_warm"]
+    cache: CacheEffect
 
 
 class SessionDeletedData(TypedDict):
@@ -569,6 +635,14 @@ class CompactionSkippedEvent(TypedDict):
     data: CompactionSkippedData
 
 
+class CompactionRevertedEvent(TypedDict):
+    type: Literal["compaction.reverted"]
+    sessionId: str
+    compactionId: str
+    at: str
+    data: CompactionRevertedData
+
+
 class SessionCompactedEvent(TypedDict):
     type: Literal["session.compacted"]
     sessionId: str
@@ -583,6 +657,14 @@ class PruneCompletedEvent(TypedDict):
     compactionId: None
     at: str
     data: PruneCompletedData
+
+
+class PruneSkippedEvent(TypedDict):
+    type: Literal["prune.skipped"]
+    sessionId: str
+    compactionId: None
+    at: str
+    data: PruneSkippedData
 
 
 class SessionDeletedEvent(TypedDict):
@@ -601,8 +683,10 @@ SessionEvent = Union[
     CompactionCompletedEvent,
     CompactionFailedEvent,
     CompactionSkippedEvent,
+    CompactionRevertedEvent,
     SessionCompactedEvent,
     PruneCompletedEvent,
+    PruneSkippedEvent,
     SessionDeletedEvent,
 ]
 

@@ -220,6 +220,7 @@ describe('the compactor_analyst role', () => {
     'sessions',
     'api_keys',
     'outbox',
+    'prune_runs',
   ])('cannot select from %s', async (table) => {
     await expect(asAnalyst(`select * from ${table} limit 1`)).rejects.toMatchObject({ code: '42501' });
   });
@@ -230,11 +231,13 @@ describe('the compactor_analyst role', () => {
     const grants = await asAnalyst(`select table_schema, table_name, privilege_type
       from information_schema.role_table_grants where grantee = '${ROLE}' order by table_name`);
     expect(grants).toEqual(
-      ['compaction_steps', 'compactions', 'daily', 'sessions'].map((name) => ({
-        table_schema: 'analytics',
-        table_name: name,
-        privilege_type: 'SELECT',
-      })),
+      ['compaction_steps', 'compactions', 'daily', 'prepared_summaries', 'prune_runs', 'sessions'].map(
+        (name) => ({
+          table_schema: 'analytics',
+          table_name: name,
+          privilege_type: 'SELECT',
+        }),
+      ),
     );
   });
 

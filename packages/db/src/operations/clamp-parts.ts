@@ -21,8 +21,8 @@ export interface StoredClamp {
  * transaction: it runs right after the completion in the same pipeline, and writes only when
  * that completion happened (the row is completed, not yet sized, at the attempt's fence), so a
  * superseded attempt writes nothing. A part clamped again gets the newer clamp, on top of the
- * fields an earlier one replaced (the newer was computed from the part as it showed). The clamps go
- * as one array parameter per column, however many.
+ * fields an earlier one replaced (the newer was computed from the part as it showed), and keeps
+ * the earlier one whole in `previous`. The clamps go as one array parameter per column, however many.
  */
 export function clampPartsSql(input: {
   compactionId: string;
@@ -59,6 +59,8 @@ export function clampPartsSql(input: {
            t.tokens, t.output_tokens, t.text, t.tool_input, t.tool_output, t.tool_error
     from target t
     on conflict (part_pk) do update set
+      -- The replaced clamp, whole: reverting this compaction puts it back (db revertCompaction).
+      previous = to_jsonb(part_clamps.*),
       clamped_by = excluded.clamped_by, clamped_at = excluded.clamped_at, field = excluded.field,
       tokens = excluded.tokens, output_tokens = excluded.output_tokens,
       -- A later clamp of another field keeps the earlier one's: its counts were measured on the

@@ -6,7 +6,6 @@ import {
   CONTINUATION_METADATA_TYPE,
   estimateContextTokens,
   isContinuationMessage,
-  PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
   type Message,
 } from '@compactor/core';
 import {
@@ -263,6 +262,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     const stats = await contextTokenStats(t.db, session.pk);
     // Parts: 6 texts × 10 + tool (5 + 100 output) = 165.
     expect(stats.storedTokens).toBe(165);
+    expect(stats.summaryTokens).toBe(0);
     expect(stats.contextMessages).toBe(6);
     expect(stats.report).toEqual({
       seq: 4,
@@ -271,6 +271,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       toolResultTokens: 0,
       tokensAfter: 20, // u3 + a3
       prunedSince: 0,
+      createdAt: expect.any(Date),
     });
     expect(estimateFromStats(stats)).toBe(500 + 100 + 20 + 20);
     expect(estimateFromStats(stats, 'exact')).toBe(165);
@@ -278,7 +279,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     expect(stats).toMatchObject({ newestSeq: 6, newestIsSummary: false });
   });
 
-  it('counts a pruned output as the placeholder, and the output stays stored', async () => {
+  it('counts a pruned output as its marker, and the output stays stored', async () => {
     const session = await sessionWithHistory();
     const marked = await markPartsCompacted(t.db, session.pk, [{ seq: 2, callId: 'call_1' }], {
       at: new Date(),
@@ -293,10 +294,11 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       }),
     ).toEqual({ parts: 0, tokens: 0 });
     const stats = await contextTokenStats(t.db, session.pk);
-    expect(stats.storedTokens).toBe(165 - 100 + PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
+    // The marker of call_1: (43 fixed characters + 6 bytes + 3) / 4 = 13 tokens.
+    expect(stats.storedTokens).toBe(165 - 100 + 13);
     // Pruned after the report (seq 4, created long before): the report's count shrinks too.
-    expect(stats.report?.prunedSince).toBe(100 - PRUNED_OUTPUT_PLACEHOLDER_TOKENS);
-    // The context view does not read the pruned text (the model sees the placeholder) ...
+    expect(stats.report?.prunedSince).toBe(100 - 13);
+    // The context view does not read the pruned text (the model sees the marker) ...
     const context = await loadContextRows(t.db, session.pk);
     const part = context.messages[1]?.parts[1];
     expect(part).toMatchObject({ type: 'tool', output: null });
@@ -314,6 +316,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     const stats = await contextTokenStats(t.db, session.pk);
     expect(stats.report).toBeNull();
     expect(stats.storedTokens).toBe(30 + 10 + 10); // summary + u3 + a3
+    expect(stats.summaryTokens).toBe(30);
     expect(stats).toMatchObject({ messagesSinceCompaction: 0, newestSeq: 7, newestIsSummary: true });
 
     await appendMessages(t.db, session.pk, [
@@ -359,6 +362,9 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
               },
             ),
             prune: fc.boolean(),
+            // Call ids outside ASCII and up to the 200-character limit: a pruned output's marker
+            // names its call, and SQL must count it as core does (bytes, not characters).
+            callIdPrefix: fc.constantFrom('', 'c', 'é', '日本', '😀', 'x'.repeat(190), '😀'.repeat(95)),
           }),
           { minLength: 1, maxLength: 10 },
         ),
@@ -377,8 +383,8 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
                   ...(m.role === 'assistant'
                     ? m.tools.map((tl, j) =>
                         tl.status === 'completed'
-                          ? tool(`c${i}_${j}`, 'y'.repeat(tl.size))
-                          : tool(`c${i}_${j}`, null, {
+                          ? tool(`${m.callIdPrefix}${i}_${j}`, 'y'.repeat(tl.size))
+                          : tool(`${m.callIdPrefix}${i}_${j}`, null, {
                               status: tl.status,
                               // Astral characters: two UTF-16 units each, as core counts length.
                               error:
@@ -400,7 +406,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
           const prunable = shape.flatMap((m, i) =>
             m.role === 'assistant' && m.prune
               ? m.tools.flatMap((tl, j) =>
-                  tl.status === 'completed' ? [{ seq: i + 1, callId: `c${i}_${j}` }] : [],
+                  tl.status === 'completed' ? [{ seq: i + 1, callId: `${m.callIdPrefix}${i}_${j}` }] : [],
                 )
               : [],
           );

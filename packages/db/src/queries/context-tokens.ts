@@ -2,7 +2,8 @@ import { sql, type SQL } from 'drizzle-orm';
 import {
   CONTINUATION_METADATA_TYPE,
   INTERRUPTED_TOOL_RESULT_TOKENS,
-  PRUNED_OUTPUT_PLACEHOLDER_TOKENS,
+  CHARS_PER_TOKEN,
+  PRUNED_OUTPUT_MARKER_FIXED_CHARS,
   reportedContextTokens,
   type EstimateMode,
   type Finish,
@@ -33,6 +34,16 @@ function utf16Length(text: SQL): SQL {
   return sql`(length(${text}) + length(${text}) - length(regexp_replace(${text}, ${astral}, '', 'g')))`;
 }
 
+/**
+ * Tokens of the marker of a pruned output whose call id is `callId`: core
+ * `prunedOutputMarkerTokens`, `(fixed characters + UTF-8 bytes of the id + 3) / 4` in integer
+ * arithmetic (`octet_length` counts the bytes core's `utf8ByteLength` counts).
+ */
+export function prunedMarkerTokensSql(callId: SQL): SQL {
+  const fixed = PRUNED_OUTPUT_MARKER_FIXED_CHARS + CHARS_PER_TOKEN - 1;
+  return sql`((${sql.raw(String(fixed))} + coalesce(octet_length(${callId}), 0)) / ${sql.raw(String(CHARS_PER_TOKEN))})`;
+}
+
 /** The usage report the hybrid estimate is calibrated on, with the sums around it. */
 export interface UsageReportStats {
   seq: number;
@@ -44,14 +55,18 @@ export interface UsageReportStats {
   tokensAfter: number;
   /** Outputs before the report that were pruned after it (the report still counted them). */
   prunedSince: number;
+  /** When the reporting message was stored: the provider's prompt cache was last used then. */
+  createdAt: Date;
 }
 
 /** Sums over a session's context view; {@link estimateFromStats} turns them into core's estimate. */
 export interface ContextTokenStats {
-  /** Sum of stored counts of the context view (a pruned output counts as the placeholder). */
+  /** Sum of stored counts of the context view (a pruned output counts as its marker). */
   storedTokens: number;
   /** The part of it in pinned system messages (never compacted). */
   pinnedTokens: number;
+  /** The part of it in the latest compaction's summary messages (no prune touches them). */
+  summaryTokens: number;
   contextMessages: number;
   /** The newest usable usage report (see core `latestUsageReport`), or null. */
   report: UsageReportStats | null;
@@ -68,7 +83,9 @@ export interface ContextTokenStats {
  * Everything core's hybrid estimate needs, summed in SQL from stored counts in one statement:
  * no history is re-read or re-tokenized. It mirrors core `estimateContextTokens` exactly (a
  * property test holds the two together): the newest report from an assistant turn that is not
- * a summary, did not fail and came after the latest compaction, then what was added since.
+ * a summary, did not fail and came after the latest compaction, then what was added since. One
+ * rule core does not know, as it has no revert: a report measured on the view of a compaction
+ * that was reverted since does not count (db `revertCompaction`).
  */
 export async function contextTokenStats(
   db: DbOrTx,
@@ -84,9 +101,11 @@ export async function contextTokenStats(
 /** A row of {@link contextTokenStatsSql}. */
 export type StatsRow = Record<string, unknown>;
 
+/** A completed tool output no prune has cleared yet, among `view_parts p`. */
+const UNPRUNED_OUTPUT = sql.raw(`p.type = 'tool' and p.tool_status = 'completed' and p.compacted_at is null`);
+
 /** The statement of {@link contextTokenStats}: one row; other statements embed it (session status). */
 export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: boolean): SQL {
-  const placeholder = PRUNED_OUTPUT_PLACEHOLDER_TOKENS;
   const interrupted = INTERRUPTED_TOOL_RESULT_TOKENS;
   return sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
@@ -98,20 +117,21 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
           m.usage_output, m.usage_reasoning, m.usage_cache_read, m.usage_cache_write`,
     )}),
     -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
-    -- interrupted result, a pruned output the placeholder, a clamped part its clamp's count. Parts are read per view message with
+    -- interrupted result, a pruned output the marker naming its call, a clamped part its clamp's count. Parts are read per view message with
     -- an index lookup each: the lateral subquery's \`offset 0\` keeps the planner from flattening it
     -- into a hash join over the whole parts table, which it picks whenever it cannot know how
     -- short the view is (the boundary is only known at run time).
     view_parts as materialized (
       select v.pk as message_pk, v.seq, v.summary,
              ${pinSystemMessages}::boolean and v.role = 'system' and not v.summary as pinned, p.idx, p.type, p.tool_status, p.output_tokens,
-             p.compacted_at,
+             p.compacted_at, ${prunedMarkerTokensSql(sql`p.call_id`)} as marker_tokens,
              case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
-                  when p.compacted_at is not null then greatest(0, p.tokens - p.output_tokens) + ${placeholder}
+                  when p.compacted_at is not null
+                    then greatest(0, p.tokens - p.output_tokens) + ${prunedMarkerTokensSql(sql`p.call_id`)}
                   else p.tokens end::bigint as effective
       from view v
       cross join lateral (
-        select q.idx, q.type, q.tool_status, coalesce(c.tokens, q.tokens) as tokens,
+        select q.idx, q.type, q.tool_status, q.call_id, coalesce(c.tokens, q.tokens) as tokens,
                coalesce(c.output_tokens, q.output_tokens) as output_tokens,
                (select pp.compacted_at from part_prunes pp
                 where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as compacted_at
@@ -122,17 +142,28 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
     stale as (
       select coalesce((select max(seq) from view where summary), (select covers_through_seq from bounds)) as seq
     ),
+    -- The session's newest revert (one probe of a partial index; none for most sessions): the
+    -- reports after its compaction completed and before the revert measured the view it undid.
+    -- An older revert's range lies before it or behind a later boundary: only the newest counts.
+    reverted as (
+      select c.served_from_seq, c.reverted_seq from compactions c
+      where c.session_pk = ${sessionPk} and c.status = 'reverted'
+      order by c.reverted_seq desc nulls last, c.served_from_seq limit 1
+    ),
     report as (
       select v.* from view v, stale s
       where v.role = 'assistant' and not v.summary and v.ok and v.usage_input is not null
         and v.usage_input::bigint + coalesce(v.usage_cache_read, 0) + coalesce(v.usage_cache_write, 0) > 0
         and (s.seq is null or v.seq > s.seq)
+        and not exists (select 1 from reverted r where v.seq > r.served_from_seq and v.seq <= r.reverted_seq)
       order by v.seq desc limit 1
     ),
+    -- One pass over the parts: the unpruned outputs, and the summaries' tokens (no prune touches them).
     unpruned as (
-      select coalesce(sum(p.output_tokens), 0) as total, coalesce(max(p.output_tokens), 0) as largest
+      select coalesce(sum(p.output_tokens) filter (where ${UNPRUNED_OUTPUT}), 0) as total,
+             coalesce(max(p.output_tokens) filter (where ${UNPRUNED_OUTPUT}), 0) as largest,
+             coalesce(sum(p.effective) filter (where p.summary), 0) as summary_tokens
       from view_parts p
-      where p.type = 'tool' and p.tool_status = 'completed' and p.compacted_at is null
     )
     select
       (select coalesce(sum(effective), 0) from view_parts) as stored_tokens,
@@ -150,11 +181,12 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
                 from (select v.pk, v.summary, v.role from view v order by v.seq desc limit 1) n), false)
         as newest_is_summary,
       r.seq as report_seq, r.finish as report_finish, r.usage_input, r.usage_output, r.usage_reasoning,
-      r.usage_cache_read, r.usage_cache_write,
+      r.usage_cache_read, r.usage_cache_write, r.created_at as report_created_at,
       -- Results of the report's last step only (core lastStepStart): a tool part counts when no
       -- later part of the message starts a step (non-blank text, a file or a compaction note).
       (select coalesce(sum(case when p.tool_status = 'completed'
-                                then case when pp.compacted_at is not null then ${placeholder} else ${shownOutputTokens()} end
+                                then case when pp.compacted_at is not null then ${prunedMarkerTokensSql(sql`p.call_id`)}
+                                          else ${shownOutputTokens()} end
                                 when p.tool_status = 'error' then round(${utf16Length(sql`coalesce(p.tool_error, '')`)} / 4.0)
                                 else ${interrupted} end), 0)
          from parts p
@@ -164,11 +196,11 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
                              and ((q.type = 'text' and q.text ~ ${NOT_JS_WHITESPACE}) or q.type in ('file', 'compaction'))))
         as report_tool_results,
       (select coalesce(sum(effective), 0) from view_parts p where p.seq > r.seq) as tokens_after,
-      (select coalesce(sum(greatest(0, p.output_tokens - ${placeholder})), 0)
+      (select coalesce(sum(greatest(0, p.output_tokens - p.marker_tokens)), 0)
          from view_parts p
          where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
            and p.compacted_at > r.created_at) as pruned_since,
-      u.total as unpruned_output_tokens, u.largest as largest_unpruned_output
+      u.total as unpruned_output_tokens, u.largest as largest_unpruned_output, u.summary_tokens
     from unpruned u left join report r on true
   `;
 }
@@ -179,6 +211,7 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
   return {
     storedTokens: int('stored_tokens'),
     pinnedTokens: int('pinned_tokens'),
+    summaryTokens: int('summary_tokens'),
     contextMessages: int('context_messages'),
     messagesSinceCompaction: int('messages_since_compaction'),
     newestSeq: row.newest_seq === null ? null : int('newest_seq'),
@@ -200,6 +233,7 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
             toolResultTokens: int('report_tool_results'),
             tokensAfter: int('tokens_after'),
             prunedSince: int('pruned_since'),
+            createdAt: new Date(row.report_created_at as string | Date),
           },
   };
 }

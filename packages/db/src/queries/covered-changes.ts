@@ -9,11 +9,17 @@ import { viewBoundsCte } from './view-bounds';
  * The update takes the compaction's row lock, which orders it with the summarize step's start
  * (which clears the mark and then reads the view: it waits for this transaction, and sees the
  * change) and with the completion (which refuses to move the boundary past a marked message).
+ * The session's prepared summary is marked the same way, in the same statement: a draft whose
+ * summarised messages changed no longer serves (core `preparedDraftUsable`).
  */
 export async function markCoveredChange(db: DbOrTx, sessionPk: number, seq: number): Promise<void> {
   await executePrepared(
     db,
-    sql`update compactions set changed_seq = least(coalesce(changed_seq, ${seq}::int), ${seq}::int)
+    sql`with draft as (
+          update prepared_summaries set changed_seq = least(coalesce(changed_seq, ${seq}::int), ${seq}::int)
+          where session_pk = ${sessionPk}
+        )
+        update compactions set changed_seq = least(coalesce(changed_seq, ${seq}::int), ${seq}::int)
         where session_pk = ${sessionPk} and status in ('pending', 'running')
           and (covers_through_seq is null or covers_through_seq >= ${seq}::int)`,
   );

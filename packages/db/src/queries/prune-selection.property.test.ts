@@ -57,6 +57,8 @@ const optionsSpec = fc.record({
     minimumTokens: fc.constantFrom(0, 50, 300),
     protectedTools: fc.constantFrom<string[]>([], ['skill'], ['skill', 'grep']),
     protectUserTurns: fc.nat(3),
+    cacheAware: fc.constant(null),
+    cacheHorizonTurns: fc.constant(10),
   }),
 });
 

@@ -17,6 +17,8 @@ const SMALL: PruningPolicy = {
   minimumTokens: 50,
   protectedTools: ['skill'],
   protectUserTurns: 1,
+  cacheAware: null,
+  cacheHorizonTurns: 10,
 };
 
 /** Resolves once some backend of this database waits for a lock (another transaction's row). */

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { PrunablePart, PruneSelection, PruningPolicy } from '@compactor/core';
+import type { PrunablePart, PruneBudgets, PruneSelection } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { shownOutputTokens } from './parts';
 import { viewBoundsCte } from './view-bounds';
@@ -41,7 +41,7 @@ export interface PruneSelectionOptions {
   coversThroughSeq: number;
   /** The policy's `pinSystemMessages`: whether pinned system messages are in the view at all. */
   pinSystemMessages: boolean;
-  pruning: PruningPolicy;
+  pruning: PruneBudgets;
 }
 
 /**
@@ -144,7 +144,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
 }
 
 /** A candidate of `scored` (see {@link selectionCtes}) that is pruned: past the protection, and the total worth it. */
-function prunedCandidate(pruning: PruningPolicy): SQL {
+function prunedCandidate(pruning: PruneBudgets): SQL {
   return sql`c.running > ${pruning.protectTokens} and t.candidate_tokens > ${pruning.minimumTokens}`;
 }
 
@@ -216,7 +216,8 @@ export interface PruneToolOutputsResult {
 /**
  * OpenCode's prune in ONE statement: selects like {@link selectPrunablePartsInSql} and inserts
  * the marks into `part_prunes` (lazy deletion: outputs stay stored), so nothing is shipped to
- * Node. Idempotent: a repeat stops at the marks it wrote.
+ * Node; the marked parts are flagged `recallable` in the same statement (recall searches them
+ * from now on). Idempotent: a repeat stops at the marks it wrote.
  *
  * A plain INSERT, not `on conflict do nothing`: the selection never picks a marked part (the
  * walk stops at the newest mark), so only a concurrent prune of the same session can collide,
@@ -266,6 +267,12 @@ async function pruneOnce(
       where ${prunedCandidate(options.pruning)}
       order by c.seq, c.idx
       returning seq, idx
+    ),
+    -- A pruned output left the view: recall searches it from now on (parts.recallable).
+    flagged as (
+      update parts p set recallable = true
+      from marked m
+      where p.session_pk = ${sessionPk} and p.seq = m.seq and p.idx = m.idx and not p.recallable
     )
     select (select count(*) from marked) as parts,
            case when (select count(*) from marked) = 0 then 0 else t.candidate_tokens end as tokens,

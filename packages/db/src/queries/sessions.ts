@@ -28,11 +28,19 @@ export async function findSession(db: DbOrTx, tenantId: string, id: string): Pro
   return rows[0] ? sessionFromRow(rows[0]) : null;
 }
 
-/** Columns `PATCH /sessions/:id` may change: the model fields, the policy input and metadata. */
+/** Columns `PATCH /sessions/:id` may change: the model fields (cache overrides too), the policy input and metadata. */
 export type SessionPatch = Partial<
   Pick<
     NewSessionRow,
-    'modelId' | 'provider' | 'contextWindow' | 'maxOutputTokens' | 'inputLimit' | 'policy' | 'metadata'
+    | 'modelId'
+    | 'provider'
+    | 'contextWindow'
+    | 'maxOutputTokens'
+    | 'inputLimit'
+    | 'modelPricing'
+    | 'modelCache'
+    | 'policy'
+    | 'metadata'
   >
 >;
 

@@ -12,14 +12,18 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import { COMPACTION_STATUSES } from '@compactor/contract';
 import { sessions } from './sessions';
 
-/** Every value of `compactions.status` (core's `CompactionStatus`). */
-export const COMPACTION_STATUSES = ['pending', 'running', 'completed', 'failed', 'skipped'] as const;
+/** Every value of `compactions.status` (the contract's list; core's `CompactionStatus`). */
+export { COMPACTION_STATUSES };
 /** Statuses of an unfinished compaction; a partial unique index allows one such row per session. */
 export const ACTIVE_COMPACTION_STATUSES = ['pending', 'running'] as const;
 
-/** One compaction through `pending → running → completed | failed | skipped`: the analysts' history. */
+/**
+ * One compaction through `pending → running → completed | failed | skipped`, and `completed →
+ * reverted` when undone: the analysts' history.
+ */
 export const compactions = pgTable(
   'compactions',
   {
@@ -68,6 +72,15 @@ export const compactions = pgTable(
      */
     fallbackCode: text('fallback_code'),
     fallbackMessage: text('fallback_message'),
+    /**
+     * What the completed compaction cost in prompt cache (core `cacheEffect`), null where it was
+     * not computed (not completed, or completed before these columns existed). The costs are
+     * null too when the session's model has no known price; the break-even also when never.
+     */
+    cacheInvalidatedTokens: integer('cache_invalidated_tokens'),
+    cacheRewriteCostUsd: numeric('cache_rewrite_cost_usd', { precision: 14, scale: 8, mode: 'number' }),
+    cacheSavingPerTurnUsd: numeric('cache_saving_per_turn_usd', { precision: 14, scale: 8, mode: 'number' }),
+    cacheBreakEvenTurns: integer('cache_break_even_turns'),
     details: jsonb('details')
       .notNull()
       .default(sql`'{}'::jsonb`),
@@ -87,6 +100,15 @@ export const compactions = pgTable(
     progressAt: timestamp('progress_at', { withTimezone: true, mode: 'date' }),
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
     finishedAt: timestamp('finished_at', { withTimezone: true, mode: 'date' }),
+    /** When a revert undid it (status `reverted`). */
+    revertedAt: timestamp('reverted_at', { withTimezone: true, mode: 'date' }),
+    /**
+     * Set by a revert: usage reports after `servedFromSeq` (its last summary's seq, else the end of
+     * its covered range) up to `revertedSeq` (the session's last seq then) were measured on the
+     * view the revert undid, so the hybrid estimate does not calibrate on them.
+     */
+    servedFromSeq: integer('served_from_seq'),
+    revertedSeq: integer('reverted_seq'),
   },
   (t) => [
     // At most one active compaction per session, enforced by the database, not only the queue.
@@ -112,6 +134,10 @@ export const compactions = pgTable(
     index('compactions_active_progress_idx')
       .on(t.status, t.progressAt)
       .where(sql`${t.status} in ('pending', 'running')`),
+    // The status statement's newest revert of a session (see `revertedSeq`): one probe.
+    index('compactions_session_reverted_idx')
+      .on(t.sessionPk, t.revertedSeq.desc().nullsLast(), t.servedFromSeq)
+      .where(sql`${t.status} = 'reverted'`),
     // History listing, newest first, paginated by request time.
     index('compactions_session_requested_idx').on(t.sessionPk, t.requestedAt),
     // A repeated request with the same Idempotency-Key returns the same compaction.

@@ -5,5 +5,7 @@ export * from './part-prunes';
 export * from './part-clamps';
 export * from './compactions';
 export * from './deferred-compactions';
+export * from './prepared-summaries';
 export * from './api-keys';
 export * from './outbox';
+export * from './prune-runs';

@@ -58,6 +58,12 @@ export const parts = pgTable(
     purgedAt: timestamp('purged_at', { withTimezone: true, mode: 'date' }),
     /** The context view shows this part clamped: its excerpt is in `part_clamps`. */
     clamped: boolean('clamped').notNull().default(false),
+    /**
+     * The part has left the model's view (behind a boundary, or its output pruned), so recall
+     * searches it: only these parts are in `parts_recall_search_idx`. Set by the worker (the prune
+     * statement, the compaction's covered windows), never on append (migration 0016 says why).
+     */
+    recallable: boolean('recallable').notNull().default(false),
   },
   (t) => [
     // Parts are read per message in order, and positions are unique.
@@ -73,5 +79,19 @@ export const parts = pgTable(
     index('parts_session_unfinished_call_idx')
       .on(t.sessionPk, t.callId)
       .where(sql`${t.toolStatus} in ('pending', 'running')`),
+    // Recall by call id: a session's tool calls by id (unique per message, not per session).
+    index('parts_session_call_idx')
+      .on(t.sessionPk, t.callId)
+      .where(sql`${t.type} = 'tool'`),
+    // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
+    // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
+    // expression).
+    index('parts_recall_search_idx')
+      .using(
+        'gin',
+        t.sessionPk,
+        sql`to_tsvector('simple'::regconfig, translate(left(coalesce(${t.text}, ${t.toolOutput}, ${t.toolError}, ''), 100000), '/.@:\', '     '))`,
+      )
+      .where(sql`${t.recallable} and ${t.type} in ('text', 'reasoning', 'tool')`),
   ],
 );

@@ -1,3 +1,4 @@
+import type { CacheBehaviour, ModelPricing } from '@compactor/core';
 import { sql } from 'drizzle-orm';
 import { bigint, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
@@ -16,6 +17,12 @@ export const sessions = pgTable(
     contextWindow: integer('context_window').notNull(),
     maxOutputTokens: integer('max_output_tokens').notNull(),
     inputLimit: integer('input_limit'),
+    /**
+     * The client's prompt-cache overrides (`model.pricing`, `model.cache`) as stated; null keeps
+     * the model catalog's. Resolved on use (core `resolveCacheModel`) so the catalog can evolve.
+     */
+    modelPricing: jsonb('model_pricing').$type<ModelPricing>(),
+    modelCache: jsonb('model_cache').$type<CacheBehaviour>(),
     /** The client's policy input (preset + overrides), resolved on use so defaults can evolve. */
     policy: jsonb('policy')
       .notNull()

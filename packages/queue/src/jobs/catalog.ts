@@ -10,6 +10,11 @@ export const JOB_PAYLOADS = {
   compact: z.object({ compactionId: z.string().min(1) }),
   /** Prune old tool outputs of one session, outside a compaction (OpenCode's prune after a turn). */
   prune: z.object({ sessionPk: z.number().int().positive(), reason: z.enum(['turn', 'manual']) }),
+  /**
+   * Write a session's prepared summary (policy `prepare`) without changing its context; the job
+   * id is the request's (`draftId`), which fences its writes.
+   */
+  prepare: z.object({ sessionPk: z.number().int().positive(), draftId: z.string().min(1) }),
 } as const;
 
 export type JobName = keyof typeof JOB_PAYLOADS;
@@ -66,6 +71,7 @@ export function deduplicationId<N extends JobName>(name: N, payload: JobPayload<
 export const WAITS_IN: Readonly<Record<JobName, 'wait' | 'prioritized'>> = {
   compact: 'prioritized',
   prune: 'wait',
+  prepare: 'wait',
 };
 
 /** What an enqueue may add to the catalog's options. */

@@ -4,6 +4,7 @@ import {
   markOutboxDispatched,
   newId,
   oldestDeferredCompaction,
+  requestPreparedSummary,
   safeErrorMessage,
   type CompactionRow,
   type Db,
@@ -17,6 +18,7 @@ import {
   startOldestDeferredCompaction,
   type CompactionLimits,
   type CompactionRequest,
+  type SessionEventMap,
   type SessionEventPublisher,
   type WorkflowLog,
 } from '@compactor/workflow';
@@ -138,6 +140,37 @@ export async function announceSessionDeleted(
 }
 
 /**
+ * Tells the session's event streams that a client reverted one of its compactions (the view is
+ * the one before it again). Call it once the revert committed; best effort, as every event.
+ */
+export async function announceCompactionReverted(
+  deps: Pick<DispatchDeps, 'events' | 'clock'>,
+  session: Pick<SessionRow, 'pk' | 'id'>,
+  compaction: Pick<CompactionRow, 'id'>,
+  data: SessionEventMap['compaction.reverted'],
+): Promise<void> {
+  await announceEvent(
+    deps.events,
+    deps.clock(),
+    { session, compactionId: compaction.id },
+    'compaction.reverted',
+    data,
+  );
+}
+
+/**
+ * Tells the session's event streams that a finished turn's prune waited for the prompt cache
+ * (`prune.skipped`). Best effort, as every event.
+ */
+export async function announcePruneSkipped(
+  deps: Pick<DispatchDeps, 'events' | 'clock'>,
+  session: Pick<SessionRow, 'pk' | 'id'>,
+  data: SessionEventMap['prune.skipped'],
+): Promise<void> {
+  await announceEvent(deps.events, deps.clock(), { session, compactionId: null }, 'prune.skipped', data);
+}
+
+/**
  * Requests a prune-only job for a session. Prune jobs of one session collapse while one is still
  * waiting: the job id is per request, BullMQ's de-duplication id per session.
  *
@@ -161,6 +194,28 @@ export async function startPrune(
   const outbox = await insertOutboxEntries(deps.db, [{ jobName: 'prune', jobId, payload }]);
   await dispatchOutbox(deps, outbox);
   return { jobId };
+}
+
+/**
+ * Requests the session's prepared summary (policy `prepare`) built on its latest completed
+ * compaction `baseCompactionId`: the request row and its outbox entry in one statement, then the
+ * job (best effort, as a compaction's). Once per crossing: `null` when one was requested on that
+ * boundary already, nothing written. Losing one costs only the LLM call the trigger makes then.
+ */
+export async function startPrepare(
+  deps: DispatchDeps,
+  session: SessionRow,
+  baseCompactionId: string | null,
+): Promise<{ jobId: string } | null> {
+  const entry = await requestPreparedSummary(deps.db, {
+    sessionPk: session.pk,
+    id: newId('prp'),
+    baseCompactionId,
+    jobName: 'prepare',
+  });
+  if (!entry) return null;
+  await dispatchOutbox(deps, [entry]);
+  return { jobId: entry.jobId };
 }
 
 /**

@@ -70,7 +70,7 @@ export function useQueueHarness(policy?: Partial<JobQueues['policy']>): QueueHar
   });
   afterAll(async () => {
     if (!state) return;
-    for (const name of ['compact', 'prune'] as const)
+    for (const name of ['compact', 'prune', 'prepare'] as const)
       await state.queues.queue(name).obliterate({ force: true });
     await state.queues.close();
     await state.events.close();

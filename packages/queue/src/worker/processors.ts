@@ -6,8 +6,10 @@ import { retryAfterOf } from '../jobs/backoff';
 import { parseJobPayload, type JobName } from '../jobs/catalog';
 import {
   isAbort,
+  prepareSummary,
   pruneSession,
   runCompaction,
+  type PrepareSummaryOutcome,
   type PruneSessionOutcome,
   type WorkflowResources,
 } from '@compactor/workflow';
@@ -59,12 +61,31 @@ export function compactProcessor(resources: WorkflowResources, gate: WorkGate, l
   };
 }
 
-/** Runs one prune job. */
-export function pruneProcessor(resources: WorkflowResources, gate: WorkGate) {
+/** Runs one prune job; one that ran (not skipped) is reported as `prune.ended` (metrics). */
+export function pruneProcessor(resources: WorkflowResources, gate: WorkGate, listeners?: WorkerListeners) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PruneSessionOutcome> => {
-    const { sessionPk } = payloadOf('prune', job);
-    return inGate(gate, signal, job.opts.priority ?? 0, () =>
-      pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune' }),
+    const { sessionPk, reason } = payloadOf('prune', job);
+    const outcome = await inGate(gate, signal, job.opts.priority ?? 0, () =>
+      pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune', trigger: reason }),
+    ).catch(forQueue);
+    if (outcome.cache) void emitWorkerEvent(listeners, 'prune.ended', { outcome });
+    return outcome;
+  };
+}
+
+/** A prepare job's rank in the gate: behind every compaction (their ranks are their tenant backlog's). */
+export const PREPARE_GATE_RANK = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Runs one prepare job (policy `prepare`): the session's summary written ahead of its trigger.
+ * It waits in the gate behind every compaction, and its LLM call waits outside the gate, as a
+ * compaction's does: a compaction never waits behind it for more than its database work.
+ */
+export function prepareProcessor(resources: WorkflowResources, gate: WorkGate) {
+  return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PrepareSummaryOutcome> => {
+    const { sessionPk, draftId } = payloadOf('prepare', job);
+    return inGate(gate, signal, PREPARE_GATE_RANK, (place) =>
+      prepareSummary({ ...resources, llm: llmOutside(resources.llm, place) }, sessionPk, draftId, { signal }),
     ).catch(forQueue);
   };
 }

@@ -1,4 +1,5 @@
 import type { CompactionRow } from '@compactor/db';
+import type { PruneSessionOutcome } from '@compactor/workflow';
 import type { JobName } from '../jobs/catalog';
 
 /** What a compact job returns (kept on the finished job for the queue dashboard). */
@@ -34,6 +35,8 @@ export interface WorkerEventMap {
    * must not throw.
    */
   'compaction.ended': { compaction: CompactionRow };
+  /** A prune job ran (not skipped): what it marked and its prompt-cache effect (metrics). */
+  'prune.ended': { outcome: PruneSessionOutcome };
   /** A reconciler pass finished (a pass that failed is logged and reports nothing). */
   'reconciler.passed': { report: ReconcileReport };
 }

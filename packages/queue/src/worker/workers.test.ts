@@ -201,7 +201,9 @@ describe('prune jobs', () => {
     const context = await q.context(session.pk);
     const cleared = context.messages
       .flatMap((m) => m.parts)
-      .filter((p) => p.type === 'tool' && p.output === '[Old tool result content cleared]');
+      .filter(
+        (p) => p.type === 'tool' && p.output === `[Old tool result content cleared — recall ${p.callId}]`,
+      );
     expect(cleared.length).toBe(event.data.parts);
   });
 });

@@ -3,7 +3,7 @@ import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
 import type { WorkflowResources } from '@compactor/workflow';
 import type { JobName } from '../jobs/catalog';
-import { compactProcessor, pruneProcessor } from './processors';
+import { compactProcessor, prepareProcessor, pruneProcessor } from './processors';
 import { emitWorkerEvent, type JobOutcome, type WorkerListeners } from './worker-events';
 import { WorkGate } from './work-gate';
 
@@ -34,10 +34,10 @@ export interface WorkerOptions {
   stalledIntervalMs?: number;
   random?: () => number;
   /**
-   * What the workers report: `job.ended` (metrics) and `compaction.ended` (the worker starts the
-   * tenant's deferred compactions there: `startDeferredWhenEnded`).
+   * What the workers report: `job.ended` and `prune.ended` (metrics), and `compaction.ended` (the
+   * worker starts the tenant's deferred compactions there: `startDeferredWhenEnded`).
    */
-  on?: Pick<WorkerListeners, 'job.ended' | 'compaction.ended'>;
+  on?: Pick<WorkerListeners, 'job.ended' | 'compaction.ended' | 'prune.ended'>;
 }
 
 /** The worker's BullMQ workers, one per queue of the catalog. */
@@ -110,13 +110,22 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
   // A prune job's outcome says what it did, not how it ended: every one that returns completed.
   const prune = new Worker(
     'prune',
-    counted('prune', pruneProcessor(resources, gate), () => 'completed'),
+    counted('prune', pruneProcessor(resources, gate, options.on), () => 'completed'),
     {
       ...common,
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
     },
   );
-  const workers = [compact, prune];
+  // A prepare job's outcome is the draft's (ready, skipped, failed, superseded): every one completes.
+  const prepare = new Worker(
+    'prepare',
+    counted('prepare', prepareProcessor(resources, gate), () => 'completed'),
+    {
+      ...common,
+      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+    },
+  );
+  const workers = [compact, prune, prepare];
   for (const worker of workers) {
     worker.on('lockRenewalFailed', (jobIds: string[]) => {
       for (const id of jobIds) worker.cancelJob(id, 'lock lost');

@@ -1,14 +1,26 @@
 import { buildSummaryMessages, type Message } from '@compactor/core';
-import { completeCompaction, contentHash, type CompactionRow, type NewMessage } from '@compactor/db';
+import {
+  completeCompaction,
+  contentHash,
+  markRecallableBehind,
+  recordCompactionCache,
+  selectCacheBaseline,
+  type CompactionRow,
+  type NewMessage,
+  type PartPosition,
+} from '@compactor/db';
 import { encodingForModel, getTokenizer, type Tokenizer } from '@compactor/tokenizer';
 import type { Attempt } from '../attempt';
+import { cacheEffectOfChange } from '../cache-effect';
 import type { WorkflowResources } from '../resources';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
 /**
  * Writes the summary message(s), the boundary and `completed` in one fenced transaction, which
  * also closes the attempt's finalize `step` record. The message ids are derived from the
- * compaction id, so a retried finalize writes the same rows.
+ * compaction id, so a retried finalize writes the same rows. Once completed and sized, the row
+ * records its prompt-cache effect (docs/DESIGN.md, "Prompt cache"), measured on the view as it
+ * was before the completion.
  */
 export async function finalizeStep(
   resources: WorkflowResources,
@@ -21,7 +33,18 @@ export async function finalizeStep(
   const summaryMessages = summaryMessagesFor(attempt, outcome, tokenizerFor(resources, attempt), now).map(
     toStoredMessage,
   );
-  return completeCompaction(resources.db, {
+  // The view before the change: what the provider last cached of it, read before it changes.
+  const carriedOver = carriesSummaryOver(outcome);
+  const baseline = await selectCacheBaseline(resources.db, attempt.session.pk, {
+    pinSystemMessages: policy.pinSystemMessages,
+    ...(carriedOver ? { prunedBy: compaction.id, changedFrom: firstClamped(outcome.clamps) } : {}),
+  });
+  // What the new boundary puts out of view becomes searchable by recall: flagged here, in
+  // windows and outside the completion's transaction, so neither appends nor the completion pay
+  // for indexing a long history. Every strategy's boundary (summarize, truncate, topic, a
+  // prepared draft, the fit step's move) is completed here; a retry or replan flags again.
+  await markRecallableBehind(resources.db, attempt.session.pk, outcome.boundarySeq);
+  const completed = await completeCompaction(resources.db, {
     compactionId: compaction.id,
     fence: attempt.fence,
     sessionPk: attempt.session.pk,
@@ -47,6 +70,40 @@ export async function finalizeStep(
     finishedAt: now,
     ...(step ? { step } : {}),
   });
+  const tokensBefore = completed.tokensBefore ?? 0;
+  const tokensAfter = completed.tokensAfter ?? tokensBefore;
+  const cache = cacheEffectOfChange(
+    attempt.session,
+    baseline,
+    {
+      tokensBefore,
+      tokensAfter,
+      // A new summary changes the served context right after the pinned system messages; a
+      // carried-over one leaves it alone up to the first part this compaction pruned or clamped.
+      unchangedPrefixTokens: carriedOver
+        ? (baseline.prefixTokens ?? tokensBefore)
+        : Math.min(baseline.pinnedTokens, tokensBefore),
+    },
+    now,
+  );
+  return (await recordCompactionCache(resources.db, compaction.id, cache)) ?? completed;
+}
+
+/**
+ * Whether the compaction keeps the boundary and the previous summary as they were (it only
+ * clamps kept parts): true unless fitting it moved the boundary over kept messages too.
+ */
+function carriesSummaryOver(outcome: Pick<SummaryOutcome, 'detail'>): boolean {
+  return outcome.detail.clampOnly === true && outcome.detail.keptMessagesTruncated === undefined;
+}
+
+/** The clamped part served first (kept parts are served in seq order). */
+function firstClamped(clamps: readonly PartPosition[]): PartPosition | null {
+  let first: PartPosition | null = null;
+  for (const clamp of clamps) {
+    if (!first || clamp.seq < first.seq || (clamp.seq === first.seq && clamp.idx < first.idx)) first = clamp;
+  }
+  return first === null ? null : { seq: first.seq, idx: first.idx };
 }
 
 /** The session model's tokenizer, as the store counts parts with it. */

@@ -19,6 +19,7 @@ import { loadCoveredHistory, type CoveredHistory } from '../covered-history';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
 import { fitOutcome } from './fit';
+import { preparedOutcome } from './prepared-draft';
 import {
   summarizerSettings,
   truncateSummary,
@@ -63,8 +64,36 @@ export async function summarizeStep(
     const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
     return fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
   }
-  // Read after the prune step, from the newest message back only as far as the plan looks; the
-  // older messages it compacts are read window by window as the summary is written.
+  if (policy.prepare !== null) {
+    // A summary written ahead of the trigger that still covers a prefix: no LLM call.
+    const prepared = await preparedOutcome(resources, attempt, keepRecentTokens);
+    if (prepared) return prepared;
+  }
+  const { covered, outcome, unheldRequests } = await plannedOutcome(resources, attempt, keepRecentTokens);
+  const { view } = covered;
+  const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
+  return fitOutcome(
+    resources,
+    attempt,
+    withUnheld(view, covered, unheldRequests),
+    candidate,
+    keepRecentTokens,
+  );
+}
+
+/**
+ * The summarize and truncate strategies before the fit step: the covered history read after the
+ * prune step, from the newest message back only as far as the plan looks (the older messages it
+ * compacts are read window by window as the summary is written), core's plan, and its summary.
+ * A prepared summary (prepare-summary.ts) is this alone: the compaction that finalizes it fits
+ * it to the view as it is then.
+ */
+export async function plannedOutcome(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  keepRecentTokens: number,
+): Promise<{ covered: CoveredHistory; outcome: SummarizeOutcome; unheldRequests: Message[] }> {
+  const { policy, compaction } = attempt;
   const planOf = (view: readonly Message[]) =>
     planCompaction(view, { keepRecentTokens, force: compaction.force, policy });
   const covered = await loadCoveredHistory(
@@ -77,23 +106,9 @@ export async function summarizeStep(
       ...(resources.historyWindow?.onRead ? { onWindow: resources.historyWindow.onRead } : {}),
     },
   );
-  const { view } = covered;
-  assertPinnedFit(attempt, view);
-  const { outcome, unheldRequests } = await cutOutcome(
-    resources,
-    attempt,
-    planOf(view),
-    covered,
-    keepRecentTokens,
-  );
-  const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
-  return fitOutcome(
-    resources,
-    attempt,
-    withUnheld(view, covered, unheldRequests),
-    candidate,
-    keepRecentTokens,
-  );
+  assertPinnedFit(attempt, covered.view);
+  const cut = await cutOutcome(resources, attempt, planOf(covered.view), covered, keepRecentTokens);
+  return { covered, ...cut };
 }
 
 /**

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ErrorBody, RecallQuery, RecallResponse, SessionParams } from '@compactor/contract';
+import { recall } from '@compactor/sessions';
+import type { ApiResources } from '../resources';
+import { commonErrors } from '../http/route-errors';
+
+/** `GET /v1/sessions/:id/recall`: what compaction cleared, by call id or by words (`recall`). */
+export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/v1/sessions/:id/recall',
+      {
+        schema: {
+          tags: ['context'],
+          summary: 'Recall what compaction cleared: one output by call id, or a search of the history',
+          description:
+            'Compaction deletes nothing until retention purges it. `callId` (the id a marker ' +
+            "`[Old tool result content cleared — recall <callId>]` names) returns that call's stored " +
+            'output (`kind: "call"`; 404 when the session has no finished call with that id, 410 `gone` ' +
+            'once retention purged it). `q` (websearch syntax: all words, "a phrase", `or`, `-word`) ' +
+            'searches what the model no longer sees verbatim — messages before the boundary (not the ' +
+            'pinned system messages nor summaries) and cleared tool outputs — and returns up to `limit` ' +
+            'passages, best first, each an excerpt of at most 1,000 characters around the match ' +
+            '(`kind: "search"`); purged text is not searched. Give exactly one of `callId` and `q`.',
+          params: SessionParams,
+          querystring: RecallQuery,
+          response: { 200: RecallResponse, ...commonErrors, 410: ErrorBody },
+        },
+      },
+      async (request) =>
+        recall(resources.db, { tenantId: request.tenantId, id: request.params.id }, request.query),
+    );
+  };
+}

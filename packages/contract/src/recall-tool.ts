@@ -1,0 +1,105 @@
+/**
+ * The `recall` tool a model is offered with its context (`GET …/context?format=openai&tools=recall`):
+ * one definition, served by the API and read by the clients that execute the model's calls.
+ */
+import { z } from 'zod';
+import {
+  clearedOutputMarker,
+  DEFAULT_RECALL_LIMIT,
+  MAX_RECALL_LIMIT,
+  MAX_RECALL_QUERY_LENGTH,
+} from './recall.js';
+
+/** The tools a context can be served with, by name. */
+export const CONTEXT_TOOL_NAMES = ['recall'] as const;
+/** A tool a context can be served with. */
+export type ContextToolName = (typeof CONTEXT_TOOL_NAMES)[number];
+
+/** The recall tool's name, as the model calls it. */
+export const RECALL_TOOL_NAME = 'recall' satisfies ContextToolName;
+
+/** The longest call id the recall route takes (a call id names a stored tool part). */
+const MAX_CALL_ID_LENGTH = 200;
+
+/** A Chat Completions `tools` entry, spelled as the OpenAI SDK's `ChatCompletionTool`. */
+export const OpenAIToolOut = z
+  .object({
+    type: z.literal('function'),
+    function: z.object({
+      name: z.string(),
+      description: z.string(),
+      parameters: z.record(z.string(), z.unknown()).describe('JSON Schema of the arguments object'),
+    }),
+  })
+  .meta({ id: 'OpenAITool' });
+/** A Chat Completions tool definition (assignable to the OpenAI SDK's `ChatCompletionTool`). */
+export type OpenAITool = z.output<typeof OpenAIToolOut>;
+
+/**
+ * The recall tool as the model sees it. The description names the marker a cleared output shows,
+ * since that marker is where the model finds the call id to ask for.
+ */
+export const RECALL_TOOL: OpenAITool = {
+  type: 'function',
+  function: {
+    name: RECALL_TOOL_NAME,
+    description:
+      'Recall what was taken out of your context to keep it within the window. A tool output shown ' +
+      `as "${clearedOutputMarker('<callId>')}" is given back whole by its callId. ` +
+      'Earlier conversation that was summarized, and cleared outputs, can be searched by words with ' +
+      'query: the best matching passages come back. Give either callId or query, not both.',
+    parameters: {
+      type: 'object',
+      properties: {
+        callId: {
+          type: 'string',
+          description: 'The call id a cleared tool output names: returns that output whole',
+          minLength: 1,
+          maxLength: MAX_CALL_ID_LENGTH,
+        },
+        query: {
+          type: 'string',
+          description: 'Words to look for in the history no longer in your context',
+          minLength: 1,
+          maxLength: MAX_RECALL_QUERY_LENGTH,
+        },
+        limit: {
+          type: 'integer',
+          description: `With query: how many passages to return (default ${DEFAULT_RECALL_LIMIT})`,
+          minimum: 1,
+          maximum: MAX_RECALL_LIMIT,
+        },
+      },
+      additionalProperties: false,
+    },
+  },
+};
+
+/**
+ * The arguments of a recall call as a model writes them: exactly one of `callId` and `query`,
+ * `limit` with `query` only. A model's call breaking these rules gets a tool message that says so.
+ */
+export const RecallToolArguments = z
+  .object({
+    callId: z.string().min(1).max(MAX_CALL_ID_LENGTH).optional(),
+    query: z.string().min(1).max(MAX_RECALL_QUERY_LENGTH).optional(),
+    limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).optional(),
+  })
+  .strict()
+  .superRefine((args, ctx) => {
+    if ((args.callId === undefined) === (args.query === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of callId and query', path: ['callId'] });
+    }
+    if (args.callId !== undefined && args.limit !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'limit applies to query only', path: ['limit'] });
+    }
+  });
+/** The arguments of a recall call, parsed. */
+export type RecallToolArguments = z.output<typeof RecallToolArguments>;
+
+/** The tool message that answers a model's tool call in a Chat Completions `messages` array. */
+export interface OpenAIToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}

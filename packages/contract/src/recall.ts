@@ -1,0 +1,132 @@
+/**
+ * `GET /v1/sessions/:id/recall`: what a compaction took out of the model's view, given back on
+ * request. Nothing is deleted by compaction: a pruned output stays stored and the history before
+ * the boundary stays in the raw history until retention purges it, so the agent can recall one
+ * cleared output by its call id, or search what was summarized away and cleared.
+ */
+import { z } from 'zod';
+import { SafeText } from './primitives.js';
+import { ROLES } from './vocabulary.js';
+
+/** The longest search query, in UTF-16 units. */
+export const MAX_RECALL_QUERY_LENGTH = 500;
+/** The most passages one search returns; and how many when `limit` is left out. */
+export const MAX_RECALL_LIMIT = 20;
+export const DEFAULT_RECALL_LIMIT = 5;
+/** The longest excerpt of a search result, in characters (code points). */
+export const MAX_RECALL_EXCERPT_LENGTH = 1_000;
+
+/** What marks a cleared tool output in the model's view: the call id names what to recall. */
+export function clearedOutputMarker(callId: string): string {
+  return `[Old tool result content cleared — recall ${callId}]`;
+}
+
+/** `?callId=` (one cleared output) or `?q=&limit=` (a search): exactly one of `callId` and `q`. */
+export const RecallQuery = z
+  .object({
+    callId: SafeText.min(1).max(200).optional().describe('The call named by a cleared marker'),
+    q: SafeText.min(1)
+      .max(MAX_RECALL_QUERY_LENGTH)
+      .optional()
+      .describe('Words to find in the history the model no longer sees verbatim'),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RECALL_LIMIT)
+      .optional()
+      .describe(`With q only: passages to return (default ${DEFAULT_RECALL_LIMIT})`),
+  })
+  .strict()
+  .superRefine((query, ctx) => {
+    if ((query.callId === undefined) === (query.q === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of callId and q', path: ['callId'] });
+    }
+    if (query.callId !== undefined && query.limit !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'limit applies to q only', path: ['limit'] });
+    }
+  });
+/** The recall query as a client writes it. */
+export type RecallQueryInput = z.input<typeof RecallQuery>;
+
+const RecallOutputFields = z.object({
+  kind: z.literal('call'),
+  callId: z.string(),
+  tool: z.string(),
+  status: z.enum(['completed', 'error']),
+  output: z.string().nullable(),
+  error: z.string().nullable(),
+  messageId: z.string().describe('The assistant message holding the call'),
+  seq: z.number().int(),
+  tokens: z.number().int().describe("The output's stored token count"),
+  prunedAt: z.string().nullable().describe('When a compaction cleared it; null if it was never cleared'),
+});
+
+const recallOutputExample: z.output<typeof RecallOutputFields> = {
+  kind: 'call',
+  callId: 'call_2',
+  tool: 'bash',
+  status: 'completed',
+  output: '412 passed, 3 failed\nFAIL test/parser.test.ts > nested quotes',
+  error: null,
+  messageId: 'm_7',
+  seq: 7,
+  tokens: 23,
+  prunedAt: '2026-01-05T10:12:00.000Z',
+};
+
+/** One tool call's original output, as stored before any compaction cleared it. */
+export const RecallOutput = RecallOutputFields.meta({ id: 'RecallOutput', examples: [recallOutputExample] });
+/** A recalled output as a client receives it. */
+export type RecallOutput = z.output<typeof RecallOutput>;
+
+const RecallHitFields = z.object({
+  messageId: z.string(),
+  seq: z.number().int(),
+  role: z.enum(ROLES),
+  source: z
+    .enum(['summarized', 'cleared'])
+    .describe('summarized: a message before the boundary; cleared: a pruned tool output'),
+  callId: z.string().nullable().describe('The call whose output matched (source cleared, or a tool part)'),
+  tool: z.string().nullable(),
+  excerpt: z.string().describe(`At most ${MAX_RECALL_EXCERPT_LENGTH} characters around the match`),
+  rank: z.number().describe('Higher is a better match'),
+});
+/** One passage a recall search found. */
+export type RecallHit = z.output<typeof RecallHitFields>;
+
+const RecallSearchFields = z.object({
+  kind: z.literal('search'),
+  query: z.string(),
+  results: z.array(RecallHitFields).describe('Best first, at most `limit`'),
+});
+
+const recallSearchExample: z.output<typeof RecallSearchFields> = {
+  kind: 'search',
+  query: 'parser failure',
+  results: [
+    {
+      messageId: 'm_7',
+      seq: 7,
+      role: 'assistant',
+      source: 'cleared',
+      callId: 'call_2',
+      tool: 'bash',
+      excerpt: 'FAIL test/parser.test.ts > nested quotes: the parser failure is in unquote()',
+      rank: 0.61,
+    },
+  ],
+};
+
+/** The passages of the history the model no longer sees that match a query, best first. */
+export const RecallSearch = RecallSearchFields.meta({ id: 'RecallSearch', examples: [recallSearchExample] });
+/** A recall search as a client receives it. */
+export type RecallSearch = z.output<typeof RecallSearch>;
+
+/** Either answer of the recall route, told apart by `kind`. */
+export const RecallResponse = z.discriminatedUnion('kind', [RecallOutput, RecallSearch]).meta({
+  id: 'RecallResponse',
+  examples: [recallOutputExample, recallSearchExample],
+});
+/** A recall answer as a client receives it. */
+export type RecallResponse = z.output<typeof RecallResponse>;

@@ -1,0 +1,62 @@
+/**
+ * The sums a change's cache effect is measured against, over the context view: stored counts
+ * given by hand, so each expected value is their sum.
+ */
+import { describe, expect, it } from 'vitest';
+import { appendMessages } from '../operations/append-messages';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
+import { selectCacheBaseline } from './cache-baseline';
+
+const t = useTestDatabase();
+
+const usage = { input: 100, output: 20, reasoning: 0, cacheRead: 900, cacheWrite: 250 };
+
+/** System 300 · user 40 · assistant (text 10, read 5 + 100, read 5 + 200) · user 40 · assistant 30. */
+async function session() {
+  const row = await createTestSession(t.db);
+  await appendMessages(t.db, row.pk, [
+    newMessage('system', [text('rules', 300)]),
+    newMessage('user', [text('question', 40)]),
+    newMessage('assistant', [text('reading', 10), tool('a', 'x'.repeat(400)), tool('b', 'y'.repeat(800))], {
+      usage: { ...usage, cacheRead: 500 },
+      createdAt: new Date('2026-11-27T11:00:00Z'),
+    }),
+    newMessage('user', [text('and?', 40)]),
+    newMessage('assistant', [text('done', 30)], { usage, createdAt: new Date('2026-11-27T11:58:00Z') }),
+  ]);
+  return row;
+}
+
+describe('selectCacheBaseline', () => {
+  it("sums the view, its pinned head, and the prefix before a changed part, that part's message included", async () => {
+    const row = await session();
+    const baseline = await selectCacheBaseline(t.db, row.pk, {
+      pinSystemMessages: true,
+      changedFrom: { seq: 3, idx: 2 },
+    });
+    expect(baseline).toEqual({
+      storedTokens: 300 + 40 + 10 + 105 + 205 + 40 + 30,
+      pinnedTokens: 300,
+      // The system prompt, the user turn, then the text and the first read before the changed part.
+      prefixTokens: 300 + 40 + 10 + 105,
+      prunedSavedTokens: 0,
+      // The newest assistant turn with a usage report: 900 read + 250 written.
+      lastUsage: { cachedTokens: 1_150, at: new Date('2026-11-27T11:58:00Z') },
+    });
+  });
+
+  it('has no prefix when nothing changed, and no usage before any model call', async () => {
+    const row = await createTestSession(t.db);
+    await appendMessages(t.db, row.pk, [newMessage('user', [text('hello', 5)])]);
+    expect(
+      await selectCacheBaseline(t.db, row.pk, { pinSystemMessages: true, prunedBy: 'prn_none' }),
+    ).toEqual({
+      storedTokens: 5,
+      pinnedTokens: 0,
+      prefixTokens: null,
+      prunedSavedTokens: 0,
+      lastUsage: null,
+    });
+  });
+});

@@ -1,0 +1,120 @@
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { outbox } from '../schema';
+import { createTestSession } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
+import { markCoveredChange } from './covered-changes';
+import {
+  beginPreparedSummary,
+  endPreparedSummary,
+  findPreparedSummary,
+  requestPreparedSummary,
+  savePreparedSummary,
+  type PreparedSummaryWrite,
+} from './prepared-summaries';
+
+const t = useTestDatabase();
+
+const request = (sessionPk: number, id: string, baseCompactionId: string | null) =>
+  requestPreparedSummary(t.db, { sessionPk, id, baseCompactionId, jobName: 'prepare' });
+const draft = (cutSeq: number): PreparedSummaryWrite => ({
+  settingsKey: 'k',
+  cutSeq,
+  outcome: { version: 2 },
+  model: 'summarizer',
+  usageInput: 1_200,
+  usageOutput: 300,
+  costUsd: 0.0042,
+  preparedAt: new Date('2026-01-01T00:00:00Z'),
+});
+const jobsFor = async (id: string) => t.db.select().from(outbox).where(eq(outbox.jobId, id));
+
+describe('requestPreparedSummary: one request per session and boundary', () => {
+  it('writes the request and its outbox entry in one statement', async () => {
+    const session = await createTestSession(t.db);
+    const entry = await request(session.pk, 'prp_1', null);
+    expect(entry).toMatchObject({
+      jobName: 'prepare',
+      jobId: 'prp_1',
+      payload: { sessionPk: session.pk, draftId: 'prp_1' },
+      dispatchedAt: null,
+    });
+    expect(await jobsFor('prp_1')).toHaveLength(1);
+    expect(await findPreparedSummary(t.db, session.pk)).toMatchObject({
+      id: 'prp_1',
+      status: 'pending',
+      baseCompactionId: null,
+    });
+  });
+
+  it('asks nothing more on the same boundary, whatever the first one became', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_a', 'cmp_1');
+    expect(await request(session.pk, 'prp_b', 'cmp_1')).toBeNull();
+    await endPreparedSummary(t.db, session.pk, 'prp_a', 'failed', 'llm_retries_exhausted');
+    expect(await request(session.pk, 'prp_c', 'cmp_1')).toBeNull();
+    expect(await jobsFor('prp_b')).toEqual([]);
+    expect(await jobsFor('prp_c')).toEqual([]);
+    expect((await findPreparedSummary(t.db, session.pk))?.id).toBe('prp_a');
+  });
+
+  it('replaces the request once a compaction moved the boundary: the old job is fenced out', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_old', null);
+    expect(await beginPreparedSummary(t.db, session.pk, 'prp_old', 10)).not.toBeNull();
+    expect(await request(session.pk, 'prp_new', 'cmp_1')).not.toBeNull();
+    expect(await findPreparedSummary(t.db, session.pk)).toMatchObject({
+      id: 'prp_new',
+      status: 'pending',
+      baseCompactionId: 'cmp_1',
+      coversThroughSeq: null,
+    });
+    expect(await savePreparedSummary(t.db, session.pk, 'prp_old', draft(5))).toBe(false);
+    expect(await beginPreparedSummary(t.db, session.pk, 'prp_old', 12)).toBeNull();
+    expect((await findPreparedSummary(t.db, session.pk))?.status).toBe('pending');
+  });
+
+  it('replaces a ready draft whose summarised messages changed, not one changed after its cut', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_r', null);
+    await beginPreparedSummary(t.db, session.pk, 'prp_r', 30);
+    expect(await savePreparedSummary(t.db, session.pk, 'prp_r', draft(20))).toBe(true);
+    await markCoveredChange(t.db, session.pk, 25);
+    expect(await request(session.pk, 'prp_s', null)).toBeNull();
+    await markCoveredChange(t.db, session.pk, 19);
+    expect((await findPreparedSummary(t.db, session.pk))?.changedSeq).toBe(19);
+    expect(await request(session.pk, 'prp_s', null)).not.toBeNull();
+  });
+});
+
+describe('a prepare job on its request', () => {
+  it('clears the change mark when it begins reading, and stores the draft with its spend', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_w', null);
+    await markCoveredChange(t.db, session.pk, 3);
+    const begun = await beginPreparedSummary(t.db, session.pk, 'prp_w', 40);
+    expect(begun).toMatchObject({ changedSeq: null, coversThroughSeq: 40 });
+    // A PATCH while the summarizer writes marks it again.
+    await markCoveredChange(t.db, session.pk, 7);
+    expect(await savePreparedSummary(t.db, session.pk, 'prp_w', draft(31))).toBe(true);
+    expect(await findPreparedSummary(t.db, session.pk)).toMatchObject({
+      status: 'ready',
+      cutSeq: 31,
+      changedSeq: 7,
+      model: 'summarizer',
+      usageInput: 1_200,
+      usageOutput: 300,
+      costUsd: 0.0042,
+      outcome: { version: 2 },
+    });
+    // Written once: a second save (a retried job) writes nothing.
+    expect(await savePreparedSummary(t.db, session.pk, 'prp_w', draft(25))).toBe(false);
+  });
+
+  it('goes with its session', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_gone', null);
+    await t.db.execute(sql`delete from sessions where pk = ${session.pk}`);
+    expect(await findPreparedSummary(t.db, session.pk)).toBeNull();
+  });
+});

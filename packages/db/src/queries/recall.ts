@@ -1,0 +1,235 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import { executePrepared } from '../prepared';
+import { viewBoundsCte } from './view-bounds';
+
+/**
+ * Recall: what compaction took out of the model's view, read back. Compaction deletes nothing
+ * (a pruned output stays in `parts`, a summarized message in the history) until the retention
+ * purge clears the text and stamps `purged_at`.
+ */
+
+/** A tool call's stored result, as {@link findRecallCall} reads it. */
+export interface RecallCallRow {
+  callId: string;
+  tool: string;
+  status: 'completed' | 'error';
+  output: string | null;
+  error: string | null;
+  messageId: string;
+  seq: number;
+  outputTokens: number;
+  prunedAt: Date | null;
+  /** When the retention purge cleared its content (then output and error are null). */
+  purgedAt: Date | null;
+}
+
+/**
+ * The session's finished tool call `callId` (completed or failed), or null. Call ids are unique
+ * per message, not per session: of several calls with the id, the newest pruned one (the one a
+ * cleared marker in the view names), else the newest. One lookup of `parts_session_call_idx`.
+ */
+export async function findRecallCall(
+  db: DbOrTx,
+  sessionPk: number,
+  callId: string,
+): Promise<RecallCallRow | null> {
+  const { rows } = await executePrepared<{
+    call_id: string;
+    tool: string;
+    tool_status: 'completed' | 'error';
+    tool_output: string | null;
+    tool_error: string | null;
+    message_id: string;
+    seq: number;
+    output_tokens: number;
+    pruned_at: Date | string | null;
+    purged_at: Date | string | null;
+  }>(
+    db,
+    sql`select p.call_id, p.tool, p.tool_status, p.tool_output, p.tool_error, m.id as message_id, p.seq,
+               p.output_tokens, pp.compacted_at as pruned_at, coalesce(p.purged_at, m.purged_at) as purged_at
+        from parts p
+        join messages m on m.pk = p.message_pk
+        left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+        where p.session_pk = ${sessionPk} and p.type = 'tool' and p.call_id = ${callId}
+          and p.tool_status in ('completed', 'error')
+        order by pp.compacted_at is not null desc, p.seq desc
+        limit 1`,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    callId: row.call_id,
+    tool: row.tool,
+    status: row.tool_status,
+    output: row.tool_output,
+    error: row.tool_error,
+    messageId: row.message_id,
+    seq: row.seq,
+    outputTokens: row.output_tokens,
+    prunedAt: dateOrNull(row.pruned_at),
+    purgedAt: dateOrNull(row.purged_at),
+  };
+}
+
+function dateOrNull(value: Date | string | null): Date | null {
+  if (value === null) return null;
+  return value instanceof Date ? value : new Date(value);
+}
+
+/**
+ * The text a part is searched by: its one text column (text, else the tool output, else the
+ * error), its first 100,000 characters.
+ */
+const RECALL_DOCUMENT = sql.raw(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`);
+
+/** Path and address punctuation read as spaces, so `parser` finds `src/parser.ts` (migration 0016). */
+const SEPARATORS = `'/.@:\\', '     '`;
+const wordsOf = (text: string) => `translate(${text}, ${SEPARATORS})`;
+
+/**
+ * The words of {@link RECALL_DOCUMENT}, spelled exactly as `parts_recall_search_idx` indexes them
+ * (migration 0016): any other spelling is not matched to the index and scans the session.
+ */
+const RECALL_VECTOR = sql.raw(
+  `to_tsvector('simple'::regconfig, ${wordsOf(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`)})`,
+);
+
+/**
+ * Matches ranked at most: the newest this many searchable matches are ranked and excerpted (each
+ * one's text is read and parsed again), so a word found all over a long session reads this many
+ * texts; finding its matches still costs their index entries and heap rows.
+ */
+export const RECALL_RANKED_MATCHES = 100;
+
+/** Newest matches read before summaries and pinned system messages are left out (see the query). */
+const RECALL_CANDIDATES = 2 * RECALL_RANKED_MATCHES;
+
+/** Characters of an excerpt before the first matching word, when there is room. */
+const EXCERPT_LEAD = 300;
+
+/** One passage {@link searchRecall} found. */
+export interface RecallHitRow {
+  messageId: string;
+  seq: number;
+  role: 'user' | 'assistant' | 'system';
+  source: 'summarized' | 'cleared';
+  callId: string | null;
+  tool: string | null;
+  excerpt: string;
+  rank: number;
+}
+
+/** What {@link searchRecall} searches and returns. */
+export interface RecallSearchOptions {
+  query: string;
+  limit: number;
+  /** At most this many characters of each excerpt. */
+  excerptChars: number;
+  /** The policy's `pinSystemMessages`: pinned system messages stay in view, so are not searched. */
+  pinSystemMessages: boolean;
+}
+
+/**
+ * The session's passages the model no longer sees verbatim that match `query` (websearch syntax:
+ * words all present, "a phrase", `or`, `-word`), best first: parts of messages before the latest
+ * boundary (not summaries, not pinned system messages) and pruned tool outputs. Purged text is
+ * empty, so it never matches.
+ *
+ * The match is one bitmap scan of `parts_recall_search_idx` on (session, words): it reads the
+ * session's matching entries only, not its history and no other session's. The index holds the
+ * parts flagged `recallable` (they left the view: `markRecallableBehind`, and the prune
+ * statements), never a part as it is appended. The newest
+ * {@link RECALL_RANKED_MATCHES} searchable matches are ranked (`ts_rank`); an excerpt starts a
+ * little before the first place a word of the query occurs. A query with nothing the index can
+ * look up (only negations, or no word at all) finds nothing rather than scanning the session.
+ */
+export async function searchRecall(
+  db: DbOrTx,
+  sessionPk: number,
+  options: RecallSearchOptions,
+): Promise<RecallHitRow[]> {
+  const { rows } = await executePrepared<{
+    message_id: string;
+    seq: number;
+    role: RecallHitRow['role'];
+    cleared: boolean;
+    call_id: string | null;
+    tool: string | null;
+    excerpt: string;
+    rank: number;
+  }>(db, searchRecallSql(sessionPk, options));
+  return rows.map((row) => ({
+    messageId: row.message_id,
+    seq: row.seq,
+    role: row.role,
+    source: row.cleared ? 'cleared' : 'summarized',
+    callId: row.call_id,
+    tool: row.tool,
+    excerpt: row.excerpt,
+    rank: Number(row.rank),
+  }));
+}
+
+/** The statement of {@link searchRecall} (the benchmark explains it). */
+export function searchRecallSql(sessionPk: number, options: RecallSearchOptions): SQL {
+  const tsquery = sql`websearch_to_tsquery('simple'::regconfig, translate(${options.query}::text, ${sql.raw(SEPARATORS)}))`;
+  return sql`
+    with bounds as (${viewBoundsCte(sessionPk)}),
+    -- The session's matching parts the model no longer sees verbatim, newest first, from the
+    -- parts alone: behind the boundary, or a pruned output (the mark is looked up only for a
+    -- match in the view). No text is read yet and nothing is joined: a word found all over
+    -- the session costs its matches' index entries and heap rows, not a join for each.
+    -- Only flagged parts are indexed (\`recallable\` is the index's predicate); the flag is
+    -- not trusted for visibility: one flagged before its compaction completed, or left by a
+    -- revert, is still in view, and the checks below leave it out.
+    matched as (
+      select p.pk, p.message_pk, p.seq, p.idx, p.call_id, p.tool
+      from parts p
+      where p.session_pk = ${sessionPk} and p.recallable and p.type in ('text', 'reasoning', 'tool')
+        and ${RECALL_VECTOR} @@ ${tsquery}
+        -- A one-time check: a query the index cannot look up would scan the session's entries.
+        and querytree(${tsquery}) not in ('', 'T')
+        and p.purged_at is null
+        -- The mark is a scalar subquery, one key lookup per match in the view: as EXISTS, the
+        -- planner may hash the whole part_prunes table (every tenant's marks) instead.
+        and (p.seq < (select first_kept from bounds)
+             or (p.type = 'tool' and (
+                   select true from part_prunes pp
+                   where pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx)))
+      order by p.seq desc, p.idx desc
+      limit ${RECALL_CANDIDATES}
+    ),
+    -- Of those, what the view does not show otherwise: not summaries, not pinned system messages.
+    -- Those are a handful in a session, so the candidates above leave room for them.
+    searchable as (
+      select c.seq, c.idx, c.call_id, c.tool, ${RECALL_DOCUMENT} as doc,
+             m.id as message_id, m.role, pp.compacted_at is not null as cleared
+      from matched c
+      join parts p on p.pk = c.pk
+      join messages m on m.pk = c.message_pk
+      left join part_prunes pp on pp.session_pk = ${sessionPk} and pp.seq = c.seq and pp.idx = c.idx
+      where m.purged_at is null
+        and (pp.compacted_at is not null
+             or (not m.summary and not (${options.pinSystemMessages}::boolean and m.role = 'system')))
+      order by c.seq desc, c.idx desc
+      limit ${RECALL_RANKED_MATCHES}
+    ),
+    -- The query's own words, lower case: an excerpt starts a little before the first one found.
+    words as (
+      select coalesce(array_agg(w.lexeme), '{}') as words
+      from unnest(to_tsvector('simple'::regconfig, translate(${options.query}::text, ${sql.raw(SEPARATORS)}))) w
+    ),
+    ranked as (
+      select s.*, ts_rank(to_tsvector('simple'::regconfig, ${sql.raw(wordsOf('s.doc'))}), ${tsquery}) as rank,
+             (select min(nullif(strpos(lower(s.doc), w), 0)) from unnest(words.words) w) as at
+      from searchable s, words
+      order by rank desc, s.seq desc, s.idx desc
+      limit ${options.limit}
+    )
+    select r.message_id, r.seq, r.role, r.cleared, r.call_id, r.tool, r.rank::float8 as rank,
+           substr(r.doc, greatest(1, coalesce(r.at, 1) - ${EXCERPT_LEAD}), ${options.excerptChars}) as excerpt
+    from ranked r
+    order by r.rank desc, r.seq desc, r.idx desc`;
+}

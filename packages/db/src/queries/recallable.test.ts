@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import type { PruningPolicy } from '@compactor/core';
+import { MIGRATIONS_FOLDER } from '../migrate';
+import { appendMessages } from '../operations/append-messages';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { pruneSelectionFixtures } from '../test-support/prune-selection';
+import { useTestDatabase } from '../test-support/test-database';
+import { markPartsCompacted } from './parts';
+import { pruneToolOutputs } from './prune-selection';
+import { markRecallableBehind, RECALLABLE_WINDOW } from './recallable';
+
+const t = useTestDatabase();
+const { compact } = pruneSelectionFixtures(t);
+
+/** The session's flagged parts, as `seq.idx`, in order. */
+async function flagged(sessionPk: number): Promise<string[]> {
+  const { rows } = await t.db.execute<{ at: string }>(sql`
+    select seq || '.' || idx as at from parts
+    where session_pk = ${sessionPk} and recallable order by seq, idx`);
+  return rows.map((r) => r.at);
+}
+
+/** `count` messages, each a text part then a finished tool output (`call<seq>`). */
+async function appendTurns(sessionPk: number, count: number, firstSeq = 1): Promise<void> {
+  const batch = Array.from({ length: count }, (_, i) =>
+    newMessage(i % 2 === 0 ? 'user' : 'assistant', [
+      text(`turn ${firstSeq + i} about module${firstSeq + i}`),
+      tool(`call${firstSeq + i}`, `output of src/module${firstSeq + i}.ts `.repeat(20)),
+    ]),
+  );
+  await appendMessages(t.db, sessionPk, batch);
+}
+
+describe('parts.recallable', () => {
+  it('is false on append, and the search index holds only flagged parts', async () => {
+    const session = await createTestSession(t.db);
+    await appendTurns(session.pk, 3);
+    const { rows } = await t.db.execute<{ parts: number; recallable: number }>(sql`
+      select count(*)::int as parts, count(*) filter (where recallable)::int as recallable
+      from parts where session_pk = ${session.pk}`);
+    expect(rows[0]).toEqual({ parts: 6, recallable: 0 });
+    // The index's predicate leaves unflagged parts out: an append computes no words.
+    const index = await t.db.execute<{ predicate: string }>(sql`
+      select pg_get_expr(i.indpred, i.indrelid) as predicate from pg_index i
+      where i.indexrelid = 'parts_recall_search_idx'::regclass`);
+    expect(index.rows[0]!.predicate).toMatch(/^\(recallable AND /);
+  });
+
+  it('flags the range a compaction puts behind its boundary, window by window, from the current boundary', async () => {
+    const session = await createTestSession(t.db);
+    await appendTurns(session.pk, 8);
+    // Seqs 1..5 in windows of 2: [0, 2), [2, 4), [4, 6); two parts a message.
+    expect(await markRecallableBehind(t.db, session.pk, 6, 2)).toBe(10);
+    expect(await flagged(session.pk)).toEqual([
+      '1.0',
+      '1.1',
+      '2.0',
+      '2.1',
+      '3.0',
+      '3.1',
+      '4.0',
+      '4.1',
+      '5.0',
+      '5.1',
+    ]);
+    // A retry finds them flagged.
+    expect(await markRecallableBehind(t.db, session.pk, 6, 2)).toBe(0);
+
+    await compact(session.pk, 6, []);
+    // The next compaction starts at the current boundary: what lies behind it is not read again.
+    await t.db.execute(sql`update parts set recallable = false where session_pk = ${session.pk} and seq = 1`);
+    expect(await markRecallableBehind(t.db, session.pk, 8, 2)).toBe(4);
+    expect(await flagged(session.pk)).toEqual([
+      ...['2.0', '2.1', '3.0', '3.1', '4.0', '4.1', '5.0', '5.1'],
+      ...['6.0', '6.1', '7.0', '7.1'],
+    ]);
+  });
+
+  it(`flags a first compaction's history longer than one window (${RECALLABLE_WINDOW} seqs)`, async () => {
+    const session = await createTestSession(t.db);
+    await appendTurns(session.pk, 1_100);
+    // Boundary 1,051: seqs 1..1,050 in three windows.
+    expect(await markRecallableBehind(t.db, session.pk, 1_051)).toBe(2_100);
+    const { rows } = await t.db.execute<{ first: number; last: number; count: number }>(sql`
+      select min(seq)::int as first, max(seq)::int as last, count(*)::int as count
+      from parts where session_pk = ${session.pk} and recallable`);
+    expect(rows[0]).toEqual({ first: 1, last: 1_050, count: 2_100 });
+  });
+
+  it('flags the outputs a prune marks, in the prune statement', async () => {
+    const session = await createTestSession(t.db);
+    const big = (id: string) => tool(id, 'x'.repeat(400), { outputTokens: 100, tokens: 105 });
+    await appendMessages(t.db, session.pk, [
+      newMessage('user', [text('go')]),
+      newMessage('assistant', [text('reading'), big('a'), big('b')]),
+      newMessage('user', [text('more')]),
+      newMessage('assistant', [big('tail')]),
+      newMessage('user', [text('last')]),
+    ]);
+    const pruning: PruningPolicy = {
+      protectTokens: 100,
+      minimumTokens: 50,
+      protectedTools: [],
+      protectUserTurns: 1,
+      cacheAware: null,
+      cacheHorizonTurns: 10,
+    };
+    const at = new Date('2026-11-02T00:00:00Z');
+    // Newest first: tail (100, protected), b (200 > 100: candidate), a.
+    const pruned = await pruneToolOutputs(t.db, session.pk, {
+      coversThroughSeq: 5,
+      pinSystemMessages: true,
+      pruning,
+      at,
+      by: 'prune_job',
+    });
+    expect(pruned.parts).toBe(2);
+    expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
+
+    // The char-estimate path marks by call id, in one statement too.
+    const marked = await markPartsCompacted(t.db, session.pk, [{ seq: 4, callId: 'tail' }], {
+      at,
+      by: 'prune_job',
+    });
+    expect(marked.parts).toBe(1);
+    expect(await flagged(session.pk)).toEqual(['2.1', '2.2', '4.0']);
+  });
+
+  it("backfills (migration 0016) parts behind each session's latest boundary and pruned outputs", async () => {
+    const session = await createTestSession(t.db);
+    await appendTurns(session.pk, 6);
+    await compact(session.pk, 3, []);
+    await compact(session.pk, 4, []);
+    await t.db.execute(sql`
+      insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+      values (${session.pk}, 5, 1, now(), 'prune_job')`);
+    const other = await createTestSession(t.db);
+    await appendTurns(other.pk, 2);
+    await t.db.execute(
+      sql`update parts set recallable = false where session_pk in (${session.pk}, ${other.pk})`,
+    );
+
+    await t.db.execute(sql.raw(backfillStatement()));
+    expect(await flagged(session.pk)).toEqual(['1.0', '1.1', '2.0', '2.1', '3.0', '3.1', '5.1']);
+    expect(await flagged(other.pk)).toEqual([]);
+  });
+});
+
+/** The migration's backfill statement, as the migration runs it. */
+function backfillStatement(): string {
+  const migration = readFileSync(join(MIGRATIONS_FOLDER, '0016_recall_index.sql'), 'utf8');
+  const statement = migration
+    .split('--> statement-breakpoint')
+    .map((s) => s.trim())
+    .find((s) => s.startsWith('UPDATE "parts"'));
+  if (!statement) throw new Error('migration 0016 has no backfill');
+  return statement;
+}
