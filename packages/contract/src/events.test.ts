@@ -82,7 +82,6 @@ describe('session events', () => {
       wire('compaction.step', { step: 'compact', attempt: 1 }),
       wire('compaction.failed', { status: 'failed', error: {} }),
       wire('prune.completed', { jobId: 'prn_1', parts: '3', tokens: 1 }),
-      wire('prune.completed', { jobId: 'prn_1', parts: 3, tokens: 1 }),
       wire('prune.completed', {
         ...EVENTS['prune.completed'],
         cache: { ...unpricedCache, invalidatedTokens: 1.5 },
@@ -93,6 +92,13 @@ describe('session events', () => {
       wire('compaction.unknown' as 'compaction.step', EVENTS['compaction.step']),
     ];
     for (const event of invalid) expect(SessionEventPayload.safeParse(event).success, event.type).toBe(false);
+  });
+
+  it('accepts the events of a server from before the cache model (no `cache`)', () => {
+    const { cache: _pruneCache, ...prune } = EVENTS['prune.completed'];
+    const { cache: _compactionCache, ...completed } = EVENTS['compaction.completed'];
+    expect(SessionEventPayload.safeParse(wire('prune.completed', prune)).success).toBe(true);
+    expect(SessionEventPayload.safeParse(wire('compaction.completed', completed)).success).toBe(true);
   });
 
   it('narrow on type: each payload is named, a wrong one does not compile', () => {

@@ -59,7 +59,11 @@ export const CompactionCompletedData = z.object({
     .object({ code: z.string().describe('The summarizer failure code, as `compaction.failed` carries one') })
     .nullable()
     .describe('Set when the truncate fallback wrote the summary; null otherwise'),
-  cache: CacheEffectOut.nullable().describe("What the compaction cost in the provider's prompt cache"),
+  // Optional: servers from before the cache model send events without it, and a newer client
+  // must not drop them.
+  cache: CacheEffectOut.nullable()
+    .optional()
+    .describe("What the compaction cost in the provider's prompt cache"),
 });
 
 /** `compaction.failed`: the compaction ended `failed` (its record holds the message). */
@@ -108,7 +112,9 @@ export const PruneCompletedData = z.object({
   jobId: z.string(),
   parts: Int,
   tokens: Int,
-  cache: CacheEffectOut.describe("What the marks cost in the provider's prompt cache"),
+  cache: CacheEffectOut.optional().describe(
+    "What the marks cost in the provider's prompt cache (absent from servers before the cache model)",
+  ),
 });
 
 /**
