@@ -45,7 +45,7 @@ interface Document {
   components: { schemas: Record<string, Schema> };
 }
 
-const refName = (ref: string) => ref.replace('#/components/schemas/', '');
+const refName = (ref: string) => ref.replace('#/components/schemas/', '').replace('#/$defs/', '');
 /** Markdown table cells hold no pipes or newlines. */
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 

@@ -2,6 +2,7 @@ import { keepRecentTokensFor, PolicyError, type Policy, type PolicyInput } from 
 import {
   beginPreparedSummary,
   endPreparedSummary,
+  markRecallableBehind,
   findActiveCompaction,
   findLatestCompletedCompaction,
   findSessionByPk,
@@ -82,6 +83,13 @@ export async function prepareSummary(
     });
     if (!saved) return { status: 'superseded' };
     resources.log.info({ ...ids, cutSeq: outcome.boundarySeq }, 'prepared summary written');
+    // What the draft's cut will put out of view is indexed for recall now, ahead of the trigger:
+    // the compaction that finalizes the draft then finds it done (flagging early shows nothing:
+    // recall checks what the view holds). Best effort: the draft is ready whatever happens here,
+    // and finalize flags what is left.
+    await markRecallableBehind(db, sessionPk, outcome.boundarySeq).catch((error: unknown) => {
+      resources.log.warn({ ...ids, err: safeErrorMessage(error) }, 'recall flags not written ahead');
+    });
     return { status: 'ready', cutSeq: outcome.boundarySeq };
   } catch (error) {
     if (isAbort(error)) throw error;

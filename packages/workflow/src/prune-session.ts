@@ -2,6 +2,7 @@ import { PolicyError, type CacheEffect, type PolicyInput } from '@compactor/core
 import {
   findSessionByPk,
   insertPruneRun,
+  markPrunedRecallable,
   pruneToolOutputs,
   selectCacheBaseline,
   type SessionRow,
@@ -74,6 +75,9 @@ export async function pruneSession(
       { jobId, parts, tokens, cache },
     );
   }
+  // Last: the cleared outputs become searchable by recall (the search index's words are computed
+  // now, off the append path and after the prune is announced).
+  if (parts > 0) await markPrunedRecallable(resources.db, session.pk, jobId);
   return { parts, tokens, skipped: null, cache };
 }
 

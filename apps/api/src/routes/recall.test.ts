@@ -7,6 +7,7 @@ import {
   insertCompaction,
   loadHistoryPage,
   markPartsCompacted,
+  markPrunedRecallable,
   markRecallableBehind,
 } from '@compactor/db';
 import { TENANT_B_KEY, useTestApi } from '../test-support/api';
@@ -130,6 +131,8 @@ beforeAll(async () => {
     ],
     { at: new Date('2026-01-05T10:12:00.000Z'), by: 'prune_test' },
   );
+  // As a prune job does after its marks: the cleared outputs become searchable.
+  await markPrunedRecallable(api.database.db, row.pk, 'prune_test');
   await session('quokka', TENANT_B_KEY);
   await post(
     'quokka',

@@ -154,8 +154,8 @@ export interface PartRef {
 
 /**
  * Prunes tool outputs in one set-based statement (lazy deletion: the output stays stored; the
- * mark is a row in the narrow `part_prunes`), flagging each marked part `recallable` in the same
- * statement. Only finished outputs can be cleared, and parts already pruned are left alone, so
+ * mark is a row in the narrow `part_prunes`; `markPrunedRecallable` makes them searchable after).
+ * Only finished outputs can be cleared, and parts already pruned are left alone, so
  * repeating the statement is harmless. The refs go as two array parameters, however many.
  * Returns how many parts it marked and the output tokens that no longer reach the model.
  */
@@ -179,12 +179,6 @@ export async function markPartsCompacted(
       order by p.seq, p.idx
       on conflict do nothing
       returning seq, idx
-    ),
-    -- A pruned output left the view: recall searches it from now on (parts.recallable).
-    flagged as (
-      update parts p set recallable = true
-      from marked m
-      where p.session_pk = ${sessionPk} and p.seq = m.seq and p.idx = m.idx and not p.recallable
     )
     select count(*) as parts, coalesce(sum(p.output_tokens), 0) as tokens
     from marked join parts p on p.session_pk = ${sessionPk} and p.seq = marked.seq and p.idx = marked.idx

@@ -216,8 +216,7 @@ export interface PruneToolOutputsResult {
 /**
  * OpenCode's prune in ONE statement: selects like {@link selectPrunablePartsInSql} and inserts
  * the marks into `part_prunes` (lazy deletion: outputs stay stored), so nothing is shipped to
- * Node; the marked parts are flagged `recallable` in the same statement (recall searches them
- * from now on). Idempotent: a repeat stops at the marks it wrote.
+ * Node (`markPrunedRecallable` makes the marked outputs searchable after, in windows). Idempotent: a repeat stops at the marks it wrote.
  *
  * A plain INSERT, not `on conflict do nothing`: the selection never picks a marked part (the
  * walk stops at the newest mark), so only a concurrent prune of the same session can collide,
@@ -267,12 +266,6 @@ async function pruneOnce(
       where ${prunedCandidate(options.pruning)}
       order by c.seq, c.idx
       returning seq, idx
-    ),
-    -- A pruned output left the view: recall searches it from now on (parts.recallable).
-    flagged as (
-      update parts p set recallable = true
-      from marked m
-      where p.session_pk = ${sessionPk} and p.seq = m.seq and p.idx = m.idx and not p.recallable
     )
     select (select count(*) from marked) as parts,
            case when (select count(*) from marked) = 0 then 0 else t.candidate_tokens end as tokens,

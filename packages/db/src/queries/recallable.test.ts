@@ -10,7 +10,7 @@ import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { useTestDatabase } from '../test-support/test-database';
 import { markPartsCompacted } from './parts';
 import { pruneToolOutputs } from './prune-selection';
-import { markRecallableBehind, RECALLABLE_WINDOW } from './recallable';
+import { markPrunedRecallable, markRecallableBehind, RECALLABLE_WINDOW } from './recallable';
 
 const t = useTestDatabase();
 const { compact } = pruneSelectionFixtures(t);
@@ -90,7 +90,7 @@ describe('parts.recallable', () => {
     expect(rows[0]).toEqual({ first: 1, last: 1_050, count: 2_100 });
   });
 
-  it('flags the outputs a prune marks, in the prune statement', async () => {
+  it('flags the outputs a prune marked, after its statement and window by window', async () => {
     const session = await createTestSession(t.db);
     const big = (id: string) => tool(id, 'x'.repeat(400), { outputTokens: 100, tokens: 105 });
     await appendMessages(t.db, session.pk, [
@@ -118,14 +118,21 @@ describe('parts.recallable', () => {
       by: 'prune_job',
     });
     expect(pruned.parts).toBe(2);
+    // The marks compute no words: the prune's statement costs what it did before recall.
+    expect(await flagged(session.pk)).toEqual([]);
+    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', 1)).toBe(2);
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
+    expect(await markPrunedRecallable(t.db, session.pk, 'another_job')).toBe(0);
 
-    // The char-estimate path marks by call id, in one statement too.
+    // The char-estimate path marks by call id; flagged the same way.
     const marked = await markPartsCompacted(t.db, session.pk, [{ seq: 4, callId: 'tail' }], {
       at,
       by: 'prune_job',
     });
     expect(marked.parts).toBe(1);
+    expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
+    // A repeat flags only what is left; windows of one seq cover 2..4.
+    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', 1)).toBe(1);
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2', '4.0']);
   });
 

@@ -36,6 +36,48 @@ export async function markRecallableBehind(
   return flagged;
 }
 
+/**
+ * Flags the outputs `by` (a prune job or a compaction) marked pruned as `recallable`, in windows
+ * of {@link RECALLABLE_WINDOW} seqs. Not in the prune's own statement: each flagged output
+ * computes its words for the search index, which for a prune of 50,000 outputs (110 MB of text)
+ * takes tens of seconds, and the marks must not wait for it (nor run into the statement timeout).
+ * A crash between the marks and this leaves those outputs unsearchable (recall by call id still
+ * finds them); the next prune or compaction of the same parts does not redo it. Returns the parts
+ * flagged.
+ */
+export async function markPrunedRecallable(
+  db: DbOrTx,
+  sessionPk: number,
+  by: string,
+  window: number = RECALLABLE_WINDOW,
+): Promise<number> {
+  const { rows } = await executePrepared<{ first: number | null; last: number | null }>(
+    db,
+    sql`select min(seq) as first, max(seq) as last from part_prunes
+        where session_pk = ${sessionPk} and compacted_by = ${by}`,
+  );
+  const first = rows[0]?.first ?? null;
+  const last = rows[0]?.last ?? null;
+  if (first === null || last === null) return 0;
+  let flagged = 0;
+  for (let from = Number(first); from <= Number(last); from += window) {
+    const { rows: done } = await executePrepared<{ flagged: string }>(
+      db,
+      sql`with flagged as (
+            update parts p set recallable = true
+            from part_prunes pp
+            where pp.session_pk = ${sessionPk} and pp.seq >= ${from}::int and pp.seq < ${from + window}::int
+              and pp.compacted_by = ${by}
+              and p.session_pk = pp.session_pk and p.seq = pp.seq and p.idx = pp.idx and not p.recallable
+            returning 1
+          )
+          select count(*) as flagged from flagged`,
+    );
+    flagged += Number(done[0]?.flagged ?? 0);
+  }
+  return flagged;
+}
+
 /** Flags the searchable parts of seqs [from, before) of the session; how many it flagged. */
 async function markRecallableSeqs(
   db: DbOrTx,

@@ -2,6 +2,7 @@ import { buildSummaryMessages, type Message } from '@compactor/core';
 import {
   completeCompaction,
   contentHash,
+  markPrunedRecallable,
   markRecallableBehind,
   recordCompactionCache,
   selectCacheBaseline,
@@ -43,7 +44,9 @@ export async function finalizeStep(
   // windows and outside the completion's transaction, so neither appends nor the completion pay
   // for indexing a long history. Every strategy's boundary (summarize, truncate, topic, a
   // prepared draft, the fit step's move) is completed here; a retry or replan flags again.
+  // The outputs its prune step cleared in the kept range likewise.
   await markRecallableBehind(resources.db, attempt.session.pk, outcome.boundarySeq);
+  await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id);
   const completed = await completeCompaction(resources.db, {
     compactionId: compaction.id,
     fence: attempt.fence,
