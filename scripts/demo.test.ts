@@ -50,7 +50,7 @@ describe('the demo (README quick start, step 1)', () => {
     expect(output).toContain(
       'policy  default preset with pruning.minimumTokens, pruning.protectTokens overridden (resolved by the API)',
     );
-    expect(output).toMatch(/compaction: \d+ completed/);
+    expect(output).toMatch(/compactions?: \d+ completed/);
     expect(output).toMatch(/the next prompt fits/);
     expect(output).not.toContain('✗');
     expect(code, output.slice(-3000)).toBe(0);
