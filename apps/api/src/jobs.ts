@@ -16,7 +16,8 @@ export function createApiJobs(deps: DispatchDeps, options: { enqueueTimeoutMs?: 
   return {
     startCompaction: (session, request, limits) => startCompaction(bound, session, request, limits),
     startPrune: (session, reason) => startPrune(bound, session, reason),
-    startPrepare: (session, baseCompactionId) => startPrepare(bound, session, baseCompactionId),
+    startPrepare: (session, baseCompactionId, headroomTokens) =>
+      startPrepare(bound, session, baseCompactionId, headroomTokens),
     sessionDeleted: (session) => announceSessionDeleted(bound, session),
     pruneSkipped: (session, data) => announcePruneSkipped(bound, session, data),
     compactionReverted: (session, compaction, data) =>

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from './model';
 import { PolicyError, resolvePolicy, type PolicyInput } from './policy';
 import {
+  draftKeepRecentTokens,
   preparedDraftUsable,
+  prepareHeadroomTokens,
   prepareThresholdTokens,
   shouldPrepare,
   type DraftUseFacts,
@@ -101,6 +103,45 @@ describe('shouldPrepare: the soft threshold', () => {
     const prompt = [system('the rules', 1_000)];
     expect(decide([1_200, 1_199], policy, prompt)).toBe(false);
     expect(decide([1_200, 1_200], policy, prompt)).toBe(true);
+  });
+});
+
+describe('a draft planned for the trigger’s moment', () => {
+  /** The headroom of a conversation of user/assistant messages of these sizes. */
+  function headroom(sizes: number[], policy = prepared(), extra: Message[] = []): number {
+    const messages = conversation([
+      ...extra,
+      ...sizes.map((tokens, i) => (i % 2 === 0 ? user(`u${i}`, tokens) : assistant(`a${i}`, { tokens }))),
+    ]);
+    const verdict = evaluateTrigger({ messages, model: window, policy, pinSystemMessages: true });
+    const pinnedTokens = extra.filter((m) => m.role === 'system').reduce((s, m) => s + m.parts[0]!.tokens, 0);
+    return prepareHeadroomTokens({ verdict, pinnedTokens, policy });
+  }
+
+  it.each([
+    ['at the soft threshold: 5,000 − 3,000', [1_500, 1_500], 2_000],
+    ['halfway: 5,000 − 4,000', [2_000, 2_000], 1_000],
+    ['past the trigger: none left', [3_000, 3_000], 0],
+  ])('headroom %s', (_, sizes, expected) => {
+    expect(headroom(sizes)).toBe(expected);
+  });
+
+  it('measures the headroom of a tokens trigger in history, without pinned system messages', () => {
+    const policy = prepared({ trigger: { kind: 'tokens', tokens: 4_000 } });
+    // 2,400 of history (the 1,000-token system prompt is not counted): 1,600 to go.
+    expect(headroom([1_200, 1_200], policy, [system('the rules', 1_000)])).toBe(1_600);
+  });
+
+  it.each([
+    // budget, headroom, floor → kept
+    ['the budget less the headroom', 16_000, 10_000, 0, 6_000],
+    ['no headroom: the whole budget', 16_000, 0, 0, 16_000],
+    ['headroom past the budget: nothing but what the plan must keep', 16_000, 20_000, 0, 0],
+    ['never below the policy floor', 16_000, 15_000, 4_096, 4_096],
+    ['a floor above the budget is the budget', 2_000, 5_000, 4_096, 2_000],
+    ['a negative headroom counts as none', 16_000, -50, 0, 16_000],
+  ])('keeps %s', (_, budget, room, floor, expected) => {
+    expect(draftKeepRecentTokens(budget, room, floor)).toBe(expected);
   });
 });
 

@@ -38,9 +38,51 @@ export function shouldPrepare(input: {
   if (verdict.reason !== 'below-threshold') return false;
   const soft = prepareThresholdTokens(policy, verdict.threshold);
   if (soft === null) return false;
-  // A `tokens` trigger counts history: pinned system messages are not in it (triggers.ts).
-  const measured = verdict.tokens - (policy.trigger.kind === 'tokens' ? input.pinnedTokens : 0);
-  return measured >= soft;
+  return measuredTokens({ ...input, verdict }) >= soft;
+}
+
+/** The count the trigger compares with its threshold: a `tokens` trigger counts history only. */
+function measuredTokens(input: {
+  verdict: TriggerVerdict;
+  pinnedTokens: number;
+  policy: Pick<Policy, 'trigger'>;
+}): number {
+  // Pinned system messages are not in a `tokens` trigger's count (triggers.ts).
+  const pinned = input.policy.trigger.kind === 'tokens' ? input.pinnedTokens : 0;
+  return input.verdict.tokens - pinned;
+}
+
+/**
+ * How far the session still is from its trigger when a draft is requested: the tokens it can
+ * grow by before the compaction that will use the draft starts (0 when the threshold is unknown
+ * or already reached).
+ */
+export function prepareHeadroomTokens(input: {
+  verdict: TriggerVerdict;
+  pinnedTokens: number;
+  policy: Pick<Policy, 'trigger'>;
+}): number {
+  const { threshold } = input.verdict;
+  if (threshold === null) return 0;
+  return Math.max(0, Math.floor(threshold - measuredTokens(input)));
+}
+
+/**
+ * The recent tokens a draft keeps after its cut. The draft serves the compaction at the trigger,
+ * and everything appended until then is kept verbatim after its cut as well; so the draft plans
+ * for that moment: it keeps the compaction's budget less the headroom it was requested with, and
+ * the compaction that finalizes it keeps about its budget, as one that summarises would. Planning
+ * with the whole budget left the trigger's compaction keeping budget + headroom, and the next
+ * trigger came that much sooner (a compaction more per session, each a prompt-cache rewrite).
+ * Never below the policy's floor `minTokens`.
+ */
+export function draftKeepRecentTokens(
+  keepRecentTokens: number,
+  headroomTokens: number,
+  minTokens: number,
+): number {
+  const planned = keepRecentTokens - Math.max(0, headroomTokens);
+  return Math.max(Math.min(minTokens, keepRecentTokens), planned, 0);
 }
 
 /** A draft as stored: what it was built on and where it cuts. */
@@ -91,14 +133,7 @@ export function preparedDraftUsable(draft: PreparedDraftFacts, now: DraftUseFact
     usable: false,
     reason,
   });
-  if (
-    now.reason !== 'auto' ||
-    now.strategy !== 'summarize' ||
-    now.force ||
-    now.instructions !== null ||
-    now.keepRecentTokens !== null
-  )
-    return unusable('request-differs');
+  if (!draftServesRequest(now)) return unusable('request-differs');
   if (draft.settingsKey !== now.settingsKey) return unusable('settings-changed');
   if (draft.baseCompactionId !== now.latestCompletedId) return unusable('boundary-moved');
   if (draft.changedSeq !== null && draft.changedSeq < draft.cutSeq) return unusable('message-changed');
@@ -109,4 +144,21 @@ export function preparedDraftUsable(draft: PreparedDraftFacts, now: DraftUseFact
   )
     return unusable('cut-outside-view');
   return { usable: true };
+}
+
+/**
+ * Whether a draft was written for this compaction's request: the one the trigger starts (auto,
+ * summarize, not forced, no instructions or keep budget of its own). Known before the draft is:
+ * a compaction that could never use a draft does not wait for one being written.
+ */
+export function draftServesRequest(
+  now: Pick<DraftUseFacts, 'reason' | 'strategy' | 'force' | 'instructions' | 'keepRecentTokens'>,
+): boolean {
+  return (
+    now.reason === 'auto' &&
+    now.strategy === 'summarize' &&
+    !now.force &&
+    now.instructions === null &&
+    now.keepRecentTokens === null
+  );
 }

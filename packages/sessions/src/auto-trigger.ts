@@ -1,5 +1,6 @@
 import {
   evaluateTriggerFromStats,
+  prepareHeadroomTokens,
   pruneCouldSelect,
   shouldPrepare,
   type TriggerVerdict,
@@ -89,9 +90,14 @@ export async function afterWrite(
 
   // Policy `prepare`: past the soft threshold, a summary is written ahead of the trigger, once
   // per crossing (one request per session and boundary: db `requestPreparedSummary`).
-  if (compaction === null && shouldPrepare({ verdict, pinnedTokens: stats.pinnedTokens, policy })) {
+  if (
+    verdict &&
+    compaction === null &&
+    shouldPrepare({ verdict, pinnedTokens: stats.pinnedTokens, policy })
+  ) {
+    const headroomTokens = prepareHeadroomTokens({ verdict, pinnedTokens: stats.pinnedTokens, policy });
     try {
-      await resources.jobs.startPrepare(session, lastCompleted?.id ?? null);
+      await resources.jobs.startPrepare(session, lastCompleted?.id ?? null, headroomTokens);
     } catch (error) {
       log.warn(
         { sessionId: session.id, err: safeErrorMessage(error) },

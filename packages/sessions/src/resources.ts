@@ -23,7 +23,11 @@ export interface SessionJobs {
    * The session's prepared summary built on its latest completed compaction `baseCompactionId`
    * (policy `prepare`), or `null` when one was requested on that boundary already.
    */
-  startPrepare(session: SessionRow, baseCompactionId: string | null): Promise<{ jobId: string } | null>;
+  startPrepare(
+    session: SessionRow,
+    baseCompactionId: string | null,
+    headroomTokens: number,
+  ): Promise<{ jobId: string } | null>;
   /** Publishes `session.deleted` (best effort): its event streams, on every replica, send it and end. */
   sessionDeleted(session: SessionRow): Promise<void>;
   /** Publishes `prune.skipped` (best effort): a finished turn's prune waited for the prompt cache. */

@@ -1,4 +1,10 @@
-import { keepRecentTokensFor, PolicyError, type Policy, type PolicyInput } from '@compactor/core';
+import {
+  draftKeepRecentTokens,
+  keepRecentTokensFor,
+  PolicyError,
+  type Policy,
+  type PolicyInput,
+} from '@compactor/core';
 import {
   beginPreparedSummary,
   endPreparedSummary,
@@ -29,7 +35,7 @@ export type PrepareSummaryOutcome =
 /**
  * Writes the session's prepared summary for request `draftId` (policy `prepare`): core's plan
  * for an auto compaction and the summarizer's text, as the compaction at the trigger would write
- * them, stored as a draft (`prepared_summaries`) without changing the context — no prune, no
+ * them (its keep budget less `headroomTokens`, the growth still to come before the trigger), stored as a draft (`prepared_summaries`) without changing the context — no prune, no
  * boundary, no summary message. Never in a compaction's way: it gives up when one is active (its
  * result moves the boundary the draft would be built on), and a compaction that starts while it
  * runs goes ahead without it. Every write is fenced by the request's id: a request replaced
@@ -40,7 +46,14 @@ export async function prepareSummary(
   resources: WorkflowResources,
   sessionPk: number,
   draftId: string,
-  { signal }: { signal?: AbortSignal | undefined } = {},
+  {
+    signal,
+    headroomTokens = 0,
+  }: {
+    signal?: AbortSignal | undefined;
+    /** How far below its trigger the session was at the request (core `draftKeepRecentTokens`). */
+    headroomTokens?: number;
+  } = {},
 ): Promise<PrepareSummaryOutcome> {
   const { db } = resources;
   const giveUp = async (status: 'skipped' | 'failed', code: string): Promise<PrepareSummaryOutcome> => {
@@ -66,7 +79,12 @@ export async function prepareSummary(
   const attempt = draftAttempt(session, policy, latestCompleted, draftId, signal);
   const ids = { sessionId: session.id, tenantId: session.tenantId, draftId };
   try {
-    const keepRecentTokens = keepRecentTokensFor('auto', attempt.model, policy);
+    // Planned for the trigger's moment: what is appended until then is kept after the cut too.
+    const keepRecentTokens = draftKeepRecentTokens(
+      keepRecentTokensFor('auto', attempt.model, policy),
+      headroomTokens,
+      policy.keepRecent.minTokens,
+    );
     const { outcome } = await plannedOutcome(resources, attempt, keepRecentTokens);
     if (outcome.kind !== 'summary') return await giveUp('skipped', 'nothing_to_compact');
     // A fallback's truncate text costs the compaction nothing to write itself: keep none.

@@ -46,6 +46,12 @@ export interface WorkflowResources {
     session: SessionRow,
     request: CompactionRequest,
   ) => Promise<{ compaction: CompactionRow; created: boolean }>;
+  /**
+   * Runs a wait on other work (a prepared summary being written) without holding the job's place
+   * in the worker's step gate, as its LLM calls do: the job awaited may need that place to
+   * finish. Without it the wait runs in place.
+   */
+  waitOutside?: <T>(wait: () => Promise<T>) => Promise<T>;
 }
 
 /**

@@ -3,11 +3,13 @@
  * changing the context, and the auto compaction finalizes it without calling the summarizer
  * while it still covers a prefix of the view; otherwise it summarises as without one.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PolicyInput } from '@compactor/core';
 import {
   countPart,
   findCompaction,
+  beginPreparedSummary,
+  endPreparedSummary,
   findPreparedSummary,
   patchMessage,
   requestPreparedSummary,
@@ -52,6 +54,7 @@ async function sessionWithDraft(): Promise<{ session: SessionRow; draftId: strin
     sessionPk: session.pk,
     id: draftId,
     baseCompactionId: null,
+    headroomTokens: 0,
     jobName: 'prepare',
   });
   const viewBefore = await w.context(session.pk);
@@ -146,13 +149,116 @@ describe('an auto compaction with a prepared summary', () => {
   });
 });
 
+describe('an auto compaction while the draft is being written', () => {
+  /** A session whose draft request's job has begun reading the view (its summary under way). */
+  async function sessionWithDraftBegun(): Promise<{ session: SessionRow; draftId: string }> {
+    const session = await w.seedSession(turns(1, 10), { policy, contextWindow: 16_000 });
+    const draftId = `prp_begun_${session.pk}`;
+    await requestPreparedSummary(w.resources.db, {
+      sessionPk: session.pk,
+      id: draftId,
+      baseCompactionId: null,
+      headroomTokens: 0,
+      jobName: 'prepare',
+    });
+    return { session, draftId };
+  }
+  /** Waits outside the worker's gate, as the queue's compaction processor does, and counts it. */
+  const outside = () => {
+    const waits: number[] = [];
+    const waitOutside = async <T>(wait: () => Promise<T>): Promise<T> => {
+      waits.push(Date.now());
+      return wait();
+    };
+    return { waits, resources: { ...w.resources, waitOutside } };
+  };
+
+  it('waits for it and finalizes it, with no summarizer call of its own', async () => {
+    const { session, draftId } = await sessionWithDraftBegun();
+    // The job's summarizer call takes 800 ms; the trigger's compaction starts meanwhile.
+    w.stub.setFaults({ latencyMs: 800 });
+    const calls = w.stub.requests.length;
+    const drafting = prepareSummary(w.resources, session.pk, draftId);
+    await vi.waitFor(async () => {
+      expect((await findPreparedSummary(w.resources.db, session.pk))?.coversThroughSeq).not.toBeNull();
+    });
+    const { waits, resources } = outside();
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });
+    const result = await runCompaction(resources, compaction.id, { lastAttempt: true });
+    const drafted = await drafting;
+    expect(drafted.status).toBe('ready');
+    expect(result.status).toBe('completed');
+    expect(waits).toHaveLength(1);
+    expect(w.stub.requests.length - calls, 'the draft’s call only').toBe(1);
+    expect(result.compaction!.details).toMatchObject({ prepared: { draftId } });
+    expect(result.compaction!.boundarySeq).toBe((drafted as { cutSeq: number }).cutSeq);
+  });
+
+  it('summarises itself when the draft it waited for fails', async () => {
+    const { session, draftId } = await sessionWithDraftBegun();
+    await beginPreparedSummary(w.resources.db, session.pk, draftId, session.lastSeq);
+    const { waits, resources } = outside();
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });
+    const calls = w.stub.requests.length;
+    const running = runCompaction(resources, compaction.id, { lastAttempt: true });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await endPreparedSummary(w.resources.db, session.pk, draftId, 'failed', 'llm_unavailable');
+    const result = await running;
+    expect(result.status).toBe('completed');
+    expect(waits).toHaveLength(1);
+    expect(w.stub.requests.length).toBeGreaterThan(calls);
+    expect(result.compaction!.details).not.toHaveProperty('prepared');
+  });
+
+  it('does not wait for a request whose job has not begun, nor for a manual compaction', async () => {
+    const queued = await sessionWithDraftBegun();
+    const { waits, resources } = outside();
+    const auto = await requestCompaction(w.resources.db, queued.session, { reason: 'auto' });
+    expect((await runCompaction(resources, auto.compaction.id, { lastAttempt: true })).status).toBe(
+      'completed',
+    );
+
+    const begun = await sessionWithDraftBegun();
+    await beginPreparedSummary(w.resources.db, begun.session.pk, begun.draftId, begun.session.lastSeq);
+    const manual = await requestCompaction(w.resources.db, begun.session, { reason: 'manual' });
+    expect((await runCompaction(resources, manual.compaction.id, { lastAttempt: true })).status).toBe(
+      'completed',
+    );
+    expect(waits).toHaveLength(0);
+  });
+});
+
 describe('the prepare job', () => {
+  it('plans for the trigger: a draft requested further below it cuts later', async () => {
+    /** The cut of a draft of eight turns requested `headroomTokens` below the trigger. */
+    const cutWith = async (headroomTokens: number): Promise<number> => {
+      const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
+      const id = `prp_room_${session.pk}`;
+      await requestPreparedSummary(w.resources.db, {
+        sessionPk: session.pk,
+        id,
+        baseCompactionId: null,
+        headroomTokens,
+        jobName: 'prepare',
+      });
+      const outcome = await prepareSummary(w.resources, session.pk, id, { headroomTokens });
+      expect(outcome.status).toBe('ready');
+      return (outcome as { cutSeq: number }).cutSeq;
+    };
+    // The 800-token budget keeps about two turns; 500 tokens still to grow leave 300 to the
+    // draft, about one: what is appended until the trigger fills the rest of the budget.
+    const whole = await cutWith(0);
+    const planned = await cutWith(500);
+    expect(planned).toBeGreaterThan(whole);
+  });
+
   it('gives up, without calling the summarizer, while a compaction is active', async () => {
     const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
     await requestPreparedSummary(w.resources.db, {
       sessionPk: session.pk,
       id: 'prp_busy',
       baseCompactionId: null,
+      headroomTokens: 0,
       jobName: 'prepare',
     });
     await requestCompaction(w.resources.db, session, { reason: 'auto' });
@@ -174,6 +280,7 @@ describe('the prepare job', () => {
       sessionPk: session.pk,
       id: 'prp_fail',
       baseCompactionId: null,
+      headroomTokens: 0,
       jobName: 'prepare',
     });
     w.stub.setFaults({ status: 400 });

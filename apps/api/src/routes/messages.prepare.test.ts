@@ -105,7 +105,7 @@ async function fillToSoftThreshold(session: string): Promise<Status> {
 
 async function draftOf(session: string) {
   const { rows } = await api.database.database.pool.query(
-    `select id, status, cut_seq, base_compaction_id, model, usage_input, usage_output, error_code
+    `select id, status, cut_seq, covers_through_seq, base_compaction_id, model, usage_input, usage_output, error_code
      from prepared_summaries where session_pk = $1`,
     [await sessionPk(api, session)],
   );
@@ -114,6 +114,7 @@ async function draftOf(session: string) {
         id: string;
         status: string;
         cut_seq: number | null;
+        covers_through_seq: number | null;
         model: string | null;
         usage_input: number | null;
         usage_output: number | null;
@@ -194,7 +195,10 @@ describe('a session with `prepare` crossing its trigger', () => {
     // No workers: the request stays pending, as it would while the summarizer writes it.
     await newSession(api, 'prep-once', { model, policy: policy({ atRatio: 0.7 }) });
     const soft = await fillToSoftThreshold('prep-once');
-    expect(await prepareJobsOf('prep-once')).toHaveLength(1);
+    const jobs = await prepareJobsOf('prep-once');
+    expect(jobs).toHaveLength(1);
+    // The draft is planned for the trigger's moment: the job knows how far below it the session was.
+    expect(jobs[0]!.data.headroomTokens).toBe(TRIGGER - soft.tokens);
     const first = await draftOf('prep-once');
     expect(first?.status).toBe('pending');
     // Further appends in the soft zone ask for nothing more.
@@ -231,12 +235,20 @@ describe('a session with `prepare` crossing its trigger', () => {
     expect(await draftOf('prep-default')).toBeUndefined();
   });
 
-  it('a compaction at the trigger while the draft is still being written goes ahead without it', async () => {
+  it('a compaction at the trigger while the draft is being written waits for it: one summarizer call in all', async () => {
     runWorkers();
     await newSession(api, 'prep-race', { model, policy: policy({ atRatio: 0.7 }) });
     await fillToSoftThreshold('prep-race');
-    // The draft's summarizer call is under way; the trigger fires before it answers.
-    await vi.waitFor(() => expect(stub!.stats.inFlight).toBeGreaterThan(0), { timeout: 10_000 });
+    // This session's draft has begun and a summarizer call is under way (an earlier test's
+    // queued draft may be another); the trigger fires before it answers.
+    await vi.waitFor(
+      async () => {
+        expect((await draftOf('prep-race'))?.covers_through_seq).not.toBeNull();
+        expect(stub!.stats.inFlight).toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    const calls = stub!.requests.length;
     const crossing = await append('prep-race', turn(99, 550));
     const compactionId = crossing.activeCompaction!.id;
     const done = await vi.waitFor(
@@ -252,7 +264,9 @@ describe('a session with `prepare` crossing its trigger', () => {
     const { rows } = await api.database.database.pool.query(`select details from compactions where id = $1`, [
       compactionId,
     ]);
-    expect(rows[0].details.prepared).toBeUndefined();
+    const draft = await draftOf('prep-race');
+    expect(rows[0].details.prepared).toEqual({ draftId: draft!.id, preparedAt: expect.any(String) });
     expect(rows[0].details.writtenBy).toBe('llm');
+    expect(stub!.requests.length, 'the compaction made no summarizer call of its own').toBe(calls);
   }, 60_000);
 });

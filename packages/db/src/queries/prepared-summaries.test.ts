@@ -16,7 +16,7 @@ import {
 const t = useTestDatabase();
 
 const request = (sessionPk: number, id: string, baseCompactionId: string | null) =>
-  requestPreparedSummary(t.db, { sessionPk, id, baseCompactionId, jobName: 'prepare' });
+  requestPreparedSummary(t.db, { sessionPk, id, baseCompactionId, headroomTokens: 0, jobName: 'prepare' });
 const draft = (cutSeq: number): PreparedSummaryWrite => ({
   settingsKey: 'k',
   cutSeq,

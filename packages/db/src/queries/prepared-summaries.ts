@@ -21,7 +21,14 @@ const outboxFromRow = rowMapper(outbox, '');
  */
 export async function requestPreparedSummary(
   db: DbOrTx,
-  request: { sessionPk: number; id: string; baseCompactionId: string | null; jobName: string },
+  request: {
+    sessionPk: number;
+    id: string;
+    baseCompactionId: string | null;
+    /** Carried to the job (`headroomTokens`): how far below its trigger the session was. */
+    headroomTokens: number;
+    jobName: string;
+  },
 ): Promise<OutboxRow | null> {
   const { rows } = await executePrepared<Record<string, unknown>>(
     db,
@@ -39,7 +46,9 @@ export async function requestPreparedSummary(
       returning session_pk, id
     )
     insert into outbox (job_name, job_id, payload)
-    select ${request.jobName}, p.id, jsonb_build_object('sessionPk', p.session_pk, 'draftId', p.id) from p
+    select ${request.jobName}, p.id,
+      jsonb_build_object('sessionPk', p.session_pk, 'draftId', p.id, 'headroomTokens', ${Math.max(0, Math.floor(request.headroomTokens))}::int)
+    from p
     returning ${selectList(outbox, 'outbox', '')}`,
   );
   return rows[0] ? outboxFromRow(rows[0]) : null;

@@ -14,7 +14,13 @@ export const JOB_PAYLOADS = {
    * Write a session's prepared summary (policy `prepare`) without changing its context; the job
    * id is the request's (`draftId`), which fences its writes.
    */
-  prepare: z.object({ sessionPk: z.number().int().positive(), draftId: z.string().min(1) }),
+  prepare: z.object({
+    sessionPk: z.number().int().positive(),
+    draftId: z.string().min(1),
+    // How far below its trigger the session was when the draft was requested (core
+    // `draftKeepRecentTokens`); absent in a request queued before it was recorded: 0.
+    headroomTokens: z.number().int().nonnegative().optional(),
+  }),
 } as const;
 
 export type JobName = keyof typeof JOB_PAYLOADS;

@@ -198,7 +198,8 @@ export async function startPrune(
 
 /**
  * Requests the session's prepared summary (policy `prepare`) built on its latest completed
- * compaction `baseCompactionId`: the request row and its outbox entry in one statement, then the
+ * compaction `baseCompactionId`, `headroomTokens` below the trigger (core
+ * `prepareHeadroomTokens`): the request row and its outbox entry in one statement, then the
  * job (best effort, as a compaction's). Once per crossing: `null` when one was requested on that
  * boundary already, nothing written. Losing one costs only the LLM call the trigger makes then.
  */
@@ -206,11 +207,13 @@ export async function startPrepare(
   deps: DispatchDeps,
   session: SessionRow,
   baseCompactionId: string | null,
+  headroomTokens: number,
 ): Promise<{ jobId: string } | null> {
   const entry = await requestPreparedSummary(deps.db, {
     sessionPk: session.pk,
     id: newId('prp'),
     baseCompactionId,
+    headroomTokens,
     jobName: 'prepare',
   });
   if (!entry) return null;

@@ -44,10 +44,11 @@ export function compactProcessor(resources: WorkflowResources, gate: WorkGate, l
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<CompactJobResult> => {
     const { compactionId } = payloadOf('compact', job);
     const outcome = await inGate(gate, signal, job.opts.priority ?? 0, (place) =>
-      runCompaction({ ...resources, llm: llmOutside(resources.llm, place) }, compactionId, {
-        lastAttempt: isLastAttempt(job),
-        signal,
-      }),
+      runCompaction(
+        { ...resources, llm: llmOutside(resources.llm, place), waitOutside: (wait) => place.outside(wait) },
+        compactionId,
+        { lastAttempt: isLastAttempt(job), signal },
+      ),
     ).catch(forQueue);
     const endedNow = outcome.status !== 'inactive' && outcome.status !== 'stale';
     if (endedNow && outcome.compaction) {
@@ -83,9 +84,12 @@ export const PREPARE_GATE_RANK = Number.MAX_SAFE_INTEGER;
  */
 export function prepareProcessor(resources: WorkflowResources, gate: WorkGate) {
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PrepareSummaryOutcome> => {
-    const { sessionPk, draftId } = payloadOf('prepare', job);
+    const { sessionPk, draftId, headroomTokens } = payloadOf('prepare', job);
     return inGate(gate, signal, PREPARE_GATE_RANK, (place) =>
-      prepareSummary({ ...resources, llm: llmOutside(resources.llm, place) }, sessionPk, draftId, { signal }),
+      prepareSummary({ ...resources, llm: llmOutside(resources.llm, place) }, sessionPk, draftId, {
+        signal,
+        headroomTokens: headroomTokens ?? 0,
+      }),
     ).catch(forQueue);
   };
 }

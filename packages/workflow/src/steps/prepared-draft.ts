@@ -1,5 +1,12 @@
-import { isPinnedMessage, preparedDraftUsable } from '@compactor/core';
-import { contentHash, findPreparedSummary, sessionModel, type SessionRow } from '@compactor/db';
+import { setTimeout as delay } from 'node:timers/promises';
+import { draftServesRequest, isPinnedMessage, preparedDraftUsable } from '@compactor/core';
+import {
+  contentHash,
+  findPreparedSummary,
+  sessionModel,
+  type PreparedSummaryRow,
+  type SessionRow,
+} from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
 import { CompactionFailedError } from '../errors';
@@ -16,9 +23,15 @@ export function preparedSettingsKey(session: SessionRow): string {
   return contentHash({ policy: session.policy, model: sessionModel(session) });
 }
 
+/** How long a compaction waits for a draft being written: about one summarizer call, at most. */
+export const DRAFT_WAIT_LIMIT_MS = 30_000;
+const DRAFT_POLL_MS = 50;
+
 /**
  * The compaction's outcome from the session's prepared summary, when it still covers a prefix of
- * the view (core `preparedDraftUsable`): the draft's summary, its cut as the boundary, and every
+ * the view (core `preparedDraftUsable`). A draft still being written for this compaction's
+ * boundary and request is awaited first (up to {@link DRAFT_WAIT_LIMIT_MS}, outside the worker's
+ * step gate): it began before the trigger fired, so it ends sooner than a summary begun now would. the draft's summary, its cut as the boundary, and every
  * message after the cut kept verbatim, made to fit as any summary is (steps/fit.ts: clamps, a
  * boundary moved forward). No LLM call; the draft's spend is charged to this compaction, and
  * `detail.prepared` names the draft. `null` when there is no usable draft, or when it would not
@@ -30,9 +43,10 @@ export async function preparedOutcome(
   keepRecentTokens: number,
 ): Promise<SummaryOutcome | null> {
   const { compaction, session, policy } = attempt;
-  const row = await findPreparedSummary(resources.db, session.pk);
-  if (!row || row.status !== 'ready' || row.cutSeq === null || row.settingsKey === null) return null;
   const latestCompletedId = attempt.latestCompleted?.id ?? null;
+  let row = await findPreparedSummary(resources.db, session.pk);
+  if (row && beingWritten(row, attempt)) row = await awaitDraft(resources, attempt, row);
+  if (!row || row.status !== 'ready' || row.cutSeq === null || row.settingsKey === null) return null;
   // The view is read only for a draft built on the boundary the compaction starts from.
   if (row.baseCompactionId !== latestCompletedId) return null;
   const draft = parseSummaryDraft(row.outcome);
@@ -91,4 +105,50 @@ export async function preparedOutcome(
     resources.log.info({ ...ids, reason: error.code }, 'prepared summary not used');
   }
   return null;
+}
+
+/**
+ * Whether the session's draft is being written for this compaction: its job began reading the
+ * view (`coversThroughSeq` set) on the boundary the compaction starts from, and the request is
+ * one a draft serves. A request still queued is not waited for: it may not start for a while.
+ */
+function beingWritten(row: PreparedSummaryRow, attempt: Attempt): boolean {
+  const { compaction } = attempt;
+  return (
+    row.status === 'pending' &&
+    row.coversThroughSeq !== null &&
+    row.baseCompactionId === (attempt.latestCompleted?.id ?? null) &&
+    draftServesRequest(compaction)
+  );
+}
+
+/**
+ * Polls the draft until its job ends it (ready, failed, skipped), a newer request replaces it, or
+ * the wait reaches its limit (a job whose worker died leaves it pending); the row as it is then.
+ */
+async function awaitDraft(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  pending: PreparedSummaryRow,
+): Promise<PreparedSummaryRow | null> {
+  const started = Date.now();
+  const poll = async (): Promise<PreparedSummaryRow | null> => {
+    for (;;) {
+      await delay(DRAFT_POLL_MS, undefined, { signal: attempt.signal });
+      const row = await findPreparedSummary(resources.db, attempt.session.pk);
+      if (!row || row.id !== pending.id || row.status !== 'pending') return row;
+      if (Date.now() - started >= DRAFT_WAIT_LIMIT_MS) return row;
+    }
+  };
+  const row = await (resources.waitOutside ? resources.waitOutside(poll) : poll());
+  resources.log.info(
+    {
+      compactionId: attempt.compaction.id,
+      draftId: pending.id,
+      status: row?.id === pending.id ? row.status : 'replaced',
+      waitedMs: Date.now() - started,
+    },
+    'waited for the prepared summary being written',
+  );
+  return row;
 }
