@@ -1,9 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { INTERRUPTED_TOOL_RESULT_TOKENS } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import { prunedMarkerTokensSql } from './context-tokens';
-import { clampJoin } from './parts';
+import { servedPartTokensSql, viewPartsLateral } from './context-tokens';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /** A part's place in the store: its message seq and its position in that message. */
@@ -85,20 +83,9 @@ function cacheBaselineSql(sessionPk: number, options: CacheBaselineOptions): SQL
     view_parts as materialized (
       select v.seq, v.summary,
              ${pinSystemMessages}::boolean and v.role = 'system' and not v.summary as pinned,
-             p.idx, p.compacted_by, p.tokens as unpruned,
-             case when p.tool_status in ('pending', 'running') then p.tokens + ${INTERRUPTED_TOOL_RESULT_TOKENS}
-                  when p.compacted_by is not null
-                    then greatest(0, p.tokens - p.output_tokens) + ${prunedMarkerTokensSql(sql`p.call_id`)}
-                  else p.tokens end::bigint as effective
+             p.idx, p.compacted_by, p.tokens as unpruned, ${servedPartTokensSql('compacted_by')} as effective
       from view v
-      cross join lateral (
-        select q.idx, q.tool_status, q.call_id, coalesce(c.tokens, q.tokens) as tokens,
-               coalesce(c.output_tokens, q.output_tokens) as output_tokens,
-               (select pp.compacted_by from part_prunes pp
-                where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as compacted_by
-        from parts q ${clampJoin(sql`q`)}
-        where q.message_pk = v.pk offset 0
-      ) p
+      ${viewPartsLateral(sessionPk, 'compacted_by')}
     ),
     first_changed as (
       select f.seq, f.idx from (

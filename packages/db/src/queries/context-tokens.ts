@@ -44,6 +44,37 @@ export function prunedMarkerTokensSql(callId: SQL): SQL {
   return sql`((${sql.raw(String(fixed))} + coalesce(octet_length(${callId}), 0)) / ${sql.raw(String(CHARS_PER_TOKEN))})`;
 }
 
+/**
+ * The parts of view message `v` (lateral, as `p`), each with its clamp's counts and the column
+ * `mark` of its prune mark (`compacted_at`, or `compacted_by`: which compaction or prune job).
+ * Read per view message with an index lookup each: the subquery's `offset 0` keeps the planner
+ * from flattening it into a hash join over the whole parts table, which it picks whenever it
+ * cannot know how short the view is (the boundary is only known at run time).
+ */
+export function viewPartsLateral(sessionPk: SessionRef, mark: 'compacted_at' | 'compacted_by'): SQL {
+  const column = sql.raw(mark);
+  return sql`cross join lateral (
+        select q.idx, q.type, q.tool_status, q.call_id, coalesce(c.tokens, q.tokens) as tokens,
+               coalesce(c.output_tokens, q.output_tokens) as output_tokens,
+               (select pp.${column} from part_prunes pp
+                where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as ${column}
+        from parts q ${clampJoin(sql`q`)}
+        where q.message_pk = v.pk offset 0
+      ) p`;
+}
+
+/**
+ * Tokens of part `p` of {@link viewPartsLateral} as the model sees it (core renderToolPart): an
+ * unfinished call carries the interrupted result, a pruned output (its `mark` set) the marker
+ * naming its call, a clamped part its clamp's count.
+ */
+export function servedPartTokensSql(mark: 'compacted_at' | 'compacted_by'): SQL {
+  return sql`case when p.tool_status in ('pending', 'running') then p.tokens + ${INTERRUPTED_TOOL_RESULT_TOKENS}
+                  when p.${sql.raw(mark)} is not null
+                    then greatest(0, p.tokens - p.output_tokens) + ${prunedMarkerTokensSql(sql`p.call_id`)}
+                  else p.tokens end::bigint`;
+}
+
 /** The usage report the hybrid estimate is calibrated on, with the sums around it. */
 export interface UsageReportStats {
   seq: number;
@@ -116,28 +147,14 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
       sql`m.pk, m.seq, m.role, m.summary, m.error is null as ok, m.finish, m.created_at, m.usage_input,
           m.usage_output, m.usage_reasoning, m.usage_cache_read, m.usage_cache_write`,
     )}),
-    -- Tokens as the model sees each part (core renderToolPart): an unfinished call carries the
-    -- interrupted result, a pruned output the marker naming its call, a clamped part its clamp's count. Parts are read per view message with
-    -- an index lookup each: the lateral subquery's \`offset 0\` keeps the planner from flattening it
-    -- into a hash join over the whole parts table, which it picks whenever it cannot know how
-    -- short the view is (the boundary is only known at run time).
+    -- Tokens as the model sees each part, read per view message (viewPartsLateral).
     view_parts as materialized (
       select v.pk as message_pk, v.seq, v.summary,
              ${pinSystemMessages}::boolean and v.role = 'system' and not v.summary as pinned, p.idx, p.type, p.tool_status, p.output_tokens,
              p.compacted_at, ${prunedMarkerTokensSql(sql`p.call_id`)} as marker_tokens,
-             case when p.tool_status in ('pending', 'running') then p.tokens + ${interrupted}
-                  when p.compacted_at is not null
-                    then greatest(0, p.tokens - p.output_tokens) + ${prunedMarkerTokensSql(sql`p.call_id`)}
-                  else p.tokens end::bigint as effective
+             ${servedPartTokensSql('compacted_at')} as effective
       from view v
-      cross join lateral (
-        select q.idx, q.type, q.tool_status, q.call_id, coalesce(c.tokens, q.tokens) as tokens,
-               coalesce(c.output_tokens, q.output_tokens) as output_tokens,
-               (select pp.compacted_at from part_prunes pp
-                where pp.session_pk = ${sessionPk} and pp.seq = q.seq and pp.idx = q.idx) as compacted_at
-        from parts q ${clampJoin(sql`q`)}
-        where q.message_pk = v.pk offset 0
-      ) p
+      ${viewPartsLateral(sessionPk, 'compacted_at')}
     ),
     stale as (
       select coalesce((select max(seq) from view where summary), (select covers_through_seq from bounds)) as seq
