@@ -6,7 +6,8 @@
  *    PATCH that finishes a streamed turn on its own;
  *  - a never-compacted 100k-message session (~50k tool outputs of ~2 KB) to prune and to read;
  *  - 200,000 messages of other tenants, then 2,000,000 more (phase 2) to check nothing grows.
- * Prune is timed beside marking the same parts one INSERT each (bench/scale/prune.ts). Then
+ * Prune's marks are timed beside marking the same parts one INSERT each, the recall flagging
+ * after them apart (bench/scale/prune.ts). Then
  * `EXPLAIN (ANALYZE, BUFFERS)` of every statement the hot paths send at 100k (bench/scale/plans.ts),
  * and of a compaction's reads and requests (bench/scale/compaction-plans.ts).
  * `npm run bench -- scale`. Exits non-zero if a goal fails.
@@ -42,7 +43,7 @@ import {
   verifyStatus,
 } from './scale/paths';
 import { recordCompactionPaths } from './scale/compaction-plans';
-import { measurePrune, referenceSelection, timePrune } from './scale/prune';
+import { measurePrune, prunePlanPath, referenceSelection, timePrune } from './scale/prune';
 import { Goals, measureAsync, measureInterleaved, ms, quietest, ratio } from './scale/report';
 import { createOutputCorpus, settle, seedTimed, tableSizes, type SessionShape } from './scale/seed';
 
@@ -241,7 +242,7 @@ async function recordPlans(pk: number, rawPk: number, prune: RecordedQuery[] | u
   await record('patchMessage (finish a streamed turn: tool result, finish, usage)', () =>
     finishStreamed(db, pk, streamed),
   );
-  if (prune) paths.push({ name: 'pruneSession (never-compacted 100k session)', queries: prune });
+  if (prune) paths.push(prunePlanPath(prune));
   paths.push(
     ...(await recordCompactionPaths(pool, db, recorder, {
       raw: rawPk,
@@ -347,7 +348,7 @@ try {
     // Not a goal: whether prune, timed above with fewer other rows, notices them.
     const selection = await referenceSelection(pool, raw!);
     const again = await timePrune(bench, raw!, PRUNE_RUNS, selection, ` (${GROWN})`);
-    if (again.median !== undefined) console.log(`prune 100k, ${GROWN}: median ${ms(again.median)}`);
+    if (again.median !== undefined) console.log(`prune 100k, ${GROWN}: marks median ${ms(again.median)}`);
   }
 
   await recordPlans(compacted.get(100_000)!, raw!, prune);

@@ -13,6 +13,8 @@ import { tableSizes } from './seed';
 export interface RecordedQuery {
   text: string;
   values: unknown[];
+  /** Wall time from sending it to its result (an autocommit statement's includes its commit). */
+  ms?: number;
 }
 
 /** Transaction control and session settings: nothing to plan. */
@@ -53,16 +55,32 @@ export class QueryRecorder {
     this.wrapped.add(client);
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as { query: unknown }).query = (...args: unknown[]) => {
-      if (this.recording) {
-        const [first, second] = args;
-        const config =
-          typeof first === 'string' ? { text: first } : (first as { text: string; values?: unknown[] });
-        this.recording.push({
-          text: config.text,
-          values: Array.isArray(second) ? second : (config.values ?? []),
-        });
+      if (!this.recording) return query(...args);
+      const [first, second] = args;
+      const config =
+        typeof first === 'string' ? { text: first } : (first as { text: string; values?: unknown[] });
+      const entry: RecordedQuery = {
+        text: config.text,
+        values: Array.isArray(second) ? second : (config.values ?? []),
+      };
+      this.recording.push(entry);
+      const started = performance.now();
+      const done = () => {
+        entry.ms = performance.now() - started;
+      };
+      // `pool.query` passes a callback; drizzle's clients await the returned promise.
+      const last = args.at(-1);
+      if (typeof last === 'function') {
+        const callback = last as (...results: unknown[]) => unknown;
+        args[args.length - 1] = (...results: unknown[]) => {
+          done();
+          return callback(...results);
+        };
+        return query(...args);
       }
-      return query(...args);
+      const result = query(...args);
+      if (result instanceof Promise) result.then(done, done);
+      return result;
     };
   }
 }

@@ -44,7 +44,7 @@ export async function pruneSession(
     throw error;
   }
   if (!policy.prune) return { parts: 0, tokens: 0, skipped: 'policy' };
-  const { parts, tokens } =
+  const { parts, tokens, markedSeqs } =
     policy.tokenCount === 'chars'
       ? await pruneByCharEstimate(resources.db, session.pk, {
           coversThroughSeq: session.lastSeq,
@@ -76,8 +76,8 @@ export async function pruneSession(
     );
   }
   // Last: the cleared outputs become searchable by recall (the search index's words are computed
-  // now, off the append path and after the prune is announced).
-  if (parts > 0) await markPrunedRecallable(resources.db, session.pk, jobId);
+  // now, off the append path and after the prune is announced), read where the statement marked.
+  if (markedSeqs) await markPrunedRecallable(resources.db, session.pk, jobId, markedSeqs);
   return { parts, tokens, skipped: null, cache };
 }
 

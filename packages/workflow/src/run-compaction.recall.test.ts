@@ -4,6 +4,7 @@ import { searchRecall } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
+import type { WorkflowResources } from './resources';
 import { runCompaction } from './run-compaction';
 
 const w = useWorkflow();
@@ -14,12 +15,14 @@ async function recallableParts(sessionPk: number, boundarySeq: number) {
     behind: number;
     behind_flagged: number;
     pruned: number;
+    pruned_kept: number;
     pruned_flagged: number;
     in_view_flagged: number;
   }>(sql`
     select count(*) filter (where p.seq < ${boundarySeq})::int as behind,
            count(*) filter (where p.seq < ${boundarySeq} and p.recallable)::int as behind_flagged,
            count(pp.seq)::int as pruned,
+           count(pp.seq) filter (where p.seq >= ${boundarySeq})::int as pruned_kept,
            count(pp.seq) filter (where p.recallable)::int as pruned_flagged,
            count(*) filter (where p.seq >= ${boundarySeq} and pp.seq is null and p.recallable)::int as in_view_flagged
     from parts p
@@ -60,4 +63,44 @@ describe('recall after a compaction (parts.recallable)', () => {
       expect(hits.every((hit) => hit.seq < boundarySeq || hit.source === 'cleared')).toBe(true);
     },
   );
+
+  it('flags the outputs its prune step cleared in the kept range, when an earlier attempt cleared them', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 12 }), {
+      policy: {
+        pruning: { protectTokens: 500, minimumTokens: 500 },
+        keepRecent: { manualTokens: 8_000, manualCappedByAuto: false },
+      },
+    });
+    const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
+    // The first attempt prunes, summarises and loses its connection at the completion; its flags
+    // are undone, as if it had crashed before them. The retry goes straight to finalize with the
+    // saved draft: the marks are not in its memory.
+    const crashing: WorkflowResources = {
+      ...w.resources,
+      db: new Proxy(w.resources.db, {
+        get(target, property, receiver) {
+          if (property === '$client') return { connect: async () => Promise.reject(connectionReset()) };
+          return Reflect.get(target, property, receiver) as unknown;
+        },
+      }),
+    };
+    await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(
+      /terminated/,
+    );
+    await w.resources.db.execute(sql`update parts set recallable = false where session_pk = ${session.pk}`);
+
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+    expect(result.status).toBe('completed');
+    expect(result.compaction!.attempts).toBe(2);
+    const parts = await recallableParts(session.pk, result.compaction!.boundarySeq!);
+    expect(parts.pruned_kept).toBeGreaterThan(0);
+    expect(parts.pruned_flagged).toBe(parts.pruned);
+    expect(parts.behind_flagged).toBe(parts.behind);
+    expect(parts.in_view_flagged).toBe(0);
+  });
 });
+
+/** A connection-level failure, as pg reports one: transient, so the queue would retry. */
+function connectionReset(): Error {
+  return Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+}

@@ -122,7 +122,7 @@ beforeAll(async () => {
     { role: 'user', parts: [text('one more quokka question, still in view')] },
   ]);
   await compact(row.pk, 4, 'Summary: the quokka parser was fixed.');
-  await markPartsCompacted(
+  const { markedSeqs } = await markPartsCompacted(
     api.database.db,
     row.pk,
     [
@@ -132,7 +132,7 @@ beforeAll(async () => {
     { at: new Date('2026-01-05T10:12:00.000Z'), by: 'prune_test' },
   );
   // As a prune job does after its marks: the cleared outputs become searchable.
-  await markPrunedRecallable(api.database.db, row.pk, 'prune_test');
+  await markPrunedRecallable(api.database.db, row.pk, 'prune_test', markedSeqs!);
   await session('quokka', TENANT_B_KEY);
   await post(
     'quokka',

@@ -285,14 +285,14 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       at: new Date(),
       by: 'prune_1',
     });
-    expect(marked).toEqual({ parts: 1, tokens: 100 });
+    expect(marked).toEqual({ parts: 1, tokens: 100, markedSeqs: { first: 2, last: 2 } });
     // Repeating the prune changes nothing.
     expect(
       await markPartsCompacted(t.db, session.pk, [{ seq: 2, callId: 'call_1' }], {
         at: new Date(),
         by: 'prune_2',
       }),
-    ).toEqual({ parts: 0, tokens: 0 });
+    ).toEqual({ parts: 0, tokens: 0, markedSeqs: null });
     const stats = await contextTokenStats(t.db, session.pk);
     // The marker of call_1: (43 fixed characters + 6 bytes + 3) / 4 = 13 tokens.
     expect(stats.storedTokens).toBe(165 - 100 + 13);

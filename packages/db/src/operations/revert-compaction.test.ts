@@ -1,7 +1,8 @@
 /**
  * revertCompaction's clamps: a clamp that replaced an earlier compaction's clamp of the same part
  * becomes that clamp again, the others go; the view and its size are the ones before, step by
- * step back. (The API's tests cover the rest: boundaries, summaries, prune marks, refusals.)
+ * step back. Its prune marks, read only where its prune step could write them, and the purged
+ * history check. (The API's tests cover the rest: boundaries, summaries, prune jobs' marks, refusals.)
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -124,5 +125,96 @@ describe('revertCompaction and clamps', () => {
     const again = await revert(id).catch((error: unknown) => error);
     expect(again).toBeInstanceOf(ConflictError);
     expect((again as ConflictError).details).toMatchObject({ reason: 'not_completed', status: 'reverted' });
+  });
+});
+
+describe('revertCompaction: prune marks and purged history', () => {
+  /** Completes a running compaction that covered through `coversThroughSeq`, boundary `boundarySeq`. */
+  async function complete(sessionPk: number, id: string, coversThroughSeq: number, boundarySeq: number) {
+    await insertCompaction(t.db, {
+      id,
+      sessionPk,
+      reason: 'manual',
+      strategy: 'truncate',
+      status: 'running',
+      coversThroughSeq,
+    });
+    await completeCompaction(t.db, {
+      compactionId: id,
+      sessionPk,
+      summaryMessages: [],
+      boundarySeq,
+      tokensBefore: 0,
+      messagesBefore: 0,
+      finishedAt: new Date(),
+    });
+  }
+
+  /** Marks part `idx` of each seq pruned by `by`. */
+  async function mark(sessionPk: number, seqs: number[], idx: number, by: string) {
+    await t.database.pool.query(
+      `insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+       select $1, s, $2, now(), $3 from unnest($4::int[]) s`,
+      [sessionPk, idx, by, seqs],
+    );
+  }
+
+  async function marks(sessionPk: number): Promise<string[]> {
+    const { rows } = await t.database.pool.query<{ at: string }>(
+      `select seq || '.' || idx || ' ' || compacted_by as at from part_prunes where session_pk = $1
+       order by seq, idx`,
+      [sessionPk],
+    );
+    return rows.map((r) => r.at);
+  }
+
+  it("removes the compaction's marks in the view it pruned, pinned messages included, and no other's", async () => {
+    // A pinned system message (seq 1) then turns of two outputs each; the first compaction keeps
+    // seq 3 on, the second pruned what it saw (the pinned output, kept outputs through its covered
+    // seq 6) and moved the boundary to 5. A prune job marked the other outputs.
+    const session = await createTestSession(t.db);
+    const other = await createTestSession(t.db);
+    const turn = (seq: number) =>
+      newMessage(seq === 1 ? 'system' : 'assistant', [tool(`a${seq}`, 'out a'), tool(`b${seq}`, 'out b')]);
+    for (const pk of [session.pk, other.pk]) {
+      await appendMessages(
+        t.db,
+        pk,
+        Array.from({ length: 8 }, (_, i) => turn(i + 1)),
+      );
+    }
+    await complete(session.pk, 'cmp_first', 2, 3);
+    await mark(session.pk, [1, 4, 6], 0, 'cmp_second');
+    await mark(session.pk, [1, 2, 3, 4, 5, 6, 7], 1, 'prune_job');
+    await mark(other.pk, [1, 4, 6], 0, 'cmp_second');
+    await complete(session.pk, 'cmp_second', 6, 5);
+
+    const reverted = await revert('cmp_second');
+    expect(reverted.unpruned).toBe(3);
+    expect(await marks(session.pk)).toEqual([1, 2, 3, 4, 5, 6, 7].map((seq) => `${seq}.1 prune_job`));
+    expect(await marks(other.pk)).toEqual(['1.0 cmp_second', '4.0 cmp_second', '6.0 cmp_second']);
+  });
+
+  it('refuses when a message between the boundaries was purged, not when only a summary there was', async () => {
+    const session = await createTestSession(t.db);
+    await appendMessages(
+      t.db,
+      session.pk,
+      Array.from({ length: 6 }, (_, i) => newMessage(i % 2 ? 'assistant' : 'user', [text(`m${i + 1}`, 2)])),
+    );
+    await complete(session.pk, 'cmp_one', 2, 3);
+    await complete(session.pk, 'cmp_two', 5, 5);
+    // Seq 4 lies between the restored boundary (3) and the undone one (5).
+    await t.database.pool.query(
+      `update messages set purged_at = now(), summary = true where session_pk = $1 and seq = 4`,
+      [session.pk],
+    );
+    expect((await revert('cmp_two')).unpruned).toBe(0);
+    await complete(session.pk, 'cmp_three', 5, 5);
+    await t.database.pool.query(`update messages set summary = false where session_pk = $1 and seq = 4`, [
+      session.pk,
+    ]);
+    const refused = await revert('cmp_three').catch((error: unknown) => error);
+    expect((refused as ConflictError).details).toMatchObject({ reason: 'history_purged' });
   });
 });

@@ -6,6 +6,7 @@ import { compactions } from '../schema';
 import { compactionFromRow, findLatestCompletedCompaction } from '../queries/compactions';
 import { firstKeptSeq } from '../queries/covered-changes';
 import { selectList } from '../queries/raw-rows';
+import { INT4_MAX } from '../queries/view-bounds';
 
 /** Why {@link revertCompaction} refused (`details.reason` of its {@link ConflictError}). */
 export type RevertRefusal = 'compaction_active' | 'not_completed' | 'not_latest' | 'history_purged';
@@ -68,9 +69,9 @@ export async function revertCompaction(
 
     const undoneFirstKept = await firstKeptSeq(tx, sessionPk);
     const compaction = await markReverted(tx, target.compaction.id, input.at);
-    const unpruned = await removePruneMarks(tx, sessionPk, target.compaction.id);
-    const unclamped = await undoClamps(tx, sessionPk, target.compaction.id);
     const restoredFirstKept = await firstKeptSeq(tx, sessionPk);
+    const unpruned = await removePruneMarks(tx, sessionPk, target.compaction, restoredFirstKept);
+    const unclamped = await undoClamps(tx, sessionPk, target.compaction.id);
     if (await purgedInRestoredView(tx, sessionPk, restoredFirstKept, undoneFirstKept))
       throw refuse('history_purged', 'the retention purge cleared content the restored view would show');
     return {
@@ -128,14 +129,37 @@ async function markReverted(tx: DbOrTx, id: string, at: Date): Promise<Compactio
 }
 
 /**
- * The compaction's own prune marks (its prune step's, `compacted_by` = its id). A rare write, so
- * the session's marks are read by key prefix and filtered, not indexed by who wrote them.
+ * The compaction's own prune marks (its prune step's, `compacted_by` = its id), read where that
+ * step could write them: the view it pruned, which is the view the revert restores (a compaction
+ * runs alone in its session, and only the latest completed one is reverted), so its kept
+ * messages from `restoredFirstKept` through the compaction's covered range, and the pinned system
+ * messages before them (by `messages_session_pinned_idx`). Two key ranges, not the session's
+ * marks: other prunes' marks behind the restored boundary are never read.
  */
-async function removePruneMarks(tx: DbOrTx, sessionPk: number, compactionId: string): Promise<number> {
-  const result = await tx.execute(
-    sql`delete from part_prunes where session_pk = ${sessionPk} and compacted_by = ${compactionId}`,
-  );
-  return result.rowCount ?? 0;
+async function removePruneMarks(
+  tx: DbOrTx,
+  sessionPk: number,
+  compaction: Pick<CompactionRow, 'id' | 'coversThroughSeq'>,
+  restoredFirstKept: number,
+): Promise<number> {
+  // A compaction completed without a claim (tests write such rows) has no covered range.
+  const throughSeq = compaction.coversThroughSeq ?? INT4_MAX;
+  const { rows } = await tx.execute<{ removed: number }>(sql`
+    with kept as (
+      delete from part_prunes pp
+      where pp.session_pk = ${sessionPk} and pp.seq >= ${restoredFirstKept}::int
+        and pp.seq <= ${throughSeq}::int and pp.compacted_by = ${compaction.id}
+      returning 1
+    ),
+    pinned as (
+      delete from part_prunes pp using messages m
+      where m.session_pk = ${sessionPk} and m.role = 'system' and not m.summary
+        and m.seq < ${restoredFirstKept}::int
+        and pp.session_pk = m.session_pk and pp.seq = m.seq and pp.compacted_by = ${compaction.id}
+      returning 1
+    )
+    select ((select count(*) from kept) + (select count(*) from pinned))::int as removed`);
+  return Number(rows[0]?.removed ?? 0);
 }
 
 /**
@@ -181,12 +205,19 @@ async function purgedInRestoredView(
   restoredFirstKept: number,
   undoneFirstKept: number,
 ): Promise<boolean> {
+  // The messages in seq order, then filtered: a range of `messages_session_seq_uq`. Filtered in
+  // the scan instead, a range covering most of a session (a first compaction's revert) is planned
+  // as a sequential scan of every session's messages.
   const { rows } = await tx.execute<{ purged: boolean }>(sql`
     select exists (
-      select 1 from messages m
-      where m.session_pk = ${sessionPk} and m.purged_at is not null and not m.summary
-        and m.seq >= ${Math.min(restoredFirstKept, undoneFirstKept)}::int
-        and m.seq < ${Math.max(restoredFirstKept, undoneFirstKept)}::int
+      select 1 from (
+        select k.purged_at, k.summary from messages k
+        where k.session_pk = ${sessionPk}
+          and k.seq >= ${Math.min(restoredFirstKept, undoneFirstKept)}::int
+          and k.seq < ${Math.max(restoredFirstKept, undoneFirstKept)}::int
+        order by k.seq offset 0
+      ) m
+      where m.purged_at is not null and not m.summary
     ) or exists (
       select 1 from parts p
       where p.session_pk = ${sessionPk} and p.purged_at is not null and p.seq >= ${restoredFirstKept}::int

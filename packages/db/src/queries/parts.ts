@@ -4,6 +4,7 @@ import type { NewPartRow, PartColumns, PartRow } from '../mappers';
 import { messages, partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
 import { rowMapper } from './raw-rows';
+import { seqRange, type SeqRange } from './recallable';
 
 /**
  * Inserts part rows and returns them as stored; callers keep a batch under Postgres' 65,535
@@ -154,19 +155,25 @@ export interface PartRef {
 
 /**
  * Prunes tool outputs in one set-based statement (lazy deletion: the output stays stored; the
- * mark is a row in the narrow `part_prunes`; `markPrunedRecallable` makes them searchable after).
- * Only finished outputs can be cleared, and parts already pruned are left alone, so
- * repeating the statement is harmless. The refs go as two array parameters, however many.
- * Returns how many parts it marked and the output tokens that no longer reach the model.
+ * mark is a row in the narrow `part_prunes`; `markPrunedRecallable` makes them searchable after,
+ * within the `markedSeqs` this returns). Only finished outputs can be cleared, and parts already
+ * pruned are left alone, so repeating the statement is harmless. The refs go as two array
+ * parameters, however many. Returns how many parts it marked, the output tokens that no longer
+ * reach the model, and the seqs of the first and last part it marked (null when none).
  */
 export async function markPartsCompacted(
   db: DbOrTx,
   sessionPk: number,
   refs: PartRef[],
   { at, by }: { at: Date; by: string },
-): Promise<{ parts: number; tokens: number }> {
-  if (refs.length === 0) return { parts: 0, tokens: 0 };
-  const result = await executePrepared<{ parts: string; tokens: string }>(
+): Promise<{ parts: number; tokens: number; markedSeqs: SeqRange | null }> {
+  if (refs.length === 0) return { parts: 0, tokens: 0, markedSeqs: null };
+  const result = await executePrepared<{
+    parts: string;
+    tokens: string;
+    first_seq: number | null;
+    last_seq: number | null;
+  }>(
     db,
     sql`
     with marked as (
@@ -180,12 +187,17 @@ export async function markPartsCompacted(
       on conflict do nothing
       returning seq, idx
     )
-    select count(*) as parts, coalesce(sum(p.output_tokens), 0) as tokens
+    select count(*) as parts, coalesce(sum(p.output_tokens), 0) as tokens,
+           min(marked.seq) as first_seq, max(marked.seq) as last_seq
     from marked join parts p on p.session_pk = ${sessionPk} and p.seq = marked.seq and p.idx = marked.idx
   `,
   );
   const row = result.rows[0];
-  return { parts: Number(row?.parts ?? 0), tokens: Number(row?.tokens ?? 0) };
+  return {
+    parts: Number(row?.parts ?? 0),
+    tokens: Number(row?.tokens ?? 0),
+    markedSeqs: seqRange(row?.first_seq, row?.last_seq),
+  };
 }
 
 /** Tool calls of the session still pending or running, among these call ids, with their message. */

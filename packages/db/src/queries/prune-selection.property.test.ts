@@ -129,6 +129,10 @@ describe('selectPrunablePartsInSql and pruneToolOutputs agree with core selectPr
           parts: expected.parts.length,
           tokens: expected.prunedTokens,
           candidateTokens: expected.candidateTokens,
+          markedSeqs:
+            expected.parts.length === 0
+              ? null
+              : { first: expected.parts[0]!.seq, last: expected.parts.at(-1)!.seq },
         });
         expect(await markedBy(session.pk, by)).toEqual(callIds(expected));
         // And again over the view the marks changed (it now stops at the newest of them).

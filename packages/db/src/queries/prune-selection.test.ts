@@ -301,6 +301,7 @@ describe('pruneToolOutputs', () => {
       parts: 3,
       tokens: 600,
       candidateTokens: 600,
+      markedSeqs: { first: 2, last: 4 },
     });
     expect(await markedBy(session.pk, 'prune_1')).toEqual(['a', 'b', 'c']);
     const rows = await t.db.execute<{ compacted_at: Date }>(
@@ -314,6 +315,7 @@ describe('pruneToolOutputs', () => {
       parts: 0,
       tokens: 0,
       candidateTokens: 0,
+      markedSeqs: null,
     });
     expect(await markedBy(session.pk, 'prune_2')).toEqual([]);
   });
@@ -326,7 +328,7 @@ describe('pruneToolOutputs', () => {
       at: new Date(),
       by: 'prune_1',
     });
-    expect(result).toEqual({ parts: 0, tokens: 0, candidateTokens: 600 });
+    expect(result).toEqual({ parts: 0, tokens: 0, candidateTokens: 600, markedSeqs: null });
     expect(await markedBy(session.pk, 'prune_1')).toEqual([]);
   });
 
@@ -338,6 +340,7 @@ describe('pruneToolOutputs', () => {
       parts: 2,
       tokens: 300,
       candidateTokens: 300,
+      markedSeqs: { first: 2, last: 4 },
     });
   });
 
@@ -357,7 +360,12 @@ describe('pruneToolOutputs', () => {
       await other.query('commit');
       // The collision rolls its marks back; the re-run sees b's mark and stops there, as core
       // would on the new state: only c, newer than b, is left to prune.
-      expect(await pruning).toEqual({ parts: 1, tokens: 100, candidateTokens: 100 });
+      expect(await pruning).toEqual({
+        parts: 1,
+        tokens: 100,
+        candidateTokens: 100,
+        markedSeqs: { first: 4, last: 4 },
+      });
       expect(await markedBy(session.pk, 'p')).toEqual(['c']);
       expect(await markedBy(session.pk, 'other')).toEqual(['b']);
     } finally {

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PrunablePart, PruneBudgets, PruneSelection } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { shownOutputTokens } from './parts';
+import { seqRange, type SeqRange } from './recallable';
 import { viewBoundsCte } from './view-bounds';
 import { executePrepared } from '../prepared';
 
@@ -211,12 +212,18 @@ export interface PruneToolOutputsResult {
   tokens: number;
   /** Output tokens of every candidate; when `parts` is 0 this says why (at most the minimum). */
   candidateTokens: number;
+  /**
+   * The seqs of the first and the last output this call marked (null when it marked none): where
+   * `markPrunedRecallable` finds its marks without reading the session's others.
+   */
+  markedSeqs: SeqRange | null;
 }
 
 /**
  * OpenCode's prune in ONE statement: selects like {@link selectPrunablePartsInSql} and inserts
  * the marks into `part_prunes` (lazy deletion: outputs stay stored), so nothing is shipped to
- * Node (`markPrunedRecallable` makes the marked outputs searchable after, in windows). Idempotent: a repeat stops at the marks it wrote.
+ * Node (`markPrunedRecallable` makes the marked outputs searchable after, in chunks, within the
+ * `markedSeqs` this returns). Idempotent: a repeat stops at the marks it wrote.
  *
  * A plain INSERT, not `on conflict do nothing`: the selection never picks a marked part (the
  * walk stops at the newest mark), so only a concurrent prune of the same session can collide,
@@ -255,7 +262,13 @@ async function pruneOnce(
   sessionPk: number,
   options: PruneSelectionOptions & { at: Date; by: string },
 ): Promise<PruneToolOutputsResult> {
-  const result = await executePrepared<{ parts: string; tokens: string; candidate_tokens: string }>(
+  const result = await executePrepared<{
+    parts: string;
+    tokens: string;
+    candidate_tokens: string;
+    first_seq: number | null;
+    last_seq: number | null;
+  }>(
     db,
     sql`
     with ${selectionCtes(sessionPk, options)},
@@ -267,15 +280,16 @@ async function pruneOnce(
       order by c.seq, c.idx
       returning seq, idx
     )
-    select (select count(*) from marked) as parts,
-           case when (select count(*) from marked) = 0 then 0 else t.candidate_tokens end as tokens,
-           t.candidate_tokens
-    from totals t`,
+    select m.parts, case when m.parts = 0 then 0 else t.candidate_tokens end as tokens,
+           t.candidate_tokens, m.first_seq, m.last_seq
+    from totals t
+    cross join (select count(*) as parts, min(seq) as first_seq, max(seq) as last_seq from marked) m`,
   );
   const row = result.rows[0];
   return {
     parts: Number(row?.parts ?? 0),
     tokens: Number(row?.tokens ?? 0),
     candidateTokens: Number(row?.candidate_tokens ?? 0),
+    markedSeqs: seqRange(row?.first_seq, row?.last_seq),
   };
 }

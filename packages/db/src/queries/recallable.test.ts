@@ -90,7 +90,7 @@ describe('parts.recallable', () => {
     expect(rows[0]).toEqual({ first: 1, last: 1_050, count: 2_100 });
   });
 
-  it('flags the outputs a prune marked, after its statement and window by window', async () => {
+  it('flags the outputs a prune marked, after its statement, chunk by chunk within the seqs it returned', async () => {
     const session = await createTestSession(t.db);
     const big = (id: string) => tool(id, 'x'.repeat(400), { outputTokens: 100, tokens: 105 });
     await appendMessages(t.db, session.pk, [
@@ -118,22 +118,77 @@ describe('parts.recallable', () => {
       by: 'prune_job',
     });
     expect(pruned.parts).toBe(2);
+    expect(pruned.markedSeqs).toEqual({ first: 2, last: 2 });
     // The marks compute no words: the prune's statement costs what it did before recall.
     expect(await flagged(session.pk)).toEqual([]);
-    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', 1)).toBe(2);
+    // Chunks of one mark: (2, 1), then after it (2, 2), then nothing after that.
+    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', pruned.markedSeqs!, 1)).toBe(2);
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
-    expect(await markPrunedRecallable(t.db, session.pk, 'another_job')).toBe(0);
+    expect(await markPrunedRecallable(t.db, session.pk, 'another_job', { first: 0, last: 5 })).toBe(0);
 
-    // The char-estimate path marks by call id; flagged the same way.
+    // The char-estimate path marks by call id, and says where too; flagged the same way.
     const marked = await markPartsCompacted(t.db, session.pk, [{ seq: 4, callId: 'tail' }], {
       at,
       by: 'prune_job',
     });
-    expect(marked.parts).toBe(1);
+    expect(marked).toEqual({ parts: 1, tokens: 100, markedSeqs: { first: 4, last: 4 } });
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
-    // A repeat flags only what is left; windows of one seq cover 2..4.
-    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', 1)).toBe(1);
+    // A range that leaves the mark out flags nothing; a repeat over all flags only what is left.
+    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', { first: 0, last: 3 }, 1)).toBe(0);
+    expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', { first: 0, last: 5 }, 1)).toBe(1);
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2', '4.0']);
+    // Nothing marked, nothing to read.
+    expect(await markPartsCompacted(t.db, session.pk, [], { at, by: 'prune_job' })).toEqual({
+      parts: 0,
+      tokens: 0,
+      markedSeqs: null,
+    });
+  });
+
+  it("flags exactly the parts its job marked, across chunks, and no other job's, session's or tenant's", async () => {
+    // Three outputs a message over 30 messages, in two sessions of one tenant and one of another,
+    // every part unflagged; the same seqs marked in all three, by two jobs.
+    const mine = await createTestSession(t.db, 'tenant-a');
+    const sibling = await createTestSession(t.db, 'tenant-a');
+    const otherTenant = await createTestSession(t.db, 'tenant-b');
+    for (const session of [mine, sibling, otherTenant]) {
+      await appendMessages(
+        t.db,
+        session.pk,
+        Array.from({ length: 30 }, (_, i) =>
+          newMessage('assistant', [
+            text(`turn ${i + 1}`),
+            ...[0, 1, 2].map((k) => tool(`call${i + 1}_${k}`, `output ${i + 1}.${k}`)),
+          ]),
+        ),
+      );
+      // Job one marks parts 1 and 3 of seqs 5..24, job two part 2 of the same seqs and part 1 of
+      // seqs 1..4 and 25..30, so job one's range holds job two's marks between its own.
+      await t.db.execute(sql`
+        insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+        select session_pk, seq, idx, now(),
+               case when seq between 5 and 24 and idx in (1, 3) then 'job_one' else 'job_two' end
+        from parts
+        where session_pk = ${session.pk} and type = 'tool'
+          and ((seq between 5 and 24) or idx = 1)`);
+    }
+    const expected = Array.from({ length: 20 }, (_, i) => [`${i + 5}.1`, `${i + 5}.3`]).flat();
+
+    // The range holds 60 marks, 40 of them its own: nine chunks of 7, the last one short.
+    expect(await markPrunedRecallable(t.db, mine.pk, 'job_one', { first: 5, last: 24 }, 7)).toBe(40);
+    expect(await flagged(mine.pk)).toEqual(expected);
+    // The flags are the marks of job one, no more, no less.
+    const { rows } = await t.db.execute<{ unflagged_marks: number; flagged_unmarked: number }>(sql`
+      select count(*) filter (where pp.compacted_by = 'job_one' and not p.recallable)::int as unflagged_marks,
+             count(*) filter (where p.recallable and pp.compacted_by is distinct from 'job_one')::int as flagged_unmarked
+      from parts p
+      left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+      where p.session_pk = ${mine.pk}`);
+    expect(rows[0]).toEqual({ unflagged_marks: 0, flagged_unmarked: 0 });
+    expect(await flagged(sibling.pk)).toEqual([]);
+    expect(await flagged(otherTenant.pk)).toEqual([]);
+    // Done: a repeat finds nothing left to flag.
+    expect(await markPrunedRecallable(t.db, mine.pk, 'job_one', { first: 5, last: 24 }, 7)).toBe(0);
   });
 
   it("backfills (migration 0016) parts behind each session's latest boundary and pruned outputs", async () => {

@@ -36,44 +36,82 @@ export async function markRecallableBehind(
   return flagged;
 }
 
+/** Seqs `first` through `last`, both included. */
+export interface SeqRange {
+  first: number;
+  last: number;
+}
+
+/** A statement's `min(seq)`, `max(seq)` as a range; null when it had no rows. */
+export function seqRange(first: number | null | undefined, last: number | null | undefined): SeqRange | null {
+  return first === null || first === undefined || last === null || last === undefined
+    ? null
+    : { first: Number(first), last: Number(last) };
+}
+
 /**
- * Flags the outputs `by` (a prune job or a compaction) marked pruned as `recallable`, in windows
- * of {@link RECALLABLE_WINDOW} seqs. Not in the prune's own statement: each flagged output
- * computes its words for the search index, which for a prune of 50,000 outputs (110 MB of text)
- * takes tens of seconds, and the marks must not wait for it (nor run into the statement timeout).
- * A crash between the marks and this leaves those outputs unsearchable (recall by call id still
- * finds them); the next prune or compaction of the same parts does not redo it. Returns the parts
- * flagged.
+ * Marks read per statement by {@link markPrunedRecallable}: each flagged output computes its
+ * words for the search index (a 2 KB output about 1 ms), so a chunk is a short transaction
+ * however dense the marks are.
+ */
+export const RECALLABLE_CHUNK = 500;
+
+/**
+ * Flags the outputs `by` (a prune job or a compaction) marked pruned within `seqs` as
+ * `recallable`, {@link RECALLABLE_CHUNK} marks a statement: the next marks of the range by
+ * `part_prunes_pk`, from the last one read (other writers' marks in the range are read and
+ * skipped), each of `by`'s parts by `parts_session_seq_idx`. The caller knows where the marks
+ * lie (a prune: the first and last seq its statement marked; a compaction: its kept range), so
+ * nothing outside that range is read. Not in the prune's own statement: a prune of 50,000
+ * outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait for it
+ * (nor run into the statement timeout). A crash between the marks and this leaves those outputs
+ * unsearchable (recall by call id still finds them); the next prune or compaction of the same
+ * parts does not redo it. Returns the parts flagged.
  */
 export async function markPrunedRecallable(
   db: DbOrTx,
   sessionPk: number,
   by: string,
-  window: number = RECALLABLE_WINDOW,
+  seqs: SeqRange,
+  chunk: number = RECALLABLE_CHUNK,
 ): Promise<number> {
-  const { rows } = await executePrepared<{ first: number | null; last: number | null }>(
-    db,
-    sql`select min(seq) as first, max(seq) as last from part_prunes
-        where session_pk = ${sessionPk} and compacted_by = ${by}`,
-  );
-  const first = rows[0]?.first ?? null;
-  const last = rows[0]?.last ?? null;
-  if (first === null || last === null) return 0;
   let flagged = 0;
-  for (let from = Number(first); from <= Number(last); from += window) {
-    const { rows: done } = await executePrepared<{ flagged: string }>(
+  // After (seq, idx): idx is never negative, so (first, -1) starts at the first seq's first part.
+  let after = { seq: seqs.first, idx: -1 };
+  while (after.seq <= seqs.last) {
+    const { rows } = await executePrepared<{
+      flagged: string;
+      marks: string;
+      last_seq: number | null;
+      last_idx: number | null;
+    }>(
       db,
-      sql`with flagged as (
+      // The chunk is the next marks of the range whoever wrote them, filtered after: with the
+      // writer in the scan, the planner expects to read far for the limit and, for a chunk at the
+      // start of a long range, reads and sorts the whole range (a bitmap scan) instead.
+      sql`with chunk as materialized (
+            select pp.seq, pp.idx, pp.compacted_by from part_prunes pp
+            where pp.session_pk = ${sessionPk}
+              and (pp.seq, pp.idx) > (${after.seq}::int, ${after.idx}::int) and pp.seq <= ${seqs.last}::int
+            order by pp.seq, pp.idx
+            limit ${chunk}::int
+          ),
+          flagged as (
             update parts p set recallable = true
-            from part_prunes pp
-            where pp.session_pk = ${sessionPk} and pp.seq >= ${from}::int and pp.seq < ${from + window}::int
-              and pp.compacted_by = ${by}
-              and p.session_pk = pp.session_pk and p.seq = pp.seq and p.idx = pp.idx and not p.recallable
+            from chunk c
+            where c.compacted_by = ${by}
+              and p.session_pk = ${sessionPk} and p.seq = c.seq and p.idx = c.idx and not p.recallable
             returning 1
           )
-          select count(*) as flagged from flagged`,
+          select (select count(*) from flagged) as flagged, (select count(*) from chunk) as marks,
+                 l.seq as last_seq, l.idx as last_idx
+          from (select 1) one
+          left join lateral (select c.seq, c.idx from chunk c order by c.seq desc, c.idx desc limit 1) l on true`,
     );
-    flagged += Number(done[0]?.flagged ?? 0);
+    const row = rows[0];
+    flagged += Number(row?.flagged ?? 0);
+    if (Number(row?.marks ?? 0) < chunk || row?.last_seq == null || row.last_idx == null) break;
+    after = { seq: row.last_seq, idx: row.last_idx };
   }
   return flagged;
 }

@@ -44,9 +44,16 @@ export async function finalizeStep(
   // windows and outside the completion's transaction, so neither appends nor the completion pay
   // for indexing a long history. Every strategy's boundary (summarize, truncate, topic, a
   // prepared draft, the fit step's move) is completed here; a retry or replan flags again.
-  // The outputs its prune step cleared in the kept range likewise.
+  // The outputs its prune step cleared likewise, whichever attempt cleared them: they lie in the
+  // view it pruned, from the current first kept seq (unmoved since: a compaction runs alone in
+  // its session, and a revert refuses while it does) through the covered range; behind the new
+  // boundary the call above flagged every part, and pinned messages before the first kept seq
+  // were flagged by the compaction that put them there. So only the kept range is read.
   await markRecallableBehind(resources.db, attempt.session.pk, outcome.boundarySeq);
-  await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id);
+  await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id, {
+    first: outcome.boundarySeq,
+    last: attempt.coversThroughSeq,
+  });
   const completed = await completeCompaction(resources.db, {
     compactionId: compaction.id,
     fence: attempt.fence,

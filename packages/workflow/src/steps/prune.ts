@@ -33,11 +33,12 @@ export function prunePassed(attempt: Attempt, unprunedOutputs: UnprunedOutputs |
  * OpenCode's prune inside a compaction, over the covered range only: selection (core's rule,
  * in SQL) and marks in one statement, so no output is loaded. Run only when {@link prunePassed}
  * says the step has work. Repeating it is harmless: the walk stops at the marks it wrote, and a
- * mark that exists already is not counted again.
+ * mark that exists already is not counted again. Where the marks lie is not kept: finalize flags
+ * them for recall from the compaction's kept range, whichever attempt wrote them.
  */
 export async function pruneStep(resources: WorkflowResources, attempt: Attempt): Promise<PruneOutcome> {
   if (attempt.policy.tokenCount === 'chars') {
-    const marked = await pruneByCharEstimate(resources.db, attempt.session.pk, {
+    const { markedSeqs: _, ...marked } = await pruneByCharEstimate(resources.db, attempt.session.pk, {
       coversThroughSeq: attempt.coversThroughSeq,
       policy: attempt.policy,
       at: resources.clock(),
@@ -45,7 +46,7 @@ export async function pruneStep(resources: WorkflowResources, attempt: Attempt):
     });
     return { ...marked, skipped: null };
   }
-  const marked = await pruneToolOutputs(resources.db, attempt.session.pk, {
+  const { markedSeqs: _, ...marked } = await pruneToolOutputs(resources.db, attempt.session.pk, {
     coversThroughSeq: attempt.coversThroughSeq,
     pinSystemMessages: attempt.policy.pinSystemMessages,
     pruning: attempt.policy.pruning,
