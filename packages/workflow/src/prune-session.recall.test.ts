@@ -50,4 +50,20 @@ describe('recall after a prune job', () => {
     expect((await pruneSession(w.resources, session.pk, { jobId: 'prn_again' })).parts).toBe(0);
     expect(await flagged(session.pk)).toEqual(marked);
   });
+
+  it('a retry flags what an earlier try marked and stopped before flagging', async () => {
+    const session = await w.seedSession(generateCodingSession({ turns: 12 }), { policy: POLICY });
+    // The first try's statement committed its marks; the worker died before the flagging.
+    const first = await pruneSession(w.resources, session.pk, { jobId: 'prn_crash' });
+    await w.resources.db.execute(sql`update parts set recallable = false where session_pk = ${session.pk}`);
+    const marked = await markedBy(session.pk, 'prn_crash');
+    expect(marked).toHaveLength(first.parts);
+
+    // Run again without knowing it is a retry, the job marks nothing and flags nothing.
+    expect((await pruneSession(w.resources, session.pk, { jobId: 'prn_crash' })).parts).toBe(0);
+    expect(await flagged(session.pk)).toEqual([]);
+    // The queue's retry flags the first try's marks.
+    expect((await pruneSession(w.resources, session.pk, { jobId: 'prn_crash', retry: true })).parts).toBe(0);
+    expect(await flagged(session.pk)).toEqual(marked);
+  });
 });

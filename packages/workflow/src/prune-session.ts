@@ -1,5 +1,6 @@
 import { PolicyError, type CacheEffect, type PolicyInput } from '@compactor/core';
 import {
+  findLatestCompletedCompaction,
   findSessionByPk,
   insertPruneRun,
   markPrunedRecallable,
@@ -32,7 +33,16 @@ export interface PruneSessionOutcome {
 export async function pruneSession(
   resources: WorkflowResources,
   sessionPk: number,
-  { jobId, trigger = 'manual' }: { jobId: string; trigger?: 'turn' | 'manual' },
+  {
+    jobId,
+    trigger = 'manual',
+    retry = false,
+  }: {
+    jobId: string;
+    trigger?: 'turn' | 'manual';
+    /** The queue runs this job again: an earlier try may have marked outputs and not flagged them. */
+    retry?: boolean;
+  },
 ): Promise<PruneSessionOutcome> {
   const session = await findSessionByPk(resources.db, sessionPk);
   if (!session) return { parts: 0, tokens: 0, skipped: 'session-gone' };
@@ -77,8 +87,23 @@ export async function pruneSession(
   }
   // Last: the cleared outputs become searchable by recall (the search index's words are computed
   // now, off the append path and after the prune is announced), read where the statement marked.
-  if (markedSeqs) await markPrunedRecallable(resources.db, session.pk, jobId, markedSeqs);
+  const flagRange = markedSeqs ?? (retry ? await keptRange(resources, session) : null);
+  if (flagRange) await markPrunedRecallable(resources.db, session.pk, jobId, flagRange);
   return { parts, tokens, skipped: null, cache };
+}
+
+/**
+ * Where an earlier try of a prune job may have left marks it did not flag (it stopped between
+ * its statement and the flagging): the kept range of the view, from the latest boundary to the
+ * newest message. A retry's own statement marks nothing there again (the walk stops at marks),
+ * so it reads that range instead of the history.
+ */
+async function keptRange(
+  resources: WorkflowResources,
+  session: SessionRow,
+): Promise<{ first: number; last: number }> {
+  const latest = await findLatestCompletedCompaction(resources.db, session.pk);
+  return { first: latest?.boundarySeq ?? 0, last: session.lastSeq };
 }
 
 /**

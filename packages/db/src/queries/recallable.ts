@@ -64,9 +64,9 @@ export const RECALLABLE_CHUNK = 500;
  * lie (a prune: the first and last seq its statement marked; a compaction: its kept range), so
  * nothing outside that range is read. Not in the prune's own statement: a prune of 50,000
  * outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait for it
- * (nor run into the statement timeout). A crash between the marks and this leaves those outputs
- * unsearchable (recall by call id still finds them); the next prune or compaction of the same
- * parts does not redo it. Returns the parts flagged.
+ * (nor run into the statement timeout). A crash between the marks and this is mended by the
+ * prune job's retry (workflow `pruneSession`, `retry`: over the view's kept range); recall by
+ * call id finds those outputs meanwhile. Returns the parts flagged.
  */
 export async function markPrunedRecallable(
   db: DbOrTx,

@@ -67,7 +67,11 @@ export function pruneProcessor(resources: WorkflowResources, gate: WorkGate, lis
   return async (job: Job, _token?: string, signal?: AbortSignal): Promise<PruneSessionOutcome> => {
     const { sessionPk, reason } = payloadOf('prune', job);
     const outcome = await inGate(gate, signal, job.opts.priority ?? 0, () =>
-      pruneSession(resources, sessionPk, { jobId: job.id ?? 'prune', trigger: reason }),
+      pruneSession(resources, sessionPk, {
+        jobId: job.id ?? 'prune',
+        trigger: reason,
+        retry: job.attemptsMade > 0,
+      }),
     ).catch(forQueue);
     if (outcome.cache) void emitWorkerEvent(listeners, 'prune.ended', { outcome });
     return outcome;
