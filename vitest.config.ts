@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // One vitest setup for the whole repo: tests live next to the code (`*.test.ts`), talk to real
@@ -12,6 +13,11 @@ export default defineConfig({
     ],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
+    // Vitest's default is one worker per core less one: a single worker on a two-core machine, so
+    // files run one after another and a core idles while a file waits on Postgres, Redis, a child
+    // process or a timer (most of them do, most of the time). Two at least: files are isolated
+    // (own database, own queue prefix, own ports), so they may overlap.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     coverage: {
