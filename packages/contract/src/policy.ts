@@ -141,8 +141,9 @@ const FileToolsSchema = z.strictObject({ read: toolNames, write: toolNames, edit
 
 /**
  * Prepared-ahead compaction: once the context reaches `atRatio` × the trigger's point, a worker
- * summarises the history up to a planned cut without changing the context, so the compaction at
- * the trigger only has to finalize that draft (no LLM call while the agent waits).
+ * summarises the history up to a cut planned for the trigger's moment without changing the
+ * context, so the compaction at the trigger only has to finalize that draft (no LLM call while
+ * the agent waits; one that starts while the draft is still being written waits for it).
  */
 const PrepareSchema = z.strictObject({
   /** The soft threshold, as a share of the trigger's token point (strictly between 0 and 1). */

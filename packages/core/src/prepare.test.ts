@@ -19,15 +19,20 @@ const window = model(10_000, 2_000);
 const prepared = (extra: PolicyInput = {}) =>
   resolvePolicy({ trigger: { kind: 'ratio', ratio: 0.5 }, prepare: { atRatio: 0.6 }, ...extra });
 
-/** Whether a conversation of user/assistant messages of these sizes asks for a draft. */
-function decide(sizes: number[], policy = prepared(), extra: Message[] = []): boolean {
+/** The trigger's verdict on a conversation of user/assistant messages of these sizes. */
+function triggerOn(sizes: number[], policy = prepared(), extra: Message[] = []) {
   const messages = conversation([
     ...extra,
     ...sizes.map((tokens, i) => (i % 2 === 0 ? user(`u${i}`, tokens) : assistant(`a${i}`, { tokens }))),
   ]);
   const verdict = evaluateTrigger({ messages, model: window, policy, pinSystemMessages: true });
   const pinnedTokens = extra.filter((m) => m.role === 'system').reduce((s, m) => s + m.parts[0]!.tokens, 0);
-  return shouldPrepare({ verdict, pinnedTokens, policy });
+  return { verdict, pinnedTokens, policy };
+}
+
+/** Whether a conversation of user/assistant messages of these sizes asks for a draft. */
+function decide(sizes: number[], policy = prepared(), extra: Message[] = []): boolean {
+  return shouldPrepare(triggerOn(sizes, policy, extra));
 }
 
 describe('policy `prepare`', () => {
@@ -108,15 +113,8 @@ describe('shouldPrepare: the soft threshold', () => {
 
 describe('a draft planned for the trigger’s moment', () => {
   /** The headroom of a conversation of user/assistant messages of these sizes. */
-  function headroom(sizes: number[], policy = prepared(), extra: Message[] = []): number {
-    const messages = conversation([
-      ...extra,
-      ...sizes.map((tokens, i) => (i % 2 === 0 ? user(`u${i}`, tokens) : assistant(`a${i}`, { tokens }))),
-    ]);
-    const verdict = evaluateTrigger({ messages, model: window, policy, pinSystemMessages: true });
-    const pinnedTokens = extra.filter((m) => m.role === 'system').reduce((s, m) => s + m.parts[0]!.tokens, 0);
-    return prepareHeadroomTokens({ verdict, pinnedTokens, policy });
-  }
+  const headroom = (sizes: number[], policy = prepared(), extra: Message[] = []): number =>
+    prepareHeadroomTokens(triggerOn(sizes, policy, extra));
 
   it.each([
     ['at the soft threshold: 5,000 − 3,000', [1_500, 1_500], 2_000],

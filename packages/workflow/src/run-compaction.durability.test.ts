@@ -3,18 +3,14 @@ import type { PolicyInput } from '@compactor/core';
 import { findCompaction, listCompactionSteps, updateSession } from '@compactor/db';
 import { createLlm } from '@compactor/llm';
 import { generateCodingSession } from '@compactor/testing/fixtures';
+import { crashingAtFinalize } from './test-support/crash';
 import { useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
-import type { WorkflowResources } from './resources';
 
 const w = useWorkflow();
 // A failed assertion must not leave the stub's faults set for the next test.
 afterEach(() => w.stub.setFaults({}));
-
-/** A connection-level failure, as pg reports one: transient, so the queue would retry. */
-const connectionReset = () =>
-  Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
 
 describe('pay the LLM once', () => {
   it('a retry after a crash past the LLM call finalizes the saved draft without calling it again', async () => {
@@ -23,15 +19,7 @@ describe('pay the LLM once', () => {
     // The first attempt loses its database connection as finalize starts (its pipelined
     // round trip, on a connection of its own from the pool, is the first thing finalize does
     // and the only one of the attempt).
-    const crashing: WorkflowResources = {
-      ...w.resources,
-      db: new Proxy(w.resources.db, {
-        get(target, property, receiver) {
-          if (property === '$client') return { connect: async () => Promise.reject(connectionReset()) };
-          return Reflect.get(target, property, receiver) as unknown;
-        },
-      }),
-    };
+    const crashing = crashingAtFinalize(w.resources);
     await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(
       /terminated/,
     );

@@ -46,17 +46,22 @@ const turns = (from: number, count: number): MessageInput[] =>
     },
   ]).flat();
 
+/** Requests a draft of the session on its first boundary, as the trigger would `headroomTokens` below it. */
+async function requestDraft(session: SessionRow, id: string, headroomTokens = 0): Promise<void> {
+  await requestPreparedSummary(w.resources.db, {
+    sessionPk: session.pk,
+    id,
+    baseCompactionId: null,
+    headroomTokens,
+    jobName: 'prepare',
+  });
+}
+
 /** A session with a ready draft, then two more turns appended after it. */
 async function sessionWithDraft(): Promise<{ session: SessionRow; draftId: string; cutSeq: number }> {
   const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
   const draftId = `prp_${session.pk}`;
-  await requestPreparedSummary(w.resources.db, {
-    sessionPk: session.pk,
-    id: draftId,
-    baseCompactionId: null,
-    headroomTokens: 0,
-    jobName: 'prepare',
-  });
+  await requestDraft(session, draftId);
   const viewBefore = await w.context(session.pk);
   const prepared = await prepareSummary(w.resources, session.pk, draftId);
   expect(prepared).toMatchObject({ status: 'ready' });
@@ -154,13 +159,7 @@ describe('an auto compaction while the draft is being written', () => {
   async function sessionWithDraftBegun(): Promise<{ session: SessionRow; draftId: string }> {
     const session = await w.seedSession(turns(1, 10), { policy, contextWindow: 16_000 });
     const draftId = `prp_begun_${session.pk}`;
-    await requestPreparedSummary(w.resources.db, {
-      sessionPk: session.pk,
-      id: draftId,
-      baseCompactionId: null,
-      headroomTokens: 0,
-      jobName: 'prepare',
-    });
+    await requestDraft(session, draftId);
     return { session, draftId };
   }
   /** Waits outside the worker's gate, as the queue's compaction processor does, and counts it. */
@@ -234,13 +233,7 @@ describe('the prepare job', () => {
     const cutWith = async (headroomTokens: number): Promise<number> => {
       const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
       const id = `prp_room_${session.pk}`;
-      await requestPreparedSummary(w.resources.db, {
-        sessionPk: session.pk,
-        id,
-        baseCompactionId: null,
-        headroomTokens,
-        jobName: 'prepare',
-      });
+      await requestDraft(session, id, headroomTokens);
       const outcome = await prepareSummary(w.resources, session.pk, id, { headroomTokens });
       expect(outcome.status).toBe('ready');
       return (outcome as { cutSeq: number }).cutSeq;
@@ -254,13 +247,7 @@ describe('the prepare job', () => {
 
   it('gives up, without calling the summarizer, while a compaction is active', async () => {
     const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
-    await requestPreparedSummary(w.resources.db, {
-      sessionPk: session.pk,
-      id: 'prp_busy',
-      baseCompactionId: null,
-      headroomTokens: 0,
-      jobName: 'prepare',
-    });
+    await requestDraft(session, 'prp_busy');
     await requestCompaction(w.resources.db, session, { reason: 'auto' });
     const calls = w.stub.requests.length;
     expect(await prepareSummary(w.resources, session.pk, 'prp_busy')).toEqual({
@@ -276,13 +263,7 @@ describe('the prepare job', () => {
 
   it('gives the draft up when the summarizer fails, keeping no truncate text', async () => {
     const session = await w.seedSession(turns(1, 8), { policy, contextWindow: 16_000 });
-    await requestPreparedSummary(w.resources.db, {
-      sessionPk: session.pk,
-      id: 'prp_fail',
-      baseCompactionId: null,
-      headroomTokens: 0,
-      jobName: 'prepare',
-    });
+    await requestDraft(session, 'prp_fail');
     w.stub.setFaults({ status: 400 });
     const outcome = await prepareSummary(w.resources, session.pk, 'prp_fail');
     expect(outcome.status).toBe('failed');

@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { searchRecall } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
+import { crashingAtFinalize } from './test-support/crash';
 import { useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
-import type { WorkflowResources } from './resources';
 import { runCompaction } from './run-compaction';
 
 const w = useWorkflow();
@@ -75,15 +75,7 @@ describe('recall after a compaction (parts.recallable)', () => {
     // The first attempt prunes, summarises and loses its connection at the completion; its flags
     // are undone, as if it had crashed before them. The retry goes straight to finalize with the
     // saved draft: the marks are not in its memory.
-    const crashing: WorkflowResources = {
-      ...w.resources,
-      db: new Proxy(w.resources.db, {
-        get(target, property, receiver) {
-          if (property === '$client') return { connect: async () => Promise.reject(connectionReset()) };
-          return Reflect.get(target, property, receiver) as unknown;
-        },
-      }),
-    };
+    const crashing = crashingAtFinalize(w.resources);
     await expect(runCompaction(crashing, compaction.id, { lastAttempt: false })).rejects.toThrow(
       /terminated/,
     );
@@ -99,8 +91,3 @@ describe('recall after a compaction (parts.recallable)', () => {
     expect(parts.in_view_flagged).toBe(0);
   });
 });
-
-/** A connection-level failure, as pg reports one: transient, so the queue would retry. */
-function connectionReset(): Error {
-  return Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
-}
