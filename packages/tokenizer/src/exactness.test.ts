@@ -7,6 +7,8 @@ import { getTokenizer } from './tokenizer';
 
 const TRICKY_TEXTS: ReadonlyArray<readonly [label: string, text: string]> = [
   ['empty', ''],
+  // Unicode 17.0 assigns it (CJK Extension J); tiktoken's tables leave it unassigned (reference-unicode.ts).
+  ['a code point newer than the reference’s Unicode', '\u{323B0}_A'],
   ['one space', ' '],
   ['space runs', 'a  b   c    d     '],
   ['whitespace only', ' \t \t  '],

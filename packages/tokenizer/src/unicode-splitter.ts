@@ -12,7 +12,9 @@
  * leaves a rest that the next piece takes to the run's end.
  *
  * The regex stays the definition: `unicode-splitter.test.ts` compares both splits on random text
- * of every Unicode category and pins the pattern strings this file implements. The comments on
+ * of every Unicode category and pins the pattern strings this file implements. One exception:
+ * code points Node's Unicode knows and tiktoken's does not are classified as tiktoken's tables
+ * classify them, unassigned (reference-unicode.ts). The comments on
  * each alternative say why the scan finds the same end as backtracking would.
  *
  * Both patterns, in the regexes' order (P = `[^\r\n\p{L}\p{N}]`, O = `[^\s\p{L}\p{N}]`, C = the
@@ -29,6 +31,7 @@
  */
 import { contractionEnd, trailingNewlinesEnd } from './ascii-splitter';
 import type { EncodingName } from './encodings';
+import { unassignedInReference } from './reference-unicode';
 import { UNICODE_WHITE_SPACE } from './split-pattern';
 
 /** In o200k_base's first letter run, `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`. */
@@ -70,7 +73,9 @@ function classOf(codePoint: number): number {
 function classify(codePoint: number): number {
   const char = String.fromCodePoint(codePoint);
   let bits = CLASSIFIED;
-  for (const [bit, test] of CLASS_TESTS) if (test.test(char)) bits |= bit;
+  // A code point newer than tiktoken's Unicode is in none of the classes there (reference-unicode.ts).
+  if (!unassignedInReference(codePoint))
+    for (const [bit, test] of CLASS_TESTS) if (test.test(char)) bits |= bit;
   codePointClasses[codePoint] = bits;
   return bits;
 }
