@@ -2,15 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ENCODING_NAMES, loadEncoding, type EncodingName } from './encodings';
 import { withRustWhitespace } from './split-pattern';
+import { regexPieces } from './test-support/regex-split';
 import { anyCategoryChar, CATEGORY_SAMPLES, runsOfAnyCategory } from './test-support/unicode-categories';
-import { UNASSIGNED_IN_REFERENCE } from './reference-unicode';
 import { unicodeSplitterFor } from './unicode-splitter';
-
-/** Code points Node's Unicode assigns and tiktoken's does not (reference-unicode.ts). */
-const NEWER_THAN_REFERENCE = new RegExp(
-  `[${UNASSIGNED_IN_REFERENCE.map(([first, last]) => `\\u{${first.toString(16)}}-\\u{${last.toString(16)}}`).join('')}]`,
-  'gu',
-);
 
 const CONTRACTIONS = "'s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D";
 
@@ -73,21 +67,6 @@ it('the test samples of every general category are in it, one code point each', 
 
 describe.each(ENCODING_NAMES)('%s Unicode splitter', (encoding) => {
   const split = unicodeSplitterFor(encoding);
-  const pattern = new RegExp(loadEncoding(encoding).splitPattern, 'gu');
-
-  /**
-   * The regex's pieces of `text`, where code points newer than tiktoken's Unicode count as the
-   * unassigned code points they are there (reference-unicode.ts): the regex splits the text with
-   * each of them replaced by an unassigned stand-in of the same length, and its pieces' lengths
-   * cut the text.
-   */
-  function regexPieces(text: string): string[] {
-    const standIns = text.replace(NEWER_THAN_REFERENCE, (char) =>
-      char.length === 2 ? '\u{E0080}' : '\u0378',
-    );
-    let start = 0;
-    return (standIns.match(pattern) ?? []).map((piece) => text.slice(start, (start += piece.length)));
-  }
 
   /** Splits `text` from the start with the scanner, and expects the regex's pieces. */
   function compare(text: string): void {
@@ -98,14 +77,14 @@ describe.each(ENCODING_NAMES)('%s Unicode splitter', (encoding) => {
       pieces.push(text.slice(start, end));
       start = end;
     }
-    expect(pieces).toEqual(regexPieces(text));
+    expect(pieces).toEqual(regexPieces(encoding, text));
   }
 
   it('splits a code point newer than tiktoken’s Unicode as an unassigned one', () => {
     compare('\u{323B0}_A');
     compare('a\u{11DB0}_A');
     // Punctuation with the underscore, as tiktoken splits it; a letter would stand alone.
-    expect(regexPieces('\u{323B0}_A')).toEqual(['\u{323B0}_', 'A']);
+    expect(regexPieces(encoding, '\u{323B0}_A')).toEqual(['\u{323B0}_', 'A']);
   });
 
   it('implements the pattern the encoding ships', () => {
