@@ -25,3 +25,10 @@ export {
 export { readSse, type SseBlock } from './sse.js';
 export { clearedOutputMarker, RECALL_TOOL, RECALL_TOOL_NAME } from '@compactor/contract';
 export type * from '@compactor/contract';
+export {
+  usageFromAnthropic,
+  usageFromOpenAI,
+  type AnthropicUsageLike,
+  type CompactorUsage,
+  type OpenAIUsageLike,
+} from './usage.js';
