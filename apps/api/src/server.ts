@@ -17,6 +17,7 @@ import { contextRoutes } from './routes/context';
 import { recallRoutes } from './routes/recall';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
+import { acceptEmptyJsonBodies } from './http/empty-json-body';
 import { registerMetrics, tenantLimitMetrics } from './http/metrics';
 import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
@@ -121,6 +122,7 @@ export async function buildServer(
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  acceptEmptyJsonBodies(app);
   app.decorateRequest('tenantId', '');
 
   await app.register(fastifySwagger, openApiOptions);

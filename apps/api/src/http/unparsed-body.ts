@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema';
+import { parseJsonOrNothing } from './empty-json-body';
 import { readBodySegments } from './read-body';
 
 /**
@@ -16,7 +17,7 @@ export class UnparsedBody {
 /**
  * In `app`'s scope: JSON bodies of `method url` from {@link LARGE_BODY_BYTES} on reach the route
  * as an {@link UnparsedBody}, never copied whole on the event loop; every other body is parsed as
- * Fastify does by default (same limits, poisoning rules and errors).
+ * Fastify does by default (same limits, poisoning rules and errors), an empty one as no body.
  */
 export function leaveLargeBodiesUnparsed(app: FastifyInstance, route: { method: string; url: string }): void {
   const { onProtoPoisoning = 'error', onConstructorPoisoning = 'ignore', bodyLimit } = app.initialConfig;
@@ -35,7 +36,7 @@ export function leaveLargeBodiesUnparsed(app: FastifyInstance, route: { method: 
           done(null, new UnparsedBody(segments));
           return;
         }
-        parseJson(request, Buffer.concat(segments, length).toString('utf8'), done);
+        parseJsonOrNothing(parseJson, request, Buffer.concat(segments, length).toString('utf8'), done);
       },
       (error: Error) => done(error, undefined),
     );

@@ -48,9 +48,10 @@ export function compactionRoutes(
           body: CreateCompactionBody,
           response: { 200: CompactionOut, 202: CompactionOut, ...commonErrors, 429: ErrorBody },
         },
-        // No body at all (no content type) is the same as `{}`; a JSON `null` is still a 400.
+        // No body (none sent, or an empty one under a JSON content type) is the same as `{}`; a
+        // JSON `null` is still a 400.
         preValidation: async (request) => {
-          if (request.body == null && request.headers['content-type'] === undefined) request.body = {};
+          if (request.body === undefined) request.body = {};
         },
       },
       async (request, reply) => {
