@@ -110,6 +110,9 @@ describe('usageFromOpenAI', () => {
     });
     expect(mapped.input + mapped.cacheRead + mapped.cacheWrite).toBe(6_512);
   });
+  it('rounds half up, as the Python client does', () => {
+    expect(usageFromOpenAI({ prompt_tokens: 2.5, completion_tokens: 0.5 })).toEqual(usage(3, 1));
+  });
 });
 
 describe('usageFromAnthropic', () => {

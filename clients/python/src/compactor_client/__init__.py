@@ -51,6 +51,7 @@ from .types import (
     SessionEvent,
     SessionStatus,
 )
+from .usage import usage_from_anthropic, usage_from_openai
 
 __all__ = [
     "__version__",
@@ -103,4 +104,6 @@ __all__ = [
     "Session",
     "SessionEvent",
     "SessionStatus",
+    "usage_from_anthropic",
+    "usage_from_openai",
 ]

@@ -315,7 +315,7 @@ class SkippedTurnPrune(TypedDict):
     cache: CacheEffect
 
 
-class SessionStatus(TypedDict):
+class _SessionStatusRequired(TypedDict):
     tokens: int
     usable: Optional[int]
     percent: Optional[float]
@@ -329,6 +329,13 @@ class SessionStatus(TypedDict):
     messagesSinceCompaction: int
     activeCompaction: Optional[Compaction]
     lastCompaction: Optional[Compaction]
+
+
+class SessionStatus(_SessionStatusRequired, total=False):
+    """The session's live status; the keys below are absent from older servers' answers."""
+
+    #: The prompt tokens the last reported usage counted, which the status estimate starts from.
+    calibrationTokens: int
 
 
 class RevertCompactionResult(TypedDict):
@@ -401,7 +408,22 @@ class HistoryPage(TypedDict):
     nextAfterSeq: Optional[int]
 
 
-class NativeContext(TypedDict):
+#: How the context answered fits ``usable``: as the session's view, through a prepared compaction,
+#: through an interim cut while a compaction runs, or ``over`` (it does not fit).
+ContextFit = Literal["view", "prepared", "interim", "over"]
+
+
+class _ContextFit(TypedDict, total=False):
+    """What ``GET …/context`` says about fitting the window; absent from older servers' answers."""
+
+    fit: ContextFit
+    #: The tokens the model's prompt may take: the session status's ``usable``.
+    usable: int
+    #: The compaction running while this context was read, if any.
+    activeCompaction: Optional[Compaction]
+
+
+class NativeContext(_ContextFit):
     """``format="native"``: the stored messages the model sees next (pruned outputs replaced)."""
 
     messages: List[Message]
@@ -470,7 +492,7 @@ class OpenAIToolMessage(TypedDict):
 OpenAIMessage = Union[OpenAISystemMessage, OpenAIUserMessage, OpenAIAssistantMessage, OpenAIToolMessage]
 
 
-class OpenAIContext(TypedDict):
+class OpenAIContext(_ContextFit):
     """``format="openai"``: the same context as a Chat Completions ``messages`` array, ready to send."""
 
     messages: List[OpenAIMessage]
