@@ -270,8 +270,16 @@ describe('deployment manifests', () => {
 
   it('ship the Kubernetes API refusing to start until the operator sets API_KEYS or ALLOW_UNAUTHENTICATED', () => {
     const { container } = k8sOf('api');
+    const shipped = secretData('compactor-secrets');
+    // The shipped ADMIN_TOKEN is a placeholder, which a production API refuses outright; the
+    // rest of this test sets a real one to look at the key check.
+    expect(() => EnvSchema.parse({ ...imageEnv, ...containerEnv(container) })).toThrow(
+      /ADMIN_TOKEN is a placeholder/,
+    );
+    const adminToken = '9c1f0e7a3b5d42c68e0a1b2c3d4e5f60';
     // The container's environment: the image's (NODE_ENV=production), then the manifests'.
-    const started = (secrets?: Record<string, Record<string, string>>) => {
+    const started = (data: Record<string, string> = shipped) => {
+      const secrets = { 'compactor-secrets': { ...data, ADMIN_TOKEN: adminToken } };
       const env = EnvSchema.parse({ ...imageEnv, ...containerEnv(container, secrets) });
       expect(env.NODE_ENV).toBe('production');
       // A fresh install: no key in the keys table yet.
@@ -281,8 +289,7 @@ describe('deployment manifests', () => {
     expect(refusal, 'as shipped').toMatch(/API_KEYS/);
     expect(refusal, 'as shipped').toMatch(/ALLOW_UNAUTHENTICATED/);
 
-    const shipped = secretData('compactor-secrets');
-    expect(started({ 'compactor-secrets': { ...shipped, API_KEYS: 'acme:0123456789abcdef' } })).toBeNull();
+    expect(started({ ...shipped, API_KEYS: 'acme:0123456789abcdef' })).toBeNull();
     // The other choice, as secret.yaml offers it: its commented ALLOW_UNAUTHENTICATED line.
     const text = read(`${K8S_DIR}/secret.yaml`);
     expect(text).toMatch(/^\s*#\s*ALLOW_UNAUTHENTICATED: 'true'$/m);
@@ -291,7 +298,7 @@ describe('deployment manifests', () => {
     ).toJS() as Obj;
     expect(chosen.stringData.ALLOW_UNAUTHENTICATED).toBe('true');
     const open = { 'compactor-secrets': chosen.stringData as Record<string, string> };
-    expect(started(open)).toBeNull();
+    expect(started(open['compactor-secrets'])).toBeNull();
     expect(
       Object.keys(containerEnv(container, open)).filter(
         (key) => !k8sOf('api').app.keys.has(key) && !NODE_READS.has(key),

@@ -69,6 +69,34 @@ describe('METRICS_PORT', () => {
   });
 });
 
+describe('ADMIN_TOKEN', () => {
+  const production = { NODE_ENV: 'production' };
+  const random = 'f3a9c1d07b2e4a6890c5d1e2f3a4b5c6';
+
+  it("refuses the manifests' placeholders and short tokens in production, naming the variable", () => {
+    for (const ADMIN_TOKEN of [
+      'change-me-to-16-or-more-characters',
+      'change-me-to-32-or-more-random-characters',
+      'replace_me_with_a_real_admin_token_now',
+      'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+      'a-sixteen-chars!',
+      random.slice(0, 31),
+    ]) {
+      expect(() => parseEnv({ ...production, ADMIN_TOKEN }), ADMIN_TOKEN).toThrow(/ADMIN_TOKEN/);
+    }
+  });
+
+  it('takes a random token of 32 characters or more in production', () => {
+    expect(parseEnv({ ...production, ADMIN_TOKEN: random }).ADMIN_TOKEN).toBe(random);
+    expect(parseEnv(production).ADMIN_TOKEN).toBeUndefined();
+  });
+
+  it('keeps the 16-character floor elsewhere (development, tests, the demo)', () => {
+    expect(parseEnv({ ADMIN_TOKEN: 'a-sixteen-chars!' }).ADMIN_TOKEN).toBe('a-sixteen-chars!');
+    expect(() => parseEnv({ ADMIN_TOKEN: 'short' })).toThrow(/at least 16/);
+  });
+});
+
 describe('openStartRefusal', () => {
   const production = { NODE_ENV: 'production' };
 

@@ -95,6 +95,25 @@ const EnvFields = z.object({
   TENANT_SESSION_CREATE_RATE: z.coerce.number().int().min(0).max(1_000_000).default(600),
 });
 
+/** The shortest ADMIN_TOKEN a production API accepts (`openssl rand -hex 16` writes 32). */
+export const PRODUCTION_ADMIN_TOKEN_MIN_LENGTH = 32;
+
+/** Words a placeholder left in a secret carries (`change-me-to-16-or-more-characters`). */
+const PLACEHOLDER_TOKEN = /change[-_ .]?me|replace[-_ .]?me|placeholder|example|your[-_ .]?token|x{8}/i;
+
+/**
+ * Why a production API must not take this ADMIN_TOKEN, or null: the dashboard it opens can
+ * retry, remove and read every job, so a placeholder copied from a manifest, or a short token,
+ * must not open it.
+ */
+export function weakAdminTokenReason(token: string): string | null {
+  if (PLACEHOLDER_TOKEN.test(token))
+    return 'ADMIN_TOKEN is a placeholder (it reads like "change-me"): set a random one, e.g. `openssl rand -hex 16`';
+  if (token.length < PRODUCTION_ADMIN_TOKEN_MIN_LENGTH)
+    return `ADMIN_TOKEN must be at least ${PRODUCTION_ADMIN_TOKEN_MIN_LENGTH} characters with NODE_ENV=production (it has ${token.length}): e.g. \`openssl rand -hex 16\``;
+  return null;
+}
+
 /** The API's whole configuration. Only this file reads process.env. */
 export const EnvSchema = EnvFields.refine(
   (env) => env.METRICS_PORT === undefined || env.METRICS_PORT === 0 || env.METRICS_PORT !== env.PORT,
@@ -102,7 +121,11 @@ export const EnvSchema = EnvFields.refine(
     message: 'METRICS_PORT must differ from PORT (unset it to serve /metrics on PORT)',
     path: ['METRICS_PORT'],
   },
-);
+).superRefine((env, ctx) => {
+  if (env.NODE_ENV !== 'production' || env.ADMIN_TOKEN === undefined) return;
+  const reason = weakAdminTokenReason(env.ADMIN_TOKEN);
+  if (reason !== null) ctx.addIssue({ code: 'custom', message: reason, path: ['ADMIN_TOKEN'] });
+});
 
 export type Env = z.infer<typeof EnvSchema>;
 
