@@ -33,3 +33,5 @@ export * from './topic';
 export * from './context';
 export * from './context-validation';
 export * from './openai-format';
+export * from './read-fit-marker';
+export * from './read-fit';

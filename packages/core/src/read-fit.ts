@@ -1,0 +1,282 @@
+/**
+ * The context served at read time when the stored view is over the budget (a compaction running
+ * or just requested, an append larger than the headroom): a fit computed from the view alone,
+ * without the LLM, deterministic, never stored. Each step runs only while the view is still over:
+ *
+ * 1. **clear** the outputs the policy's prune selection would clear (prune.ts), oldest first,
+ *    rendered exactly as pruned ones (`[Old tool result content cleared — recall <callId>]`);
+ * 2. **clamp** oversized parts (above a quarter of the room), oldest first, with fit.ts's excerpts;
+ * 3. **drop** the oldest messages after the pinned and summary messages, replaced by one marker
+ *    (read-fit-marker.ts) that names how many and pins the goal, constraints and latest request.
+ *    A cut falls on a message boundary, so every tool call keeps its result (a tool part holds
+ *    both, model.ts); it moves forward to the next user turn when the turn it lands in is not
+ *    the newest, so the model never starts reading in the middle of an old turn;
+ * 4. when the newest turn alone is still over: **clamp** it down to the budget (fit.ts, markers
+ *    included), dropping its oldest steps only if even that is not enough.
+ *
+ * Pinned system messages and the summary messages are never touched: when the pinned ones alone
+ * exceed the budget nothing can fit (`pinnedOver`), and the best effort is served.
+ */
+import { isPinnedMessage, renderToolPart } from './context';
+import { fitKeptMessages, MIN_EXCERPT_TOKENS, type FitCounters } from './fit';
+import type { Message, Part } from './model';
+import type { PruneBudgets } from './policy';
+import { selectPrunableParts } from './prune';
+import { buildReadFitMarker } from './read-fit-marker';
+import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
+import { messageTokens, partTokens, storedTokens } from './tokens';
+import { isTurnStart } from './cut-point';
+
+/** A part above this share of the room (budget minus pinned and summary messages) is oversized. */
+export const OVERSIZED_PART_SHARE = 0.25;
+
+/** What {@link fitViewForRead} needs besides the view. */
+export interface ReadFitOptions {
+  /** The most the served messages may count (stored counts): the usable input minus the overhead. */
+  budgetTokens: number;
+  /** The policy's prune budgets, or `null` when the policy does not prune. */
+  pruning: PruneBudgets | null;
+  /** How the prune selection sizes outputs (`tokenMeasureFor(policy.tokenCount)`). */
+  measure?: TokenMeasure;
+  /** The policy's `pinSystemMessages`: pinned system messages are never cleared, clamped or dropped. */
+  pinSystemMessages: boolean;
+  /** The summary's budget, which bounds the marker's pinned section as it bounds the truncate text's. */
+  markerBudgetTokens: number;
+  /** ISO time the cleared outputs are marked with (core takes no clock). */
+  at: string;
+  count: FitCounters;
+}
+
+/** What {@link fitViewForRead} served and did. */
+export interface ReadFit {
+  messages: Message[];
+  /** Stored count of `messages`. */
+  tokens: number;
+  /** `tokens <= budgetTokens`. */
+  fits: boolean;
+  /** The pinned system messages alone exceed the budget: nothing can fit. */
+  pinnedOver: boolean;
+  /** Outputs cleared, parts clamped, messages dropped (replaced by the marker). */
+  cleared: number;
+  clamped: number;
+  dropped: number;
+}
+
+/**
+ * The view fitted to `budgetTokens` (see the module comment). `view` is the assembled, rendered
+ * context: pinned system messages, the latest summary messages, then the kept and newer ones.
+ */
+export function fitViewForRead(view: readonly Message[], options: ReadFitOptions): ReadFit {
+  const budget = options.budgetTokens;
+  const pinned = (message: Message) => options.pinSystemMessages && isPinnedMessage(message);
+  const headLength = leadingFixedCount(view, pinned);
+  const head = view.slice(0, headLength);
+  let tail = view.slice(headLength);
+  const pinnedOver = storedTokens(view.filter(pinned)) > budget;
+  const result = (messages: Message[], counts: Pick<ReadFit, 'cleared' | 'clamped' | 'dropped'>) => {
+    const tokens = storedTokens(messages);
+    return { messages, tokens, fits: tokens <= budget, pinnedOver, ...counts };
+  };
+  let total = storedTokens(view);
+  if (total <= budget) return result([...view], { cleared: 0, clamped: 0, dropped: 0 });
+
+  const cleared =
+    options.pruning === null ? { tail, cleared: 0, total } : clearOutputs(head, tail, total, options);
+  tail = cleared.tail;
+  total = cleared.total;
+  const clampedOversized = clampOversized(tail, total, storedTokens(head), pinned, options);
+  tail = clampedOversized.tail;
+  total = clampedOversized.total;
+  const counts = { cleared: cleared.cleared, clamped: clampedOversized.clamped, dropped: 0 };
+  if (total <= budget) return result([...head, ...tail], counts);
+
+  const dropped = dropOldest(head, tail, pinned, options);
+  return result(dropped.messages, {
+    ...counts,
+    clamped: counts.clamped + dropped.clamped,
+    dropped: dropped.dropped,
+  });
+}
+
+/** Pinned system messages and summary messages at the start of the view. */
+function leadingFixedCount(view: readonly Message[], pinned: (message: Message) => boolean): number {
+  let count = 0;
+  while (count < view.length && (pinned(view[count]!) || view[count]!.summary)) count++;
+  return count;
+}
+
+/** Step 1: the prune selection's outputs, oldest first, cleared until the view fits. */
+function clearOutputs(
+  head: readonly Message[],
+  tail: readonly Message[],
+  total: number,
+  options: ReadFitOptions,
+): { tail: Message[]; cleared: number; total: number } {
+  const selection = selectPrunableParts(
+    [...head, ...tail],
+    options.pruning!,
+    options.measure ?? TOKENIZER_MEASURE,
+  );
+  let cleared = 0;
+  let remaining = total;
+  const next = tail.map((message) => {
+    const calls = selection.parts.filter((part) => part.messageId === message.id).map((part) => part.callId);
+    if (calls.length === 0) return message;
+    const parts = message.parts.map((part): Part => {
+      if (remaining <= options.budgetTokens || part.type !== 'tool' || !calls.includes(part.callId))
+        return part;
+      if (part.compactedAt !== null || part.status !== 'completed') return part;
+      const shown = renderToolPart({ ...part, compactedAt: options.at });
+      remaining -= partTokens(part) - partTokens(shown);
+      cleared++;
+      return shown;
+    });
+    return { ...message, parts };
+  });
+  return { tail: next, cleared, total: remaining };
+}
+
+/**
+ * Step 2: parts above {@link OVERSIZED_PART_SHARE} of the room, oldest first, each cut to what
+ * reaching the budget needs but not below that share (fit.ts's excerpts, so they read like the
+ * clamps a compaction stores).
+ */
+function clampOversized(
+  tail: readonly Message[],
+  total: number,
+  headTokens: number,
+  pinned: (message: Message) => boolean,
+  options: ReadFitOptions,
+): { tail: Message[]; clamped: number; total: number } {
+  const pinnedInTail = storedTokens(tail.filter(pinned));
+  const room = Math.max(0, options.budgetTokens - headTokens - pinnedInTail);
+  const cap = Math.max(MIN_EXCERPT_TOKENS, Math.floor(room * OVERSIZED_PART_SHARE));
+  let remaining = total;
+  let clamped = 0;
+  const next = tail.map((message) => {
+    if (pinned(message) || remaining <= options.budgetTokens) return message;
+    const parts = message.parts.map((part) => {
+      const before = partTokens(part);
+      if (remaining <= options.budgetTokens || before <= cap) return part;
+      const goal = Math.max(cap, before - (remaining - options.budgetTokens));
+      const single = { ...message, parts: [part] };
+      const fit = fitKeptMessages([single], {
+        fixedTokens: 0,
+        targetTokens: goal,
+        // No markers-only pass: this step only trims the oversized, step 4 goes further.
+        limitTokens: before,
+        count: options.count,
+      });
+      const shown = fit.clamps[0]?.part ?? part;
+      if (shown === part) return part;
+      remaining -= before - partTokens(shown);
+      clamped++;
+      return shown;
+    });
+    return { ...message, parts };
+  });
+  return { tail: next, clamped, total: remaining };
+}
+
+interface Dropped {
+  messages: Message[];
+  dropped: number;
+  clamped: number;
+}
+
+/**
+ * Steps 3 and 4: the fewest oldest messages left out (behind one marker) that make the view fit,
+ * the cut moved to the next user turn when one follows; failing that, the newest turn clamped.
+ */
+function dropOldest(
+  head: readonly Message[],
+  tail: readonly Message[],
+  pinned: (message: Message) => boolean,
+  options: ReadFitOptions,
+): Dropped {
+  const budget = options.budgetTokens;
+  const headTokens = storedTokens(head);
+  const summaries = head.filter((message) => message.summary);
+  // suffix[k]: tokens of tail[k..]; pinnedBefore[k]: tokens of the pinned messages in tail[..k).
+  const suffix = new Array<number>(tail.length + 1).fill(0);
+  for (let k = tail.length - 1; k >= 0; k--) suffix[k] = suffix[k + 1]! + messageTokens(tail[k]!);
+  const pinnedBefore = new Array<number>(tail.length + 1).fill(0);
+  for (let k = 0; k < tail.length; k++)
+    pinnedBefore[k + 1] = pinnedBefore[k]! + (pinned(tail[k]!) ? messageTokens(tail[k]!) : 0);
+
+  const servedAt = (k: number) => {
+    const omitted = tail.slice(0, k).filter((message) => !pinned(message));
+    const kept = tail.slice(k);
+    const fixed = [...head, ...tail.slice(0, k).filter(pinned)];
+    if (omitted.length === 0) return { fixed, kept, omitted: 0 };
+    const marker = buildReadFitMarker({
+      summaries,
+      omitted,
+      kept,
+      budgetTokens: options.markerBudgetTokens,
+      count: options.count.text,
+    });
+    return { fixed: [...fixed, marker], kept, omitted: omitted.length };
+  };
+  const fitsAt = (k: number) => {
+    const served = servedAt(k);
+    return storedTokens(served.fixed) + storedTokens(served.kept) <= budget ? served : null;
+  };
+
+  const latestTurn = lastIndexWhere(tail, isTurnStart);
+  for (let k = 1; k < tail.length; k++) {
+    // Without the marker it does not fit at k: no need to build one.
+    if (headTokens + pinnedBefore[k]! + suffix[k]! > budget) continue;
+    const served = fitsAt(k);
+    if (served === null) continue;
+    const nextTurn = tail.findIndex((message, index) => index > k && isTurnStart(message));
+    const atTurn = isTurnStart(tail[k]!) || nextTurn === -1 ? served : (fitsAt(nextTurn) ?? served);
+    return { messages: [...atTurn.fixed, ...atTurn.kept], dropped: atTurn.omitted, clamped: 0 };
+  }
+
+  // Step 4: the newest turn (or less) clamped down to the budget, markers included.
+  let last: Dropped | null = null;
+  for (let k = Math.max(0, latestTurn); k < tail.length; k++) {
+    const served = servedAt(k);
+    const placeholders = served.kept.map((message) =>
+      pinned(message) ? { ...message, parts: [] } : message,
+    );
+    const fixedTokens = storedTokens(served.fixed) + storedTokens(served.kept.filter(pinned));
+    const fit = fitKeptMessages(placeholders, {
+      fixedTokens,
+      targetTokens: budget,
+      limitTokens: budget,
+      count: options.count,
+    });
+    const keptClamped = applyClamps(served.kept, fit.clamps, pinned);
+    last = {
+      messages: [...served.fixed, ...keptClamped],
+      dropped: served.omitted,
+      clamped: fit.clamps.length,
+    };
+    if (fit.fits) return last;
+  }
+  return last ?? { messages: [...head, ...tail], dropped: 0, clamped: 0 };
+}
+
+/** The kept messages with fit.ts's clamps applied (pinned ones never are). */
+function applyClamps(
+  kept: readonly Message[],
+  clamps: ReturnType<typeof fitKeptMessages>['clamps'],
+  pinned: (message: Message) => boolean,
+): Message[] {
+  return kept.map((message) => {
+    if (pinned(message)) return message;
+    const own = clamps.filter((clamp) => clamp.messageId === message.id && clamp.seq === message.seq);
+    if (own.length === 0) return message;
+    const parts = message.parts.map(
+      (part, index) => own.find((clamp) => clamp.index === index)?.part ?? part,
+    );
+    return { ...message, parts };
+  });
+}
+
+function lastIndexWhere(messages: readonly Message[], test: (message: Message) => boolean): number {
+  for (let index = messages.length - 1; index >= 0; index--) if (test(messages[index]!)) return index;
+  return -1;
+}
