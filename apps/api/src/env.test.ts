@@ -69,6 +69,24 @@ describe('METRICS_PORT', () => {
   });
 });
 
+describe('TRUST_PROXY', () => {
+  it('trusts no proxy by default, and takes true, false or a list of addresses and CIDR ranges', () => {
+    expect(parseEnv({}).TRUST_PROXY).toBe(false);
+    expect(parseEnv({ TRUST_PROXY: '' }).TRUST_PROXY).toBe(false);
+    expect(parseEnv({ TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false);
+    expect(parseEnv({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(parseEnv({ TRUST_PROXY: ' 10.0.0.0/8, 127.0.0.1,::1 ' }).TRUST_PROXY).toBe(
+      '10.0.0.0/8,127.0.0.1,::1',
+    );
+    expect(parseEnv({ TRUST_PROXY: 'fd00::/8' }).TRUST_PROXY).toBe('fd00::/8');
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const TRUST_PROXY of ['yes please', '10.0.0.0/8,proxy.internal', '2', '10.0.0.1;rm'])
+      expect(() => parseEnv({ TRUST_PROXY }), TRUST_PROXY).toThrow(/TRUST_PROXY/);
+  });
+});
+
 describe('ADMIN_TOKEN', () => {
   const production = { NODE_ENV: 'production' };
   const random = 'f3a9c1d07b2e4a6890c5d1e2f3a4b5c6';

@@ -13,6 +13,9 @@ const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'si
 
 const port = z.coerce.number().int().min(0).max(65_535);
 
+/** An IPv4 or IPv6 address, or a CIDR range of either (what Fastify's `trustProxy` list takes). */
+const PROXY_ADDRESS = /^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/[0-9]{1,3})?$/;
+
 const EnvFields = z.object({
   /** `production` (the image sets it) refuses to start without keys: see {@link openStartRefusal}. */
   NODE_ENV: z.string().default('development'),
@@ -33,6 +36,28 @@ const EnvFields = z.object({
   API_KEYS: z.string().default(''),
   /** Lets a production API start with no key anywhere (open, every request tenant `default`). */
   ALLOW_UNAUTHENTICATED: booleanFlag.default(false),
+  /**
+   * Which peers' `X-Forwarded-For` names the client (the dashboard's wrong-token lockout is per
+   * client address; behind a reverse proxy every caller has the proxy's): unset or `false` trusts
+   * none; comma-separated addresses and CIDR ranges of the proxies (`10.0.0.0/8,127.0.0.1`) trust
+   * those, and the client is the nearest address in the header that is not one of them. `true` trusts every peer: only when nothing but the
+   * proxy can reach the API, or any caller can name itself.
+   */
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx): boolean | string => {
+      if (value === undefined || value === '' || value === 'false') return false;
+      if (value === 'true') return true;
+      const entries = value.split(',').map((entry) => entry.trim());
+      if (entries.some((entry) => !PROXY_ADDRESS.test(entry)))
+        ctx.addIssue({
+          code: 'custom',
+          message: 'TRUST_PROXY: true, false, or comma-separated addresses / CIDR ranges of the proxies',
+        });
+      return entries.join(',');
+    }),
   /** Operator token for the queue dashboard (/admin/queues); the dashboard is off without one. */
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   /** Apply migrations at start (default), or refuse to start on an unmigrated database. */

@@ -117,6 +117,7 @@ async function main(): Promise<void> {
       logger: log,
       requestLogLevel: env.REQUEST_LOG_LEVEL,
       bodyLimit: env.BODY_LIMIT_BYTES,
+      trustProxy: env.TRUST_PROXY,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       tenantLimits: tenantLimitSettings(env),
       metrics,

@@ -40,6 +40,8 @@ export interface ServerOptions {
   /** The level of the one line each request logs when it completes (default `info`). */
   requestLogLevel?: Level;
   bodyLimit?: number;
+  /** Fastify's `trustProxy`: whose `X-Forwarded-For` sets `request.ip` (env `TRUST_PROXY`; default none). */
+  trustProxy?: boolean | string;
   /** Interval of the `: keepalive` comment on event streams (default 15 s). */
   sseKeepaliveMs?: number;
   /** Writes to one session queued in this process before a 429 (default 32). */
@@ -105,6 +107,7 @@ export async function buildServer(
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: options.bodyLimit ?? 32 * 1024 * 1024,
+    trustProxy: options.trustProxy ?? false,
     genReqId: () => newId('req'),
     logController: new OneLinePerRequest(options.requestLogLevel ?? 'info'),
     // Path parameters are client ids: the longest one creation accepts, every character

@@ -1,42 +1,25 @@
 import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '@compactor/db/testing';
-import { getTokenizer } from '@compactor/tokenizer';
-import { buildServer } from '../server';
-import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
-import { createAuthenticator } from './auth';
+import { TENANT_A_KEY, type TestReplica } from '../test-support/api';
+import { buildDashboardServer, type DashboardServer } from '../test-support/dashboard-server';
 import { ApiError } from './errors';
 import { ADMIN_FAILURE_LIMIT, registerQueueDashboard, withoutExternalResources } from './queue-dashboard';
 
 const database = useTestDatabase();
 const ADMIN_TOKEN = 'ops-token-0123456789abcdef';
+let server: DashboardServer;
 let app: FastifyInstance;
 let replica: TestReplica;
-let redis: Redis;
 
 beforeAll(async () => {
-  redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: 1 });
-  replica = createTestReplica(database.db, `{dashboard-${Date.now()}}`);
-  app = await buildServer(
-    {
-      db: database.db,
-      redis,
-      auth: createAuthenticator(database.db, TEST_KEYS),
-      tokenizerFor: () => getTokenizer('o200k_base'),
-      clock: () => new Date(),
-      jobs: replica.jobs,
-      events: replica.events,
-    },
-    { queueDashboard: { queues: replica.queues, adminToken: ADMIN_TOKEN } },
-  );
+  server = await buildDashboardServer(database, ADMIN_TOKEN);
+  ({ app, replica } = server);
 });
 
 afterAll(async () => {
-  await app.close();
-  await replica.close();
-  redis.disconnect();
+  await server.close();
 });
 
 const basic = (password: string) => `Basic ${Buffer.from(`ops:${password}`).toString('base64')}`;
