@@ -8,11 +8,14 @@
  */
 import {
   RECALL_TOOL_NAME,
+  usageFromOpenAI,
   type CompactorClient,
   type MessageRequest,
   type OpenAIMessage,
   type OpenAITool,
   type OpenAIToolCall,
+  type OpenAIUsageLike,
+  type UsageInput,
 } from '@compactor/client';
 
 /** An OpenAI-compatible Chat Completions endpoint. */
@@ -35,11 +38,14 @@ export class ProviderError extends Error {
   }
 }
 
-/** One completion: its text, the tools it calls, and the usage Compactor calibrates its estimate with. */
+/**
+ * One completion: its text, the tools it calls, and the usage Compactor calibrates its estimate
+ * with, in Compactor's terms (`input` leaves out the cached tokens: `usageFromOpenAI` maps it).
+ */
 export interface Reply {
   text: string;
   toolCalls: OpenAIToolCall[];
-  usage: { input: number; output: number };
+  usage: UsageInput;
 }
 
 /** Chat Completions messages and the tools Compactor offers in, a {@link Reply} out. */
@@ -59,13 +65,14 @@ export async function complete(
   if (!response.ok) throw new ProviderError(response.status, await response.text());
   const body = (await response.json()) as {
     choices: Array<{ message: { content: string | null; tool_calls?: OpenAIToolCall[] } }>;
-    usage: { prompt_tokens: number; completion_tokens: number };
+    usage?: OpenAIUsageLike;
   };
   const message = body.choices[0]?.message;
   return {
     text: message?.content ?? '',
     toolCalls: message?.tool_calls ?? [],
-    usage: { input: body.usage.prompt_tokens, output: body.usage.completion_tokens },
+    // prompt_tokens counts the cached prefix too: the helper moves it to cacheRead, counted once.
+    usage: usageFromOpenAI(body.usage),
   };
 }
 
