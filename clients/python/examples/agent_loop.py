@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, List, Mapping, NamedTuple, Optional
 
-from compactor_client import RECALL_TOOL_NAME, ChatTool, CompactorClient
+from compactor_client import RECALL_TOOL_NAME, ChatTool, CompactorClient, usage_from_openai
 from compactor_client.types import MessageIn, OpenAIMessage, PartIn, ToolPartIn, UsageIn
 
 
@@ -30,7 +30,8 @@ class ToolCall(NamedTuple):
 
 
 class Reply(NamedTuple):
-    """One completion: its text, the tools it calls, and the usage Compactor calibrates with."""
+    """One completion: its text, the tools it calls, and the usage Compactor calibrates with, in
+    Compactor's terms (``input`` leaves out the cached tokens: ``usage_from_openai`` maps it)."""
 
     text: str
     tool_calls: List[ToolCall]
@@ -52,11 +53,11 @@ def parse_completion(answer: Mapping[str, Any]) -> Reply:
         except ValueError:
             arguments = call["function"]["arguments"]
         calls.append(ToolCall(call["id"], call["function"]["name"], arguments))
-    usage = answer.get("usage") or {}
     return Reply(
         text=message.get("content") or "",
         tool_calls=calls,
-        usage={"input": usage.get("prompt_tokens", 0), "output": usage.get("completion_tokens", 0)},
+        # prompt_tokens counts the cached prefix too: the helper moves it to cacheRead, counted once.
+        usage=usage_from_openai(answer.get("usage")),
     )
 
 

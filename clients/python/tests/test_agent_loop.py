@@ -10,7 +10,14 @@ from typing import Any, Dict, List
 
 from support import LLM_URL, ROOT, client, live, unique  # first: puts src/ and examples/ on the path
 
-from agent_loop import ProviderError, Reply, ToolCall, chat_completions, run_agent  # noqa: E402
+from agent_loop import (  # noqa: E402
+    ProviderError,
+    Reply,
+    ToolCall,
+    chat_completions,
+    parse_completion,
+    run_agent,
+)
 
 
 def turn(i: int, words: int) -> str:
@@ -139,6 +146,28 @@ class AgentLoopTest(unittest.TestCase):
         with self.assertRaises(ProviderError):
             run_agent(api, model, sid, ["hello"])
         self.assertEqual(api.list_compactions(sid)["compactions"], [])
+
+
+class ParseCompletionTest(unittest.TestCase):
+    def test_reports_the_cached_prefix_once(self) -> None:
+        """A Chat Completions answer that read most of its prompt from the cache: ``input`` is the rest."""
+        answer = {
+            "choices": [{"message": {"role": "assistant", "content": "Looks fine."}}],
+            "usage": {
+                "prompt_tokens": 7304,
+                "completion_tokens": 212,
+                "prompt_tokens_details": {"cached_tokens": 7168},
+                "completion_tokens_details": {"reasoning_tokens": 128},
+            },
+        }
+        reply = parse_completion(answer)
+        self.assertEqual(
+            reply.usage, {"input": 136, "output": 212, "reasoning": 128, "cacheRead": 7168, "cacheWrite": 0}
+        )
+
+    def test_an_answer_without_usage_reports_zeros(self) -> None:
+        reply = parse_completion({"choices": [{"message": {"content": None, "tool_calls": []}}]})
+        self.assertEqual(reply.usage["input"] + reply.usage["output"], 0)
 
 
 class ReadmeTest(unittest.TestCase):

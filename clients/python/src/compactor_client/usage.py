@@ -19,7 +19,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .types import Usage
+from .types import UsageIn
+
+# Typed ``UsageIn`` (what ``MessageIn["usage"]`` takes) although every key is always present.
 
 #: The API's counts are Postgres ``integer``s.
 MAX_COUNT = 2_147_483_647
@@ -46,7 +48,7 @@ def _count(value: Any) -> int:
     return min(int(math.floor(value + 0.5)), MAX_COUNT)
 
 
-def usage_from_openai(usage: Any) -> Usage:
+def usage_from_openai(usage: Any) -> UsageIn:
     """Compactor's usage from OpenAI's: Chat Completions or the Responses API, told apart by fields.
 
     ``input = prompt - cached_tokens - cache_write_tokens``, ``cacheRead = cached_tokens``,
@@ -75,7 +77,7 @@ def usage_from_openai(usage: Any) -> Usage:
     }
 
 
-def usage_from_anthropic(usage: Any) -> Usage:
+def usage_from_anthropic(usage: Any) -> UsageIn:
     """Compactor's usage from Anthropic's Messages API.
 
     ``input_tokens`` is already the uncached part, so it maps as it is; ``cache_read_input_tokens``
