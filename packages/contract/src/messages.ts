@@ -3,13 +3,31 @@ import { z } from 'zod';
 import { ClientId, INT4_MAX, Instant, JsonObject, JsonObjectIn, SafeJson, SafeText } from './primitives.js';
 import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
 
+/**
+ * A tool's name as the providers accept one in a tool definition (letters, digits, `_`, `-`, and
+ * the `.` and `:` some allow), at most 64 characters: a name with a line break or framing text
+ * would be copied by the summarizer into the summary the next context serves.
+ */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** A tool call's id: printable ASCII without spaces (every provider's ids are), 1 to 200 characters. */
+export const CALL_ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
+const ToolName = z
+  .string()
+  .regex(TOOL_NAME_PATTERN, 'a tool name is 1-64 letters, digits, `_`, `-`, `.` or `:` (as providers accept)')
+  .describe('The tool: 1-64 of `A-Z a-z 0-9 _ - . :`, as the providers accept tool names');
+const CallId = z
+  .string()
+  .regex(CALL_ID_PATTERN, 'a callId is 1-200 printable ASCII characters without spaces')
+  .describe("The provider's id of the call: 1-200 printable ASCII characters, no spaces");
+
 const TextPartIn = z.object({ type: z.literal('text'), text: SafeText }).strict();
 const ReasoningPartIn = z.object({ type: z.literal('reasoning'), text: SafeText }).strict();
 const ToolPartIn = z
   .object({
     type: z.literal('tool'),
-    callId: SafeText.min(1).max(200),
-    tool: SafeText.min(1).max(200),
+    callId: CallId,
+    tool: ToolName,
     status: z.enum(TOOL_STATUS),
     input: SafeJson.optional(),
     output: SafeText.nullable().optional(),

@@ -9,6 +9,18 @@ import { NO_RESULT } from './text';
 
 type ToolPartInput = Extract<PartInput, { type: 'tool' }>;
 
+/** A tool name as the API takes one: other characters become `_`, at most 64 (`tool` when empty). */
+export function storableToolName(tool: string): string {
+  const name = tool.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 64);
+  return name === '' ? 'tool' : name;
+}
+
+/** A call id as the API takes one: printable ASCII without spaces (others become `_`), at most 200. */
+export function storableCallId(callId: string): string {
+  const id = callId.replace(/[^\x21-\x7e]/g, '_').slice(0, 200);
+  return id === '' ? 'call' : id;
+}
+
 export class MessageBuilder {
   private readonly messages: MessageInput[] = [];
   private readonly calls = new Map<string, ToolPartInput>();
@@ -45,9 +57,18 @@ export class MessageBuilder {
     if (text.trim() !== '') this.openStep(createdAt).parts.push({ type: 'reasoning', text });
   }
 
-  /** A tool call of the open step; its result comes with {@link result}. */
+  /**
+   * A tool call of the open step; its result comes with {@link result}. Its name and id are
+   * stored as the API takes them (a transcript may hold what no provider would write).
+   */
   call(callId: string, tool: string, input: Record<string, unknown>, createdAt?: string): void {
-    const part: ToolPartInput = { type: 'tool', callId, tool: tool || 'tool', status: 'pending', input };
+    const part: ToolPartInput = {
+      type: 'tool',
+      callId: storableCallId(callId),
+      tool: storableToolName(tool),
+      status: 'pending',
+      input,
+    };
     this.openStep(createdAt).parts.push(part);
     this.calls.set(callId, part);
   }
