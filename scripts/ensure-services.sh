@@ -14,12 +14,3 @@ if [ -z "${REDIS_URL:-}" ] && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 fi
-# The report.html test of apps/replay renders the page in a headless browser: Debian's chromium.
-if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM_PATH:-}" ]; then
-  echo "installing chromium (headless browser for the replay report test)"
-  if [ "$(id -u)" = "0" ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "ensure-services.sh: chromium is missing; install it (apt-get install -y chromium) or set CHROMIUM_PATH" >&2
-  fi
-fi

@@ -1,6 +1,6 @@
 /**
  * report.html in a real headless browser: it renders, and its chart has data points. Chromium is
- * Debian's package (scripts/ensure-services.sh installs it; CHROMIUM_PATH points elsewhere); a
+ * Debian's package (scripts/ensure-test-tools.sh, run by .ci/run, installs it; CHROMIUM_PATH points elsewhere); a
  * missing browser fails the test with that advice instead of skipping it.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ function chromiumPath(): string {
   if (!found) {
     throw new Error(
       "no headless browser for the report.html test: install Debian's chromium (`apt-get install -y chromium`, " +
-        'or run `bash scripts/ensure-services.sh`) or set CHROMIUM_PATH',
+        'or run `bash scripts/ensure-test-tools.sh` as root) or set CHROMIUM_PATH',
     );
   }
   return found;
