@@ -19,7 +19,8 @@ const FIELD_NOTES: Record<string, string> = {
   'message.parts': 'In the order the model produced them (at most 5,000)',
   'message.finish': 'Why an assistant turn ended; null or absent while it streams (see PATCH)',
   'message.error': 'A provider error of the turn: `{ message, code? }`, or a plain string for `{ message }`',
-  'message.usage': 'Provider usage of the turn (assistant only): calibrates the status estimate',
+  'message.usage':
+    'Provider usage of the turn (assistant only): calibrates the status estimate; see [Usage](#usage) for each provider’s fields',
   'message.createdAt': 'When the message was written (default: the time of the append)',
   'message.metadata': 'Your own JSON object, stored and returned as is',
   'message.seq': 'Position in the session, from 1',

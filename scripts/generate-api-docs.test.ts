@@ -28,6 +28,19 @@ describe('docs/API.md', () => {
   });
 });
 
+describe('the rendered page', () => {
+  it('spells the session policy out field by field and links the fields whose shape has a section', async () => {
+    const page = await renderApiDocs(await openApiDocument(), root);
+    for (const heading of ['## Usage', '## Policy', '### `policy.pruning`', '### `policy.prepare`'])
+      expect(page).toContain(`\n${heading}\n`);
+    // A policy is never just "object": every route table that holds one points at its fields.
+    const policyRows = page.split('\n').filter((line) => /^\| `(policy|effectivePolicy)` /.test(line));
+    expect(policyRows.length).toBeGreaterThan(4);
+    for (const row of policyRows) expect(row).toContain('see [Policy](#policy)');
+    expect(page).toMatch(/^\| `usage` +\| UsageInput \\\| null, see \[Usage\]\(#usage\)/m);
+  });
+});
+
 describe('typeOf', () => {
   it.each([
     [{ $ref: '#/components/schemas/Compaction' }, 'Compaction'],

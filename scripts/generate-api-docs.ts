@@ -14,6 +14,8 @@ import { openApiDocument } from '@compactor/api';
 import { ERROR_CODES, ERROR_STATUS } from '@compactor/contract';
 import { eventsSection } from './api-docs-events';
 import { messagesSection } from './api-docs-messages';
+import { policySection } from './api-docs-policy';
+import { usageSection } from './api-docs-usage';
 
 /** The page, relative to the repository root. */
 export const API_DOCS_PATH = 'docs/API.md';
@@ -77,6 +79,24 @@ function resolve(doc: Document, schema: Schema | undefined): Schema | undefined 
   return typeof schema?.['$ref'] === 'string' ? doc.components.schemas[refName(schema['$ref'])] : schema;
 }
 
+/**
+ * Fields whose shape has its own section of the page, by name and by the type that section
+ * documents: their type cells link to it (the session's policy is an object of nested objects a
+ * route table cannot hold). A compaction's `usage`, the summarizer's, is another shape: no link.
+ */
+const SECTION_OF_FIELD: Record<string, { link: string; type: RegExp }> = {
+  policy: { link: '[Policy](#policy)', type: /^object$/ },
+  effectivePolicy: { link: '[Policy](#policy)', type: /^object$/ },
+  usage: { link: '[Usage](#usage)', type: /^Usage(Input)?\b/ },
+};
+
+/** A field's type cell, with a link to the section that spells its fields out. */
+function fieldType(name: string, schema: Schema): string {
+  const type = typeOf(schema);
+  const section = SECTION_OF_FIELD[name];
+  return cell(section?.type.test(type) ? `${type}, see ${section.link}` : type);
+}
+
 /** A field table of an object schema's properties, or null when it has none. */
 function fieldTable(doc: Document, schema: Schema | undefined): string | null {
   const object = resolve(doc, schema);
@@ -85,7 +105,7 @@ function fieldTable(doc: Document, schema: Schema | undefined): string | null {
   const required = new Set((object?.['required'] as string[] | undefined) ?? []);
   const rows = Object.entries(properties).map(
     ([name, property]) =>
-      `| \`${name}\` | ${cell(typeOf(property))} | ${required.has(name) ? 'yes' : ''} | ${cell(String(property['description'] ?? ''))} |`,
+      `| \`${name}\` | ${fieldType(name, property)} | ${required.has(name) ? 'yes' : ''} | ${cell(String(property['description'] ?? ''))} |`,
   );
   return ['| field | type | required | |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }
@@ -200,6 +220,8 @@ export async function renderApiDocs(document: Record<string, unknown>, root: str
     ),
     '',
     ...messagesSection(typeOf),
+    ...usageSection(),
+    ...policySection(typeOf),
     ...eventsSection(typeOf),
     '## Operations',
     '',
