@@ -1,15 +1,48 @@
 /** `GET /v1/sessions/:id/context`: exactly what the model should see next. */
 import { z } from 'zod';
+import { CompactionOut } from './compactions.js';
 import { MessageOut, messageExample } from './messages.js';
 import { CONTEXT_TOOL_NAMES, OpenAIToolOut } from './recall-tool.js';
 
+/** The longest `?wait=` a context read accepts, in milliseconds. */
+export const CONTEXT_WAIT_MAX_MS = 60_000;
+
+/**
+ * How a context was made to fit `usable`: `view` the stored view as it is (it fits); `prepared`
+ * a prepared summary that covers the view's start, in place of what it covers; `interim` a fit
+ * computed at read time from the stored view without the LLM (old outputs cleared, oversized parts
+ * clamped, the oldest messages replaced by a marker that counts them); `over` nothing fits (the
+ * pinned system messages alone exceed `usable`, or `fit=none` on a view over it).
+ */
+export const CONTEXT_FIT_KINDS = ['view', 'prepared', 'interim', 'over'] as const;
+/** One of {@link CONTEXT_FIT_KINDS}. */
+export type ContextFitKind = (typeof CONTEXT_FIT_KINDS)[number];
+
 /**
  * `?format=native` (stored messages) or `openai` (a Chat Completions `messages` array);
- * `&tools=recall` (openai only) adds the Chat Completions definition of the recall tool.
+ * `&tools=recall` (openai only) adds the Chat Completions definition of the recall tool;
+ * `&fit=none` serves the stored view even when it is over `usable`; `&wait=<ms>` waits, that long
+ * at most, for a running compaction when the view is over.
  */
 export const ContextQuery = z
   .object({
     format: z.enum(['native', 'openai']).default('native'),
+    fit: z
+      .enum(['auto', 'none'])
+      .default('auto')
+      .describe(
+        '`auto`: a view over `usable` is served fitted (`fit` says how); `none`: the stored view as it is',
+      ),
+    wait: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(CONTEXT_WAIT_MAX_MS)
+      .optional()
+      .describe(
+        'Milliseconds to wait, at most, for the active compaction to end when the view is over `usable`, ' +
+          'before fitting it at read time',
+      ),
     tools: z
       .enum(CONTEXT_TOOL_NAMES)
       .optional()
@@ -19,6 +52,9 @@ export const ContextQuery = z
   .superRefine((query, ctx) => {
     if (query.tools !== undefined && query.format !== 'openai') {
       ctx.addIssue({ code: 'custom', message: 'tools come with format=openai only', path: ['tools'] });
+    }
+    if (query.wait !== undefined && query.fit === 'none') {
+      ctx.addIssue({ code: 'custom', message: 'wait comes with fit=auto only', path: ['wait'] });
     }
   });
 /** The context query as a client writes it. */
@@ -77,6 +113,20 @@ const ContextFields = z.object({
   compactionId: z.string().nullable(),
   boundarySeq: z.number().int().nullable(),
   tokens: z.number().int().describe('Stored token count of these messages'),
+  fit: z
+    .enum(CONTEXT_FIT_KINDS)
+    .describe(
+      'How these messages fit `usable`: `view` (the stored view, as it is), `prepared` (a prepared summary in ' +
+        'place of what it covers), `interim` (fitted at read time without the LLM), `over` (they do not fit)',
+    ),
+  usable: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The session's usable input in tokens (`status.usable`); null for an unlimited window"),
+  activeCompaction: CompactionOut.nullable().describe(
+    'The compaction running or requested now, as `status.activeCompaction`; null when none is',
+  ),
   tools: z
     .array(OpenAIToolOut)
     .optional()
@@ -92,6 +142,9 @@ export const ContextOut = ContextFields.meta({
       compactionId: null,
       boundarySeq: null,
       tokens: 9,
+      fit: 'view',
+      usable: 96_000,
+      activeCompaction: null,
     } satisfies z.output<typeof ContextFields>,
   ],
 });

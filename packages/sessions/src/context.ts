@@ -1,29 +1,158 @@
-import { assembleContext, toOpenAIMessages, type PolicyInput } from '@compactor/core';
-import { loadContextRows, type Db } from '@compactor/db';
-import { resolveStoredPolicy } from '@compactor/workflow';
+import {
+  assembleContext,
+  fitViewForRead,
+  summaryBudgetTokens,
+  tokenMeasureFor,
+  toOpenAIMessages,
+  type AssembledContext,
+  type FitCounters,
+  type Message,
+} from '@compactor/core';
+import { canonicalJson, loadContextRows, type Db, type SessionRow } from '@compactor/db';
+import type { ContextFitKind } from '@compactor/contract';
+import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { ContextAnswer } from './answers';
+import { waitForCompactionEnd } from './compaction-wait';
+import { preparedView } from './context-prepared';
+import type { SessionResources } from './resources';
 import { requireSession, type SessionTarget } from './sessions';
+import { statusSnapshot, type StatusSnapshot } from './status';
+
+/** What a context read asks for (`GET /v1/sessions/:id/context`'s query). */
+export interface ContextRequest {
+  format: 'native' | 'openai';
+  /** `auto`: a view over `usable` is served fitted; `none`: the stored view as it is. */
+  fit: 'auto' | 'none';
+  /** Milliseconds to wait, at most, for the active compaction when the view is over. */
+  waitMs?: number | undefined;
+}
+
+/** One consistent reading of the session: its status and the context view it describes. */
+interface ContextReading {
+  snapshot: StatusSnapshot;
+  context: AssembledContext;
+}
 
 /**
- * `GET /v1/sessions/:id/context`: what the model should see next. The filter (latest completed
- * compaction, its boundary) runs in SQL; core renders the result, natively or as a Chat
- * Completions array.
+ * `GET /v1/sessions/:id/context`: what the model should see next, made to fit `status.usable`
+ * (DESIGN.md, "The served context always fits"). The filter (latest completed compaction, its
+ * boundary) runs in SQL; core renders the result, natively or as a Chat Completions array. When
+ * the status says the view is over `usable`, it is served fitted, at once and without the LLM:
+ * the ready prepared draft in place of what it covers when it still applies, else core's read-time
+ * fit of the view (`fitViewForRead`); `fit` says which. `waitMs` first waits for the active
+ * compaction, bounded; `fit: 'none'` serves the view as it is.
  */
 export async function sessionContext(
-  db: Db,
+  resources: Pick<SessionResources, 'db' | 'tokenizerFor' | 'events'>,
   target: SessionTarget,
-  format: 'native' | 'openai',
+  request: ContextRequest,
 ): Promise<ContextAnswer> {
-  const session = await requireSession(db, target.tenantId, target.id);
-  const { pinSystemMessages } = resolveStoredPolicy(session.policy as PolicyInput);
-  const rows = await loadContextRows(db, session.pk, { pinSystemMessages });
-  const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
-    pinSystemMessages,
-  });
+  const session = await requireSession(resources.db, target.tenantId, target.id);
+  let reading = await readContext(resources.db, session);
+  const active = reading.snapshot.active;
+  if (request.fit === 'auto' && overUsable(reading.snapshot) && active && request.waitMs) {
+    if (await waitForCompactionEnd(resources, session.pk, active.id, request.waitMs))
+      reading = await readContext(resources.db, session);
+  }
+
+  const { snapshot, context } = reading;
+  const served =
+    request.fit === 'none' || !overUsable(snapshot)
+      ? { messages: context.messages, tokens: context.tokens, fit: overUsable(snapshot) ? 'over' : 'view' }
+      : await fitToUsable(resources, session, reading);
   return {
-    messages: format === 'openai' ? toOpenAIMessages(context) : context.messages,
+    messages:
+      request.format === 'openai'
+        ? toOpenAIMessages({ ...context, messages: served.messages })
+        : served.messages,
     compactionId: context.compactionId,
     boundarySeq: context.boundarySeq,
-    tokens: context.tokens,
+    tokens: served.tokens,
+    fit: served.fit as ContextFitKind,
+    usable: snapshot.status.usable,
+    activeCompaction: snapshot.status.activeCompaction,
   };
+}
+
+/** The status and the view in one read-only snapshot, so the numbers describe these messages. */
+async function readContext(db: Db, session: SessionRow): Promise<ContextReading> {
+  return db.transaction(
+    async (tx) => {
+      const snapshot = await statusSnapshot(tx, session);
+      const { pinSystemMessages } = snapshot.policy;
+      const rows = await loadContextRows(tx, session.pk, { pinSystemMessages });
+      const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
+        pinSystemMessages,
+      });
+      return { snapshot, context };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+}
+
+/** The status's own verdict: the estimated next prompt exceeds the usable input. */
+function overUsable({ status }: StatusSnapshot): boolean {
+  return status.usable !== null && status.tokens > status.usable;
+}
+
+interface Served {
+  messages: Message[];
+  tokens: number;
+  fit: ContextFitKind;
+}
+
+/**
+ * The view fitted to the usable input less the overhead the provider adds on top of the stored
+ * counts (the usage calibration: `status.tokens − storedTokens`, never below 0): the prepared
+ * draft's view when one applies and fits (fitted further if it must), else the read-time fit.
+ */
+async function fitToUsable(
+  resources: Pick<SessionResources, 'db' | 'tokenizerFor'>,
+  session: SessionRow,
+  { snapshot, context }: ContextReading,
+): Promise<Served> {
+  const { status, stats, policy, model } = snapshot;
+  const overhead = Math.max(0, status.tokens - stats.storedTokens);
+  const count = fitCounters(resources, session.modelId);
+  const options = {
+    budgetTokens: Math.max(0, (status.usable ?? 0) - overhead),
+    pruning: policy.prune ? policy.pruning : null,
+    measure: tokenMeasureFor(policy.tokenCount),
+    pinSystemMessages: policy.pinSystemMessages,
+    markerBudgetTokens: summaryBudgetTokens(model, policy),
+    // The view's own time, not the clock's: the same view reads the same, byte for byte.
+    at: context.messages.at(-1)?.createdAt ?? new Date(0).toISOString(),
+    count,
+  };
+  if (policy.prepare !== null) {
+    const prepared = await preparedView(
+      resources.db,
+      session,
+      policy,
+      context.messages,
+      { latestCompletedId: context.compactionId, activeCompactionId: snapshot.active?.id ?? null },
+      count.text,
+    );
+    if (prepared) {
+      const fitted = fitViewForRead(prepared.messages, options);
+      if (fitted.fits) return { messages: fitted.messages, tokens: fitted.tokens, fit: 'prepared' };
+    }
+  }
+  const fitted = fitViewForRead(context.messages, options);
+  return { messages: fitted.messages, tokens: fitted.tokens, fit: fitted.fits ? 'interim' : 'over' };
+}
+
+/**
+ * Exact counters for the session's model, as the store counts parts (a tool input as canonical
+ * JSON). The resources' counter when it counts synchronously (the API's tokenizers do), else the
+ * model's encoding.
+ */
+function fitCounters(resources: Pick<SessionResources, 'tokenizerFor'>, modelId: string): FitCounters {
+  const counter = resources.tokenizerFor(modelId) as { countSync?: unknown };
+  const tokenizer =
+    typeof counter.countSync === 'function'
+      ? (counter as { countSync(text: string): number })
+      : getTokenizer(encodingForModel(modelId));
+  const text = (value: string) => tokenizer.countSync(value);
+  return { text, input: (input) => text(canonicalJson(input)) };
 }

@@ -219,7 +219,11 @@ describe('GET /v1/sessions/:id/context', () => {
           const rows = await listCompactions(api.database.db, row.pk, { limit: 100 });
           const reference = assembleContext(all.messages, rows.map(boundaryFromRow));
           const served = await context(id);
-          expect(served).toEqual(JSON.parse(JSON.stringify(reference)));
+          const { fit, usable, activeCompaction, ...view } = served;
+          expect(view).toEqual(JSON.parse(JSON.stringify(reference)));
+          // A 128k window: every one of these views fits as it is.
+          expect({ fit, activeCompaction }).toEqual({ fit: 'view', activeCompaction: null });
+          expect(usable).toBeGreaterThan(served.tokens);
           const openai = await context(id, 'openai');
           expect(openai.messages).toEqual(JSON.parse(JSON.stringify(toOpenAIMessages(reference))));
           expect(validateContext(openai.messages)).toEqual([]);

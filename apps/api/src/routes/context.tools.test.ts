@@ -21,7 +21,16 @@ describe('GET /v1/sessions/:id/context?tools=recall', () => {
     const response = await get('/v1/sessions/t-recall/context?format=openai&tools=recall');
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(Object.keys(body)).toEqual(['messages', 'compactionId', 'boundarySeq', 'tokens', 'tools']);
+    expect(Object.keys(body)).toEqual([
+      'messages',
+      'compactionId',
+      'boundarySeq',
+      'tokens',
+      'fit',
+      'usable',
+      'activeCompaction',
+      'tools',
+    ]);
     expect(body.messages).toEqual([{ role: 'user', content: 'hello' }]);
     expect(body.tools).toEqual([RECALL_TOOL]);
     const [tool] = body.tools;
@@ -45,10 +54,18 @@ describe('GET /v1/sessions/:id/context?tools=recall', () => {
     expect(openai.statusCode).toBe(200);
     expect(openai.payload).toBe(
       '{"messages":[{"role":"user","content":"hello"}],"compactionId":null,"boundarySeq":null,"tokens":' +
-        `${openai.json().tokens}}`,
+        `${openai.json().tokens},"fit":"view","usable":${openai.json().usable},"activeCompaction":null}`,
     );
     const native = await get('/v1/sessions/t-absent/context');
-    expect(Object.keys(native.json())).toEqual(['messages', 'compactionId', 'boundarySeq', 'tokens']);
+    expect(Object.keys(native.json())).toEqual([
+      'messages',
+      'compactionId',
+      'boundarySeq',
+      'tokens',
+      'fit',
+      'usable',
+      'activeCompaction',
+    ]);
   });
 
   it.each([
