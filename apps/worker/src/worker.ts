@@ -12,7 +12,7 @@ import {
   createJobQueues,
   DEFAULT_JOB_POLICY,
   redisEventPublisher,
-  startCompaction,
+  followUpsOf,
   startDeferredWhenEnded,
   startReconciler,
   startWorkers,
@@ -91,8 +91,8 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     tokenizerFor,
     summarizerModel: defaults.summarizerModel,
     topicModel: defaults.topicModel,
-    // A compaction outrun by appends asks for the next one the way the API does.
-    requestCompaction: (session, request) => startCompaction(dispatch, session, request),
+    // A compaction outrun by appends requests the next one in its completing transaction.
+    followUps: followUpsOf(dispatch),
   };
   const startDeferred = startDeferredWhenEnded(dispatch);
   const running = startWorkers(resources, {

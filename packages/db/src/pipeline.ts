@@ -29,11 +29,7 @@ export async function executePipelined<Row extends Record<string, unknown> = Rec
     if (client.getTransactionStatus() !== 'I') {
       throw new Error('executePipelined: the pooled connection is inside a transaction');
     }
-    const pipeline = new Pipeline(queries.map(compileNamed));
-    // Awaited below; this keeps a rejection from going unhandled when `query` throws first.
-    pipeline.done.catch(() => undefined);
-    client.query(pipeline);
-    return (await pipeline.done) as Array<{ rows: Row[] }>;
+    return await sendPipeline<Row>(client, queries);
   } catch (error) {
     failure = error as Error;
     throw error;
@@ -42,6 +38,22 @@ export async function executePipelined<Row extends Record<string, unknown> = Rec
     // FATAL the server is closing it, and what it has prepared is not worth tracking.
     client.release(failure);
   }
+}
+
+/**
+ * One round trip on a connection the caller holds: `queries`, then a Sync. Outside a transaction
+ * that is an implicit one ({@link executePipelined}); inside one (`pipelinedTransaction`) the
+ * statements join it. A connection on which it failed is not fit to reuse.
+ */
+export async function sendPipeline<Row extends Record<string, unknown> = Record<string, unknown>>(
+  client: pg.PoolClient,
+  queries: SQL[],
+): Promise<Array<{ rows: Row[] }>> {
+  const pipeline = new Pipeline(queries.map(compileNamed));
+  // Awaited below; this keeps a rejection from going unhandled when `query` throws first.
+  pipeline.done.catch(() => undefined);
+  client.query(pipeline);
+  return (await pipeline.done) as Array<{ rows: Row[] }>;
 }
 
 /**

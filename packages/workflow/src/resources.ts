@@ -1,8 +1,7 @@
 import type { CompactionStep } from '@compactor/core';
-import type { CompactionRow, Db, SessionRow } from '@compactor/db';
+import type { CompactionWithOutbox, Db, SessionRow } from '@compactor/db';
 import type { Tokenizer } from '@compactor/tokenizer';
 import type { Llm } from '@compactor/llm';
-import type { CompactionRequest } from './request-compaction';
 import type { SessionEventPublisher } from './session-events';
 
 /** Log lines the workflow writes; pino's logger fits, so does a test spy. */
@@ -37,15 +36,16 @@ export interface WorkflowResources {
    */
   historyWindow?: { messages?: number; onRead?: (messages: number) => void };
   /**
-   * Starts a compaction the way the API's auto trigger does (the queue's `startCompaction`: the
-   * row and its outbox entry, then the job). The workflow asks for one when messages appended
-   * while a compaction ran leave the session over its trigger (follow-up.ts); without it, the
-   * next append's trigger asks instead.
+   * Follow-ups (follow-up.ts): a compaction whose completion leaves the session over its trigger,
+   * through messages appended while it ran, requests the next one in its completing transaction:
+   * the row and the outbox entry of job `jobName`, as the API's auto trigger writes them. Once
+   * that committed, `started` announces it and enqueues its job (the queue's, as for the API's
+   * requests). Without it, the next append's trigger asks instead.
    */
-  requestCompaction?: (
-    session: SessionRow,
-    request: CompactionRequest,
-  ) => Promise<{ compaction: CompactionRow; created: boolean }>;
+  followUps?: {
+    jobName: string;
+    started(session: SessionRow, requested: CompactionWithOutbox): Promise<void>;
+  };
   /**
    * Runs a wait on other work (a prepared summary being written) without holding the job's place
    * in the worker's step gate, as its LLM calls do: the job awaited may need that place to

@@ -16,9 +16,9 @@ import { attemptFor, type Attempt } from './attempt';
 import { cacheEffectOf, safeErrorMessage } from '@compactor/db';
 import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
-import { requestFollowUp } from './follow-up';
+import { dispatchFollowUp } from './follow-up';
 import { StepTrail, type Announce } from './step-trail';
-import { finalizeStep } from './steps/finalize';
+import { finalizeStep, type Finalized } from './steps/finalize';
 import { prunePassed, pruneStep } from './steps/prune';
 import { summarizeStep } from './steps/summarize';
 import {
@@ -43,7 +43,7 @@ export type RunOutcome =
   | {
       status: 'completed' | 'skipped' | 'failed';
       compaction: CompactionRow;
-      /** Completed only: the compaction requested right after it, when appends outran it. */
+      /** Completed only: the compaction requested with its completion, when appends outran it. */
       followUp?: CompactionRow | null;
     }
   /** Not active any more (finished, or superseded by a newer attempt): nothing was written. */
@@ -86,7 +86,7 @@ export async function runCompaction(
       announce('compaction.skipped', { reason: finalized.reason });
       return { status: 'skipped', compaction: skipped };
     }
-    const { completed, writtenBy } = finalized;
+    const { completed, followUp, measured, writtenBy } = finalized;
     resources.log.info(
       {
         compactionId,
@@ -108,9 +108,10 @@ export async function runCompaction(
       fallback: completed.fallbackCode === null ? null : { code: completed.fallbackCode },
       cache: cacheEffectOf(completed),
     };
-    // Requested before the events go out: a client that reads the session when this one is
-    // announced already sees the follow-up active, and waits for it before its next model call.
-    const followUp = await requestFollowUp(resources, attempt, completed);
+    // The follow-up committed with the completion, so every read since sees it active. Its
+    // `compaction.requested` and its job go out before this one's events: a client woken by
+    // `compaction.completed` has heard of it already.
+    if (followUp && measured) await dispatchFollowUp(resources, attempt, followUp, measured);
     announce('compaction.completed', sizes);
     // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
     // appends after an automatic compaction; the trigger holds on it (core continuation.ts).
@@ -118,9 +119,9 @@ export async function runCompaction(
     announce('session.compacted', {
       ...sizes,
       ...(continueWith ? { continueWith } : {}),
-      ...(followUp ? { followUp: { compactionId: followUp.id } } : {}),
+      ...(followUp ? { followUp: { compactionId: followUp.compaction.id } } : {}),
     });
-    return { status: 'completed', compaction: completed, followUp };
+    return { status: 'completed', compaction: completed, followUp: followUp?.compaction ?? null };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
     if (shouldRethrow(error, options)) throw error;
@@ -201,7 +202,7 @@ async function finalizeOrReplan(
   trail: StepTrail,
   first: SummarizeOutcome,
 ): Promise<
-  | { kind: 'completed'; completed: CompactionRow; writtenBy: SummaryOutcome['writtenBy'] }
+  | (Finalized & { kind: 'completed'; writtenBy: SummaryOutcome['writtenBy'] })
   | { kind: 'nothing-to-compact'; reason: string }
 > {
   let outcome = first;
@@ -209,8 +210,8 @@ async function finalizeOrReplan(
     if (outcome.kind === 'nothing-to-compact') return outcome;
     const summary = outcome;
     try {
-      const completed = await trail.run(() => finalizeStep(resources, attempt, summary, trail.openRecord));
-      return { kind: 'completed', completed, writtenBy: summary.writtenBy };
+      const finalized = await trail.run(() => finalizeStep(resources, attempt, summary, trail.openRecord));
+      return { kind: 'completed', ...finalized, writtenBy: summary.writtenBy };
     } catch (error) {
       if (!(error instanceof CoveredMessageChangedError) || replans >= MAX_REPLANS) throw error;
       resources.log.info(

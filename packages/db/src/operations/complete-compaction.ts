@@ -1,4 +1,4 @@
-import type { EstimateMode, Usage } from '@compactor/core';
+import type { AppendedWhileRunning, EstimateMode, Usage } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { CoveredMessageChangedError, NotFoundError, StaleAttemptError } from '../errors';
@@ -7,12 +7,21 @@ import { compactions } from '../schema';
 import type { CompactionRow } from '../mappers';
 import { selectList } from '../queries/raw-rows';
 import { INT4_MAX } from '../queries/view-bounds';
-import { compactionFromRow } from '../queries/compactions';
+import {
+  compactionFromRow,
+  compactionWithOutboxOf,
+  insertCompactionWithOutbox,
+  insertCompactionWithOutboxSql,
+  type CompactionRequestRow,
+  type CompactionWithOutbox,
+} from '../queries/compactions';
+import { appendedAfter, appendedAfterSql, appendedOf } from '../queries/appended-after';
 import { contextTokenStats, contextTokenStatsSql, estimateFromStats } from '../queries/context-tokens';
 import { newMessagesAfterSql } from './append-messages';
 import type { NewMessage } from './new-message';
 import { executePrepared } from '../prepared';
 import { executePipelined } from '../pipeline';
+import { pipelinedTransaction } from '../pipelined-transaction';
 
 /** What {@link completeCompaction} writes; `tokensAfter` is measured there, in the same transaction. */
 export interface CompactionOutcome {
@@ -61,6 +70,49 @@ export interface CompactionOutcome {
  * size first and calibrates it in JS, so it keeps an explicit transaction.
  */
 export async function completeCompaction(db: Db, outcome: CompactionOutcome): Promise<CompactionRow> {
+  return (await completeCompactionFollowedUp(db, outcome)).completed;
+}
+
+/** What a completion measured in its transaction, for deciding there whether another must follow. */
+export interface CompletionMeasured {
+  /** The completed row, sized. */
+  completed: CompactionRow;
+  /** The tokens of pinned system messages in its size (0 when the policy pins none). */
+  pinnedTokens: number;
+  /** What was appended after its covered range (while it ran), its own summaries excluded. */
+  appended: AppendedWhileRunning;
+}
+
+/**
+ * The next compaction a completion may request in its own transaction (workflow follow-up.ts):
+ * `decide` sees what the completion measured and names the row to insert with its job's outbox
+ * entry, or null. It runs between two round trips of the transaction, with the session locked:
+ * it must be quick and must not throw.
+ */
+export interface CompletionFollowUp {
+  /** The last seq the compaction covers: what came after it was appended while it ran. */
+  coversThroughSeq: number;
+  decide(measured: CompletionMeasured): { row: CompactionRequestRow; jobName: string } | null;
+}
+
+/**
+ * {@link completeCompaction}, and with `followUp` the next compaction requested in the same
+ * transaction when it decides so: the commit that makes this compaction `completed` makes the
+ * next one `pending`, so no reader sees the first completed with nothing active while the
+ * appends that outran it leave the view over its trigger. That costs one round trip more (the
+ * decision is core's, made in JS between them), and one bounded read (what was appended after
+ * the covered range, by the seq index). `followUp` is null when none was requested, or when the
+ * insert found another compaction of the session active.
+ */
+export async function completeCompactionFollowedUp(
+  db: Db,
+  outcome: CompactionOutcome,
+  followUp?: CompletionFollowUp,
+): Promise<{
+  completed: CompactionRow;
+  followUp: CompactionWithOutbox | null;
+  measured: CompletionMeasured | null;
+}> {
   const clamps = outcome.clamps?.length
     ? clampPartsSql({ ...outcome, clamps: outcome.clamps, at: outcome.finishedAt })
     : null;
@@ -76,16 +128,41 @@ export async function completeCompaction(db: Db, outcome: CompactionOutcome): Pr
         tokens: sql`${estimateFromStats(after, outcome.estimate)}`,
         messages: sql`${after.contextMessages}`,
       };
-      return sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));
+      const completed = sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));
+      if (!followUp) return { completed, followUp: null, measured: null };
+      const appended = await appendedAfter(tx, outcome.sessionPk, followUp.coversThroughSeq);
+      const measured = { completed, pinnedTokens: after.pinnedTokens, appended };
+      const next = followUp.decide(measured);
+      const inserted = next ? await insertCompactionWithOutbox(tx, next.row, next.jobName) : null;
+      return { completed, followUp: inserted, measured };
     });
   }
-  const results = await executePipelined(db, [
-    completionSql(outcome),
-    ...(clamps ? [clamps] : []),
-    measuredSizeSql(outcome),
-  ]);
-  if (results[0]!.rows.length === 0) throw await notCompleted(db, outcome);
-  return sizedRow(results.at(-1)!);
+  const statements = [completionSql(outcome), ...(clamps ? [clamps] : []), measuredSizeSql(outcome)];
+  if (!followUp) {
+    const results = await executePipelined(db, statements);
+    if (results[0]!.rows.length === 0) throw await notCompleted(db, outcome);
+    return { completed: sizedRow(results.at(-1)!), followUp: null, measured: null };
+  }
+  const done = await pipelinedTransaction(db, async (send) => {
+    const results = await send([
+      ...statements,
+      appendedAfterSql(outcome.sessionPk, followUp.coversThroughSeq),
+    ]);
+    // Fenced: a stale attempt wrote nothing, and requests nothing (the commit is empty).
+    if (results[0]!.rows.length === 0) return null;
+    const sized = results.at(-2)!;
+    const measured = {
+      completed: sizedRow(sized),
+      pinnedTokens: Number(sized.rows[0]!.pinned_tokens),
+      appended: appendedOf(results.at(-1)!),
+    };
+    const next = followUp.decide(measured);
+    if (!next) return { completed: measured.completed, followUp: null, measured };
+    const [inserted] = await send([insertCompactionWithOutboxSql(next.row, next.jobName)], { commit: true });
+    return { completed: measured.completed, followUp: compactionWithOutboxOf(inserted!), measured };
+  });
+  if (!done) throw await notCompleted(db, outcome);
+  return done;
 }
 
 /**
@@ -99,6 +176,7 @@ export function measuredSizeSql(outcome: CompactionOutcome): SQL {
   return sizeAfterSql(outcome, stats, {
     tokens: sql`(select stored_tokens from st)`,
     messages: sql`(select context_messages from st)`,
+    pinned: sql`(select pinned_tokens from st)`,
   });
 }
 
@@ -161,7 +239,11 @@ async function notCompleted(db: DbOrTx, outcome: CompactionOutcome): Promise<Err
  * a row completed and not sized yet (the completion clears the size; nothing else leaves a
  * completed row unsized past its own transaction) at this attempt's fence.
  */
-function sizeAfterSql(outcome: CompactionOutcome, stats: SQL, size: { tokens: SQL; messages: SQL }): SQL {
+function sizeAfterSql(
+  outcome: CompactionOutcome,
+  stats: SQL,
+  size: { tokens: SQL; messages: SQL; pinned?: SQL },
+): SQL {
   const fence = outcome.fence === undefined ? sql`` : sql` and fence = ${outcome.fence}`;
   const closeStep = outcome.step
     ? sql`, step_closed as (
@@ -184,7 +266,7 @@ function sizeAfterSql(outcome: CompactionOutcome, stats: SQL, size: { tokens: SQ
         and case when status = 'completed' then tokens_after is null else false end
       returning *
     )${closeStep}
-    select ${selectList(compactions, 'sized', '')} from sized`;
+    select ${selectList(compactions, 'sized', '')}${size.pinned ? sql`, ${size.pinned}::int as pinned_tokens` : sql``} from sized`;
 }
 
 function sizedRow(result: { rows: Record<string, unknown>[] }): CompactionRow {

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { INTERRUPTED_TOOL_RESULT_TOKENS, type AppendedWhileRunning } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
@@ -15,18 +15,28 @@ export async function appendedAfter(
   sessionPk: number,
   seq: number,
 ): Promise<AppendedWhileRunning> {
-  const { rows } = await executePrepared<{ newest_seq: number | null; tokens: string | number }>(
-    db,
-    sql`select max(m.seq) as newest_seq,
+  return appendedOf(await executePrepared(db, appendedAfterSql(sessionPk, seq)));
+}
+
+/**
+ * The statement of {@link appendedAfter}, for a caller that sends it with others (a completion,
+ * deciding its follow-up in its own transaction); read its result with {@link appendedOf}.
+ */
+export function appendedAfterSql(sessionPk: number, seq: number): SQL {
+  return sql`select max(m.seq) as newest_seq,
                coalesce(sum(p.tokens + case when p.tool_status in ('pending', 'running')
                                             then ${INTERRUPTED_TOOL_RESULT_TOKENS}::int else 0 end), 0) as tokens
         from messages m
         left join parts p on p.message_pk = m.pk
-        where m.session_pk = ${sessionPk} and m.seq > ${seq}::int and not m.summary`,
-  );
-  const row = rows[0];
+        where m.session_pk = ${sessionPk} and m.seq > ${seq}::int and not m.summary`;
+}
+
+/** What {@link appendedAfterSql} returned. */
+export function appendedOf(result: { rows: Record<string, unknown>[] }): AppendedWhileRunning {
+  const row = result.rows[0];
+  const newest = row?.newest_seq;
   return {
-    newestSeq: row?.newest_seq === null || row?.newest_seq === undefined ? null : Number(row.newest_seq),
+    newestSeq: newest === null || newest === undefined ? null : Number(newest),
     tokens: Number(row?.tokens ?? 0),
   };
 }

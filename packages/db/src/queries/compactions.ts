@@ -59,10 +59,25 @@ export async function insertCompactionWithOutbox(
   db: DbOrTx,
   row: CompactionRequestRow,
   jobName: string,
-): Promise<{ compaction: CompactionRow; outbox: OutboxRow } | null> {
-  const { rows } = await executePrepared<Record<string, unknown>>(
-    db,
-    sql`
+): Promise<CompactionWithOutbox | null> {
+  return compactionWithOutboxOf(
+    await executePrepared<Record<string, unknown>>(db, insertCompactionWithOutboxSql(row, jobName)),
+  );
+}
+
+/** A requested compaction and the outbox entry of its job. */
+export interface CompactionWithOutbox {
+  compaction: CompactionRow;
+  outbox: OutboxRow;
+}
+
+/**
+ * The statement of {@link insertCompactionWithOutbox}, for a caller that sends it with others
+ * (a completion's follow-up, in the completing transaction); read its result with
+ * {@link compactionWithOutboxOf}.
+ */
+export function insertCompactionWithOutboxSql(row: CompactionRequestRow, jobName: string): SQL {
+  return sql`
     with c as (
       insert into compactions (id, session_pk, tenant_id, reason, strategy, keep_recent_tokens, instructions, force, idempotency_key)
       values (${row.id}, ${row.sessionPk}, ${tenantOf(row.sessionPk)}, ${row.reason}, ${row.strategy}, ${row.keepRecentTokens ?? null}::int,
@@ -81,9 +96,14 @@ export async function insertCompactionWithOutbox(
       from c
       returning *
     )
-    select ${selectList(compactions, 'c', '')}, ${selectList(outbox, 'o', 'o_')} from c, o`,
-  );
-  const [found] = rows;
+    select ${selectList(compactions, 'c', '')}, ${selectList(outbox, 'o', 'o_')} from c, o`;
+}
+
+/** What {@link insertCompactionWithOutboxSql} returned: null when the insert conflicted. */
+export function compactionWithOutboxOf(result: {
+  rows: Record<string, unknown>[];
+}): CompactionWithOutbox | null {
+  const [found] = result.rows;
   return found ? { compaction: compactionFromRow(found), outbox: outboxFromRow(found) } : null;
 }
 

@@ -21,6 +21,7 @@ import {
   type SessionEventMap,
   type SessionEventPublisher,
   type WorkflowLog,
+  type WorkflowResources,
 } from '@compactor/workflow';
 import { parseJobPayload, type JobName } from './catalog';
 import type { JobQueues } from './queues';
@@ -34,6 +35,9 @@ export interface DispatchDeps {
   log: WorkflowLog;
   clock: () => Date;
 }
+
+/** The job a compaction request's outbox entry names. */
+const COMPACT_JOB: JobName = 'compact';
 
 /**
  * Requests a compaction: the row and its outbox entry are written in one statement, then the
@@ -55,12 +59,25 @@ export async function startCompaction(
     deps.db,
     session,
     request,
-    (db, row) => insertCompactionWithOutbox(db, row, 'compact'),
+    (db, row) => insertCompactionWithOutbox(db, row, COMPACT_JOB),
     limits,
   );
   if ('existing' in result) return { compaction: result.existing, created: false };
   await announceAndDispatch(deps, session, result.inserted);
   return { compaction: result.inserted.compaction, created: true };
+}
+
+/**
+ * What the workers' compactions need to request their follow-ups (workflow `followUps`): the
+ * job the completing transaction writes the follow-up's outbox entry for, and, once that
+ * committed, its `compaction.requested` event and its job, as {@link startCompaction} sends
+ * them. Not held to a tenant cap: the follow-up takes the place its completed compaction left.
+ */
+export function followUpsOf(deps: DispatchDeps): NonNullable<WorkflowResources['followUps']> {
+  return {
+    jobName: COMPACT_JOB,
+    started: (session, requested) => announceAndDispatch(deps, session, requested),
+  };
 }
 
 /** How many deferred compactions one call starts at most (the rest wait for the next end or pass). */
@@ -83,7 +100,7 @@ export async function startDeferredCompactions(
   const started: CompactionRow[] = [];
   for (let tries = 0; tries < max; tries++) {
     const result = await startOldestDeferredCompaction(deps.db, tenantId, (db, row) =>
-      insertCompactionWithOutbox(db, row, 'compact'),
+      insertCompactionWithOutbox(db, row, COMPACT_JOB),
     );
     if (result.outcome === 'none' || result.outcome === 'full') break;
     if (result.outcome === 'dropped') continue;

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { listCompactionSteps, listCompactions } from '@compactor/db';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { startCompaction, startPrune } from '../jobs/dispatch';
+import { followUpsOf, startCompaction, startPrune } from '../jobs/dispatch';
 import { useQueueHarness } from '../test-support/queue';
 
 const q = useQueueHarness();
@@ -111,7 +111,7 @@ describe('compact jobs on BullMQ workers', () => {
     const session = await q.seedSession(generateCodingSession({ turns: 3 }), {
       policy: { trigger: { kind: 'tokens', tokens: 5_000 } },
     });
-    q.startWorkers({}, { requestCompaction: (s, request) => startCompaction(q.dispatch, s, request) });
+    q.startWorkers({}, { followUps: followUpsOf(q.dispatch) });
     q.stub.setFaults({ latencyMs: 300 });
     const seen = q.stub.requests.length;
     const { compaction } = await startCompaction(q.dispatch, session, {

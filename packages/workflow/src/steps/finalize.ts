@@ -1,34 +1,46 @@
 import { buildSummaryMessages, type Message } from '@compactor/core';
 import {
-  completeCompaction,
+  completeCompactionFollowedUp,
   contentHash,
   markPrunedRecallable,
   markRecallableBehind,
   recordCompactionCache,
   selectCacheBaseline,
   type CompactionRow,
+  type CompactionWithOutbox,
+  type CompletionMeasured,
   type NewMessage,
   type PartPosition,
 } from '@compactor/db';
 import { encodingForModel, getTokenizer, type Tokenizer } from '@compactor/tokenizer';
 import type { Attempt } from '../attempt';
 import { cacheEffectOfChange } from '../cache-effect';
+import { followUpOf } from '../follow-up';
 import type { WorkflowResources } from '../resources';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
+/** A finalized compaction, and the follow-up its transaction requested (follow-up.ts), if any. */
+export interface Finalized {
+  completed: CompactionRow;
+  followUp: CompactionWithOutbox | null;
+  /** What the completion measured for the follow-up decision; null when none could follow. */
+  measured: CompletionMeasured | null;
+}
+
 /**
  * Writes the summary message(s), the boundary and `completed` in one fenced transaction, which
- * also closes the attempt's finalize `step` record. The message ids are derived from the
- * compaction id, so a retried finalize writes the same rows. Once completed and sized, the row
- * records its prompt-cache effect (docs/DESIGN.md, "Prompt cache"), measured on the view as it
- * was before the completion.
+ * also closes the attempt's finalize `step` record and, when appends outran the compaction,
+ * requests the next one (follow-up.ts). The message ids are derived from the compaction id, so
+ * a retried finalize writes the same rows. Once completed and sized, the row records its
+ * prompt-cache effect (docs/DESIGN.md, "Prompt cache"), measured on the view as it was before
+ * the completion.
  */
 export async function finalizeStep(
   resources: WorkflowResources,
   attempt: Attempt,
   outcome: Extract<SummarizeOutcome, { kind: 'summary' }>,
   step?: { pk: number; at: Date },
-): Promise<CompactionRow> {
+): Promise<Finalized> {
   const { compaction, policy } = attempt;
   const now = resources.clock();
   const summaryMessages = summaryMessagesFor(attempt, outcome, tokenizerFor(resources, attempt), now).map(
@@ -54,32 +66,36 @@ export async function finalizeStep(
     first: outcome.boundarySeq,
     last: attempt.coversThroughSeq,
   });
-  const completed = await completeCompaction(resources.db, {
-    compactionId: compaction.id,
-    fence: attempt.fence,
-    sessionPk: attempt.session.pk,
-    summaryMessages,
-    boundarySeq: outcome.boundarySeq,
-    tokensBefore: compaction.tokensBefore ?? 0,
-    messagesBefore: compaction.messagesBefore ?? 0,
-    model: outcome.llm?.model ?? null,
-    usage: outcome.llm?.usage ?? null,
-    costUsd: outcome.llm?.costUsd ?? null,
-    // How the compaction went, for analysts: the cut or topic decision, who wrote the summary,
-    // a fallback and the clamps when they happened.
-    details: {
-      ...outcome.detail,
-      writtenBy: outcome.writtenBy,
-      messagesCompacted: outcome.messagesCompacted,
-      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
+  const { completed, followUp, measured } = await completeCompactionFollowedUp(
+    resources.db,
+    {
+      compactionId: compaction.id,
+      fence: attempt.fence,
+      sessionPk: attempt.session.pk,
+      summaryMessages,
+      boundarySeq: outcome.boundarySeq,
+      tokensBefore: compaction.tokensBefore ?? 0,
+      messagesBefore: compaction.messagesBefore ?? 0,
+      model: outcome.llm?.model ?? null,
+      usage: outcome.llm?.usage ?? null,
+      costUsd: outcome.llm?.costUsd ?? null,
+      // How the compaction went, for analysts: the cut or topic decision, who wrote the summary,
+      // a fallback and the clamps when they happened.
+      details: {
+        ...outcome.detail,
+        writtenBy: outcome.writtenBy,
+        messagesCompacted: outcome.messagesCompacted,
+        ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
+      },
+      clamps: outcome.clamps,
+      fallback: outcome.fallback,
+      estimate: policy.estimate,
+      pinSystemMessages: policy.pinSystemMessages,
+      finishedAt: now,
+      ...(step ? { step } : {}),
     },
-    clamps: outcome.clamps,
-    fallback: outcome.fallback,
-    estimate: policy.estimate,
-    pinSystemMessages: policy.pinSystemMessages,
-    finishedAt: now,
-    ...(step ? { step } : {}),
-  });
+    followUpOf(resources, attempt),
+  );
   const tokensBefore = completed.tokensBefore ?? 0;
   const tokensAfter = completed.tokensAfter ?? tokensBefore;
   const cache = cacheEffectOfChange(
@@ -96,7 +112,8 @@ export async function finalizeStep(
     },
     now,
   );
-  return (await recordCompactionCache(resources.db, compaction.id, cache)) ?? completed;
+  const recorded = await recordCompactionCache(resources.db, compaction.id, cache);
+  return { completed: recorded ?? completed, followUp, measured };
 }
 
 /**
