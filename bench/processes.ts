@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ensureDatabase, migrateDatabase, quoteIdent } from '@compactor/db';
+import { createScratchDatabase, dropScratchDatabase, migrateDatabase } from '@compactor/db';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -142,20 +142,32 @@ export function postgresCpuSeconds(): number {
   return total;
 }
 
-/** A fresh, migrated database for one benchmark run (dropped first if a previous run left it). */
+/**
+ * A fresh, migrated scratch database for one benchmark run (a previous run's dropped first; a
+ * database of that name that Compactor did not create is refused, see `dropScratchDatabase`).
+ */
 export async function freshDatabase(url: string): Promise<void> {
-  await dropDatabase(url);
-  await ensureDatabase(url);
+  await withServer(url, async (client, name) => {
+    await dropScratchDatabase(client, name);
+    await createScratchDatabase(client, name, { purpose: 'benchmark' });
+  });
   await migrateDatabase(url);
 }
 
-/** Drops a benchmark's database, if it exists (a large one should not outlive its run). */
+/** Drops a benchmark's scratch database, if it exists (a large one should not outlive its run). */
 export async function dropDatabase(url: string): Promise<void> {
+  await withServer(url, (client, name) => dropScratchDatabase(client, name));
+}
+
+async function withServer<T>(url: string, fn: (client: pg.Client, name: string) => Promise<T>): Promise<T> {
   const admin = new URL(url);
-  const name = admin.pathname.slice(1);
+  const name = decodeURIComponent(admin.pathname.slice(1));
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
   await client.connect();
-  await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
-  await client.end();
+  try {
+    return await fn(client, name);
+  } finally {
+    await client.end();
+  }
 }

@@ -1,9 +1,34 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Runs one statement on the test server's `postgres` database. */
+async function admin<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const databaseExists = async (name: string) =>
+  (await admin('select 1 from pg_database where datname = $1', [name])).length > 0;
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const redis = new Redis(inject('redisUrl'));
+  try {
+    return await redis.keys(`${prefix.replace(/[{}[\]*?]/g, '\\$&')}*`);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /** The README's first command, as `scripts/demo.sh` runs it once installed: its exit code and output. */
 function runDemo(
@@ -36,16 +61,26 @@ describe('the demo (README quick start, step 1)', () => {
       DATABASE_URL: inject('databaseUrl'),
       REDIS_URL: inject('redisUrl'),
       NO_COLOR: '1',
-      // Its own database and queue prefix, as the variables name them (no other run's).
-      DEMO_DATABASE: `demo_${inject('testRunId')}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'),
-      DEMO_QUEUE_PREFIX: `{demo-${inject('testRunId')}}`,
     };
-    delete env.OPENAI_API_KEY;
-    delete env.OPENAI_BASE_URL;
-    delete env.LLM_SUMMARIZER_MODEL;
+    // The run names its own database and queue prefix, as a newcomer's first run does.
+    for (const name of [
+      'OPENAI_API_KEY',
+      'OPENAI_BASE_URL',
+      'LLM_SUMMARIZER_MODEL',
+      'DEMO_DATABASE',
+      'DEMO_QUEUE_PREFIX',
+    ])
+      delete env[name];
     const { code, output } = await runDemo(env);
-    expect(output).toContain(`/${env.DEMO_DATABASE} (dropped; the API recreates it)`);
-    expect(output).toContain(`queue prefix ${env.DEMO_QUEUE_PREFIX}`);
+    const database = /\/(compactor_demo_\d{14}_[0-9a-f]{4}) \(scratch, dropped when the demo ends\)/.exec(
+      output,
+    )?.[1];
+    const prefix = /queue prefix (\{compactor-demo-\d{14}-[0-9a-f]{4}\})/.exec(output)?.[1];
+    expect(database, output.slice(0, 2000)).toBeDefined();
+    expect(prefix, output.slice(0, 2000)).toBeDefined();
+    // Gone with the run: its database and every key under its prefix.
+    expect(await databaseExists(database!)).toBe(false);
+    expect(await keysUnder(prefix!)).toEqual([]);
     // The policy it prints is the one the API resolved for the session it sent.
     expect(output).toContain(
       'policy  default preset with pruning.minimumTokens, pruning.protectTokens overridden (resolved by the API)',
@@ -73,6 +108,30 @@ describe('the demo refuses a database it must not drop', () => {
     expect(code, output).toBe(2);
     expect(output).toContain(message);
     expect(output).not.toContain('not reachable');
+  });
+});
+
+describe('the demo on a server where the database it is given is not its own', () => {
+  it('refuses to drop it, says why, and leaves it whole', async () => {
+    const name = `demo_theirs_${inject('testRunId')}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+    await admin(`create database ${name}`);
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        DATABASE_URL: inject('databaseUrl'),
+        REDIS_URL: inject('redisUrl'),
+        NO_COLOR: '1',
+        DEMO_DATABASE: name,
+        DEMO_QUEUE_PREFIX: `{demo-theirs-${inject('testRunId')}}`,
+      };
+      const { code, output } = await runDemo(env);
+      expect(code, output).toBe(2);
+      expect(output).toContain(`refusing to drop database "${name}": Compactor did not create it`);
+      expect(output).not.toContain('── Session');
+      expect(await databaseExists(name)).toBe(true);
+    } finally {
+      await admin(`drop database if exists ${name} with (force)`);
+    }
   });
 });
 

@@ -4,8 +4,9 @@
  * 1. checks Postgres and Redis (DATABASE_URL / REDIS_URL or the local defaults) and says how to
  *    start the one that is missing;
  * 2. starts the API, worker processes and the LLM stub as child processes (`node --import tsx`),
- *    on free ports, with a fresh database (`compactor_demo`, `--database`) and its own queue prefix; a real
- *    provider (OPENAI_API_KEY / OPENAI_BASE_URL) replaces the stub;
+ *    on free ports, with a fresh scratch database and queue prefix of the run's own (dropped when it
+ *    ends; `--database` / `--queue-prefix` name kept ones); a real provider (OPENAI_API_KEY /
+ *    OPENAI_BASE_URL) replaces the stub;
  * 3. creates a session with a 32k window, follows its event stream (SSE), and appends a coding
  *    agent's session one message at a time over HTTP until auto-compaction fires and runs through
  *    the queue on the workers;
@@ -15,7 +16,7 @@
  */
 import { CompactorApiError, type SessionEventMessage } from '@compactor/client';
 import type { Policy } from '@compactor/core';
-import { redactUrl, type MessageInput } from '@compactor/db';
+import { NotScratchDatabaseError, redactUrl, type MessageInput } from '@compactor/db';
 import {
   checkPostgres,
   checkRedis,
@@ -23,6 +24,7 @@ import {
   deleteQueueKeys,
   dropDatabase,
   followEvents,
+  recreateScratchDatabase,
   ServiceMissingError,
   startStack,
   withDatabase,
@@ -117,14 +119,15 @@ async function main(): Promise<void> {
   const [pgVersion = '?', redisVersion = '?'] = checks.map((c) =>
     c.status === 'fulfilled' ? c.value.split(' ')[0]! : '?',
   );
-  // A clean slate: the API creates and migrates the database again; earlier runs' jobs are gone.
+  // A clean slate: a scratch database (the API migrates it), no earlier run's jobs. Only a
+  // database Compactor created is dropped; another of that name is someone else's (refused).
   await Promise.all([
-    dropDatabase(databaseUrl),
+    recreateScratchDatabase(databaseUrl, 'demo'),
     deleteQueueKeys(options.redisUrl, options.placement.queuePrefix),
   ]);
-  console.log(
-    `  Postgres ${pgVersion.padEnd(8)} ${redactUrl(databaseUrl)} ${dim('(dropped; the API recreates it)')}`,
-  );
+  cleanUp = () => removePerRunPlacement(options, databaseUrl);
+  const kept = options.placement.perRun?.database ? 'dropped when the demo ends' : 'kept after the demo';
+  console.log(`  Postgres ${pgVersion.padEnd(8)} ${redactUrl(databaseUrl)} ${dim(`(scratch, ${kept})`)}`);
   console.log(
     `  Redis    ${redisVersion.padEnd(8)} ${redactUrl(options.redisUrl)}, queue prefix ${options.placement.queuePrefix}`,
   );
@@ -300,9 +303,22 @@ async function main(): Promise<void> {
   if (!passed) process.exitCode = 1;
 }
 
+/** The database and queue keys this run named for itself go with it; chosen ones stay for a look. */
+async function removePerRunPlacement(options: DemoOptions, databaseUrl: string): Promise<void> {
+  const perRun = options.placement.perRun;
+  await Promise.all([
+    perRun?.database ? dropDatabase(databaseUrl) : null,
+    perRun?.queuePrefix ? deleteQueueKeys(options.redisUrl, options.placement.queuePrefix) : null,
+  ]).catch((error: Error) =>
+    console.error(dim(`could not remove this run's scratch data: ${error.message}`)),
+  );
+}
+
 let stopping: Promise<void> | null = null;
 let interrupted = false;
-/** Stops every child (once), then says which and how long it took. */
+/** What the run leaves to remove once its processes are stopped (set once its database exists). */
+let cleanUp: () => Promise<void> = async () => undefined;
+/** Stops every child (once), then says which and how long it took, and removes the run's scratch data. */
 function stop(): Promise<void> {
   stopping ??= (async () => {
     const begun = Date.now();
@@ -311,6 +327,7 @@ function stop(): Promise<void> {
     if (running.length > 0) {
       console.log(dim(`\nstopped ${running.join(', ')} in ${((Date.now() - begun) / 1000).toFixed(1)} s`));
     }
+    await cleanUp();
   })();
   return stopping;
 }
@@ -335,6 +352,9 @@ main()
     if (error instanceof UsageError) {
       console.error(error.message ? `demo: ${error.message}\n\n${USAGE}` : USAGE);
       process.exitCode = error.message ? 2 : 0;
+    } else if (error instanceof NotScratchDatabaseError) {
+      console.error(`\n${red('demo: cannot run')}: ${error.message} (--database / DEMO_DATABASE)`);
+      process.exitCode = 2;
     } else if (error instanceof ServiceMissingError) {
       console.error(`\n${red('demo: cannot run')}: ${error.message}`);
       process.exitCode = 2;

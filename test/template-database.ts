@@ -2,7 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { MIGRATIONS_FOLDER, migrateDatabase, quoteIdent } from '@compactor/db';
+import {
+  MIGRATIONS_FOLDER,
+  createScratchDatabase,
+  dropScratchDatabase,
+  migrateDatabase,
+  quoteIdent,
+  scratchDatabasesNamed,
+} from '@compactor/db';
 import { TEST_DATABASE_PREFIX, databaseUrlFor, withAdmin } from '@compactor/testing';
 
 const STALE_AFTER_SECONDS = 6 * 3600;
@@ -20,12 +27,13 @@ export async function prepareTemplateDatabase(adminUrl: string) {
     const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (exists.rowCount) return;
     const building = `${name}_build_${randomBytes(4).toString('hex')}`;
-    await client.query(`create database ${quoteIdent(building)}`);
+    // Marked as a scratch database; the mark stays with it through the rename.
+    await createScratchDatabase(client, building, { purpose: 'test template' });
     await migrateDatabase(databaseUrlFor(adminUrl, building));
     try {
       await client.query(`alter database ${quoteIdent(building)} rename to ${quoteIdent(name)}`);
     } catch {
-      await client.query(`drop database if exists ${quoteIdent(building)} with (force)`);
+      await dropScratchDatabase(client, building);
     }
   });
   return {
@@ -34,13 +42,8 @@ export async function prepareTemplateDatabase(adminUrl: string) {
     /** Drops what test files of this run left behind (a crashed file skips its own cleanup). */
     dropRunDatabases: () =>
       withAdmin(adminUrl, async (client) => {
-        const rows = await client.query<{ datname: string }>(
-          'select datname from pg_database where datname like $1',
-          [`${TEST_DATABASE_PREFIX}${runId}_%`],
-        );
-        for (const { datname } of rows.rows) {
-          await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
-        }
+        for (const datname of await scratchDatabasesNamed(client, `${TEST_DATABASE_PREFIX}${runId}_`))
+          await dropScratchDatabase(client, datname);
       }),
   };
 }
@@ -55,16 +58,18 @@ function migrationsHash(): string {
   return hash.digest('hex').slice(0, 12);
 }
 
-async function dropStaleTestDatabases(client: pg.Client): Promise<void> {
-  const rows = await client.query<{ datname: string }>(
-    'select datname from pg_database where datname like $1',
-    [`${TEST_DATABASE_PREFIX}%`],
-  );
-  const now = Date.now() / 1000;
-  for (const { datname } of rows.rows) {
+/**
+ * Drops the test databases that crashed runs left behind, more than six hours old: only scratch
+ * databases (marked when created), never an unmarked one that merely has the tests' prefix.
+ */
+export async function dropStaleTestDatabases(client: pg.Client, now = Date.now()): Promise<string[]> {
+  const dropped: string[] = [];
+  for (const datname of await scratchDatabasesNamed(client, TEST_DATABASE_PREFIX)) {
     const createdAt = Number(datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]);
-    if (Number.isFinite(createdAt) && now - createdAt > STALE_AFTER_SECONDS) {
-      await client.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
+    if (Number.isFinite(createdAt) && now / 1000 - createdAt > STALE_AFTER_SECONDS) {
+      await dropScratchDatabase(client, datname);
+      dropped.push(datname);
     }
   }
+  return dropped;
 }

@@ -11,10 +11,12 @@ export const USAGE = `usage: npm run demo -- [options]       (or: bash scripts/d
   --workers N         worker processes to start (1-4, default 2)
   --pace MS           pause between two appends, like an agent waiting for its model (default 60)
   --timeout S         how long to wait for the compactions (default 30, 180 with a real provider)
-  --database NAME     the database the demo drops and recreates on DATABASE_URL's server
-                      (default compactor_demo, or DEMO_DATABASE)
-  --queue-prefix P    the queue prefix whose Redis keys the demo deletes and uses
-                      (default {compactor-demo}, or DEMO_QUEUE_PREFIX)
+  --database NAME     a scratch database on DATABASE_URL's server, recreated by every run that
+                      names it and kept after it (or DEMO_DATABASE); only a database the demo
+                      created is ever dropped. Default: compactor_demo_<time>_<hex>, this run's
+                      own, dropped when it ends
+  --queue-prefix P    the queue prefix whose Redis keys the demo deletes and uses (or
+                      DEMO_QUEUE_PREFIX; default {compactor-demo-<time>-<hex>}, deleted at the end)
 
 Environment: DATABASE_URL (its server), REDIS_URL, DEMO_DATABASE, DEMO_QUEUE_PREFIX, and
 OPENAI_API_KEY / OPENAI_BASE_URL (+ LLM_SUMMARIZER_MODEL) to summarise with a real provider

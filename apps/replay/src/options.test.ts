@@ -21,7 +21,11 @@ describe('parseOptions', () => {
       usage: 'rescale',
       remote: null,
       provider: null,
-      placement: { database: 'compactor_replay', queuePrefix: '{compactor-replay}' },
+      placement: {
+        database: expect.stringMatching(/^compactor_replay_\d{14}_[0-9a-f]{4}$/),
+        queuePrefix: expect.stringMatching(/^\{compactor-replay-\d{14}-[0-9a-f]{4}\}$/),
+        perRun: { database: true, queuePrefix: true },
+      },
     });
   });
 
@@ -30,12 +34,14 @@ describe('parseOptions', () => {
     expect(parseOptions(['a'], env).placement).toEqual({
       database: 'replay_env',
       queuePrefix: '{replay-env}',
+      perRun: { database: false, queuePrefix: false },
     });
     expect(
       parseOptions(['a', '--database', 'replay_mine', '--queue-prefix', '{mine}'], env).placement,
     ).toEqual({
       database: 'replay_mine',
       queuePrefix: '{mine}',
+      perRun: { database: false, queuePrefix: false },
     });
   });
 

@@ -23,10 +23,12 @@ export const USAGE = `usage: npm run replay -- <file>... [options]      (or: com
   --summarizer-latency MS   the embedded LLM stub answers after MS (default 0; not with a provider)
   --url URL --key KEY       replay against a running Compactor instead of starting one
   --workers N               worker processes of the embedded Compactor (default 1)
-  --database NAME           the embedded Compactor's database on DATABASE_URL's server, dropped and
-                            recreated on every run (default compactor_replay, or REPLAY_DATABASE)
-  --queue-prefix P          its queue prefix, whose Redis keys are deleted first
-                            (default {compactor-replay}, or REPLAY_QUEUE_PREFIX)
+  --database NAME           the embedded Compactor's scratch database on DATABASE_URL's server,
+                            recreated by every run that names it and kept after it (or
+                            REPLAY_DATABASE); only a database the replay created is ever dropped.
+                            Default: compactor_replay_<time>_<hex>, the run's own, dropped at its end
+  --queue-prefix P          its queue prefix, whose Redis keys are deleted first (or
+                            REPLAY_QUEUE_PREFIX; default {compactor-replay-<time>-<hex>}, deleted at the end)
 
 Without --url the replay starts its own Compactor (API, worker, and the LLM stub unless
 OPENAI_API_KEY / OPENAI_BASE_URL name a provider; LLM_SUMMARIZER_MODEL names its model) on that

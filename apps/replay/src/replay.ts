@@ -11,6 +11,7 @@ import {
   checkRedis,
   Children,
   deleteQueueKeys,
+  dropDatabase,
   recreateScratchDatabase,
   ServiceMissingError,
   startStack,
@@ -53,6 +54,8 @@ export interface EmbeddedPlacement {
   /** Create it afresh first, as a scratch database (`recreateScratchDatabase`; the API migrates it). */
   recreate: boolean;
   queuePrefix: string;
+  /** The database and queue keys that are the run's own, removed once its processes stopped. */
+  removeAfter?: { database: boolean; queuePrefix: boolean };
 }
 
 export interface ReplayResult {
@@ -98,7 +101,7 @@ async function startEmbedded(
     throw new ServiceMissingError(missing.map((error) => error.message).join('\n\n'));
   }
   await Promise.all([
-    placement.recreate ? recreateScratchDatabase(placement.databaseUrl) : Promise.resolve(),
+    placement.recreate ? recreateScratchDatabase(placement.databaseUrl, 'replay') : Promise.resolve(),
     deleteQueueKeys(options.redisUrl, placement.queuePrefix),
   ]);
   const stack = await Promise.race([
@@ -150,6 +153,7 @@ export async function runReplay(
     databaseUrl: withDatabase(options.databaseUrl, options.placement.database),
     recreate: true,
     queuePrefix: options.placement.queuePrefix,
+    ...(options.placement.perRun ? { removeAfter: options.placement.perRun } : {}),
   },
 ): Promise<ReplayResult> {
   const transcripts = loadTranscripts(options.files);
@@ -231,6 +235,21 @@ export async function runReplay(
     );
     return { report, jsonPath, htmlPath };
   } finally {
-    if (!io.children) await children.stopAll({ last: ['llm-stub'] });
+    if (!io.children || (!options.remote && placement.removeAfter))
+      await children.stopAll({ last: ['llm-stub'] });
+    if (!options.remote) await removeRunPlacement(options.redisUrl, placement, io.out);
   }
+}
+
+/** Drops the run's own scratch database and deletes its queue keys (chosen ones stay for a look). */
+async function removeRunPlacement(
+  redisUrl: string,
+  placement: EmbeddedPlacement,
+  out: Output,
+): Promise<void> {
+  const remove = placement.removeAfter;
+  await Promise.all([
+    remove?.database ? dropDatabase(placement.databaseUrl) : null,
+    remove?.queuePrefix ? deleteQueueKeys(redisUrl, placement.queuePrefix) : null,
+  ]).catch((error: Error) => out.write(`could not remove this run's scratch data: ${error.message}\n`));
 }

@@ -8,3 +8,4 @@ export * from './mappers';
 export * from './queries';
 export * from './operations';
 export * as schema from './schema';
+export * from './scratch-database';

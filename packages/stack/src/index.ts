@@ -10,5 +10,5 @@ export {
   ServiceMissingError,
   withDatabase,
 } from './services';
-export { PlacementError, scratchPlacement, type ScratchPlacement } from './scratch-placement';
+export { PlacementError, runStamp, scratchPlacement, type ScratchPlacement } from './scratch-placement';
 export { startStack, type Stack, type StackOptions, type StackProvider } from './start';

@@ -10,6 +10,7 @@ import {
   ServiceMissingError,
   withDatabase,
 } from './services';
+import { NotScratchDatabaseError } from '@compactor/db';
 
 const url = withDatabase(
   inject('databaseUrl'),
@@ -40,6 +41,43 @@ describe('recreateScratchDatabase', () => {
     expect(await query(url, 'show synchronous_commit')).toEqual([{ synchronous_commit: 'off' }]);
     // Only there: the server's other databases keep theirs.
     expect(await elsewhere()).toEqual(before);
+  });
+});
+
+describe('a database Compactor did not create', () => {
+  const theirs = withDatabase(
+    inject('databaseUrl'),
+    `${TEST_DATABASE_PREFIX}${inject('testRunId')}_theirs_${randomBytes(4).toString('hex')}`,
+  );
+  const name = new URL(theirs).pathname.slice(1);
+  const server = inject('databaseUrl');
+  afterAll(() => query(server, `drop database if exists "${name}" with (force)`));
+
+  it('is neither dropped nor recreated, with a message that names it and says why', async () => {
+    // Someone else's database on a shared server: same kind of name, no scratch mark.
+    await query(server, `create database "${name}"`);
+    await query(theirs, 'create table their_data (x int)');
+    for (const attempt of [() => dropDatabase(theirs), () => recreateScratchDatabase(theirs)]) {
+      const error = await attempt().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(NotScratchDatabaseError);
+      expect((error as Error).message).toContain(`refusing to drop database "${name}"`);
+      expect((error as Error).message).toContain('Compactor did not create it');
+    }
+    expect(await query(theirs, "select to_regclass('their_data') as found")).toEqual([
+      { found: 'their_data' },
+    ]);
+  });
+
+  it('is dropped once marked as scratch, and a missing one is no error', async () => {
+    await recreateScratchDatabase(url);
+    await dropDatabase(url);
+    expect(
+      await query(server, `select 1 from pg_database where datname = '${new URL(url).pathname.slice(1)}'`),
+    ).toEqual([]);
+    await dropDatabase(url);
   });
 });
 

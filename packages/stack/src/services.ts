@@ -1,10 +1,11 @@
 /**
  * Postgres and Redis for a local stack (the demo, the replay): are they there (and if not, how to
- * start them), and a clean slate for every run (its database dropped, its queue prefix's keys deleted).
+ * start them), and a clean slate for every run (its scratch database recreated, its queue prefix's keys
+ * deleted). Only databases Compactor created and marked are ever dropped.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { quoteIdent, redactUrl } from '@compactor/db';
+import { createScratchDatabase, dropScratchDatabase, quoteIdent, redactUrl } from '@compactor/db';
 
 /** Postgres or Redis is not reachable: the message says which and how to start it. */
 export class ServiceMissingError extends Error {
@@ -97,38 +98,42 @@ export async function checkRedis(url: string, fromEnv = false): Promise<string> 
   }
 }
 
-/** Drops the stack's database (the API creates and migrates it again when it starts). */
-export async function dropDatabase(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
+/** Runs `fn` on a connection to the server's `postgres` database (where databases are created and dropped). */
+async function withServer<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   client.on('error', () => undefined);
   await client.connect();
   try {
-    await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
+    return await fn(client);
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
 /**
- * Drops the stack's database and creates it again as a scratch database: its commits do not wait
- * for the WAL to reach the disk (`synchronous_commit = off`, set on this database only). For the
- * replay, whose database is thrown away at its next run: on this machine the flush was 0.7–1.2 ms
- * of every append (docs/benchmarks/history.md, Replay overhead). A Postgres crash could lose a run's last fraction of a
- * second of rows, never their consistency. The API migrates it when it starts.
+ * Drops the stack's database when it is a scratch database Compactor created; nothing when it
+ * does not exist. A database of that name that Compactor did not create is someone else's: that
+ * throws `NotScratchDatabaseError` and drops nothing.
  */
-export async function recreateScratchDatabase(url: string): Promise<void> {
-  await dropDatabase(url);
-  const name = quoteIdent(new URL(url).pathname.slice(1));
-  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-    await client.query(`alter database ${name} set synchronous_commit = off`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+export async function dropDatabase(url: string): Promise<void> {
+  await withServer(url, (client) => dropScratchDatabase(client, new URL(url).pathname.slice(1)));
+}
+
+/**
+ * Drops the stack's scratch database (only one Compactor created, see {@link dropDatabase}) and
+ * creates it again, marked as scratch, its commits not waiting for the WAL to reach the disk
+ * (`synchronous_commit = off`, set on this database only): it is thrown away at the next run,
+ * and on this machine the flush was 0.7–1.2 ms of every append (docs/benchmarks/history.md,
+ * Replay overhead). A Postgres crash could lose a run's last fraction of a second of rows,
+ * never their consistency. The API migrates it when it starts.
+ */
+export async function recreateScratchDatabase(url: string, purpose = 'local stack'): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  await withServer(url, async (client) => {
+    await dropScratchDatabase(client, name);
+    await createScratchDatabase(client, name, { purpose });
+    await client.query(`alter database ${quoteIdent(name)} set synchronous_commit = off`);
+  });
 }
 
 /** Deletes every key under the stack's queue prefix (jobs and events of earlier runs). */

@@ -10,7 +10,7 @@ import { resolveModelInfo, type PolicyInput } from '@compactor/core';
 import { TEST_DATABASE_PREFIX, databaseUrlFor, withAdmin } from '@compactor/testing';
 import { createDatabase, type Database, type Db } from '../client';
 import { newId } from '../ids';
-import { quoteIdent } from '../migrate';
+import { createScratchDatabase, dropScratchDatabase } from '../scratch-database';
 import type { SessionRow } from '../mappers';
 import { insertSession } from '../queries/sessions';
 export interface TestDatabase {
@@ -34,7 +34,7 @@ export function useTestDatabase(): TestDatabase {
   beforeAll(async () => {
     const name = `${TEST_DATABASE_PREFIX}${inject('testRunId')}_${randomBytes(4).toString('hex')}`;
     await withAdmin(adminUrl(), (client) =>
-      client.query(`create database ${quoteIdent(name)} template ${quoteIdent(inject('templateDatabase'))}`),
+      createScratchDatabase(client, name, { purpose: 'test file', template: inject('templateDatabase') }),
     );
     const url = databaseUrlFor(adminUrl(), name);
     state = { name, url, database: createDatabase(url, { max: 5, applicationName: 'compactor-test' }) };
@@ -44,9 +44,7 @@ export function useTestDatabase(): TestDatabase {
     if (!state) return;
     await state.database.close();
     const { name } = state;
-    await withAdmin(adminUrl(), (client) =>
-      client.query(`drop database if exists ${quoteIdent(name)} with (force)`),
-    );
+    await withAdmin(adminUrl(), (client) => dropScratchDatabase(client, name));
   });
 
   const current = () => {
