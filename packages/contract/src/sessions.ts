@@ -181,7 +181,12 @@ const StatusFields = z.object({
   tokens: z
     .number()
     .int()
-    .describe('Hybrid estimate of the next prompt: last reported usage + stored counts since'),
+    .describe(
+      'Estimate of the next prompt: the exact stored count of the context, plus what the latest usage ' +
+        'report since the last compaction shows the provider saw besides (tool schemas, an unstored ' +
+        'system prompt, framing: `calibrationTokens`, at most a quarter of `usable`). A report never ' +
+        'brings it below the stored count',
+    ),
   usable: z
     .number()
     .int()
@@ -217,6 +222,16 @@ const StatusFields = z.object({
   estimate: z
     .enum(['hybrid', 'stored'])
     .describe('hybrid when a usage report since the last compaction calibrates it'),
+  calibrationTokens: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'What the latest usage report adds to `tokens` over the exact stored count, after the cap of a ' +
+        'quarter of `usable` (0 without a report, in exact mode, for an unlimited window, or when the ' +
+        'report is below the stored count: a report never subtracts)',
+    ),
   contextMessages: z.number().int(),
   messagesSinceCompaction: z.number().int(),
   activeCompaction: CompactionOut.nullable(),
@@ -234,6 +249,7 @@ export const statusExample: z.output<typeof StatusFields> = {
   cannotFit: false,
   contextWindow: 128_000,
   estimate: 'hybrid',
+  calibrationTokens: 1_180,
   contextMessages: 27,
   messagesSinceCompaction: 4,
   activeCompaction: null,

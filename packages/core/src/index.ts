@@ -4,6 +4,7 @@ export * from './model-catalog';
 export * from './cache';
 export * from './policy';
 export * from './tokens';
+export * from './usage-plausibility';
 export * from './triggers';
 export * from './prepare';
 export * from './follow-up';

@@ -22,6 +22,12 @@ import {
   toolResultTokens,
 } from './tokens';
 
+/**
+ * The hybrid formula's mechanics without the calibration cap (reports far above the stored
+ * counts): the cap and the floor are tested on their own below.
+ */
+const UNCAPPED = { calibrationCap: Number.MAX_SAFE_INTEGER };
+
 describe('estimateTokens: OpenCode max(0, round(length / 4))', () => {
   it.each([
     ['empty', '', 0],
@@ -205,7 +211,7 @@ describe('steps: only the last step’s tool results came after the report', () 
         usage: usage(50_000, 60),
       }),
     ]);
-    expect(estimateContextTokens(view).tokens).toBe(50_060 + 40);
+    expect(estimateContextTokens(view, UNCAPPED).tokens).toBe(50_060 + 40);
   });
 });
 
@@ -251,7 +257,12 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
   const fresh = conversation([user('hi', 120), assistant('hello', { tokens: 80 })]);
 
   it('without any report: the sum of stored counts', () => {
-    expect(estimateContextTokens(fresh)).toEqual({ tokens: 200, source: 'stored', reportSeq: null });
+    expect(estimateContextTokens(fresh, UNCAPPED)).toEqual({
+      tokens: 200,
+      calibration: 0,
+      source: 'stored',
+      reportSeq: null,
+    });
   });
 
   it('calibrates on the last report and adds what came after it', () => {
@@ -261,7 +272,12 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       user('q2', 500),
     ]);
     // The report saw a 19k prompt and produced 1k: 20,000, then the new user message.
-    expect(estimateContextTokens(view)).toEqual({ tokens: 20_500, source: 'usage', reportSeq: 2 });
+    expect(estimateContextTokens(view, UNCAPPED)).toEqual({
+      tokens: 20_500,
+      calibration: 20_500 - 1600,
+      source: 'usage',
+      reportSeq: 2,
+    });
   });
 
   it("adds the reporting turn's tool results (they came after the usage)", () => {
@@ -269,7 +285,7 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       user('q', 100),
       assistant([text('reading', 10), toolPart('read', 3000)], { usage: usage(10_000, 50) }),
     ]);
-    expect(estimateContextTokens(view).tokens).toBe(10_050 + 3000);
+    expect(estimateContextTokens(view, UNCAPPED).tokens).toBe(10_050 + 3000);
   });
 
   it('ignores usage reported before the latest compaction (a prompt that no longer exists)', () => {
@@ -281,8 +297,9 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       user('kept question', 100, { seq: 6, id: 'm6' }),
     ];
     expect(latestSummarySeq(view)).toBe(11);
-    expect(estimateContextTokens(view)).toEqual({
+    expect(estimateContextTokens(view, UNCAPPED)).toEqual({
       tokens: 5 + 900 + 400 + 100,
+      calibration: 0,
       source: 'stored',
       reportSeq: null,
     });
@@ -290,19 +307,25 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       ...view,
       assistant('new answer', { seq: 12, id: 'm12', tokens: 300, usage: usage(1500, 300) }),
     ];
-    expect(estimateContextTokens(later)).toEqual({ tokens: 1800, source: 'usage', reportSeq: 12 });
+    expect(estimateContextTokens(later, UNCAPPED)).toEqual({
+      tokens: 1800,
+      calibration: 1800 - 1705,
+      source: 'usage',
+      reportSeq: 12,
+    });
   });
 
   it('takes an explicit last compaction seq (a compaction that wrote no summary)', () => {
     const view = conversation([user('q', 100), assistant('a', { tokens: 50, usage: usage(40_000, 50) })], 7);
-    expect(estimateContextTokens(view, { lastCompactionSeq: 8 }).source).toBe('stored');
-    expect(estimateContextTokens(view, { lastCompactionSeq: 7 }).source).toBe('usage');
+    expect(estimateContextTokens(view, { ...UNCAPPED, lastCompactionSeq: 8 }).source).toBe('stored');
+    expect(estimateContextTokens(view, { ...UNCAPPED, lastCompactionSeq: 7 }).source).toBe('usage');
   });
 
   it('exact mode sums stored counts even with a report', () => {
     const view = conversation([user('q', 100), assistant('a', { tokens: 50, usage: usage(40_000, 50) })]);
-    expect(estimateContextTokens(view, { mode: 'exact' })).toEqual({
+    expect(estimateContextTokens(view, { ...UNCAPPED, mode: 'exact' })).toEqual({
       tokens: 150,
+      calibration: 0,
       source: 'stored',
       reportSeq: null,
     });
@@ -324,7 +347,7 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
     ]);
     // Pruned at 10:05, after the report started at 10:00: the report still counted 30,000.
     // Pruned at 09:30: the report's prompt already had the marker (call_7's: 13 tokens).
-    expect(estimateContextTokens(view).tokens).toBe(60_200 - (30_000 - 13));
+    expect(estimateContextTokens(view, UNCAPPED).tokens).toBe(60_200 - (30_000 - 13));
   });
 
   it('leaves the estimate alone when times do not parse', () => {
@@ -332,6 +355,6 @@ describe('estimateContextTokens: the hybrid estimate (Opal)', () => {
       assistant([toolPart('read', 30_000, { compactedAt: 'yesterday' })], { usage: usage(5000, 100) }),
       assistant('answer', { tokens: 200, usage: usage(60_000, 200), createdAt: 'now' }),
     ]);
-    expect(estimateContextTokens(view).tokens).toBe(60_200);
+    expect(estimateContextTokens(view, UNCAPPED).tokens).toBe(60_200);
   });
 });

@@ -4,7 +4,9 @@
  * Every part's tokens are counted once, when it is written, and stored (model.ts). Hot paths sum
  * those stored counts and never re-tokenize history. The best single measure of the context is
  * the provider's own usage report; the hybrid estimate (Opal) calibrates on the latest one and
- * adds the stored counts of what came after it.
+ * adds the stored counts of what came after it. A report is the client's word, though, and the
+ * stored counts are exact: the estimate never goes below them, and a report adds at most
+ * {@link USAGE_CALIBRATION_MAX_SHARE} of the usable input on top ({@link boundedEstimate}).
  */
 import { utf8ByteLength } from '@compactor/contract';
 import {
@@ -233,12 +235,42 @@ function prunedSinceReport(view: readonly Message[], report: UsageReport): numbe
   return total;
 }
 
+/**
+ * A usage report may raise the estimate above the stored count by at most this share of the
+ * usable input. What a provider sees and Compactor does not store (tool schemas, a system prompt
+ * the client keeps to itself, the provider's framing of messages and images) is real, and a
+ * report is how it gets counted; a quarter of the input is room for all of it with any real
+ * agent, and bounds what a wrong report can do to the trigger and the served context.
+ */
+export const USAGE_CALIBRATION_MAX_SHARE = 0.25;
+
+/**
+ * The most a usage report may add over the stored count: `floor(usable ×` {@link
+ * USAGE_CALIBRATION_MAX_SHARE}`)`. An unlimited window (usable `null`) or no room at all gives 0:
+ * there is no input to take a share of, so the estimate is the stored count.
+ */
+export function usageCalibrationCap(usable: number | null): number {
+  return usable !== null && usable > 0 ? Math.floor(usable * USAGE_CALIBRATION_MAX_SHARE) : 0;
+}
+
+/**
+ * A report-based estimate held to what the store knows: `clamp(reported, stored, stored + cap)`.
+ * Every stored part is counted exactly, so a context is never smaller than their sum, whatever a
+ * report says (a zero, a made-up small number, a report measured before a large append); a
+ * report may only add, up to `cap` ({@link usageCalibrationCap}), what the provider saw besides.
+ */
+export function boundedEstimate(reported: number, stored: number, cap: number): number {
+  return Math.min(Math.max(reported, stored), stored + Math.max(0, cap));
+}
+
 /** Policy `estimate`: `hybrid` calibrates on the last usage report (Opal), `exact` sums stored counts. */
 export type EstimateMode = 'hybrid' | 'exact';
 
 /** How big a context view is, and where the number comes from. */
 export interface ContextEstimate {
   tokens: number;
+  /** What the report adds over the stored count, after the cap: `tokens − stored`, 0 without one. */
+  calibration: number;
   /** `usage`: calibrated on a provider report; `stored`: the sum of stored counts. */
   source: 'usage' | 'stored';
   /** Seq of the message whose usage was the base, when `source` is `usage`. */
@@ -252,6 +284,12 @@ export interface ContextEstimate {
 export interface EstimateOptions {
   /** `hybrid` (default) calibrates on usage; `exact` sums stored counts only. */
   mode?: EstimateMode;
+  /**
+   * The most a report may add over the stored count ({@link usageCalibrationCap} of the
+   * session's usable input). Required: an unbounded report is what let a client's numbers
+   * overrule the store.
+   */
+  calibrationCap: number;
   /** See {@link latestUsageReport}. */
   lastCompactionSeq?: number | null;
 }
@@ -263,16 +301,16 @@ export interface EstimateOptions {
  *
  * Hybrid (Opal): the latest usable report's {@link reportedContextTokens}, plus that message's
  * tool results, plus the stored counts of every later message, minus what pruning removed since
- * the report. With no usable report, or in `exact` mode, the sum of stored counts.
+ * the report — held between the stored count and the stored count plus `calibrationCap`
+ * ({@link boundedEstimate}). With no usable report, or in `exact` mode, the sum of stored counts.
  */
-export function estimateContextTokens(
-  view: readonly Message[],
-  options: EstimateOptions = {},
-): ContextEstimate {
+export function estimateContextTokens(view: readonly Message[], options: EstimateOptions): ContextEstimate {
+  const stored = storedTokens(view);
   const report = options.mode === 'exact' ? null : latestUsageReport(view, options.lastCompactionSeq);
-  if (report === null) return { tokens: storedTokens(view), source: 'stored', reportSeq: null };
-  let tokens = reportedContextTokens(report.usage) + toolResultTokens(report.message);
-  for (let index = report.index + 1; index < view.length; index++) tokens += messageTokens(view[index]!);
-  tokens -= prunedSinceReport(view, report);
-  return { tokens: Math.max(0, tokens), source: 'usage', reportSeq: report.message.seq };
+  if (report === null) return { tokens: stored, calibration: 0, source: 'stored', reportSeq: null };
+  let reported = reportedContextTokens(report.usage) + toolResultTokens(report.message);
+  for (let index = report.index + 1; index < view.length; index++) reported += messageTokens(view[index]!);
+  reported -= prunedSinceReport(view, report);
+  const tokens = boundedEstimate(reported, stored, options.calibrationCap);
+  return { tokens, calibration: tokens - stored, source: 'usage', reportSeq: report.message.seq };
 }

@@ -11,11 +11,17 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Finish, Message, Usage } from './model';
+import type { Finish, Message, ModelInfo, Usage } from './model';
 import { resolvePolicy, type Policy, type PolicyPreset } from './policy';
 import { message, model, text } from './test-support/builders';
-import { estimateContextTokens, promptTokens } from './tokens';
-import { evaluateTrigger, evaluateTriggerFromStats, type TriggerReason, type TriggerStats } from './triggers';
+import { estimateContextTokens, promptTokens, usageCalibrationCap } from './tokens';
+import {
+  evaluateTrigger,
+  evaluateTriggerFromStats,
+  usableTokens,
+  type TriggerReason,
+  type TriggerStats,
+} from './triggers';
 
 interface MessageSpec {
   role: 'user' | 'assistant' | 'system';
@@ -101,7 +107,12 @@ function viewOf(s: SessionSample): { view: Message[]; coversThroughSeq: number |
 }
 
 /** What `contextTokenStats` returns for a view, defined as the SQL defines it. */
-function statsAsSql(view: readonly Message[], coversThroughSeq: number | null, policy: Policy) {
+function statsAsSql(
+  view: readonly Message[],
+  coversThroughSeq: number | null,
+  policy: Policy,
+  info: ModelInfo,
+) {
   const summarySeqs = view.filter((m) => m.summary).map((m) => m.seq);
   const stale = summarySeqs.length > 0 ? Math.max(...summarySeqs) : coversThroughSeq;
   const bySeq = [...view].sort((a, b) => b.seq - a.seq);
@@ -117,7 +128,11 @@ function statsAsSql(view: readonly Message[], coversThroughSeq: number | null, p
     ) ?? null;
   return {
     // The SQL mirrors core's estimate exactly (db's property test holds the two together).
-    tokens: estimateContextTokens(view, { mode: policy.estimate, lastCompactionSeq: stale }).tokens,
+    tokens: estimateContextTokens(view, {
+      mode: policy.estimate,
+      lastCompactionSeq: stale,
+      calibrationCap: usageCalibrationCap(usableTokens(info, policy)),
+    }).tokens,
     report: report && { usage: report.usage!, finish: report.finish },
     newestSeq: bySeq[0]?.seq ?? null,
     newestIsSummary: bySeq[0]?.summary ?? false,
@@ -142,7 +157,7 @@ describe('evaluateTriggerFromStats agrees with evaluateTrigger', () => {
           lastUnsuccessful: s.unsuccessful,
         });
         const stats: TriggerStats = {
-          ...statsAsSql(view, coversThroughSeq, policy),
+          ...statsAsSql(view, coversThroughSeq, policy, info),
           // What the API passes: the latest completed compaction row's covered range and size.
           lastCompactionSeq: coversThroughSeq,
           lastCompactionTokensAfter: s.compaction === 'none' ? null : s.tokensAfter,

@@ -336,8 +336,10 @@ describe('evaluateTrigger', () => {
     });
 
     it('the same history without the compaction would have fired', () => {
+      // The history the 158k report measured, stored: a report adds at most a quarter of
+      // Claude's usable 168,000 (42,000) over the stored count.
       const uncompacted = conversation([
-        user('q', 500),
+        user('q', 120_000),
         assistant('a', { tokens: 3000, usage: usage(158_000, 3000) }),
         user('more', 20),
       ]);

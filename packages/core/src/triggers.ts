@@ -17,6 +17,7 @@ import {
   promptTokens,
   reportedContextTokens,
   storedTokens,
+  usageCalibrationCap,
 } from './tokens';
 import { isPinnedMessage } from './context';
 
@@ -346,6 +347,7 @@ export function triggerStatsOf(input: TriggerInput): TriggerStats {
   const { tokens } = estimateContextTokens(input.messages, {
     mode: input.policy.estimate,
     lastCompactionSeq,
+    calibrationCap: usageCalibrationCap(usableTokens(input.model, input.policy)),
   });
   const report = latestUsageReport(input.messages, lastCompactionSeq);
   const newest = newestMessage(input.messages);

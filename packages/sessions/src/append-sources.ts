@@ -1,4 +1,4 @@
-import { finishesTurn } from '@compactor/core';
+import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, type NewMessage, type SerializedBatch } from '@compactor/db';
 import { ENCODING_NAMES, type EncodingName } from '@compactor/tokenizer';
@@ -12,6 +12,8 @@ export interface PreparedAppend {
   batch: NewMessage[] | SerializedBatch;
   /** Per message, whether it ends an assistant turn. */
   turnEnds: boolean[];
+  /** The largest usage the batch reports, checked against the session's window before writing. */
+  usagePeaks: UsagePeaks;
 }
 
 /** Where an append's batch comes from: counted for a model, again if the session's model changed. */
@@ -30,10 +32,7 @@ export function parsedBody(
   const count = (modelId: string) =>
     prepareMessages(messages, resources.tokenizerFor(modelId), resources.clock());
   return {
-    prepare: async (modelId) => {
-      const batch = await count(modelId);
-      return { batch, turnEnds: batch.map((m) => finishesTurn(m.role, m.finish)) };
-    },
+    prepare: async (modelId) => parsedBatch(await count(modelId)),
     messages: count,
   };
 }
@@ -77,7 +76,7 @@ export function unparsedBody(
         case 'undecidable':
           return parsedBatch(await onTheEventLoop(modelId));
         case 'serialized':
-          return { batch: outcome.batch, turnEnds: outcome.turnEnds };
+          return { batch: outcome.batch, turnEnds: outcome.turnEnds, usagePeaks: outcome.usagePeaks };
       }
     },
     messages: onTheEventLoop,
@@ -85,7 +84,11 @@ export function unparsedBody(
 }
 
 function parsedBatch(batch: NewMessage[]): PreparedAppend {
-  return { batch, turnEnds: batch.map((m) => finishesTurn(m.role, m.finish)) };
+  return {
+    batch,
+    turnEnds: batch.map((m) => finishesTurn(m.role, m.finish)),
+    usagePeaks: usagePeaks(batch.map((m) => m.usage)),
+  };
 }
 
 /** The encoding of a tokenizer of @compactor/tokenizer; undefined for any other counter. */

@@ -12,6 +12,7 @@ import type { SessionResources } from './resources';
 import { BoundedMap } from './bounded-map';
 import type { PrefetchedStatus } from './status';
 import type { AppendSource, PreparedAppend } from './append-sources';
+import { appendedUsagePath, checkUsageReports } from './usage-check';
 
 /** Sessions this process keeps what it knows of before it starts forgetting (emptied when full). */
 const KNOWN_SESSIONS_MAX = 10_000;
@@ -20,6 +21,8 @@ const KNOWN_SESSIONS_MAX = 10_000;
 export interface KnownSession {
   /** The model, whose encoding counts the next batch. */
   modelId: string;
+  /** Its context window, which bounds the usage a batch may report (see `checkUsageReports`). */
+  contextWindow: number;
   pk: number;
   /** The session policy's pinning, which the status read after the append is written for. */
   pinSystemMessages: boolean;
@@ -41,7 +44,12 @@ export class KnownSessions extends BoundedMap<string, KnownSession> {
 
 /** What {@link KnownSessions} keeps of a session row. */
 export function knownSession(session: SessionRow): KnownSession {
-  return { modelId: session.modelId, pk: session.pk, pinSystemMessages: pinningOf(session) };
+  return {
+    modelId: session.modelId,
+    contextWindow: session.contextWindow,
+    pk: session.pk,
+    pinSystemMessages: pinningOf(session),
+  };
 }
 
 /** The session policy's pinning; a policy that no longer resolves fails the status read itself. */
@@ -63,6 +71,11 @@ const MODEL_CHANGES_TOLERATED = 2;
  * and sent again; a serialised batch that statement could not decide (a re-post, a call stored
  * unfinished) is sent again as its messages. The status inputs are read in the same round trip
  * (see {@link KnownSession}), and returned when they are the session's after this append.
+ *
+ * Before each write, the batch's usage reports are checked against the window of the model it
+ * was counted for (`checkUsageReports`): a refused batch writes nothing. That window is the one
+ * this process last saw the session with; a window PATCHed since (the model id unchanged) is
+ * checked from the next append on.
  */
 export async function appendCounted(
   resources: SessionResources,
@@ -77,12 +90,14 @@ export async function appendCounted(
   statusInputs?: PrefetchedStatus;
 }> {
   let modelId = known.modelId;
-  let { batch, turnEnds } = prepared;
+  let contextWindow = known.contextWindow;
+  let { batch, turnEnds, usagePeaks } = prepared;
   const readAfter = {
     sessionPk: known.pk,
     query: sessionStatusInputsSql(known.pk, { pinSystemMessages: known.pinSystemMessages }),
   };
   for (let attempt = 0; ; attempt++) {
+    checkUsageReports(usagePeaks, contextWindow, appendedUsagePath);
     const outcome = await appendToSession(resources.db, { ...target, modelId }, batch, { readAfter });
     if (outcome.kind === 'missing') {
       sessions.delete(key);
@@ -113,6 +128,7 @@ export async function appendCounted(
       throw new ApiError(409, 'conflict', "the session's model kept changing during the append; retry");
     }
     modelId = outcome.session.modelId;
-    ({ batch, turnEnds } = await source.prepare(modelId));
+    contextWindow = outcome.session.contextWindow;
+    ({ batch, turnEnds, usagePeaks } = await source.prepare(modelId));
   }
 }

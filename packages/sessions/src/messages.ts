@@ -1,4 +1,4 @@
-import { finishesTurn, type Part } from '@compactor/core';
+import { finishesTurn, usagePeaks, type Part } from '@compactor/core';
 import {
   countPart,
   findMessage,
@@ -21,6 +21,7 @@ import type { OperationLog, SessionResources } from './resources';
 import { SessionWriteQueue, sessionKey } from './session-writes';
 import { requireSession, type SessionTarget } from './sessions';
 import type { TenantLimits } from './tenant-limits';
+import { checkUsageReports } from './usage-check';
 
 /** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
 export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
@@ -129,6 +130,7 @@ export class SessionMessages {
   ): Promise<FinishMessageAnswer> {
     const { resources, limits } = this;
     const session = await requireSession(resources.db, target.tenantId, target.id);
+    if (body.usage) checkUsageReports(usagePeaks([body.usage]), session.contextWindow, () => '/usage');
     const counter = resources.tokenizerFor(session.modelId);
     const inputs = await withStoredToolInputs(resources.db, session.pk, messageId, body.parts);
     const parts: Part[] = [];

@@ -1,6 +1,8 @@
 import {
   pinnedExceedsUsable,
   statusFromEstimate,
+  usableTokens,
+  usageCalibrationCap,
   type ModelInfo,
   type Policy,
   type PolicyInput,
@@ -42,8 +44,9 @@ export interface PrefetchedStatus {
 }
 
 /**
- * A session's status from stored counts and the last reported usage (the hybrid estimate), in a
- * few indexed queries: the history itself is never re-read.
+ * A session's status from stored counts and the last reported usage (the hybrid estimate, never
+ * below the stored count and at most a capped calibration above it), in a few indexed queries:
+ * the history itself is never re-read.
  */
 export async function statusSnapshot(
   db: DbOrTx,
@@ -61,8 +64,11 @@ export async function statusSnapshot(
   } = prefetched?.pinSystemMessages === pinSystemMessages
     ? prefetched.inputs
     : await sessionStatusInputs(db, session.pk, { pinSystemMessages });
+  // A report adds at most a share of the usable input over the exact stored count, never less.
+  const calibrationCap = usageCalibrationCap(usableTokens(model, policy));
+  const tokens = estimateFromStats(stats, { mode: policy.estimate, calibrationCap });
   const status = statusFromEstimate({
-    tokens: estimateFromStats(stats, policy.estimate),
+    tokens,
     report: stats.report,
     pinnedTokens: stats.pinnedTokens,
     model,
@@ -75,6 +81,7 @@ export async function statusSnapshot(
       cannotFit: pinnedExceedsUsable(stats.pinnedTokens, model, policy),
       contextWindow: model.contextWindow,
       estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
+      calibrationTokens: tokens - stats.storedTokens,
       contextMessages: stats.contextMessages,
       messagesSinceCompaction: stats.messagesSinceCompaction,
       activeCompaction: active ? compactionView(active, session.id) : null,

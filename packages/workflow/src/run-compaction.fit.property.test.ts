@@ -5,6 +5,7 @@ import {
   resolvePolicy,
   toOpenAIMessages,
   usableTokens,
+  usageCalibrationCap,
   validateContext,
   type CompactionReason,
   type PolicyPreset,
@@ -103,7 +104,9 @@ async function expectFits(sessionPk: number, shape: Shape, status: string, error
   const session = (await findSessionByPk(w.resources.db, sessionPk))!;
   const policy = resolvePolicy({ preset: shape.preset });
   const usable = usableTokens(sessionModel(session), policy)!;
-  const tokens = estimateFromStats(await contextTokenStats(w.resources.db, sessionPk), policy.estimate);
+  const calibrationCap = usageCalibrationCap(usable);
+  const stats = await contextTokenStats(w.resources.db, sessionPk);
+  const tokens = estimateFromStats(stats, { mode: policy.estimate, calibrationCap });
   const context = await w.context(sessionPk);
   expect(validateContext(toOpenAIMessages(context))).toEqual([]);
   if (status === 'completed') expect(tokens).toBeLessThanOrEqual(usable);

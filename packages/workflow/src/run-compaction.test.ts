@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { toOpenAIMessages, validateContext } from '@compactor/core';
+import {
+  toOpenAIMessages,
+  usableTokens,
+  usageCalibrationCap,
+  validateContext,
+  type PolicyInput,
+} from '@compactor/core';
 import {
   StaleAttemptError,
   claimCompaction,
@@ -8,21 +14,32 @@ import {
   estimateFromStats,
   findCompaction,
   listCompactionSteps,
+  sessionModel,
+  type ContextTokenStats,
+  type SessionRow,
 } from '@compactor/db';
 import { LlmRetryableError } from '@compactor/llm';
 import { generateCodingSession, SESSION_FACTS } from '@compactor/testing/fixtures';
 import { textOf, useWorkflow } from './test-support/workflow';
 import { requestCompaction } from './request-compaction';
 import { runCompaction } from './run-compaction';
+import { resolveStoredPolicy } from './stored-policy';
 
 const w = useWorkflow();
+
+/** The estimate the session status shows from `stats`: the hybrid one, capped for the session's model. */
+function statusEstimate(session: SessionRow, stats: ContextTokenStats): number {
+  const policy = resolveStoredPolicy(session.policy as PolicyInput);
+  const calibrationCap = usageCalibrationCap(usableTokens(sessionModel(session), policy));
+  return estimateFromStats(stats, { mode: policy.estimate, calibrationCap });
+}
 
 describe('runCompaction (prune → summarize → finalize)', () => {
   it('compacts a real-looking session: summary first, recent turns verbatim, the goal and files kept', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 4 }));
     const before = await w.context(session.pk);
     // What the session status showed before: the hybrid estimate, calibrated on reported usage.
-    const statusBefore = estimateFromStats(await contextTokenStats(w.resources.db, session.pk));
+    const statusBefore = statusEstimate(session, await contextTokenStats(w.resources.db, session.pk));
     const { compaction, created } = await requestCompaction(w.resources.db, session, { reason: 'manual' });
     expect(created).toBe(true);
 
@@ -108,7 +125,7 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       await w.append(session, generateCodingSession({ turns: 3 }));
       const measured = (pin: boolean) =>
         contextTokenStats(w.resources.db, session.pk, { pinSystemMessages: pin }).then((stats) => ({
-          tokens: estimateFromStats(stats),
+          tokens: statusEstimate(session, stats),
           messages: stats.contextMessages,
         }));
       const expected = await measured(pinSystemMessages);

@@ -1,4 +1,10 @@
-import { continuationAfterCompaction, DEFAULT_POLICY, type UnprunedOutputs } from '@compactor/core';
+import {
+  continuationAfterCompaction,
+  DEFAULT_POLICY,
+  usableTokens,
+  usageCalibrationCap,
+  type UnprunedOutputs,
+} from '@compactor/core';
 import {
   CoveredMessageChangedError,
   StaleAttemptError,
@@ -244,7 +250,12 @@ async function sizeBefore(
       ? claimedStats
       : await contextTokenStats(resources.db, attempt.session.pk, { pinSystemMessages });
   const patch = {
-    tokensBefore: estimateFromStats(stats, attempt.policy.estimate),
+    // The status's estimate: never below the stored count, so no usage report can make the
+    // compaction's result look larger than what it started from.
+    tokensBefore: estimateFromStats(stats, {
+      mode: attempt.policy.estimate,
+      calibrationCap: usageCalibrationCap(usableTokens(attempt.model, attempt.policy)),
+    }),
     messagesBefore: stats.contextMessages,
   };
   // finalize reads them from the attempt's row.

@@ -151,7 +151,10 @@ describe('TENANT_MAX_ACTIVE_COMPACTIONS', () => {
     const post = (messages: unknown[]) =>
       api.request({ method: 'POST', url: '/v1/sessions/cap-auto/messages', payload: { messages } });
 
-    const held = await post([question, turn(7_500)]);
+    // The history the report measures is stored: a report adds at most 1,750 (a quarter of the
+    // usable 7,000) over the stored count.
+    const history = { role: 'user', parts: [{ type: 'text', text: ' word'.repeat(6_000) }] };
+    const held = await post([history, question, turn(7_500)]);
     expect(held.statusCode).toBe(201);
     expect(held.json().compaction).toBeNull();
     expect(held.json().status).toMatchObject({ overflow: true, activeCompaction: null });

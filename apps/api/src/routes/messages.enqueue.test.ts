@@ -7,7 +7,9 @@ import { createApiJobs } from '../jobs';
 import { useTestApi } from '../test-support/api';
 
 const tiny = { id: 'tiny-model', contextWindow: 8_000, maxOutputTokens: 1_000 };
+/** Over the usable 7,000: a stored history, and a report of it (which adds at most 1,750 over it). */
 const crossing = [
+  { role: 'user', parts: [{ type: 'text', text: ' word'.repeat(6_000) }] },
   { role: 'user', parts: [{ type: 'text', text: 'next?' }] },
   {
     role: 'assistant',
@@ -90,6 +92,6 @@ describe('when the compaction cannot be started at all', () => {
     expect(response.statusCode).toBe(201);
     expect(response.json()).toMatchObject({ compaction: null, status: { activeCompaction: null } });
     const { rows } = await api.database.database.pool.query('select count(*)::int as n from messages');
-    expect(rows[0].n).toBe(2);
+    expect(rows[0].n).toBe(crossing.length);
   });
 });

@@ -13,9 +13,21 @@ import { compactionsOf, newSession as createSession } from '../test-support/help
 const api = useTestApi();
 /** Usable 7,000 tokens (window 8,000 − reserve 1,000); a quarter of it is 1,750. */
 const tiny = { id: 'tiny-model', contextWindow: 8_000, maxOutputTokens: 1_000 };
-const newSession = (id: string) => createSession(api, id, { model: tiny });
 const post = (session: string, messages: unknown[]) =>
   api.request({ method: 'POST', url: `/v1/sessions/${session}/messages`, payload: { messages } });
+/** A user message of about `tokens` stored tokens. */
+const history = (tokens: number) => ({
+  role: 'user',
+  parts: [{ type: 'text', text: ' word'.repeat(tokens) }],
+});
+/**
+ * A session holding 6,000 stored tokens: the history the turns' reports measure. A report adds
+ * at most 1,750 over the stored count, so reports of 7,500 to 7,750 put it over the window.
+ */
+const newSession = async (id: string) => {
+  await createSession(api, id, { model: tiny });
+  expect((await post(id, [history(6_000)])).statusCode).toBe(201);
+};
 const question = { role: 'user', parts: [{ type: 'text', text: 'next?' }] };
 /** A finished turn whose provider reported a prompt of `input` tokens. */
 const turn = (input: number) => ({
@@ -69,7 +81,8 @@ describe('a session over its usable window', () => {
     for (const input of [7_600, 8_000, 9_200]) expect(await append('w-pinned', input)).toBeNull();
     expect(await compactionsOf(api, 'w-pinned')).toHaveLength(1);
     // Grown by a quarter of the threshold since (a new model, say, may leave room): one more try.
-    expect(await append('w-pinned', 7_510 + 1_750)).toMatchObject({ reason: 'overflow' });
+    const grown = await post('w-pinned', [history(1_750), question, turn(7_510 + 1_750)]);
+    expect(grown.json().compaction).toMatchObject({ reason: 'overflow' });
   });
 
   it('an overflow report starts a compaction after any failure', async () => {

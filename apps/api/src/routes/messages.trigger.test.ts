@@ -31,6 +31,15 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     usage: { input, output: 10 },
   });
   const question = { role: 'user', parts: [{ type: 'text', text: 'next?' }] };
+  /**
+   * A user message of about `tokens` stored tokens: the history a turn's report measures. A
+   * report adds at most a quarter of the usable input (1,750) over what is stored, so a session
+   * reaches a size by holding it, not by a report saying so.
+   */
+  const history = (tokens: number) => ({
+    role: 'user',
+    parts: [{ type: 'text', text: ' word'.repeat(tokens) }],
+  });
   /** A turn that read a file: `lines` lines of output, a few tokens each. */
   const toolTurn = (lines: number, finish = 'stop', id?: string) => ({
     ...(id ? { id } : {}),
@@ -53,7 +62,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
 
   it('an append that crosses the threshold starts an auto compaction and enqueues its job', async () => {
     await newSession('t-cross', tiny);
-    const response = await post('t-cross', [question, turn(7_500)]);
+    const response = await post('t-cross', [history(6_000), question, turn(7_500)]);
     expect(response.statusCode).toBe(201);
     const { compaction, status } = response.json();
     expect(compaction).toEqual({ id: expect.stringMatching(/^cmp_/), status: 'pending', reason: 'auto' });
@@ -101,7 +110,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
       model: tiny,
       policy: { trigger: { kind: 'ratio', ratio: 0.5 } },
     });
-    const first = (await post('t-skipped', [question, turn(4_100)])).json().compaction;
+    const first = (await post('t-skipped', [history(3_600), question, turn(4_100)])).json().compaction;
     expect(first).toMatchObject({ reason: 'auto' });
     // The worker found nothing to compact (one huge turn, say) at 4,110 tokens.
     await updateCompaction(api.database.db, first.id, {
@@ -120,7 +129,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
 
   it('a failed compaction does not hold an emergency; one the pinned messages made fail holds the next until the session grew', async () => {
     await newSession('t-failed', tiny);
-    const first = (await post('t-failed', [question, turn(7_500)])).json().compaction;
+    const first = (await post('t-failed', [history(6_000), question, turn(7_500)])).json().compaction;
     await updateCompaction(api.database.db, first.id, {
       status: 'failed',
       errorCode: 'llm_retries_exhausted',
@@ -144,7 +153,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
     }
     expect(await compactionRows('t-failed')).toHaveLength(2);
     // Once the session grew by a quarter of the threshold, the next emergency is tried.
-    const grown = await post('t-failed', [question, turn(9_010 + 2_000)]);
+    const grown = await post('t-failed', [history(3_500), question, turn(9_010 + 2_000)]);
     expect(grown.json().compaction).toMatchObject({ reason: 'overflow' });
   });
 
@@ -207,7 +216,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
       payload: { id: 't-off', model: tiny, policy: { auto: false } },
     });
     expect(created.statusCode).toBe(201);
-    const response = await post('t-off', [question, turn(7_900)]);
+    const response = await post('t-off', [history(6_500), question, turn(7_900)]);
     expect(response.json()).toMatchObject({ compaction: null, status: { overflow: true } });
     expect(await compactionRows('t-off')).toEqual([]);
   });
@@ -245,7 +254,7 @@ describe('the auto trigger on append and PATCH (from stored counts, never the hi
 
   it('PATCH that finishes a streamed turn over the threshold starts the compaction and says so', async () => {
     await newSession('t-patch', tiny);
-    await post('t-patch', [question, { id: 'streamed', role: 'assistant', parts: [] }]);
+    await post('t-patch', [history(6_000), question, { id: 'streamed', role: 'assistant', parts: [] }]);
     const response = await api.request({
       method: 'PATCH',
       url: '/v1/sessions/t-patch/messages/streamed',

@@ -37,6 +37,12 @@ export interface CompactionOutcome {
   messagesBefore: number;
   /** How the after-size is estimated (the session policy's `estimate` and `pinSystemMessages`). */
   estimate?: EstimateMode;
+  /**
+   * The most a usage report appended while the compaction ran may add to a truncation's
+   * after-size (core `usageCalibrationCap`). Default 0: the stored sum, as a summary's size is
+   * (no report follows a summary), never more than the status shows.
+   */
+  calibrationCap?: number;
   pinSystemMessages?: boolean;
   model?: string | null;
   usage?: Pick<Usage, 'input' | 'output'> | null;
@@ -125,7 +131,7 @@ export async function completeCompactionFollowedUp(
         pinSystemMessages: outcome.pinSystemMessages ?? true,
       });
       const size = {
-        tokens: sql`${estimateFromStats(after, outcome.estimate)}`,
+        tokens: sql`${estimateFromStats(after, { mode: outcome.estimate, calibrationCap: outcome.calibrationCap ?? 0 })}`,
         messages: sql`${after.contextMessages}`,
       };
       const completed = sizedRow(await executePrepared(tx, sizeAfterSql(outcome, sql``, size)));

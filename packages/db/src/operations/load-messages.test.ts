@@ -23,6 +23,9 @@ import { loadContextRows, loadHistoryPage, type ContextRows } from './load-messa
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 
+/** The hybrid formula's inputs without the calibration cap (core's tests table the cap). */
+const UNCAPPED = { calibrationCap: Number.MAX_SAFE_INTEGER };
+
 const t = useTestDatabase();
 
 /** Six messages: u1 a1(tool) u2 a2 u3 a3, 10 tokens per text part. */
@@ -273,8 +276,10 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       prunedSince: 0,
       createdAt: expect.any(Date),
     });
-    expect(estimateFromStats(stats)).toBe(500 + 100 + 20 + 20);
-    expect(estimateFromStats(stats, 'exact')).toBe(165);
+    expect(estimateFromStats(stats, UNCAPPED)).toBe(500 + 100 + 20 + 20);
+    // A report adds at most the cap over the stored count, and exact mode ignores it.
+    expect(estimateFromStats(stats, { calibrationCap: 100 })).toBe(165 + 100);
+    expect(estimateFromStats(stats, { ...UNCAPPED, mode: 'exact' })).toBe(165);
     expect(stats.messagesSinceCompaction).toBe(6);
     expect(stats).toMatchObject({ newestSeq: 6, newestIsSummary: false });
   });
@@ -331,7 +336,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     expect(after.report?.seq).toBe(9);
     expect(after.report?.tokensAfter).toBe(10);
     expect(after.messagesSinceCompaction).toBe(3);
-    expect(estimateFromStats(after)).toBe(70 + 10 + 10);
+    expect(estimateFromStats(after, UNCAPPED)).toBe(70 + 10 + 10);
   });
 
   it('matches core estimateContextTokens on random sessions', async () => {
@@ -432,9 +437,12 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
             ...rows.messages.filter((m) => !m.summary),
           ];
           const stats = await contextTokenStats(t.db, session.pk);
-          for (const mode of ['hybrid', 'exact'] as const) {
-            expect(estimateFromStats(stats, mode)).toBe(estimateContextTokens(view, { mode }).tokens);
-          }
+          // Caps that bind on most reports, on some, and never: the floor and the cap alike.
+          for (const calibrationCap of [0, 100, 1000, Number.MAX_SAFE_INTEGER])
+            for (const mode of ['hybrid', 'exact'] as const) {
+              const options = { mode, calibrationCap };
+              expect(estimateFromStats(stats, options)).toBe(estimateContextTokens(view, options).tokens);
+            }
           // What the context endpoint reports as tokens is the stored sum.
           const rendered = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : []);
           expect(rendered.tokens).toBe(stats.storedTokens);

@@ -4,6 +4,7 @@ import {
   INTERRUPTED_TOOL_RESULT_TOKENS,
   CHARS_PER_TOKEN,
   PRUNED_OUTPUT_MARKER_FIXED_CHARS,
+  boundedEstimate,
   reportedContextTokens,
   type EstimateMode,
   type Finish,
@@ -255,15 +256,25 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
   };
 }
 
+/** How {@link estimateFromStats} estimates: the policy's mode and the report's calibration cap. */
+export interface EstimateFromStatsOptions {
+  mode?: EstimateMode;
+  /** The most a report may add over the stored count (core `usageCalibrationCap`). */
+  calibrationCap: number;
+}
+
 /**
  * The context size from the stats: core's hybrid formula (report + its tool results + what came
- * after − what was pruned since), or the stored sum with no report or in `exact` mode.
+ * after − what was pruned since) held between the stored sum and the stored sum plus the cap
+ * (core `boundedEstimate`), or the stored sum with no report or in `exact` mode.
  */
-export function estimateFromStats(stats: ContextTokenStats, mode: EstimateMode = 'hybrid'): number {
+export function estimateFromStats(
+  stats: ContextTokenStats,
+  { mode = 'hybrid', calibrationCap }: EstimateFromStatsOptions,
+): number {
   const report = stats.report;
   if (!report || mode === 'exact') return stats.storedTokens;
-  return Math.max(
-    0,
-    reportedContextTokens(report.usage) + report.toolResultTokens + report.tokensAfter - report.prunedSince,
-  );
+  const reported =
+    reportedContextTokens(report.usage) + report.toolResultTokens + report.tokensAfter - report.prunedSince;
+  return boundedEstimate(reported, stats.storedTokens, calibrationCap);
 }

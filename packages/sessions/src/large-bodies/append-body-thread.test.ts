@@ -27,6 +27,7 @@ const messages = [
       },
     ],
     finish: 'stop' as const,
+    usage: { input: 1200, output: 40, reasoning: 0, cacheRead: 300, cacheWrite: 0 },
   },
 ];
 /** A body split into segments as the reader leaves it, each in its own memory. */
@@ -57,6 +58,8 @@ describe('AppendBodyThread', () => {
         },
       },
       turnEnds: [false, true],
+      // What the append checks against the session's window before it writes anything.
+      usagePeaks: { prompt: { index: 1, tokens: 1500 }, output: { index: 1, tokens: 40 } },
     });
   });
 

@@ -1,7 +1,7 @@
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, serializeBatch, type SerializedBatch } from '@compactor/db';
 import { getTokenizer, type EncodingName } from '@compactor/tokenizer';
-import { finishesTurn } from '@compactor/core';
+import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
 
 /** What {@link prepareAppendBody} made of an append's body. */
 export type PreparedAppendBody =
@@ -16,6 +16,8 @@ export type PreparedAppendBody =
       batch: SerializedBatch;
       /** Per message, whether it ends an assistant turn (see `finishesTurn`). */
       turnEnds: boolean[];
+      /** The largest usage the batch reports (core `usagePeaks`), checked before it is written. */
+      usagePeaks: UsagePeaks;
     };
 
 const BYTE_ORDER_MARK = 0xfeff;
@@ -59,7 +61,12 @@ async function countAndSerialize(
   const prepared = await prepareMessages(messages, { count: async (text) => tokenizer.countSync(text) }, now);
   const batch = serializeBatch(prepared);
   if (!batch) return { kind: 'undecidable' };
-  return { kind: 'serialized', batch, turnEnds: prepared.map((m) => finishesTurn(m.role, m.finish)) };
+  return {
+    kind: 'serialized',
+    batch,
+    turnEnds: prepared.map((m) => finishesTurn(m.role, m.finish)),
+    usagePeaks: usagePeaks(prepared.map((m) => m.usage)),
+  };
 }
 
 /** JSON.parse as Fastify's default parser answers it, or undefined where that parser refuses. */
