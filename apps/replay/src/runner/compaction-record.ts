@@ -141,7 +141,7 @@ export async function recordCompaction(
   const active = reads[2].status.activeCompaction ?? null;
   return {
     served,
-    // Read with the context: a follow-up the worker started once this one ended (see replay-run).
+    // Read with the context: the follow-up committed with this one's completion (see replay-run).
     activeAfter: active && active.id !== row.id ? active.id : null,
     record: {
       id: row.id,

@@ -1,8 +1,8 @@
 /**
- * Follows a session's event stream (SSE) for the replay: which compactions ended and how many
- * prune jobs reported, with waits that wake on the event and fall back to polling the API (a
- * reconnect resumes only from what the API's event history still holds, so an event lost to a
- * broken stream must not hang the run).
+ * Follows a session's event stream (SSE) for the replay: which compactions ended, which follow-up
+ * each completed one named, and how many prune jobs reported, with waits that wake on the event
+ * and fall back to polling the API (a reconnect resumes only from what the API's event history
+ * still holds, so an event lost to a broken stream must not hang the run).
  */
 import type { SessionEventMessage } from '@compactor/client';
 
@@ -17,6 +17,8 @@ export class CompactionWatch {
   private readonly ended = new Map<string, string>();
   /** When the run learnt that each compaction ended (ms since the epoch). */
   private readonly endedTimes = new Map<string, number>();
+  /** The follow-up each completed compaction's `session.compacted` named. */
+  private readonly followUps = new Map<string, string>();
   private wakers = new Set<() => void>();
   prunes = { jobs: 0, parts: 0, tokens: 0 };
 
@@ -24,6 +26,9 @@ export class CompactionWatch {
   onEvent = (event: SessionEventMessage): void => {
     const status = TERMINAL_EVENTS[event.type];
     if (status && event.compactionId) this.markEnded(event.compactionId, status);
+    if (event.type === 'session.compacted' && event.compactionId && event.data.followUp) {
+      this.followUps.set(event.compactionId, event.data.followUp.compactionId);
+    }
     if (event.type === 'prune.completed') {
       this.prunes.jobs++;
       this.prunes.parts += event.data.parts;
@@ -32,14 +37,19 @@ export class CompactionWatch {
     this.wake();
   };
 
-  private markEnded(id: string, status: string): void {
+  private markEnded(id: string, status: string, at = Date.now()): void {
     this.ended.set(id, status);
-    if (!this.endedTimes.has(id)) this.endedTimes.set(id, Date.now());
+    if (!this.endedTimes.has(id)) this.endedTimes.set(id, at);
   }
 
   /** When the run learnt that compaction `id` ended (its event, or the poll that saw it). */
   endedAt(id: string): number | undefined {
     return this.endedTimes.get(id);
+  }
+
+  /** The compaction requested with compaction `id`'s completion (its `session.compacted` said so). */
+  followUpOf(id: string): string | undefined {
+    return this.followUps.get(id);
   }
 
   /** The status a compaction ended with, if an event said so. */
@@ -66,8 +76,11 @@ export class CompactionWatch {
   }
 
   /**
-   * Waits until compaction `id` has ended: the event says so, or `poll` (reading the row) does.
-   * Returns its status, or `null` after `timeoutMs`.
+   * Waits until compaction `id` has ended, as its event says. `poll` (reading the row) backs up
+   * an event lost to a broken stream: a poll that finds the row ended is trusted only once the
+   * event has had another `pollMs` to come, so the run goes on from the event (sent once a
+   * follow-up, if any, was requested, and followed by the `session.compacted` naming it) and
+   * the poll decides only when the event is lost. Returns its status, or `null` after `timeoutMs`.
    */
   async untilEnded(
     id: string,
@@ -77,19 +90,22 @@ export class CompactionWatch {
   ): Promise<string | null> {
     const deadline = Date.now() + timeoutMs;
     let nextPoll = Date.now() + pollMs;
+    let polled: { status: string; at: number } | null = null;
     for (;;) {
       const status = this.ended.get(id);
       if (status) return status;
+      if (polled && (Date.now() >= polled.at + pollMs || Date.now() >= deadline)) {
+        this.markEnded(id, polled.status, polled.at);
+        return polled.status;
+      }
       if (Date.now() >= deadline) return null;
-      if (Date.now() >= nextPoll) {
-        const polled = await poll();
-        if (TERMINAL_STATUSES.has(polled)) {
-          this.markEnded(id, polled);
-          return polled;
-        }
+      if (!polled && Date.now() >= nextPoll) {
+        const found = await poll();
+        if (TERMINAL_STATUSES.has(found)) polled = { status: found, at: Date.now() };
         nextPoll = Date.now() + pollMs;
       }
-      await this.nextEvent(Math.max(1, Math.min(nextPoll, deadline) - Date.now()));
+      const wakeAt = polled ? polled.at + pollMs : nextPoll;
+      await this.nextEvent(Math.max(1, Math.min(wakeAt, deadline) - Date.now()));
     }
   }
 

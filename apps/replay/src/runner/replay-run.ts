@@ -202,9 +202,9 @@ export async function replayRun(
         ({ tokens: servedTokens, estimate } = served);
         contextReduced = true;
       }
-      // Messages appended while it ran left the session over its trigger, and the worker asked
-      // for the next compaction at once: an agent waits for that one too before its model call.
-      const after = activeAfter ?? next?.id ?? null;
+      // Appends outran it: the next compaction committed with its completion (active in the status
+      // read since, named by its `session.compacted`); an agent waits for it too before its call.
+      const after = activeAfter ?? watch.followUpOf(id) ?? next?.id ?? null;
       if (after && !compactions.some((c) => c.id === after)) {
         record.followedBy = after;
         active = { id: after, triggeredAtTurn: next?.id === after ? next.triggeredAtTurn : turn };
