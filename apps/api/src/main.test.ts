@@ -147,6 +147,29 @@ describe('npm run api (main.ts)', () => {
     expect(await api.exited).toBe(0);
   });
 
+  it('answers a body over BODY_LIMIT_BYTES with its 413 and error body, never a reset upload', async () => {
+    const api = startApi({
+      DATABASE_URL: freshDatabaseUrl(),
+      API_KEYS: '',
+      BODY_LIMIT_BYTES: String(1024 * 1024),
+    });
+    const url = await api.listening;
+    // Four times the limit, from another process: the client is still uploading when the server
+    // knows. The answer must reach it every time (it used to be EPIPE in 2 of 5).
+    const body = new Uint8Array(32 * 1024 * 1024).fill(0x61);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const response = await fetch(`${url}/v1/sessions/main-big/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(response.status).toBe(413);
+      expect((await response.json()).error.code).toBe('payload_too_large');
+    }
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+  });
+
   it('serves /metrics on METRICS_PORT only, not on the public port', async () => {
     const api = startApi({ DATABASE_URL: freshDatabaseUrl(), API_KEYS: 'acme:k', METRICS_PORT: '0' });
     const url = await api.listening;

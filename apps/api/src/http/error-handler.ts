@@ -12,6 +12,7 @@ import {
 } from '@compactor/db';
 import { invalidRequest } from '@compactor/sessions';
 import { ApiError, type ErrorCode } from './errors';
+import { drainRequestBody, refuseOversizedBeforeContinue } from './oversized-bodies';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
   return { error: { code, message, ...(details === undefined ? {} : { details }) } };
@@ -65,11 +66,20 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
   );
 }
 
+/** The 413's message: the limit in force, so the client knows what to split its write into. */
+function tooLargeMessage(bodyLimit: number): string {
+  return `the request body is larger than this server accepts (${bodyLimit} bytes): split the batch into smaller appends`;
+}
+
 /**
  * Every error leaves as `{ error: { code, message, details? } }`. Bad input is always a 4xx;
  * only our own faults are 500s, and their details stay in the log.
  */
 export function installErrorHandling(app: FastifyInstance): void {
+  const bodyLimit = app.initialConfig.bodyLimit ?? 1024 * 1024;
+  refuseOversizedBeforeContinue(app.server, bodyLimit, (limit) =>
+    JSON.stringify(body('payload_too_large', tooLargeMessage(limit))),
+  );
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const invalid = invalidRequest(error.validationContext ?? 'body', error.validation);
@@ -101,6 +111,13 @@ export function installErrorHandling(app: FastifyInstance): void {
         .send(body('service_unavailable', 'the database is unavailable; retry later'));
     }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+    // The client may still be sending: the answer waits until its body is read (oversized-bodies.ts).
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return drainRequestBody(request.raw).then(() =>
+        reply
+          .code(413)
+          .send(body('payload_too_large', tooLargeMessage(request.routeOptions.bodyLimit ?? bodyLimit))),
+      );
     if (known) return reply.code(known[0]).send(body(known[1], error.message));
     if (
       error instanceof SyntaxError ||
