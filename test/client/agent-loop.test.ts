@@ -19,8 +19,10 @@ describe('examples/agent-loop.ts', () => {
   it('appends every turn, reports the overflow, retries after the compaction and finishes', async () => {
     const client = live.client();
     // Compactor knows the model's window as 8,000 tokens (summaries of at most 1,000); the
-    // provider (the stub, told by a header) refuses prompts over 3,000: an overflow the auto
-    // trigger cannot see coming.
+    // provider (the stub, told by a header) refuses prompts over 2,000 of its tokens: an overflow
+    // the auto trigger cannot see coming. (The stub counts these turns at about 40 % of
+    // Compactor's exact count, and the estimate never drops below that count: at 3,000 the auto
+    // trigger, near 6,000 exact tokens, came first.)
     await client.createSession({
       id: 'agent-1',
       model: { id: 'gpt-4o', contextWindow: 8000 },
@@ -32,7 +34,7 @@ describe('examples/agent-loop.ts', () => {
         baseUrl: live.stub.url,
         apiKey: 'stub',
         model: 'gpt-4o',
-        headers: { 'x-stub-context-window': '3000' },
+        headers: { 'x-stub-context-window': '2000' },
       },
       sessionId: 'agent-1',
       userTurns: Array.from({ length: 8 }, (_, i) => turn(i, 180)),

@@ -34,7 +34,8 @@ class AgentLoopTest(unittest.TestCase):
         api = client()
         sid = unique("agent-1")
         # Compactor knows the model's window as 8,000 tokens; the provider (the stub, told by a
-        # header) refuses prompts over 3,000: an overflow the auto trigger cannot see coming.
+        # header) refuses prompts over 2,000 of its tokens: an overflow the auto trigger cannot see
+        # coming (the stub counts these turns at about 40 % of Compactor's exact count).
         api.create_session(
             {
                 "id": sid,
@@ -42,7 +43,7 @@ class AgentLoopTest(unittest.TestCase):
                 "policy": {"summarizer": {"maxOutputTokens": 1000}},
             }
         )
-        model = chat_completions(LLM_URL or "", "stub", "gpt-4o", headers={"x-stub-context-window": "3000"})
+        model = chat_completions(LLM_URL or "", "stub", "gpt-4o", headers={"x-stub-context-window": "2000"})
         run = run_agent(api, model, sid, [turn(i, 180) for i in range(8)])
 
         self.assertEqual(len(run.replies), 8)
