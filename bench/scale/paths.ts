@@ -3,7 +3,7 @@
  * (load the whole history, then assemble or estimate it in JS with core's reference functions),
  * and the checks that both give the same answer before anything is timed.
  */
-import { assembleContext, estimateContextTokens } from '@compactor/core';
+import { assembleContext, estimateContextTokens, usageCalibrationCap } from '@compactor/core';
 import {
   appendToSession,
   findSessionByPk,
@@ -17,6 +17,12 @@ import {
 import type pg from 'pg';
 import { loadEverything } from '../baseline';
 
+/**
+ * The most a usage report adds over the stored count for gpt-4o (a quarter of its usable
+ * 111,616): the status and core's reference are compared with the same cap.
+ */
+const ESTIMATE = { calibrationCap: usageCalibrationCap(111_616) };
+
 /** Context read as the API serves it: the SQL filter, then core's rendering. */
 export async function readContext(db: Db, sessionPk: number) {
   const rows = await loadContextRows(db, sessionPk);
@@ -28,7 +34,7 @@ export async function readContext(db: Db, sessionPk: number) {
  * one statement, core's formula on top.
  */
 export async function readStatus(db: Db, sessionPk: number): Promise<number> {
-  return estimateFromStats((await sessionStatusInputs(db, sessionPk)).stats);
+  return estimateFromStats((await sessionStatusInputs(db, sessionPk)).stats, ESTIMATE);
 }
 
 export async function baselineContext(db: Db, sessionPk: number) {
@@ -38,7 +44,7 @@ export async function baselineContext(db: Db, sessionPk: number) {
 
 export async function baselineStatus(db: Db, sessionPk: number): Promise<number> {
   const { all, compactions } = await loadEverything(db, sessionPk);
-  return estimateContextTokens(assembleContext(all, compactions).messages).tokens;
+  return estimateContextTokens(assembleContext(all, compactions).messages, ESTIMATE).tokens;
 }
 
 /** Throws unless the SQL-filtered context view is exactly core's view of the whole history. */
@@ -58,7 +64,7 @@ export async function verifyStatus(db: Db, sessionPk: number): Promise<number> {
   const rows = await loadContextRows(db, sessionPk);
   // Core's estimate reads the stored (unrendered) view, summaries first.
   const stored = [...rows.messages.filter((m) => m.summary), ...rows.messages.filter((m) => !m.summary)];
-  const expected = estimateContextTokens(stored).tokens;
+  const expected = estimateContextTokens(stored, ESTIMATE).tokens;
   const ours = await readStatus(db, sessionPk);
   if (ours !== expected) throw new Error(`status estimate ${ours} differs from core's ${expected}`);
   return ours;
