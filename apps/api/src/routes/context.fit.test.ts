@@ -147,11 +147,20 @@ async function readAndCheck(session: string, latest: string, seen: Seen): Promis
   seen[`openai ${chat.fit}`] = (seen[`openai ${chat.fit}`] ?? 0) + 1;
 }
 
-/** Appends 12 turns, reading the context after every append; turn 7's log is larger than the window. */
-async function agent(session: string, window: number, seen: Seen): Promise<void> {
+/** How an agent works: its turns, the share of `usable` a tool output takes, the turn whose log outgrows the window. */
+interface AgentShape {
+  turns: number;
+  outputShare: number;
+  giantTurn: number;
+  /** The model's own time before the next turn: compactions finish between some turns, not all. */
+  pauseMs: number;
+}
+
+/** Appends turn after turn, reading the context after every append. */
+async function agent(session: string, window: number, shape: AgentShape, seen: Seen): Promise<void> {
   const usable = window - Math.min(window / 4, 4_096);
-  for (let turn = 1; turn <= 12; turn++) {
-    const outputTokens = Math.round(turn === 7 ? usable * 1.2 : usable * 0.25);
+  for (let turn = 1; turn <= shape.turns; turn++) {
+    const outputTokens = Math.round(usable * (turn === shape.giantTurn ? 1.2 : shape.outputShare));
     for (const messages of turnAppends(turn, outputTokens)) {
       const response = await api.request({
         method: 'POST',
@@ -161,10 +170,11 @@ async function agent(session: string, window: number, seen: Seen): Promise<void>
       expect(response.statusCode, response.body).toBe(201);
       await readAndCheck(session, turn === 1 ? GOAL : request(turn), seen);
     }
-    // The model's own time before the next turn: compactions finish between some turns, not all.
-    await sleep(1_000);
+    await sleep(shape.pauseMs);
   }
 }
+
+const AGENT: AgentShape = { turns: 12, outputShare: 0.25, giantTurn: 7, pauseMs: 1_000 };
 
 describe('GET /v1/sessions/:id/context while compactions run', () => {
   it(
@@ -172,19 +182,29 @@ describe('GET /v1/sessions/:id/context while compactions run', () => {
     { timeout: 90_000 },
     async () => {
       const sessions = [
-        { id: 'fit-4k', window: 4_096, policy: {} },
-        { id: 'fit-8k', window: 8_192, policy: { trigger: { kind: 'ratio', ratio: 0.8 } } },
-        { id: 'fit-32k', window: 32_768, policy: {} },
+        { id: 'fit-4k', window: 4_096, policy: {}, shape: AGENT },
+        { id: 'fit-8k', window: 8_192, policy: { trigger: { kind: 'ratio', ratio: 0.8 } }, shape: AGENT },
+        { id: 'fit-32k', window: 32_768, policy: {}, shape: AGENT },
+        // Summaries written ahead (policy `prepare`): the draft is ready when turn 4's log jumps the
+        // view past the window; its compaction finalizes it in moments, so the read right after
+        // sees the prepared view or, more often, the compacted one (sessions' context.test.ts
+        // tests the prepared view itself).
+        {
+          id: 'fit-8k-prepared',
+          window: 8_192,
+          policy: { trigger: { kind: 'ratio', ratio: 0.5 }, prepare: { atRatio: 0.7 } },
+          shape: { turns: 6, outputShare: 0.15, giantTurn: 4, pauseMs: 3_500 },
+        },
       ];
       const seen: Record<string, Seen> = {};
       await Promise.all(
-        sessions.map(async ({ id, window, policy }) => {
+        sessions.map(async ({ id, window, policy, shape }) => {
           const maxOutputTokens = Math.min(window / 4, 4_096);
           await newSession(api, id, {
             model: { id: 'gpt-4o', contextWindow: window, maxOutputTokens },
             policy,
           });
-          await agent(id, window, (seen[id] = {}));
+          await agent(id, window, shape, (seen[id] = {}));
         }),
       );
       const total = (kind: string) => Object.values(seen).reduce((sum, s) => sum + (s[kind] ?? 0), 0);
