@@ -345,7 +345,8 @@ describe('planTopicCompaction never drops a previous summary unmerged', () => {
         case: 'summarize',
         keepFrom: 15,
         droppedMessages: 15,
-        summaryCovers: 14,
+        // The merged summary stands for the previous one's 12 messages and the 14 dropped now.
+        summaryCovers: 26,
         summaryText: null,
         needsSummarizer: true,
       },
@@ -354,7 +355,7 @@ describe('planTopicCompaction never drops a previous summary unmerged', () => {
       "the detector's summary (asked to merge the previous one)",
       boundary(null, 0, 'Merged summary'),
       'detector',
-      { case: 'summarize', summaryText: 'Merged summary', summarySource: 'detector' },
+      { case: 'summarize', summaryText: 'Merged summary', summarySource: 'detector', summaryCovers: 26 },
     ],
     [
       'summarizer mode ignores the detector summary',

@@ -116,6 +116,23 @@ export interface TopicPlanInput {
   historyTokens?: number;
 }
 
+/**
+ * How many messages the written summary stands for (its `[History Summary - N earlier messages]`):
+ * a previous summary carried over unchanged covers what it covered before; a new summary (the
+ * summarizer's or the detector's, both asked to merge the previous one) covers the previous
+ * summary's messages and the newly dropped ones.
+ */
+function summaryCoverage(
+  messages: readonly Message[],
+  keepFrom: number,
+  leading: number,
+  source: TopicSummarySource | null,
+): number {
+  const previous = leading > 0 ? previousSummaryMessageCount(messages) : null;
+  if (source === 'previous-summary') return previous ?? keepFrom - leading;
+  return (previous ?? 0) + messages.slice(0, keepFrom).filter((m) => !m.summary).length;
+}
+
 /** Whether topic compaction should run at all: history above the trigger (checked before the LLM call). */
 export function topicTriggerReached(
   messages: readonly Message[],
@@ -182,10 +199,7 @@ export function planTopicCompaction(input: TopicPlanInput): TopicPlan {
     keepFrom,
     boundarySeq: (messages[keepFrom] as Message).seq,
     droppedMessages: keepFrom,
-    summaryCovers:
-      summarySource === 'previous-summary'
-        ? (previousSummaryMessageCount(messages) ?? keepFrom - leading)
-        : messages.slice(0, keepFrom).filter((m) => !m.summary).length,
+    summaryCovers: summaryCoverage(messages, keepFrom, leading, summarySource),
     summaryText,
     needsSummarizer: summarySource === 'summarizer',
     summarySource,
