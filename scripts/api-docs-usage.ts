@@ -23,9 +23,8 @@ interface Mapping {
 const MAPPINGS: Record<string, Mapping> = {
   input: {
     meaning: 'Prompt tokens not read from or written to the cache',
-    chat: '`prompt_tokens` − `prompt_tokens_details.cached_tokens` − `prompt_tokens_details.cache_write_tokens`',
-    responses:
-      '`input_tokens` − `input_tokens_details.cached_tokens` − `input_tokens_details.cache_write_tokens`',
+    chat: '`prompt_tokens` − `prompt_tokens_details.cached_tokens`',
+    responses: '`input_tokens` − `input_tokens_details.cached_tokens`',
     anthropic: '`input_tokens` (already without the cache)',
   },
   output: {
@@ -48,8 +47,8 @@ const MAPPINGS: Record<string, Mapping> = {
   },
   cacheWrite: {
     meaning: 'Prompt tokens written to the prompt cache',
-    chat: '`prompt_tokens_details.cache_write_tokens` (0 when absent)',
-    responses: '`input_tokens_details.cache_write_tokens`',
+    chat: '0: OpenAI charges cache writes as input, so `cache_write_tokens` stay in `input`',
+    responses: '0 (as Chat Completions)',
     anthropic: '`cache_creation_input_tokens`',
   },
 };

@@ -52,13 +52,14 @@ OPENAI_CASES: List[Tuple[str, Any, Usage]] = [
         usage(136, 212, 128, 7168),
     ),
     (
-        "a Chat Completions answer that wrote to the cache",
+        # OpenAI charges cache writes as input: they stay in input, counted once (cacheWrite 0).
+        "a Chat Completions answer that also reports cache writes",
         {
             "prompt_tokens": 3000,
             "completion_tokens": 10,
             "prompt_tokens_details": {"cached_tokens": 1024, "cache_write_tokens": 1500},
         },
-        usage(476, 10, 0, 1024, 1500),
+        usage(1976, 10, 0, 1024),
     ),
     (
         "a Responses API answer with cache and reasoning",
@@ -82,11 +83,11 @@ OPENAI_CASES: List[Tuple[str, Any, Usage]] = [
         usage(500, 20),
     ),
     (
-        "garbage: negative, fractional, NaN, a string and a bool",
+        "garbage: negative, fractional, NaN and a string",
         {
             "prompt_tokens": 1000.6,
             "completion_tokens": -3,
-            "prompt_tokens_details": {"cached_tokens": float("nan"), "cache_write_tokens": True},
+            "prompt_tokens_details": {"cached_tokens": float("nan")},
             "completion_tokens_details": {"reasoning_tokens": "12"},
         },
         usage(1001, 0),
@@ -149,8 +150,13 @@ ANTHROPIC_CASES: List[Tuple[str, Any, Usage]] = [
         usage(472, 1),
     ),
     (
-        "garbage",
-        {"input_tokens": -1, "output_tokens": 2.4, "cache_read_input_tokens": float("inf")},
+        "garbage: negative, fractional, infinite and a bool",
+        {
+            "input_tokens": -1,
+            "output_tokens": 2.4,
+            "cache_read_input_tokens": float("inf"),
+            "cache_creation_input_tokens": True,
+        },
         usage(0, 2),
     ),
     ("no usage", None, usage(0, 0)),

@@ -32,13 +32,14 @@ describe('usageFromOpenAI', () => {
       usage(136, 212, 128, 7_168),
     ],
     [
-      'a Chat Completions answer that wrote to the cache',
+      // OpenAI charges cache writes as input: they stay in input, counted once (cacheWrite 0).
+      'a Chat Completions answer that also reports cache writes',
       {
         prompt_tokens: 3_000,
         completion_tokens: 10,
         prompt_tokens_details: { cached_tokens: 1_024, cache_write_tokens: 1_500 },
       },
-      usage(476, 10, 0, 1_024, 1_500),
+      usage(1_976, 10, 0, 1_024),
     ],
     [
       'a Responses API answer with cache and reasoning',
@@ -106,10 +107,11 @@ describe('usageFromOpenAI', () => {
     const mapped = usageFromOpenAI({
       prompt_tokens: 6_512,
       completion_tokens: 80,
-      prompt_tokens_details: { cached_tokens: 6_400, cache_write_tokens: 64 },
+      prompt_tokens_details: { cached_tokens: 6_400, cache_write_tokens: 64 } as { cached_tokens: number },
     });
     expect(mapped.input + mapped.cacheRead + mapped.cacheWrite).toBe(6_512);
   });
+
   it('rounds half up, as the Python client does', () => {
     expect(usageFromOpenAI({ prompt_tokens: 2.5, completion_tokens: 0.5 })).toEqual(usage(3, 1));
   });

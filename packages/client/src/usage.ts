@@ -29,12 +29,12 @@ export interface OpenAIUsageLike {
   /** Chat Completions: the whole prompt, cached tokens included. */
   prompt_tokens?: Count;
   completion_tokens?: Count;
-  prompt_tokens_details?: { cached_tokens?: Count; cache_write_tokens?: Count } | null;
+  prompt_tokens_details?: { cached_tokens?: Count } | null;
   completion_tokens_details?: { reasoning_tokens?: Count } | null;
   /** Responses API: the whole prompt, cached tokens included. */
   input_tokens?: Count;
   output_tokens?: Count;
-  input_tokens_details?: { cached_tokens?: Count; cache_write_tokens?: Count } | null;
+  input_tokens_details?: { cached_tokens?: Count } | null;
   output_tokens_details?: { reasoning_tokens?: Count } | null;
 }
 
@@ -59,8 +59,10 @@ function count(value: unknown): number {
 /**
  * Compactor's usage from OpenAI's: Chat Completions (`prompt_tokens`, `completion_tokens`, …) or
  * the Responses API (`input_tokens`, `output_tokens`, …), told apart by their fields.
- * `input = prompt − cached − cache writes`, `cacheRead = cached_tokens`, `cacheWrite =
- * cache_write_tokens` (0 when absent), `reasoning = reasoning_tokens`.
+ * `input = prompt − cached_tokens`, `cacheRead = cached_tokens`, `reasoning = reasoning_tokens`,
+ * `cacheWrite = 0`: OpenAI caches on its own and charges a write as input, so the tokens its newer
+ * `cache_write_tokens` reports stay in `input`, as the contract's `Usage` documents (the overflow
+ * trigger leaves cache writes out, and these are prompt tokens it must count).
  */
 export function usageFromOpenAI(usage: OpenAIUsageLike | null | undefined): CompactorUsage {
   const chat = usage?.prompt_tokens != null || usage?.completion_tokens != null;
@@ -69,14 +71,14 @@ export function usageFromOpenAI(usage: OpenAIUsageLike | null | undefined): Comp
   const outputDetails = chat ? usage?.completion_tokens_details : usage?.output_tokens_details;
   // Cached tokens are part of the prompt: never more of them than the prompt holds.
   const cacheRead = Math.min(count(promptDetails?.cached_tokens), prompt);
-  const cacheWrite = Math.min(count(promptDetails?.cache_write_tokens), prompt - cacheRead);
   const output = count(chat ? usage?.completion_tokens : usage?.output_tokens);
   return {
-    input: prompt - cacheRead - cacheWrite,
+    input: prompt - cacheRead,
     output,
+    // The API refuses reasoning above output (it is part of output).
     reasoning: Math.min(count(outputDetails?.reasoning_tokens), output),
     cacheRead,
-    cacheWrite,
+    cacheWrite: 0,
   };
 }
 

@@ -334,7 +334,8 @@ class _SessionStatusRequired(TypedDict):
 class SessionStatus(_SessionStatusRequired, total=False):
     """The session's live status; the keys below are absent from older servers' answers."""
 
-    #: The prompt tokens the last reported usage counted, which the status estimate starts from.
+    #: What the latest usage report adds to ``tokens`` over the exact stored count (at most a
+    #: quarter of ``usable``; 0 without a report: a report never subtracts).
     calibrationTokens: int
 
 
@@ -408,8 +409,9 @@ class HistoryPage(TypedDict):
     nextAfterSeq: Optional[int]
 
 
-#: How the context answered fits ``usable``: as the session's view, through a prepared compaction,
-#: through an interim cut while a compaction runs, or ``over`` (it does not fit).
+#: How the context answered fits ``usable``: ``view`` (the stored view as it is), ``prepared`` (a
+#: prepared summary in place of what it covers), ``interim`` (fitted at read time without the LLM),
+#: ``over`` (it does not fit).
 ContextFit = Literal["view", "prepared", "interim", "over"]
 
 
@@ -417,9 +419,9 @@ class _ContextFit(TypedDict, total=False):
     """What ``GET …/context`` says about fitting the window; absent from older servers' answers."""
 
     fit: ContextFit
-    #: The tokens the model's prompt may take: the session status's ``usable``.
-    usable: int
-    #: The compaction running while this context was read, if any.
+    #: The tokens the model's prompt may take: the session status's ``usable`` (None: unlimited).
+    usable: Optional[int]
+    #: The compaction running or requested when this context was read, as ``status.activeCompaction``.
     activeCompaction: Optional[Compaction]
 
 

@@ -51,8 +51,10 @@ def _count(value: Any) -> int:
 def usage_from_openai(usage: Any) -> UsageIn:
     """Compactor's usage from OpenAI's: Chat Completions or the Responses API, told apart by fields.
 
-    ``input = prompt - cached_tokens - cache_write_tokens``, ``cacheRead = cached_tokens``,
-    ``cacheWrite = cache_write_tokens`` (0 when absent), ``reasoning = reasoning_tokens``.
+    ``input = prompt - cached_tokens``, ``cacheRead = cached_tokens``, ``reasoning =
+    reasoning_tokens``, ``cacheWrite = 0``: OpenAI caches on its own and charges a write as input,
+    so the tokens its newer ``cache_write_tokens`` reports stay in ``input``, as the contract's
+    ``Usage`` documents (the overflow trigger leaves cache writes out, and these it must count).
     """
     chat = _field(usage, "prompt_tokens") is not None or _field(usage, "completion_tokens") is not None
     if chat:
@@ -67,13 +69,13 @@ def usage_from_openai(usage: Any) -> UsageIn:
         output_details = _field(usage, "output_tokens_details")
     # Cached tokens are part of the prompt: never more of them than the prompt holds.
     cache_read = min(_count(_field(prompt_details, "cached_tokens")), prompt)
-    cache_write = min(_count(_field(prompt_details, "cache_write_tokens")), prompt - cache_read)
     return {
-        "input": prompt - cache_read - cache_write,
+        "input": prompt - cache_read,
         "output": output,
+        # The API refuses reasoning above output (it is part of output).
         "reasoning": min(_count(_field(output_details, "reasoning_tokens")), output),
         "cacheRead": cache_read,
-        "cacheWrite": cache_write,
+        "cacheWrite": 0,
     }
 
 
