@@ -18,6 +18,7 @@ import type { SessionEventSource } from '@compactor/queue';
 import type { SessionEvent } from '@compactor/workflow';
 import { getTokenizer } from '@compactor/tokenizer';
 import { sessionContext, type ContextRequest } from './context';
+import { statusSnapshot } from './status';
 
 const database = useTestDatabase();
 const tokenizer = getTokenizer('o200k_base');
@@ -117,6 +118,25 @@ describe('sessionContext', () => {
     const openai = await read(session, { format: 'openai' });
     expect(openai.fit).toBe('interim');
     expect(openai.tokens).toBe(fitted.tokens);
+  });
+
+  it('leaves room for the overhead the usage reports measured on top of the stored counts', async () => {
+    const session = await sessionWith(8);
+    // The provider saw 400 tokens more than the store holds (tool schemas, framing).
+    const stored = (await statusSnapshot(database.db, session)).stats.storedTokens;
+    const report: MessageInput = {
+      role: 'assistant',
+      finish: 'stop',
+      parts: [{ type: 'text', text: 'Done.' }],
+      usage: { input: stored + 400, output: 10, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+    };
+    await appendMessages(database.db, session.pk, await prepareMessages([report], tokenizer, new Date()));
+    const { status, stats } = await statusSnapshot(database.db, session);
+    const overhead = status.tokens - stats.storedTokens;
+    expect(overhead).toBeGreaterThan(0);
+    const fitted = await read(session);
+    expect(fitted.fit).toBe('interim');
+    expect(fitted.tokens).toBeLessThanOrEqual(3_000 - overhead);
   });
 
   describe('with a ready prepared draft', () => {
