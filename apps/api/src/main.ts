@@ -78,7 +78,12 @@ async function main(): Promise<void> {
   // each enqueue by a timeout. Either way the outbox keeps the job for the reconciler.
   const queueRedis = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null, enableOfflineQueue: false });
   queueRedis.on('error', (error) => log.warn({ err: error.message }, 'queue redis connection problem'));
-  const queues = createJobQueues({ connection: queueRedis, prefix: env.QUEUE_PREFIX });
+  const queues = createJobQueues({
+    connection: queueRedis,
+    prefix: env.QUEUE_PREFIX,
+    // Logged once above, as the connection's: a queue's copy of the same error adds nothing.
+    onError: () => undefined,
+  });
   // A subscribed connection can do nothing else: the event stream gets a dedicated one.
   const subscriber = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
   subscriber.on('error', (error) => log.warn({ err: error.message }, 'event subscriber connection problem'));

@@ -71,7 +71,12 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   // The queues exist before the resources: the metrics read queue depths from them, and the
   // workflow reports steps, compactions and LLM requests to the metrics.
   const policy = { ...DEFAULT_JOB_POLICY, attempts: env.JOB_ATTEMPTS, backoffBaseMs: env.JOB_BACKOFF_MS };
-  const queues = createJobQueues({ connection, prefix: env.QUEUE_PREFIX, policy });
+  const queues = createJobQueues({
+    connection,
+    prefix: env.QUEUE_PREFIX,
+    policy,
+    onError: (queue, error) => log.warn({ queue, err: error.message }, 'queue connection problem'),
+  });
   let jobs: JobGauges = { active: () => 0, queued: () => 0 };
   const metrics = createWorkerMetrics(queues, { active: () => jobs.active(), queued: () => jobs.queued() });
   const events = redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>

@@ -18,6 +18,11 @@ export interface QueueConfig {
   connection: ConnectionOptions;
   prefix?: string;
   policy?: JobPolicy;
+  /**
+   * A queue's connection failed (Redis down, reset, refused): the caller logs it. Without a
+   * listener BullMQ prints the error and its stack to stderr, outside the process's JSON logs.
+   */
+  onError?: (queue: JobName, error: Error) => void;
 }
 
 /** One BullMQ queue per job name of the catalog, with typed, validated enqueue. */
@@ -38,8 +43,13 @@ export interface JobQueues {
 export function createJobQueues(config: QueueConfig): JobQueues {
   const prefix = config.prefix ?? DEFAULT_QUEUE_PREFIX;
   const policy = config.policy ?? DEFAULT_JOB_POLICY;
+  const onError = config.onError ?? (() => undefined);
   const queues = new Map(
-    JOB_NAMES.map((name) => [name, new Queue(name, { connection: config.connection, prefix })] as const),
+    JOB_NAMES.map((name) => {
+      const queue = new Queue(name, { connection: config.connection, prefix });
+      queue.on('error', (error: Error) => onError(name, error));
+      return [name, queue] as const;
+    }),
   );
   const queue = (name: JobName) => {
     const q = queues.get(name);
