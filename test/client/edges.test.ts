@@ -81,7 +81,9 @@ describe('a small local model (8k window)', () => {
       id: 'local-8k',
       model: { id: 'qwen2.5-coder-7b', contextWindow: 8192, maxOutputTokens: 2048 },
     });
-    const messages = generateLongCodingSession(300);
+    // Without the fixture's usage: it reports the whole uncompacted history (past 80,000 tokens
+    // by the end), which no turn of an 8k model can have seen, and the API refuses such reports.
+    const messages = generateLongCodingSession(300, { withUsage: false });
     for (let start = 0; start < messages.length; start += 10) {
       await client.appendMessages('local-8k', messages.slice(start, start + 10));
       await settled(client, 'local-8k');
