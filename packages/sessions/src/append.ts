@@ -74,8 +74,9 @@ const MODEL_CHANGES_TOLERATED = 2;
  *
  * Before each write, the batch's usage reports are checked against the window of the model it
  * was counted for (`checkUsageReports`): a refused batch writes nothing. That window is the one
- * this process last saw the session with; a window PATCHed since (the model id unchanged) is
- * checked from the next append on.
+ * this process last saw the session with (its previous append here, or the lookup): after a PATCH
+ * that changes only the window, one more append may be checked against the old one, and the
+ * write's answer brings the new one for the next.
  */
 export async function appendCounted(
   resources: SessionResources,
