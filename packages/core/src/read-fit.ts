@@ -22,10 +22,9 @@ import { fitKeptMessages, MIN_EXCERPT_TOKENS, type FitCounters } from './fit';
 import type { Message, Part } from './model';
 import type { PruneBudgets } from './policy';
 import { selectPrunableParts } from './prune';
-import { buildReadFitMarker } from './read-fit-marker';
+import { dropOldest } from './read-fit-drop';
 import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
-import { messageTokens, partTokens, storedTokens } from './tokens';
-import { isTurnStart } from './cut-point';
+import { partTokens, storedTokens } from './tokens';
 
 /** A part above this share of the room (budget minus pinned and summary messages) is oversized. */
 export const OVERSIZED_PART_SHARE = 0.25;
@@ -176,107 +175,4 @@ function clampOversized(
     return { ...message, parts };
   });
   return { tail: next, clamped, total: remaining };
-}
-
-interface Dropped {
-  messages: Message[];
-  dropped: number;
-  clamped: number;
-}
-
-/**
- * Steps 3 and 4: the fewest oldest messages left out (behind one marker) that make the view fit,
- * the cut moved to the next user turn when one follows; failing that, the newest turn clamped.
- */
-function dropOldest(
-  head: readonly Message[],
-  tail: readonly Message[],
-  pinned: (message: Message) => boolean,
-  options: ReadFitOptions,
-): Dropped {
-  const budget = options.budgetTokens;
-  const headTokens = storedTokens(head);
-  const summaries = head.filter((message) => message.summary);
-  // suffix[k]: tokens of tail[k..]; pinnedBefore[k]: tokens of the pinned messages in tail[..k).
-  const suffix = new Array<number>(tail.length + 1).fill(0);
-  for (let k = tail.length - 1; k >= 0; k--) suffix[k] = suffix[k + 1]! + messageTokens(tail[k]!);
-  const pinnedBefore = new Array<number>(tail.length + 1).fill(0);
-  for (let k = 0; k < tail.length; k++)
-    pinnedBefore[k + 1] = pinnedBefore[k]! + (pinned(tail[k]!) ? messageTokens(tail[k]!) : 0);
-
-  const servedAt = (k: number) => {
-    const omitted = tail.slice(0, k).filter((message) => !pinned(message));
-    const kept = tail.slice(k);
-    const fixed = [...head, ...tail.slice(0, k).filter(pinned)];
-    if (omitted.length === 0) return { fixed, kept, omitted: 0 };
-    const marker = buildReadFitMarker({
-      summaries,
-      omitted,
-      kept,
-      budgetTokens: options.markerBudgetTokens,
-      count: options.count.text,
-    });
-    return { fixed: [...fixed, marker], kept, omitted: omitted.length };
-  };
-  const fitsAt = (k: number) => {
-    const served = servedAt(k);
-    return storedTokens(served.fixed) + storedTokens(served.kept) <= budget ? served : null;
-  };
-
-  const latestTurn = lastIndexWhere(tail, isTurnStart);
-  for (let k = 1; k < tail.length; k++) {
-    // Without the marker it does not fit at k: no need to build one.
-    if (headTokens + pinnedBefore[k]! + suffix[k]! > budget) continue;
-    const served = fitsAt(k);
-    if (served === null) continue;
-    const nextTurn = tail.findIndex((message, index) => index > k && isTurnStart(message));
-    const atTurn = isTurnStart(tail[k]!) || nextTurn === -1 ? served : (fitsAt(nextTurn) ?? served);
-    return { messages: [...atTurn.fixed, ...atTurn.kept], dropped: atTurn.omitted, clamped: 0 };
-  }
-
-  // Step 4: the newest turn (or less) clamped down to the budget, markers included.
-  let last: Dropped | null = null;
-  for (let k = Math.max(0, latestTurn); k < tail.length; k++) {
-    const served = servedAt(k);
-    const placeholders = served.kept.map((message) =>
-      pinned(message) ? { ...message, parts: [] } : message,
-    );
-    const fixedTokens = storedTokens(served.fixed) + storedTokens(served.kept.filter(pinned));
-    const fit = fitKeptMessages(placeholders, {
-      fixedTokens,
-      targetTokens: budget,
-      limitTokens: budget,
-      count: options.count,
-    });
-    const keptClamped = applyClamps(served.kept, fit.clamps, pinned);
-    last = {
-      messages: [...served.fixed, ...keptClamped],
-      dropped: served.omitted,
-      clamped: fit.clamps.length,
-    };
-    if (fit.fits) return last;
-  }
-  return last ?? { messages: [...head, ...tail], dropped: 0, clamped: 0 };
-}
-
-/** The kept messages with fit.ts's clamps applied (pinned ones never are). */
-function applyClamps(
-  kept: readonly Message[],
-  clamps: ReturnType<typeof fitKeptMessages>['clamps'],
-  pinned: (message: Message) => boolean,
-): Message[] {
-  return kept.map((message) => {
-    if (pinned(message)) return message;
-    const own = clamps.filter((clamp) => clamp.messageId === message.id && clamp.seq === message.seq);
-    if (own.length === 0) return message;
-    const parts = message.parts.map(
-      (part, index) => own.find((clamp) => clamp.index === index)?.part ?? part,
-    );
-    return { ...message, parts };
-  });
-}
-
-function lastIndexWhere(messages: readonly Message[], test: (message: Message) => boolean): number {
-  for (let index = messages.length - 1; index >= 0; index--) if (test(messages[index]!)) return index;
-  return -1;
 }
