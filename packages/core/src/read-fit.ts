@@ -116,14 +116,16 @@ function clearOutputs(
     options.pruning!,
     options.measure ?? TOKENIZER_MEASURE,
   );
+  const chosen = new Map<string, Set<string>>();
+  for (const part of selection.parts)
+    chosen.set(part.messageId, (chosen.get(part.messageId) ?? new Set()).add(part.callId));
   let cleared = 0;
   let remaining = total;
   const next = tail.map((message) => {
-    const calls = selection.parts.filter((part) => part.messageId === message.id).map((part) => part.callId);
-    if (calls.length === 0) return message;
+    const calls = chosen.get(message.id);
+    if (calls === undefined) return message;
     const parts = message.parts.map((part): Part => {
-      if (remaining <= options.budgetTokens || part.type !== 'tool' || !calls.includes(part.callId))
-        return part;
+      if (remaining <= options.budgetTokens || part.type !== 'tool' || !calls.has(part.callId)) return part;
       if (part.compactedAt !== null || part.status !== 'completed') return part;
       const shown = renderToolPart({ ...part, compactedAt: options.at });
       remaining -= partTokens(part) - partTokens(shown);
