@@ -72,10 +72,9 @@ class RetryTest(unittest.TestCase):
         self.assertEqual(len(server.seen), 2)
         with StubServer(refuse_then(503, "proxy", times=1)) as server:
             with self.assertRaises(CompactorApiError) as raised:
-                Client(server.url, "key", base_delay=0.01).append_messages(
-                    "s1", [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]
-                )
-        # The write may have reached the API before the proxy gave up: not sent twice.
+                Client(server.url, "key", base_delay=0.01).request_compaction("s1")
+        # The write may have reached the API before the proxy gave up: not sent twice. (An
+        # append is: its messages carry ids, so a second copy stores nothing; test_message_ids.)
         self.assertEqual(len(server.seen), 1)
         self.assertEqual(raised.exception.code, "http_error")
         self.assertIn("502 Bad Gateway", raised.exception.message)

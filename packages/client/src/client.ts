@@ -40,6 +40,7 @@ import {
 import type { z } from 'zod';
 import { sessionEvents, type EventsOptions } from './events.js';
 import { executeRecallToolCall, type RecallRequest, type ToolCallLike } from './recall-tool.js';
+import { withMessageIds } from './message-ids.js';
 import { retryPolicy, type RetryOptions } from './retry.js';
 import { readJson, send, sendJson, type Call, type TransportSettings } from './transport.js';
 
@@ -124,15 +125,19 @@ export class CompactorClient {
     await response.body?.cancel();
   }
 
-  /** `POST /v1/sessions/:id/messages`: appends a batch, idempotent by client message id. */
+  /**
+   * `POST /v1/sessions/:id/messages`: appends a batch, idempotent by client message id. A message
+   * without an id gets one here (`msg_<uuid>`), so a retry after an answer that never arrived, or
+   * a 503 whose write committed anyway, stores nothing twice.
+   */
   appendMessages(
     id: string,
     messages: MessageRequest[] | AppendMessagesRequest,
     options: CallOptions = {},
   ): Promise<AppendMessagesResponse> {
-    const body = Array.isArray(messages) ? { messages } : messages;
+    const body = withMessageIds(Array.isArray(messages) ? { messages } : messages);
     return this.json(
-      { method: 'POST', path: `${sessionPath(id)}/messages`, body, signal: options.signal },
+      { method: 'POST', path: `${sessionPath(id)}/messages`, body, signal: options.signal, idempotent: true },
       AppendResponse,
     );
   }

@@ -6,6 +6,7 @@ export {
   type CompactorClientOptions,
 } from './client.js';
 export { CompactorApiError, CompactorResponseError } from './errors.js';
+export { newMessageId, withMessageIds } from './message-ids.js';
 export {
   INVALID_RECALL_ARGUMENTS,
   recallAnswerText,

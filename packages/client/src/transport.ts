@@ -10,6 +10,11 @@ export interface Call {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal | undefined;
+  /**
+   * Sending it twice writes it once (an append whose every message carries an id): retried on
+   * gateway statuses as a write with an `Idempotency-Key` is.
+   */
+  idempotent?: boolean;
 }
 
 /** Where and as whom the client calls, and how it retries. */
@@ -42,7 +47,8 @@ export function baseHeaders(settings: TransportSettings): Record<string, string>
 
 /**
  * Sends a call with the settings' `fetch`, retrying what {@link mayRetry} allows (the API's own 429/503
- * refusals; gateway errors on reads and on writes with an `Idempotency-Key`) after `Retry-After`
+ * refusals; gateway errors on reads, on writes with an `Idempotency-Key` and on appends whose messages
+ * all carry ids) after `Retry-After`
  * or a jittered exponential backoff; any other non-2xx throws {@link CompactorApiError}. Network
  * errors are not retried: the request may have been written.
  */
@@ -59,13 +65,15 @@ export async function send(settings: TransportSettings, call: Call): Promise<Res
     body: call.body !== undefined ? JSON.stringify(call.body) : null,
     signal: call.signal ?? null,
   };
-  const idempotencyKey = Object.keys(call.headers ?? {}).some((h) => h.toLowerCase() === 'idempotency-key');
+  const idempotent =
+    call.idempotent === true ||
+    Object.keys(call.headers ?? {}).some((h) => h.toLowerCase() === 'idempotency-key');
   for (let retry = 0; ; retry += 1) {
     const response = await settings.fetch(callUrl(settings, call.path, call.query), init);
     if (response.ok) return response;
     const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
     const error = await CompactorApiError.from(response, request);
-    if (mayRetry(call.method, error, idempotencyKey)) {
+    if (mayRetry(call.method, error, idempotent)) {
       const delay = retryDelayMs(settings.retry, retry, retryAfter);
       if (delay !== null) {
         await sleep(delay, call.signal);

@@ -46,7 +46,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { status: number; meaning:
   service_unavailable: {
     status: 503,
     meaning:
-      'a dependency (Postgres, or Redis for the event stream) is unavailable; retry after `Retry-After`',
+      'a dependency (Postgres, or Redis for the event stream) is unavailable; retry after `Retry-After`. A write ' +
+      'answered 503 because Postgres stopped answering mid-statement may still have committed once it came back: ' +
+      'send it again as it was (appends with the same message ids, compaction requests with the same ' +
+      '`Idempotency-Key`) and it is stored once; the clients assign message ids for that',
   },
   internal_error: { status: 500, meaning: 'a bug: bad input never yields a 5xx' },
 };

@@ -51,6 +51,7 @@ from .types import (
     SessionEvent,
     SessionStatus,
 )
+from .message_ids import new_message_id, with_message_ids
 from .usage import usage_from_anthropic, usage_from_openai
 
 __all__ = [
@@ -106,4 +107,6 @@ __all__ = [
     "SessionStatus",
     "usage_from_anthropic",
     "usage_from_openai",
+    "new_message_id",
+    "with_message_ids",
 ]

@@ -5,6 +5,7 @@ import time
 from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Union, cast, overload
 
 from .errors import CompactorApiError
+from .message_ids import with_message_ids
 from .events import EventStream
 from .recall_tool import OpenAIContextWithTools, RecallResponse, execute_recall_tool_call
 from .retry import RetryPolicy
@@ -122,12 +123,21 @@ class CompactorClient:
     ) -> AppendMessagesResponse:
         """``POST /v1/sessions/:id/messages``: appends a batch (1–1,000), idempotent by message ``id``.
 
-        ``messages`` is a list of messages or the whole body (``{"messages": [...]}``).
+        ``messages`` is a list of messages or the whole body (``{"messages": [...]}``). A message
+        without an ``id`` gets one here (``msg_<uuid>``), so a retry after an answer that never
+        arrived, or a 503 whose write committed anyway, stores nothing twice.
         """
         body = dict(messages) if isinstance(messages, Mapping) else {"messages": list(messages)}
-        return cast(
-            AppendMessagesResponse, self._json("POST", _session_path(session_id) + "/messages", body=body)
+        body = with_message_ids(body)
+        answer = send(
+            self._settings,
+            "POST",
+            _session_path(session_id) + "/messages",
+            body=body,
+            has_body=True,
+            idempotent=True,
         )
+        return cast(AppendMessagesResponse, answer.json("POST " + _session_path(session_id) + "/messages"))
 
     def list_messages(
         self, session_id: str, after_seq: Optional[int] = None, limit: Optional[int] = None

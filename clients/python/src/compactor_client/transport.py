@@ -99,10 +99,13 @@ def send(
     body: Any = None,
     has_body: bool = False,
     headers: Optional[Mapping[str, str]] = None,
+    idempotent: bool = False,
 ) -> Answer:
     """Sends a call, retrying what :func:`may_retry` allows after ``Retry-After`` or a jittered
     exponential backoff; any other non-2xx raises :class:`CompactorApiError`. Network errors raise
     :class:`CompactorTransportError` and are not retried: the request may have been written.
+    ``idempotent``: sending it twice writes it once (an append whose every message carries an id),
+    so it is retried on gateway statuses as a write with an ``Idempotency-Key`` is.
     """
     request = "{} {}".format(method, path)
     all_headers = {"Accept": "application/json"}
@@ -112,7 +115,7 @@ def send(
         payload = encode_body(body)
         all_headers["Content-Type"] = "application/json"
     all_headers.update(headers or {})
-    idempotency_key = any(name.lower() == "idempotency-key" for name in (headers or {}))
+    idempotency_key = idempotent or any(name.lower() == "idempotency-key" for name in (headers or {}))
     target = request_target(settings, path, query)
     retry = 0
     while True:
