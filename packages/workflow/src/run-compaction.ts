@@ -1,10 +1,4 @@
-import {
-  continuationAfterCompaction,
-  DEFAULT_POLICY,
-  usableTokens,
-  usageCalibrationCap,
-  type UnprunedOutputs,
-} from '@compactor/core';
+import { DEFAULT_POLICY, usableTokens, usageCalibrationCap, type UnprunedOutputs } from '@compactor/core';
 import {
   CoveredMessageChangedError,
   StaleAttemptError,
@@ -19,10 +13,10 @@ import {
 } from '@compactor/db';
 import { announceEvent, type CompactionEventType, type SessionEventMap } from './session-events';
 import { attemptFor, type Attempt } from './attempt';
-import { cacheEffectOf, safeErrorMessage } from '@compactor/db';
+import { safeErrorMessage } from '@compactor/db';
 import { CompactionFailedError, shouldRethrow } from './errors';
 import type { WorkflowResources } from './resources';
-import { dispatchFollowUp } from './follow-up';
+import { announceCompletion } from './announce-completion';
 import { StepTrail, type Announce } from './step-trail';
 import { finalizeStep, type Finalized } from './steps/finalize';
 import { prunePassed, pruneStep } from './steps/prune';
@@ -92,41 +86,8 @@ export async function runCompaction(
       announce('compaction.skipped', { reason: finalized.reason });
       return { status: 'skipped', compaction: skipped };
     }
-    const { completed, followUp, measured, writtenBy } = finalized;
-    resources.log.info(
-      {
-        compactionId,
-        ...ids,
-        tokensBefore: completed.tokensBefore,
-        tokensAfter: completed.tokensAfter,
-        writtenBy,
-        fallback: completed.fallbackCode,
-      },
-      'compaction completed',
-    );
-    const sizes = {
-      tokensBefore: completed.tokensBefore,
-      tokensAfter: completed.tokensAfter,
-      messagesBefore: completed.messagesBefore,
-      messagesAfter: completed.messagesAfter,
-      boundarySeq: completed.boundarySeq,
-      // The truncate fallback wrote the summary: its code, as `compaction.failed` carries one.
-      fallback: completed.fallbackCode === null ? null : { code: completed.fallbackCode },
-      cache: cacheEffectOf(completed),
-    };
-    // The follow-up committed with the completion, so every read since sees it active. Its
-    // `compaction.requested` and its job go out before this one's events: a client woken by
-    // `compaction.completed` has heard of it already.
-    if (followUp && measured) await dispatchFollowUp(resources, attempt, followUp, measured);
-    announce('compaction.completed', sizes);
-    // OpenCode's "Continue if you have next steps" (policy `continueMessage`): what the client
-    // appends after an automatic compaction; the trigger holds on it (core continuation.ts).
-    const continueWith = continuationAfterCompaction(attempt.policy, compaction.reason);
-    announce('session.compacted', {
-      ...sizes,
-      ...(continueWith ? { continueWith } : {}),
-      ...(followUp ? { followUp: { compactionId: followUp.compaction.id } } : {}),
-    });
+    await announceCompletion(resources, attempt, announce, finalized);
+    const { completed, followUp } = finalized;
     return { status: 'completed', compaction: completed, followUp: followUp?.compaction ?? null };
   } catch (error) {
     if (error instanceof StaleAttemptError) return { status: 'stale', compaction: null };
