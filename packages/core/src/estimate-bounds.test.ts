@@ -6,12 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { POLICY_PRESETS } from './policy';
 import { assistant, conversation, model, usage, user } from './test-support/builders';
-import {
-  boundedEstimate,
-  estimateContextTokens,
-  USAGE_CALIBRATION_MAX_SHARE,
-  usageCalibrationCap,
-} from './tokens';
+import { boundedEstimate, USAGE_CALIBRATION_MAX_SHARE, usageCalibrationCap } from './estimate-bounds';
+import { estimateContextTokens } from './tokens';
 import { evaluateTrigger, usableTokens } from './triggers';
 import type { Usage } from './model';
 

@@ -3,6 +3,7 @@ export * from './model';
 export * from './model-catalog';
 export * from './cache';
 export * from './policy';
+export * from './estimate-bounds';
 export * from './tokens';
 export * from './usage-plausibility';
 export * from './triggers';

@@ -6,9 +6,10 @@
  * the provider's own usage report; the hybrid estimate (Opal) calibrates on the latest one and
  * adds the stored counts of what came after it. A report is the client's word, though, and the
  * stored counts are exact: the estimate never goes below them, and a report adds at most
- * {@link USAGE_CALIBRATION_MAX_SHARE} of the usable input on top ({@link boundedEstimate}).
+ * a quarter of the usable input on top (estimate-bounds.ts).
  */
 import { utf8ByteLength } from '@compactor/contract';
+import { boundedEstimate } from './estimate-bounds';
 import {
   INTERRUPTED_TOOL_RESULT,
   assertNever,
@@ -235,34 +236,6 @@ function prunedSinceReport(view: readonly Message[], report: UsageReport): numbe
   return total;
 }
 
-/**
- * A usage report may raise the estimate above the stored count by at most this share of the
- * usable input. What a provider sees and Compactor does not store (tool schemas, a system prompt
- * the client keeps to itself, the provider's framing of messages and images) is real, and a
- * report is how it gets counted; a quarter of the input is room for all of it with any real
- * agent, and bounds what a wrong report can do to the trigger and the served context.
- */
-export const USAGE_CALIBRATION_MAX_SHARE = 0.25;
-
-/**
- * The most a usage report may add over the stored count: `floor(usable ×` {@link
- * USAGE_CALIBRATION_MAX_SHARE}`)`. An unlimited window (usable `null`) or no room at all gives 0:
- * there is no input to take a share of, so the estimate is the stored count.
- */
-export function usageCalibrationCap(usable: number | null): number {
-  return usable !== null && usable > 0 ? Math.floor(usable * USAGE_CALIBRATION_MAX_SHARE) : 0;
-}
-
-/**
- * A report-based estimate held to what the store knows: `clamp(reported, stored, stored + cap)`.
- * Every stored part is counted exactly, so a context is never smaller than their sum, whatever a
- * report says (a zero, a made-up small number, a report measured before a large append); a
- * report may only add, up to `cap` ({@link usageCalibrationCap}), what the provider saw besides.
- */
-export function boundedEstimate(reported: number, stored: number, cap: number): number {
-  return Math.min(Math.max(reported, stored), stored + Math.max(0, cap));
-}
-
 /** Policy `estimate`: `hybrid` calibrates on the last usage report (Opal), `exact` sums stored counts. */
 export type EstimateMode = 'hybrid' | 'exact';
 
@@ -285,7 +258,7 @@ export interface EstimateOptions {
   /** `hybrid` (default) calibrates on usage; `exact` sums stored counts only. */
   mode?: EstimateMode;
   /**
-   * The most a report may add over the stored count ({@link usageCalibrationCap} of the
+   * The most a report may add over the stored count (`usageCalibrationCap` of the
    * session's usable input). Required: an unbounded report is what let a client's numbers
    * overrule the store.
    */

@@ -14,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import type { Finish, Message, ModelInfo, Usage } from './model';
 import { resolvePolicy, type Policy, type PolicyPreset } from './policy';
 import { message, model, text } from './test-support/builders';
-import { estimateContextTokens, promptTokens, usageCalibrationCap } from './tokens';
+import { usageCalibrationCap } from './estimate-bounds';
+import { estimateContextTokens, promptTokens } from './tokens';
 import {
   evaluateTrigger,
   evaluateTriggerFromStats,

@@ -17,8 +17,8 @@ import {
   promptTokens,
   reportedContextTokens,
   storedTokens,
-  usageCalibrationCap,
 } from './tokens';
+import { usageCalibrationCap } from './estimate-bounds';
 import { isPinnedMessage } from './context';
 
 /**
