@@ -164,7 +164,7 @@ describe('npm run api (main.ts)', () => {
         body,
       });
       expect(response.status).toBe(413);
-      expect((await response.json()).error.code).toBe('payload_too_large');
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
     }
     api.child.kill('SIGTERM');
     expect(await api.exited).toBe(0);

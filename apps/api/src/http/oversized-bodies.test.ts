@@ -48,7 +48,7 @@ describe('a body over the limit', () => {
           body: new Uint8Array(8 * LIMIT).fill(0x61),
         });
         expect(declared.status).toBe(413);
-        expect((await declared.json()).error).toMatchObject({
+        expect(((await declared.json()) as { error: unknown }).error).toMatchObject({
           code: 'payload_too_large',
           message: expect.stringContaining(`(${LIMIT} bytes)`),
         });
@@ -59,7 +59,7 @@ describe('a body over the limit', () => {
           duplex: 'half',
         } as RequestInit);
         expect(streamed.status).toBe(413);
-        expect((await streamed.json()).error.code).toBe('payload_too_large');
+        expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
       }
     },
   );
