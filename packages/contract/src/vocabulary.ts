@@ -44,11 +44,12 @@ export const COMPACTION_STEPS = ['prune', 'summarize', 'finalize'] as const;
 export const UsageSchema = z
   .object({
     input: Count.describe(
-      'Prompt tokens neither read from nor written to the prompt cache. OpenAI Chat Completions: ' +
+      'Prompt tokens not counted in `cacheRead` or `cacheWrite`. OpenAI Chat Completions: ' +
         '`usage.prompt_tokens − usage.prompt_tokens_details.cached_tokens`; OpenAI Responses: ' +
-        '`usage.input_tokens − usage.input_tokens_details.cached_tokens` (both less `cache_write_tokens` ' +
-        'where a provider reports it); Anthropic: `usage.input_tokens` (it already leaves the cache out). ' +
-        'Sending OpenAI’s whole prompt here and its cached tokens in `cacheRead` counts the cached prefix twice',
+        '`usage.input_tokens − usage.input_tokens_details.cached_tokens` (a `cache_write_tokens` count ' +
+        'stays in it: OpenAI charges a write as input); Anthropic: `usage.input_tokens` (it already leaves ' +
+        'the cache out). Sending OpenAI’s whole prompt here and its cached tokens in `cacheRead` counts the ' +
+        'cached prefix twice',
     ),
     output: Count.describe(
       'Generated tokens, reasoning included. OpenAI Chat Completions: `usage.completion_tokens`; ' +
@@ -67,8 +68,7 @@ export const UsageSchema = z
     ),
     cacheWrite: Count.default(0).describe(
       'Prompt tokens written to the prompt cache. Anthropic: `usage.cache_creation_input_tokens`; ' +
-        'OpenAI: 0 (it caches without reporting writes), or `cache_write_tokens` where an ' +
-        'OpenAI-compatible provider reports it',
+        'OpenAI: 0 (it charges a write as input, so its `cache_write_tokens` stay in `input`)',
     ),
   })
   .strict()
