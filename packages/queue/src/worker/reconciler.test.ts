@@ -72,6 +72,28 @@ describe('reconciler: Postgres is the system of record', () => {
     expect(done.fence).toBe(2);
   });
 
+  it('leaves a compaction whose finished job cannot be removed for the next pass, uncounted', async () => {
+    const session = await q.seedSession(generateCodingSession({ turns: 3 }));
+    const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });
+    await updateCompaction(q.resources.db, compaction.id, { status: 'running', attempts: 1, fence: 1 });
+    await q.resources.db.execute(
+      sql`update compactions set progress_at = now() - interval '10 minutes' where id = ${compaction.id}`,
+    );
+    // Its job ended (a worker was killed after BullMQ marked it done) and BullMQ refuses to remove it.
+    const real = q.queues.queue('compact');
+    const finished = { getState: async () => 'completed', remove: () => Promise.reject(new Error('locked')) };
+    const queue = new Proxy(real, {
+      get: (target, key) =>
+        key === 'getJob' ? async () => finished : (Reflect.get(target, key, target) as unknown),
+    });
+    const refusing = { ...deps(), queues: { ...q.queues, queue: () => queue } as typeof q.queues };
+    expect(await reconcileOnce(refusing, now)).toMatchObject({ redriven: 0 });
+    // Once it can be removed, the next pass re-drives it.
+    expect((await reconcileOnce(deps(), now)).redriven).toBe(0); // its real job is still waiting
+    await (await real.getJob(compaction.id))!.remove();
+    expect((await reconcileOnce(deps(), now)).redriven).toBe(1);
+  });
+
   it('gives up on a compaction that every worker crashed on', async () => {
     const session = await q.seedSession(generateCodingSession({ turns: 3 }));
     const { compaction } = await startCompaction(q.dispatch, session, { reason: 'manual' });

@@ -37,6 +37,16 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'wai
  * auto compactions whose tenants have room. One process at a time runs a pass (advisory lock);
  * enqueueing is idempotent anyway (job id = compaction id).
  */
+/** Removes a finished job; false when BullMQ refused (the job is locked, Redis failed). */
+async function removed(job: { remove(): Promise<void> }): Promise<boolean> {
+  try {
+    await job.remove();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function reconcileOnce(
   deps: ReconcilerDeps,
   options: ReconcilerOptions,
@@ -71,8 +81,15 @@ export async function reconcileOnce(
         if (ended) abandoned++;
         continue;
       }
-      // A finished job with this id would make the new one a no-op: remove it first.
-      if (job) await job.remove().catch(() => undefined);
+      // A finished job with this id would make the new one a no-op: remove it first. One that
+      // cannot be removed (locked, Redis failing) is left for the next pass, not counted.
+      if (job && !(await removed(job))) {
+        deps.log.warn(
+          { compactionId: row.id, jobState: state },
+          'could not remove its finished job; next pass',
+        );
+        continue;
+      }
       const priority = await tenantBacklogRank(deps.db, row.tenantId);
       await deps.queues.enqueue('compact', row.id, { compactionId: row.id }, { priority });
       deps.log.info({ compactionId: row.id, status: row.status, jobState: state }, 're-enqueued compaction');
