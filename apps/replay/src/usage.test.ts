@@ -4,6 +4,7 @@ import { measureOverhead, usageToSend, withCacheSplit, type UsageState } from '.
 const recorded = { input: 4, cacheRead: 90_000, cacheWrite: 2_000, output: 300, reasoning: 100 };
 const state = (changes: Partial<UsageState>): UsageState => ({
   contextReduced: true,
+  window: 32_000,
   servedTokens: 21_000,
   estimate: 'stored',
   overhead: 0,
@@ -14,6 +15,18 @@ const state = (changes: Partial<UsageState>): UsageState => ({
 describe('usageToSend', () => {
   it('sends the recorded usage while nothing has been compacted', () => {
     expect(usageToSend(recorded, state({ contextReduced: false }))).toBe(recorded);
+  });
+
+  it('rescales from the start a recorded prompt no model of the replayed window could have sent', () => {
+    // 92,004 prompt tokens replayed at a 4,096-token window: over the API's 10 windows.
+    expect(usageToSend(recorded, state({ contextReduced: false, window: 4_096, overhead: 1_000 }))).toEqual({
+      input: 22_000,
+      cacheRead: 0,
+      cacheWrite: 0,
+      output: 300,
+      reasoning: 100,
+    });
+    expect(usageToSend(recorded, state({ contextReduced: false, window: 16_000 }))).toBe(recorded);
   });
 
   it('rescales the prompt to the served context plus the overhead, keeping the output', () => {

@@ -12,14 +12,19 @@
  *   includes it. Cache fields become 0; `output` and
  *   `reasoning` are kept as recorded.
  * - `drop`: sends no usage, so the API estimates from its stored token counts alone.
+ *
+ * A recorded report larger than any of the replayed window's models could make (a prompt of a
+ * 200k-token model replayed at 4k) is treated as the compacted case from the start.
  */
 import type { SessionStatus } from '@compactor/contract';
-import { promptTokens, type Usage } from '@compactor/core';
+import { implausibleUsage, promptTokens, usagePeaks, type Usage } from '@compactor/core';
 import type { UsageMode } from './report/model';
 import type { CallCache } from './cache-cost';
 
 export interface UsageState {
   contextReduced: boolean;
+  /** The replayed session's context window: a recorded report no model of it could make is rescaled. */
+  window: number;
   /** The API's estimate of the next prompt, and whether a usage report calibrates it. */
   servedTokens: number;
   estimate: SessionStatus['estimate'];
@@ -30,7 +35,10 @@ export interface UsageState {
 
 export function usageToSend(recorded: Usage | null | undefined, state: UsageState): Usage | null {
   if (!recorded) return null;
-  if (!state.contextReduced) return recorded;
+  // Recorded on a larger model, a prompt can be more than the API takes from one of this window
+  // (USAGE_REPORT_MAX_WINDOWS): such a prompt was never this model's, so it is rescaled too.
+  const possible = implausibleUsage(usagePeaks([recorded]), state.window) === null;
+  if (!state.contextReduced && possible) return recorded;
   if (state.mode === 'drop') return null;
   const input = state.servedTokens + (state.estimate === 'stored' ? state.overhead : 0);
   return { input, cacheRead: 0, cacheWrite: 0, output: recorded.output, reasoning: recorded.reasoning };

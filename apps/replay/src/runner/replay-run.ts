@@ -224,6 +224,7 @@ export async function replayRun(
         stored.role === 'assistant'
           ? usageToSend(stored.usage, {
               contextReduced,
+              window: settings.window,
               servedTokens,
               estimate,
               overhead: overhead ?? 0,
