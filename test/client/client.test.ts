@@ -118,6 +118,35 @@ describe('messages and context', () => {
   });
 });
 
+describe('a context over the window', () => {
+  it('comes fitted, says how, and comes as stored with fit: none', async () => {
+    const client = live.client();
+    // No workers here and no auto compaction: the view stays over its usable input.
+    await client.createSession({
+      id: 'c-fit',
+      model: { id: 'gpt-4o', contextWindow: 4_096 },
+      policy: { auto: false },
+    });
+    const paragraph = 'The parser must keep every comment. '.repeat(300);
+    await client.appendMessages(
+      'c-fit',
+      ['Fix the parser.', paragraph, 'Now the tests.', paragraph, 'Ship it.'].map((text) => ({
+        role: 'user' as const,
+        parts: [{ type: 'text' as const, text }],
+      })),
+    );
+    const fitted = await client.getContext('c-fit', { waitMs: 50 });
+    expect(fitted.fit).toBe('interim');
+    expect(fitted.tokens).toBeLessThanOrEqual(fitted.usable!);
+    expect(fitted.activeCompaction).toBeNull();
+    const raw = await client.getContext('c-fit', { fit: 'none', format: 'openai' });
+    expect(raw.fit).toBe('over');
+    expect(raw.tokens).toBeGreaterThan(raw.usable!);
+    expect(raw.messages).toHaveLength(5);
+    expect((await apiError(client.getContext('c-fit', { fit: 'none', waitMs: 10 }))).status).toBe(400);
+  });
+});
+
 describe('compactions', () => {
   it('requests one with every option, idempotently, then lists and reads it', async () => {
     const client = live.client();

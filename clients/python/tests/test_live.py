@@ -190,6 +190,23 @@ class MessagesTest(unittest.TestCase):
         self.assertEqual(openai["messages"][2]["content"], "README.md")
         self.assertEqual(openai["messages"][1]["tool_calls"][0]["id"], openai["messages"][2]["tool_call_id"])
 
+    def test_a_context_over_the_window_comes_fitted_or_as_stored(self) -> None:
+        api = client()
+        sid = unique("fit")
+        # No automatic compaction: the view stays over its usable input.
+        model = {"id": "gpt-4o", "contextWindow": 4096}
+        api.create_session({"id": sid, "model": model, "policy": {"auto": False}})
+        paragraph = "The parser must keep every comment. " * 300
+        texts = ["Fix the parser.", paragraph, "Now the tests.", paragraph, "Ship it."]
+        api.append_messages(sid, [{"role": "user", "parts": [{"type": "text", "text": t}]} for t in texts])
+        fitted = api.get_context(sid, wait_ms=50)
+        self.assertEqual(fitted["fit"], "interim")
+        self.assertLessEqual(fitted["tokens"], fitted["usable"])
+        raw = api.get_context(sid, format="openai", fit="none")
+        self.assertEqual(raw["fit"], "over")
+        self.assertGreater(raw["tokens"], raw["usable"])
+        self.assertEqual(len(raw["messages"]), 5)
+
     def test_a_message_the_api_refuses_writes_nothing(self) -> None:
         api = client()
         sid = unique("m2")

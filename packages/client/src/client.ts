@@ -66,6 +66,16 @@ export interface CompactorClientOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * How a context read fits `usable` (`GET …/context`): `fit: 'none'` serves the stored view as it
+ * is; `waitMs` waits that long at most (≤ 60,000) for a running compaction when the view is over,
+ * before fitting it at read time. The answer's `fit` says what was served.
+ */
+export interface ContextFitOptions {
+  fit?: 'auto' | 'none';
+  waitMs?: number;
+}
+
 /** Options every call takes. */
 export interface CallOptions {
   /** Cancels the request (and any retry wait). */
@@ -173,7 +183,10 @@ export class CompactorClient {
   }
 
   /** `GET /v1/sessions/:id/context`: the stored messages the model sees next (pruned outputs replaced). */
-  getContext(id: string, options?: CallOptions & { format?: 'native' }): Promise<NativeContext>;
+  getContext(
+    id: string,
+    options?: CallOptions & ContextFitOptions & { format?: 'native' },
+  ): Promise<NativeContext>;
   /**
    * `GET /v1/sessions/:id/context?format=openai`: the same, as a Chat Completions `messages` array;
    * `tools: 'recall'` adds `tools`, the recall tool's definition to send along (see
@@ -181,17 +194,22 @@ export class CompactorClient {
    */
   getContext(
     id: string,
-    options: CallOptions & { format: 'openai'; tools?: ContextToolName },
+    options: CallOptions & ContextFitOptions & { format: 'openai'; tools?: ContextToolName },
   ): Promise<OpenAIContext>;
   getContext(
     id: string,
-    options: CallOptions & { format?: 'native' | 'openai'; tools?: ContextToolName } = {},
+    options: CallOptions & ContextFitOptions & { format?: 'native' | 'openai'; tools?: ContextToolName } = {},
   ): Promise<Context> {
     return this.json(
       {
         method: 'GET',
         path: `${sessionPath(id)}/context`,
-        query: { format: options.format ?? 'native', tools: options.tools },
+        query: {
+          format: options.format ?? 'native',
+          tools: options.tools,
+          fit: options.fit,
+          wait: options.waitMs,
+        },
         signal: options.signal,
       },
       ContextOut,

@@ -2,6 +2,7 @@
 export {
   CompactorClient,
   type CallOptions,
+  type ContextFitOptions,
   type CompactionRequestOptions,
   type CompactorClientOptions,
 } from './client.js';

@@ -157,26 +157,55 @@ class CompactorClient:
         return cast(PatchMessageResponse, self._json("PATCH", path, body=body))
 
     @overload
-    def get_context(self, session_id: str, format: Literal["native"] = "native") -> NativeContext: ...
-
-    @overload
-    def get_context(self, session_id: str, format: Literal["openai"]) -> OpenAIContext: ...
+    def get_context(
+        self,
+        session_id: str,
+        format: Literal["native"] = "native",
+        *,
+        fit: Optional[Literal["auto", "none"]] = None,
+        wait_ms: Optional[int] = None,
+    ) -> NativeContext: ...
 
     @overload
     def get_context(
-        self, session_id: str, format: Literal["openai"], tools: Literal["recall"]
+        self,
+        session_id: str,
+        format: Literal["openai"],
+        *,
+        fit: Optional[Literal["auto", "none"]] = None,
+        wait_ms: Optional[int] = None,
+    ) -> OpenAIContext: ...
+
+    @overload
+    def get_context(
+        self,
+        session_id: str,
+        format: Literal["openai"],
+        tools: Literal["recall"],
+        *,
+        fit: Optional[Literal["auto", "none"]] = None,
+        wait_ms: Optional[int] = None,
     ) -> OpenAIContextWithTools: ...
 
     def get_context(
-        self, session_id: str, format: ContextFormat = "native", tools: Optional[Literal["recall"]] = None
+        self,
+        session_id: str,
+        format: ContextFormat = "native",
+        tools: Optional[Literal["recall"]] = None,
+        *,
+        fit: Optional[Literal["auto", "none"]] = None,
+        wait_ms: Optional[int] = None,
     ) -> Context:
         """``GET /v1/sessions/:id/context``: what the model sees next.
 
         ``format="native"``: stored messages (pruned outputs replaced); ``"openai"``: a Chat
         Completions ``messages`` array, ready to send. ``tools="recall"`` (openai only) adds
         ``tools``: the recall tool's definition to send along (see :meth:`execute_recall_tool_call`).
+        A view over ``usable`` comes fitted (the answer's ``fit`` says how); ``fit="none"`` serves
+        it as stored; ``wait_ms`` (at most 60,000) waits that long at most for a running
+        compaction first.
         """
-        query = {"format": format, "tools": tools}
+        query = {"format": format, "tools": tools, "fit": fit, "wait": wait_ms}
         return cast(Context, self._json("GET", _session_path(session_id) + "/context", query=query))
 
     def recall(
