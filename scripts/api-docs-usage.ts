@@ -1,8 +1,8 @@
 /**
  * The "Usage" section of docs/API.md: what each field of an assistant turn's `usage` counts, where
- * it comes from in OpenAI's and Anthropic's answers, and the double count to avoid (issue 36: a
- * client that sent OpenAI's `prompt_tokens` as `input` and its `cached_tokens` as `cacheRead` saw a
- * compaction fire at about 6.5k real tokens with `tokensBefore: 14,608`).
+ * it comes from in OpenAI's and Anthropic's answers, and the double count to avoid (OpenAI's
+ * `prompt_tokens` already holds its `cached_tokens`: sent as `input` beside `cacheRead`, the cached
+ * prefix counts twice).
  *
  * The fields are read from @compactor/contract's `UsageSchema`: a field added there without a
  * mapping here fails `npm run docs:api`. The mapping is the one the clients' helpers implement
@@ -69,11 +69,18 @@ export function usageSection(): string[] {
     'An assistant message’s `usage` (`POST …/messages`, `PATCH …/messages/{messageId}`, and',
     '`POST …/overflow`) is the provider’s count for the turn’s last model call, in Compactor’s terms.',
     'Compactor calibrates its token estimate with it (`policy.estimate: "hybrid"`: the prompt the',
-    'provider counted, plus the stored counts of what was written after), the `overflow` trigger',
-    'compares it with the window, and the prompt-cache features (cache-aware pruning, the cache',
-    'effects of a compaction) read `cacheRead` and `cacheWrite`. The whole prompt is',
-    '`input + cacheRead + cacheWrite`; `output` includes `reasoning`. Only `input` and `output` are',
-    'required, the others default to 0.',
+    'provider counted, plus the stored counts of what was written after), and the prompt-cache',
+    'features (cache-aware pruning, the cache effects of a compaction) read `cacheRead` and',
+    '`cacheWrite`. The whole prompt is `input + cacheRead + cacheWrite`; `output` includes',
+    '`reasoning`. Only `input` and `output` are required, the others default to 0.',
+    '',
+    'A report never pulls the estimate below Compactor’s own exact count of the stored context: it',
+    'may only add what the provider saw and Compactor did not store (a system prompt sent outside',
+    'the session, tool schemas, the provider’s framing), at most a quarter of the usable input',
+    '(`status.calibrationTokens` shows what it adds now). A report below the stored count changes',
+    'nothing. A report no turn of the session’s model can make — a prompt or an output over ten',
+    'context windows, or `reasoning` over `output` — is refused with `400 validation_error` naming',
+    'the field, and nothing of the request is stored.',
     '',
     '| field | counts | OpenAI Chat Completions | OpenAI Responses | Anthropic Messages |',
     '| --- | --- | --- | --- | --- |',

@@ -224,7 +224,7 @@ export const PolicySchema = z.strictObject({
   estimate: z
     .enum(['hybrid', 'exact'])
     .describe(
-      'How the status counts the context: `hybrid` the last reported usage plus the stored counts of what came after, `exact` the stored counts only',
+      'How the status counts the context: `hybrid` the last reported usage plus the stored counts of what came after, never below the stored count nor above it by more than a quarter of the usable input; `exact` the stored counts only',
     ),
   /**
    * How prune and keep-recent budgets measure messages: `tokenizer` (the exact counts stored at
