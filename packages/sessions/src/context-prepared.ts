@@ -5,28 +5,8 @@ import {
   type Message,
   type Policy,
 } from '@compactor/core';
-import { contentHash, findPreparedSummary, sessionModel, type DbOrTx, type SessionRow } from '@compactor/db';
-import { z } from 'zod';
-
-/**
- * The parts of a prepared draft's outcome that its summary messages are built from. The shape is
- * workflow's `SummaryDraftSchema` (version 2, steps/summary-writing.ts): a draft of another
- * version is not served here, as workflow would not finalize it either.
- */
-const DraftSummary = z.object({
-  version: z.literal(2),
-  outcome: z.object({
-    kind: z.literal('summary'),
-    summaryText: z.string(),
-    messagesCompacted: z.number().int(),
-    fileOps: z.object({
-      readFiles: z.array(z.string()),
-      modifiedFiles: z.array(z.string()),
-      readFilesOmitted: z.number().int().optional(),
-      modifiedFilesOmitted: z.number().int().optional(),
-    }),
-  }),
-});
+import { findPreparedSummary, type DbOrTx, type SessionRow } from '@compactor/db';
+import { parseSummaryDraft, preparedSettingsKey } from '@compactor/workflow';
 
 /** The view with a ready prepared draft in place of the prefix it covers. */
 export interface PreparedView {
@@ -50,8 +30,9 @@ export async function preparedView(
 ): Promise<PreparedView | null> {
   const row = await findPreparedSummary(db, session.pk);
   if (!row || row.status !== 'ready' || row.cutSeq === null || row.settingsKey === null) return null;
-  const draft = DraftSummary.safeParse(row.outcome);
-  if (!draft.success) return null;
+  // Only a draft the finalizing compaction would take: one of the summary version it reads.
+  const draft = parseSummaryDraft(row.outcome);
+  if (draft === null || draft.summaryText === null) return null;
   const pinned = (message: Message) => policy.pinSystemMessages && isPinnedMessage(message);
   const first = view.find((message) => !message.summary && !pinned(message));
   const last = view.at(-1);
@@ -65,8 +46,7 @@ export async function preparedView(
     },
     {
       latestCompletedId: compaction.latestCompletedId,
-      // workflow's preparedSettingsKey: the policy input and model the draft was written under.
-      settingsKey: contentHash({ policy: session.policy, model: sessionModel(session) }),
+      settingsKey: preparedSettingsKey(session),
       reason: 'auto',
       strategy: policy.strategy,
       force: false,
@@ -79,7 +59,7 @@ export async function preparedView(
   if (!verdict.usable) return null;
 
   const cutSeq = row.cutSeq;
-  const { summaryText, messagesCompacted, fileOps } = draft.data.outcome;
+  const { summaryText, messagesCompacted, fileOps } = draft;
   // Named after the compaction that will finalize the draft when there is one, as finalize names them.
   const compactionId = compaction.activeCompactionId ?? `prepared-${row.id}`;
   const summaries = buildSummaryMessages({

@@ -6,16 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { READ_FIT_MARKER_METADATA_TYPE, type Message, type PolicyInput } from '@compactor/core';
 import {
   appendMessages,
-  contentHash,
   insertCompaction,
   prepareMessages,
-  sessionModel,
   type MessageInput,
   type SessionRow,
 } from '@compactor/db';
 import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import type { SessionEventSource } from '@compactor/queue';
-import type { SessionEvent } from '@compactor/workflow';
+import { preparedSettingsKey, type SessionEvent } from '@compactor/workflow';
 import { getTokenizer } from '@compactor/tokenizer';
 import { sessionContext, type ContextRequest } from './context';
 import { statusSnapshot } from './status';
@@ -151,6 +149,9 @@ describe('sessionContext', () => {
           fileOps: { readFiles: [], modifiedFiles: [] },
           writtenBy: 'llm',
           llm: null,
+          fallback: null,
+          clamps: [],
+          detail: {},
         },
       };
       await database.db.$client.query(
@@ -158,7 +159,7 @@ describe('sessionContext', () => {
          values ($1, 'draft_1', 'ready', null, $2, $3, $4, $5, now())`,
         [
           session.pk,
-          settingsKey ?? contentHash({ policy: session.policy, model: sessionModel(session) }),
+          settingsKey ?? preparedSettingsKey(session),
           cutSeq,
           cutSeq,
           JSON.stringify(outcome),
