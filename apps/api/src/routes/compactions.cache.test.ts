@@ -4,25 +4,16 @@
  * 2,000-token system prompt, 14,500 tokens before, the last model call's cache 14,500 tokens.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Part, Role } from '@compactor/core';
 import { appendMessages, type NewMessage } from '@compactor/db';
-import { createLlm } from '@compactor/llm';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
 import type { Tokenizer } from '@compactor/tokenizer';
-import { runCompaction, silentLog } from '@compactor/workflow';
 import { useTestApi } from '../test-support/api';
 import { newSession, sessionPk } from '../test-support/helpers';
+import { useInProcessWorker } from '../test-support/in-process-worker';
 
 const api = useTestApi();
-let stub: LlmStub | undefined;
-
-beforeAll(async () => {
-  stub = await startLlmStub();
-});
-afterAll(async () => {
-  await stub?.close();
-});
+const worker = useInProcessWorker(api);
 
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 
@@ -75,18 +66,9 @@ describe('the cache effect of a compaction, in the API', () => {
     expect(requested.statusCode, requested.body).toBe(202);
     expect(requested.json()).toMatchObject({ status: 'pending', cache: null });
 
-    const result = await runCompaction(
-      {
-        db: api.database.db,
-        llm: createLlm({ apiKey: 'stub', baseURL: stub!.url, timeoutMs: 10_000 }),
-        clock: () => NOW,
-        log: silentLog,
-        tokenizerFor: () => fixedCounter,
-      },
-      requested.json().id,
-      { lastAttempt: true },
-    );
-    expect(result.status).toBe('completed');
+    await worker.run(requested.json().id, {
+      resources: { clock: () => NOW, tokenizerFor: () => fixedCounter },
+    });
 
     const shown = (
       await api.request({ method: 'GET', url: `/v1/compactions/${requested.json().id}` })

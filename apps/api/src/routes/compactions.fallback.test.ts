@@ -3,39 +3,20 @@
  * says so at top level: `fallback` on the compaction in the API, in its events, and in the
  * analyst views. Its strategy stays the one asked for.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLlm } from '@compactor/llm';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
+import { describe, expect, it } from 'vitest';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { runCompaction, silentLog, type SessionEvent } from '@compactor/workflow';
+import type { SessionEvent } from '@compactor/workflow';
 import { useTestApi } from '../test-support/api';
 import { newSession } from '../test-support/helpers';
+import { useInProcessWorker } from '../test-support/in-process-worker';
 
 const api = useTestApi();
-let stub: LlmStub | undefined;
-
-beforeAll(async () => {
-  stub = await startLlmStub();
-});
-afterAll(async () => {
-  await stub?.close();
-});
+const worker = useInProcessWorker(api);
 
 /** Runs the compaction in this process as a worker would, on its last try, recording its events. */
 async function runAsWorker(compactionId: string): Promise<SessionEvent[]> {
   const events: SessionEvent[] = [];
-  const result = await runCompaction(
-    {
-      db: api.database.db,
-      llm: createLlm({ apiKey: 'stub', baseURL: stub!.url, timeoutMs: 10_000 }),
-      clock: () => new Date(),
-      log: silentLog,
-      events: { publish: async (event) => void events.push(event) },
-    },
-    compactionId,
-    { lastAttempt: true },
-  );
-  expect(result.status).toBe('completed');
+  await worker.run(compactionId, { events });
   return events;
 }
 
@@ -56,8 +37,8 @@ describe('a compaction completed by the truncate fallback', () => {
       });
 
     const requested = (await compact()).json();
-    stub!.setFaults({ status: 500 });
-    const events = await runAsWorker(requested.id).finally(() => stub!.setFaults({}));
+    worker.stub.setFaults({ status: 500 });
+    const events = await runAsWorker(requested.id).finally(() => worker.stub.setFaults({}));
 
     const fallback = { code: 'llm_retries_exhausted', message: expect.any(String) };
     const shown = (await api.request({ method: 'GET', url: `/v1/compactions/${requested.id}` })).json();

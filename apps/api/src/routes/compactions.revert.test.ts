@@ -3,13 +3,12 @@
  * message and token for token; only the latest completed, non-reverted compaction of a session;
  * 409s that say why; another tenant's compaction is a 404; the event; the auto trigger after it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLlm } from '@compactor/llm';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
+import { describe, expect, it } from 'vitest';
 import { generateCodingSession } from '@compactor/testing/fixtures';
-import { runCompaction, silentLog, type SessionEventMap } from '@compactor/workflow';
+import type { SessionEventMap } from '@compactor/workflow';
 import { TENANT_B_KEY, useTestApi } from '../test-support/api';
 import { compactionsOf, newSession, sessionPk } from '../test-support/helpers';
+import { useInProcessWorker } from '../test-support/in-process-worker';
 
 const reverted: Array<{
   sessionId: string;
@@ -25,31 +24,12 @@ const api = useTestApi({
     },
   }),
 });
-let stub: LlmStub | undefined;
+const worker = useInProcessWorker(api);
 
-beforeAll(async () => {
-  stub = await startLlmStub();
-});
-afterAll(async () => {
-  await stub?.close();
-});
-
-/** Prunes whatever tool output lies outside the newest 100 tokens, so the compaction's prune step marks some. */
 const PRUNING_POLICY = { policy: { pruning: { protectTokens: 100, minimumTokens: 1, protectUserTurns: 1 } } };
 
 async function runAsWorker(compactionId: string): Promise<void> {
-  const result = await runCompaction(
-    {
-      db: api.database.db,
-      llm: createLlm({ apiKey: 'stub', baseURL: stub!.url, timeoutMs: 10_000 }),
-      clock: () => new Date(),
-      log: silentLog,
-      events: { publish: async () => undefined },
-    },
-    compactionId,
-    { lastAttempt: true },
-  );
-  expect(result.status).toBe('completed');
+  await worker.run(compactionId);
 }
 
 const get = (url: string, key?: string) => api.request({ method: 'GET', url, ...(key ? { key } : {}) });

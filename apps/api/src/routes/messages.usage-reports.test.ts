@@ -5,23 +5,15 @@
  * the model can have made (over ten context windows, reasoning above output) are refused with a
  * 400 on every write path, and nothing of the write is stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLlm } from '@compactor/llm';
-import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
+import { describe, expect, it } from 'vitest';
 import { getTokenizer } from '@compactor/tokenizer';
-import { runCompaction, silentLog } from '@compactor/workflow';
 import { LARGE_BODY_BYTES } from '../http/unparsed-body';
 import { useTestApi } from '../test-support/api';
 import { newSession } from '../test-support/helpers';
+import { useInProcessWorker } from '../test-support/in-process-worker';
 
 const api = useTestApi();
-let stub: LlmStub | undefined;
-beforeAll(async () => {
-  stub = await startLlmStub();
-});
-afterAll(async () => {
-  await stub?.close();
-});
+const worker = useInProcessWorker(api);
 
 /** The window: usable 7,168 − min(1,024, 32,000, 1,792) = 6,144; ten windows 71,680. */
 const model = { id: 'loop-model', contextWindow: 7_168, maxOutputTokens: 1_024 };
@@ -48,19 +40,7 @@ const answer = (text: string, usage: Record<string, number> | null, finish: stri
 });
 
 async function runAsWorker(compactionId: string) {
-  const result = await runCompaction(
-    {
-      db: api.database.db,
-      llm: createLlm({ apiKey: 'stub', baseURL: stub!.url, timeoutMs: 10_000 }),
-      clock: () => new Date(),
-      log: silentLog,
-      events: { publish: async () => undefined },
-    },
-    compactionId,
-    { lastAttempt: true },
-  );
-  expect(result.status).toBe('completed');
-  return result.compaction!;
+  return (await worker.run(compactionId)).compaction!;
 }
 
 describe('reports no turn of the model can have made: 400, nothing stored', () => {
