@@ -5,7 +5,7 @@
 import { isTurnStart } from './cut-point';
 import { fitKeptMessages } from './fit';
 import type { Message } from './model';
-import type { ReadFitOptions } from './read-fit';
+import type { ReadFitOptions } from './read-fit-options';
 import { buildReadFitMarker } from './read-fit-marker';
 import { messageTokens, storedTokens } from './tokens';
 

@@ -18,33 +18,18 @@
  * exceed the budget nothing can fit (`pinnedOver`), and the best effort is served.
  */
 import { isPinnedMessage, renderToolPart } from './context';
-import { fitKeptMessages, MIN_EXCERPT_TOKENS, type FitCounters } from './fit';
+import { fitKeptMessages, MIN_EXCERPT_TOKENS } from './fit';
 import type { Message, Part } from './model';
-import type { PruneBudgets } from './policy';
 import { selectPrunableParts } from './prune';
 import { dropOldest } from './read-fit-drop';
-import { TOKENIZER_MEASURE, type TokenMeasure } from './token-measure';
+import type { ReadFitOptions } from './read-fit-options';
+import { TOKENIZER_MEASURE } from './token-measure';
 import { partTokens, storedTokens } from './tokens';
+
+export type { ReadFitOptions } from './read-fit-options';
 
 /** A part above this share of the room (budget minus pinned and summary messages) is oversized. */
 export const OVERSIZED_PART_SHARE = 0.25;
-
-/** What {@link fitViewForRead} needs besides the view. */
-export interface ReadFitOptions {
-  /** The most the served messages may count (stored counts): the usable input minus the overhead. */
-  budgetTokens: number;
-  /** The policy's prune budgets, or `null` when the policy does not prune. */
-  pruning: PruneBudgets | null;
-  /** How the prune selection sizes outputs (`tokenMeasureFor(policy.tokenCount)`). */
-  measure?: TokenMeasure;
-  /** The policy's `pinSystemMessages`: pinned system messages are never cleared, clamped or dropped. */
-  pinSystemMessages: boolean;
-  /** The summary's budget, which bounds the marker's pinned section as it bounds the truncate text's. */
-  markerBudgetTokens: number;
-  /** ISO time the cleared outputs are marked with (core takes no clock). */
-  at: string;
-  count: FitCounters;
-}
 
 /** What {@link fitViewForRead} served and did. */
 export interface ReadFit {
