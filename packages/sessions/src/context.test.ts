@@ -157,13 +157,7 @@ describe('sessionContext', () => {
       await database.db.$client.query(
         `insert into prepared_summaries (session_pk, id, status, base_compaction_id, settings_key, covers_through_seq, cut_seq, outcome, prepared_at)
          values ($1, 'draft_1', 'ready', null, $2, $3, $4, $5, now())`,
-        [
-          session.pk,
-          settingsKey ?? preparedSettingsKey(session),
-          cutSeq,
-          cutSeq,
-          JSON.stringify(outcome),
-        ],
+        [session.pk, settingsKey ?? preparedSettingsKey(session), cutSeq, cutSeq, JSON.stringify(outcome)],
       );
     }
 

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import {
-  runCompaction,
-  silentLog,
-  type SessionEvent,
-  type WorkflowResources,
-} from '@compactor/workflow';
+import { runCompaction, silentLog, type SessionEvent, type WorkflowResources } from '@compactor/workflow';
 import type { TestApi } from './api';
 
 /** The LLM stub of a test file, and compactions run on it in this process as a worker runs them. */
