@@ -17,13 +17,13 @@ export const WorkerEnvSchema = z
     /**
      * Of those jobs, how many do their database and CPU work at once, in arrival order; one
      * waiting on the LLM holds no place. A few keep the process busy; many make a burst of
-     * ready jobs all wait for one another (docs/benchmarks/history.md, The durable workflow).
+     * ready jobs all wait for one another.
      */
     WORKER_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(DEFAULT_STEP_CONCURRENCY),
     /**
      * Postgres connections of the process. A job holds one only while a statement runs (most of
      * its time is the LLM call), so a few serve dozens of jobs; every connection also pays its own
-     * statement planning, so more cost Postgres CPU (docs/benchmarks/history.md, The durable workflow). At least 2:
+     * statement planning, so more cost Postgres CPU. At least 2:
      * the reconciler holds one (its advisory lock's transaction) while its work uses another.
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1_000).default(10),

@@ -52,7 +52,7 @@ export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
  * turn: a session appended to every 15 s would get a new connection on every append, and a new
  * connection plans the hot statements again (Postgres tries five custom plans per connection
  * before it settles on the cached generic one). Measured: the status statement 17.7 ms on the
- * first use after 11 s idle, then 4–5 ms, against 2 ms warm (docs/benchmarks/history.md, The durable workflow).
+ * first use after 11 s idle, then 4–5 ms, against 2 ms warm.
  */
 export const POOL_IDLE_TIMEOUT_MS = 5 * 60_000;
 

@@ -1,7 +1,7 @@
 /**
  * The OpenAI SDK's transport (its `fetch` option) on Node's own HTTP client with keep-alive
  * connections. The global `fetch` (undici) cost about a millisecond more CPU per LLM call, a
- * tenth of the worker's CPU for a small compaction (docs/benchmarks/history.md, Replay overhead, "the LLM client's transport").
+ * tenth of the worker's CPU for a small compaction.
  *
  * It covers what the SDK sends, a string or byte body: anything else (a `Request`, a stream or
  * form body) goes to the global `fetch`, and so does a request answered with a redirect (sent

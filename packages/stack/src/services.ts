@@ -123,9 +123,9 @@ export async function dropDatabase(url: string): Promise<void> {
  * Drops the stack's scratch database (only one Compactor created, see {@link dropDatabase}) and
  * creates it again, marked as scratch, its commits not waiting for the WAL to reach the disk
  * (`synchronous_commit = off`, set on this database only): it is thrown away at the next run,
- * and on this machine the flush was 0.7–1.2 ms of every append (docs/benchmarks/history.md,
- * Replay overhead). A Postgres crash could lose a run's last fraction of a second of rows,
- * never their consistency. The API migrates it when it starts.
+ * and on this machine the flush was 0.7–1.2 ms of every append. A Postgres crash could lose a
+ * run's last fraction of a second of rows, never their consistency. The API migrates it when it
+ * starts.
  */
 export async function recreateScratchDatabase(url: string, purpose = 'local stack'): Promise<void> {
   const name = new URL(url).pathname.slice(1);

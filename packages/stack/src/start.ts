@@ -105,7 +105,7 @@ export async function startStack(children: Children, options: StackOptions): Pro
     ),
   );
   // Node's http agent with kept-alive connections: global fetch costs the replay ~1 ms of CPU more
-  // per request (docs/benchmarks/history.md, Replay overhead).
+  // per request.
   const client = new CompactorClient({
     fetch: createHttpFetch(),
     ...options.client,

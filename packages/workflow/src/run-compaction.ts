@@ -262,7 +262,7 @@ async function end(
  * catches and reports its own failures), and one connection sends them in call order, so the
  * SSE stream sees them as before. Waited for, a slow Redis held every compaction (and its place
  * in the worker's step gate) for six round trips; throughput did not measurably change either
- * way on a local Redis (docs/benchmarks/history.md, The durable workflow).
+ * way on a local Redis.
  */
 function publish<T extends CompactionEventType>(
   resources: WorkflowResources,

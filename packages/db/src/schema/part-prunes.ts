@@ -5,7 +5,7 @@ import { bigint, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-o
  * its own, keyed like the part it marks (session, message seq, position), because pruning marks
  * tens of thousands of parts at once: measured on 44,600 parts with ~2 KB inline outputs,
  * updating a `compacted_at` column in `parts` rewrote every wide row (no HOT update, 39 MB of
- * WAL, 410 ms), where inserting here writes 8.5 MB in 165 ms (docs/benchmarks/history.md, Scale, "What changed, and why").
+ * WAL, 410 ms), where inserting here writes 8.5 MB in 165 ms.
  *
  * No foreign keys, on purpose: an FK to `parts` takes a row lock on every referenced part
  * (19 MB of WAL, 500 ms for the same insert), one to `sessions` adds 50 %. `deleteSession`

@@ -9,7 +9,7 @@
  * LLM call. When many are ready at once (their LLM answers arrive together), interleaving all
  * their statements makes each one wait for the whole burst: they finish together, call the LLM
  * again together, and the burst never spreads. Admitted a few at a time in arrival order, the
- * first finishes first and the calls spread out (docs/benchmarks/history.md, The durable workflow).
+ * first finishes first and the calls spread out.
  */
 export class WorkGate {
   private free: number;

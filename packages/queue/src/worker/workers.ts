@@ -9,8 +9,7 @@ import { WorkGate } from './work-gate';
 
 /**
  * A few jobs at a time do their database and CPU work: enough to keep the event loop and a
- * couple of Postgres connections busy while one waits on a round trip; 3–6 measured alike
- * (docs/benchmarks/history.md, The durable workflow).
+ * couple of Postgres connections busy while one waits on a round trip; 3–6 measured alike.
  */
 export const DEFAULT_STEP_CONCURRENCY = 4;
 
