@@ -1,15 +1,10 @@
-import { redisUrlSchema } from '@compactor/queue';
+import { logLevelSchema, sharedEnvFields } from '@compactor/queue';
 import { z } from 'zod';
 import type { TenantLimitSettings } from '@compactor/sessions';
-
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/compactor';
-const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 const port = z.coerce.number().int().min(0).max(65_535);
 
@@ -17,6 +12,8 @@ const port = z.coerce.number().int().min(0).max(65_535);
 const PROXY_ADDRESS = /^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/[0-9]{1,3})?$/;
 
 const EnvFields = z.object({
+  // A statement past 15 s (or no connection within 5 s) is answered 503 with Retry-After.
+  ...sharedEnvFields({ poolMin: 1, poolDefault: 10, statementTimeoutMs: 15_000 }),
   /** `production` (the image sets it) refuses to start without keys: see {@link openStartRefusal}. */
   NODE_ENV: z.string().default('development'),
   PORT: port.default(3000),
@@ -26,9 +23,6 @@ const EnvFields = z.object({
    * public listener never shows it. Unset or empty: `/metrics` is on PORT.
    */
   METRICS_PORT: z.preprocess((v) => (v === '' ? undefined : v), port.optional()),
-  DATABASE_URL: z.string().url().default(DEFAULT_DATABASE_URL),
-  /** One server (`redis://`) or a Redis Cluster's seed nodes (`redis-cluster://host:port,host:port`). */
-  REDIS_URL: redisUrlSchema.default(DEFAULT_REDIS_URL),
   /**
    * `tenant:key,tenant:key`. Empty, with no key in the keys table either, runs the API open: in
    * production only with ALLOW_UNAUTHENTICATED=true.
@@ -40,8 +34,9 @@ const EnvFields = z.object({
    * Which peers' `X-Forwarded-For` names the client (the dashboard's wrong-token lockout is per
    * client address; behind a reverse proxy every caller has the proxy's): unset or `false` trusts
    * none; comma-separated addresses and CIDR ranges of the proxies (`10.0.0.0/8,127.0.0.1`) trust
-   * those, and the client is the nearest address in the header that is not one of them. `true` trusts every peer: only when nothing but the
-   * proxy can reach the API, or any caller can name itself.
+   * those, and the client is the nearest address in the header that is not one of them. `true`
+   * trusts every peer: only when nothing but the proxy can reach the API, or any caller can name
+   * itself.
    */
   TRUST_PROXY: z
     .string()
@@ -62,43 +57,18 @@ const EnvFields = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   /** Apply migrations at start (default), or refuse to start on an unmigrated database. */
   MIGRATE_ON_START: booleanFlag.default(true),
-  LOG_LEVEL: logLevel.default('info'),
   /**
    * The level of the one line logged per request: at `debug` with `LOG_LEVEL=info` no request is
    * logged (the local stack of the demo and the replay, where each line costs the API and the
    * parent that reads it about a tenth of an append). Failed requests are logged at `error`.
    */
-  REQUEST_LOG_LEVEL: logLevel.exclude(['silent']).default('info'),
+  REQUEST_LOG_LEVEL: logLevelSchema.exclude(['silent']).default('info'),
   /** Largest request body; tool outputs can be large. */
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
     .positive()
     .default(32 * 1024 * 1024),
-  /**
-   * Key prefix of the BullMQ queues and the event channels; API and workers must agree on it.
-   * Hash-tagged by default, so a queue's keys share one Redis Cluster slot.
-   */
-  QUEUE_PREFIX: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
-    .default('{compactor}'),
-  /** `auto` picks the encoding from the session's model id (o200k_base for unknown models). */
-  TOKENIZER_ENCODING: z.enum(['auto', 'o200k_base', 'cl100k_base']).default('auto'),
-  /** Postgres connections of this process. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
-  /**
-   * How long connecting to Postgres, or waiting for a free pooled connection, may take before the
-   * request is answered 503 (Postgres down or saturated): seconds, not the kernel's minutes.
-   */
-  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
-  /**
-   * The longest statement: Postgres cancels it, and the client gives up 2 s later on its own (a
-   * frozen server); either way the request is answered 503. 0 disables both.
-   */
-  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
   /**

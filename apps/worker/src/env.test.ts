@@ -30,4 +30,10 @@ describe('parseWorkerEnv', () => {
     expect(parse).toThrow(EnvError);
     expect(parse).toThrow(/WORKER_STEP_CONCURRENCY/);
   });
+
+  it('refuses a queue prefix the API refuses (the fields both read are declared once, in @compactor/queue)', () => {
+    // A space would break the queues' key patterns; the API and the worker must agree on the prefix.
+    expect(() => parseWorkerEnv({ ...base, QUEUE_PREFIX: 'my prefix' })).toThrow(/QUEUE_PREFIX/);
+    expect(parseWorkerEnv({ ...base, QUEUE_PREFIX: '{acme}' }).QUEUE_PREFIX).toBe('{acme}');
+  });
 });

@@ -10,3 +10,4 @@ export * from './worker/worker-events';
 export * from './worker/reconciler';
 export * from './shutdown/bounded-close';
 export * from './redis/connect';
+export * from './env-fields';
