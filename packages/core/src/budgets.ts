@@ -2,7 +2,7 @@
  * The budgets every compaction divides the window into, derived from the window so that small
  * models (4k, 8k: local vLLM and Ollama) compact as well as large ones:
  *
- *   usable  = inputLimit, or window − min(maxOutput, 32,000, window / 4)      (triggers.ts)
+ *   usable  = inputLimit, or window − min(maxOutput, 32,000, window / 4)      (trigger-threshold.ts)
  *   summary = min(policy.summarizer.maxOutputTokens, usable × 0.2)
  *   keep    ≤ min(usable, threshold) − summary                               (cut-point.ts)
  *

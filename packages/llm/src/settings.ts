@@ -1,8 +1,20 @@
-import type { ModelInfo, Policy } from '@compactor/core';
+import type { ModelInfo, Policy, SummaryPromptStyle } from '@compactor/core';
 import { buildSummaryPrompt, estimateTokens, lookupKnownModel } from '@compactor/core';
-import type { SummarizerSettings } from './chunked-summary';
 import { CHAT_FRAMING_TOKENS, MIN_CHUNK_TOKENS, promptTokenBudget } from './chunking';
 import { LlmFatalError } from './errors';
+
+/** The policy's `summarizer` section, resolved for one call (see `resolveSummarizerSettings`). */
+export interface SummarizerSettings {
+  model: string;
+  maxOutputTokens: number;
+  timeoutMs: number;
+  /** The summarizer model's window; `null` when unknown (then overflow errors teach us). */
+  contextWindow: number | null;
+  toolResultMaxChars: number;
+  toolArgsMaxChars: number;
+  /** The policy's `summarizer.prompt` (core `SummaryPromptStyle`); absent: `structured`. */
+  prompt?: SummaryPromptStyle;
+}
 
 /** For {@link resolveSummarizerSettings}: the policy's model, else `defaultModel`, else the session's. */
 export interface ResolveSummarizerInput {
