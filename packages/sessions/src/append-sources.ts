@@ -3,7 +3,7 @@ import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, type NewMessage, type SerializedBatch } from '@compactor/db';
 import { ENCODING_NAMES, type EncodingName } from '@compactor/tokenizer';
 import type { z } from 'zod';
-import { invalidJsonBody, invalidRequest } from './errors';
+import { InvalidInput, UnparsableBody } from './errors';
 import type { SessionResources } from './resources';
 import type { AppendBodyThread } from './large-bodies/append-body-thread';
 
@@ -64,9 +64,9 @@ export function unparsedBody(
       const { outcome } = answer;
       switch (outcome.kind) {
         case 'invalid-json':
-          throw invalidJsonBody();
+          throw new UnparsableBody();
         case 'invalid':
-          throw invalidRequest(
+          throw InvalidInput.atPointers(
             'body',
             outcome.issues.map((issue) => ({
               instancePath: `/${issue.path.join('/')}`,

@@ -7,7 +7,7 @@ import {
   type AppendedMessage,
   type SessionRow,
 } from '@compactor/db';
-import { ApiError, notFound } from './errors';
+import { Conflict, SessionNotFound } from './errors';
 import type { SessionResources } from './resources';
 import { BoundedMap } from './bounded-map';
 import type { PrefetchedStatus } from './status';
@@ -102,7 +102,7 @@ export async function appendCounted(
     const outcome = await appendToSession(resources.db, { ...target, modelId }, batch, { readAfter });
     if (outcome.kind === 'missing') {
       sessions.delete(key);
-      throw notFound('session');
+      throw new SessionNotFound();
     }
     sessions.set(key, knownSession(outcome.session));
     if (outcome.kind === 'appended') {
@@ -126,7 +126,7 @@ export async function appendCounted(
       continue;
     }
     if (attempt >= MODEL_CHANGES_TOLERATED) {
-      throw new ApiError(409, 'conflict', "the session's model kept changing during the append; retry");
+      throw new Conflict('model_kept_changing', "the session's model kept changing during the append; retry");
     }
     modelId = outcome.session.modelId;
     contextWindow = outcome.session.contextWindow;

@@ -1,6 +1,6 @@
 import { revertCompaction as revertStoredCompaction, NotFoundError } from '@compactor/db';
 import type { RevertCompactionResponse } from '@compactor/contract';
-import { notFound } from './errors';
+import { CompactionNotFound } from './errors';
 import type { SessionResources } from './resources';
 import { requireSession } from './sessions';
 import { sessionStatus } from './status';
@@ -8,9 +8,9 @@ import { compactionView } from './views';
 
 /**
  * `POST /v1/compactions/:id/revert`: undoes the session's latest completed compaction (db
- * `revertCompaction`: one transaction; a 409 `conflict` with `details.reason` when it is not the
+ * `revertCompaction`: one transaction; its `ConflictError` with `details.reason` when it is not the
  * latest completed one, another compaction of the session is pending or running, or the purge
- * cleared what the restored view would show; another tenant's compaction is a 404). Announces
+ * cleared what the restored view would show; another tenant's compaction is {@link CompactionNotFound}). Announces
  * `compaction.reverted` once committed and answers the compaction as reverted with the session's
  * status, read after the commit: the restored view, plus whatever was appended meanwhile.
  *
@@ -29,7 +29,7 @@ export async function revertCompaction(
     compactionId,
     at: resources.clock(),
   }).catch((error: unknown) => {
-    throw error instanceof NotFoundError ? notFound('compaction') : error;
+    throw error instanceof NotFoundError ? new CompactionNotFound() : error;
   });
   const session = await requireSession(resources.db, tenantId, reverted.session.id);
   const status = await sessionStatus(resources.db, session);

@@ -9,7 +9,7 @@ import {
 import { requestCompactionOnce, resolveStoredPolicy, type CompactionRequest } from '@compactor/workflow';
 import type { Compaction, CreateCompactionInput } from '@compactor/contract';
 import type { CompactionDetailAnswer, CompactionPageAnswer, OverflowAnswer } from './answers';
-import { invalid, notFound } from './errors';
+import { CompactionNotFound, InvalidInput } from './errors';
 import type { SessionResources } from './resources';
 import { requireSession, type SessionTarget } from './sessions';
 import type { TenantLimits } from './tenant-limits';
@@ -18,9 +18,9 @@ import { compactionStepView, compactionView } from './views';
 /**
  * `POST /v1/sessions/:id/compactions`: a manual compaction, or the active one (`created:
  * false`). With an `Idempotency-Key`, a repeat of the same request returns the compaction the
- * key created or joined, and the key with another body is a 409 — neither writes anything
+ * key created or joined, and the key with another body is db's `ConflictError` — neither writes anything
  * (workflow's `requestCompactionOnce`). Past the tenant's cap on active compactions, a request
- * that joins nothing is a 429.
+ * that joins nothing is refused with `TenantLimitReached`.
  */
 export async function requestManualCompaction(
   resources: SessionResources,
@@ -34,7 +34,7 @@ export async function requestManualCompaction(
   const keep = body.keepRecentTokens;
   if (keep !== undefined && model.contextWindow > 0 && keep > model.contextWindow) {
     const message = `keepRecentTokens (${keep}) is larger than the session's context window (${model.contextWindow})`;
-    throw invalid(message, { issues: [{ path: 'body.keepRecentTokens', message }] });
+    throw new InvalidInput(message, [{ path: 'body.keepRecentTokens', message }]);
   }
   const request = {
     reason: 'manual' as const,
@@ -63,7 +63,7 @@ export async function requestPrune(
  * `POST /v1/sessions/:id/overflow`: an overflow starts an emergency compaction (reason
  * `overflow`, force implied) unless the policy turned automatic compaction off; anything else
  * writes nothing. Past the tenant's cap on active compactions, an overflow that joins nothing
- * is a 429.
+ * is refused with `TenantLimitReached`.
  */
 export async function reportOverflow(
   resources: SessionResources,
@@ -100,7 +100,7 @@ export async function compactionsPage(
   const rows = await listCompactionsPage(db, session.pk, { limit: limit + 1, beforeId: before });
   if (rows === null) {
     const message = `before: ${before} is not a compaction of this session`;
-    throw invalid(message, { issues: [{ path: 'querystring.before', message }] });
+    throw new InvalidInput(message, [{ path: 'querystring.before', message }]);
   }
   const page = rows.slice(0, limit);
   return {
@@ -116,7 +116,7 @@ export async function compactionDetail(
   compactionId: string,
 ): Promise<CompactionDetailAnswer> {
   const found = await findTenantCompaction(db, tenantId, compactionId);
-  if (!found) throw notFound('compaction');
+  if (!found) throw new CompactionNotFound();
   const steps = await listCompactionSteps(db, found.compaction.id);
   return { ...compactionView(found.compaction, found.sessionId), steps: steps.map(compactionStepView) };
 }

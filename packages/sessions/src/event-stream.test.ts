@@ -3,7 +3,7 @@ import { deleteSession, type Db } from '@compactor/db';
 import { compareEventIds, type SessionEventSource } from '@compactor/queue';
 import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import type { SessionEvent } from '@compactor/workflow';
-import { ApiError } from './errors';
+import { SessionNotFound } from './errors';
 import { openSessionEvents } from './event-stream';
 import type { SessionResources } from './resources';
 
@@ -95,12 +95,12 @@ describe('openSessionEvents', () => {
     expect(events.listeners.size).toBe(0);
   });
 
-  it('is a 404 with nothing left subscribed for a session missing or deleted while it subscribed', async () => {
+  it('is SessionNotFound with nothing left subscribed for a session missing or deleted while it subscribed', async () => {
     const events = fakeEvents([]);
     const resources = resourcesWith(database.db, events.source);
     await expect(
       openSessionEvents(resources, { tenantId: 't', id: 'nope' }, { lastEventId: undefined, log }),
-    ).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    ).rejects.toBeInstanceOf(SessionNotFound);
 
     const session = await insertTestSession(database.db, { tenantId: 't' });
     const deleting: SessionEventSource = {
@@ -116,8 +116,7 @@ describe('openSessionEvents', () => {
       { tenantId: 't', id: session.id },
       { lastEventId: undefined, log },
     ).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ status: 404 });
+    expect(refused).toBeInstanceOf(SessionNotFound);
     expect(events.listeners.size).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import type { SessionRow } from '@compactor/db';
 import { compareEventIds, EVENT_ID_PATTERN } from '@compactor/queue';
 import { SESSION_DELETED_EVENT, type SessionEvent } from '@compactor/workflow';
-import { ApiError, notFound } from './errors';
+import { EventsUnavailable, SessionNotFound } from './errors';
 import type { OperationLog, SessionResources } from './resources';
 import { requireSession, type SessionTarget } from './sessions';
 
@@ -22,10 +22,11 @@ export interface SessionEventStream extends AsyncIterable<SessionEvent> {
 /**
  * Opens a session's event stream (`GET /v1/sessions/:id/events`). Subscribed to the live
  * channel before anything is replayed, so nothing published in between is lost; live events
- * the replay already sent are dropped by id. Throws the 404 for a missing session (one deleted
- * while the subscription was confirmed included: its `session.deleted` reached nobody here) and
- * the 503 when Redis does not confirm in time; nothing stays subscribed then. A history that
- * cannot be read is logged and skipped: the client gets the live events.
+ * the replay already sent are dropped by id. Throws {@link SessionNotFound} for a missing
+ * session (one deleted while the subscription was confirmed included: its `session.deleted`
+ * reached nobody here) and {@link EventsUnavailable} when Redis does not confirm in time;
+ * nothing stays subscribed then. A history that cannot be read is logged and skipped: the
+ * client gets the live events.
  */
 export async function openSessionEvents(
   resources: SessionResources,
@@ -43,7 +44,7 @@ export async function openSessionEvents(
   });
   try {
     const current = await requireSession(resources.db, target.tenantId, session.id);
-    if (current.pk !== session.pk) throw notFound('session');
+    if (current.pk !== session.pk) throw new SessionNotFound();
   } catch (error) {
     unsubscribe();
     throw error;
@@ -101,7 +102,10 @@ async function missedEvents(
   return { events, upTo: events.at(-1)?.id ?? lastEventId };
 }
 
-/** Subscribes, or throws a 503 when Redis does not confirm in time (and drops a late subscription). */
+/**
+ * Subscribes, or throws {@link EventsUnavailable} when Redis does not confirm in time (and drops
+ * a late subscription).
+ */
 async function subscribeInTime(
   resources: SessionResources,
   sessionPk: number,
@@ -120,14 +124,14 @@ async function subscribeInTime(
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           late = true;
-          reject(new ApiError(503, 'service_unavailable', 'the event stream is unavailable (Redis)'));
+          reject(new EventsUnavailable());
         }, SUBSCRIBE_TIMEOUT_MS);
       }),
     ]);
   } catch (error) {
     late = true;
-    if (error instanceof ApiError) throw error;
-    throw new ApiError(503, 'service_unavailable', 'the event stream is unavailable (Redis)');
+    if (error instanceof EventsUnavailable) throw error;
+    throw new EventsUnavailable();
   } finally {
     clearTimeout(timer);
   }

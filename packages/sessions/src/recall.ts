@@ -10,14 +10,15 @@ import {
 import { findRecallCall, searchRecall, type Db } from '@compactor/db';
 import { resolveStoredPolicy } from '@compactor/workflow';
 import type { z } from 'zod';
-import { ApiError, invalid, notFound } from './errors';
+import { CallNotFound, CallOutputPurged, InvalidInput } from './errors';
 import { requireSession, type SessionTarget } from './sessions';
 
 /**
  * `GET /v1/sessions/:id/recall`: what compaction took out of the model's view, given back. By
- * call id, the stored result of the call a cleared marker names (410 once retention purged it);
+ * call id, the stored result of the call a cleared marker names (`CallOutputPurged` once
+ * retention purged it);
  * by query, passages of the history the model no longer sees verbatim (see db `searchRecall`).
- * Another tenant's session is a 404 like a missing one, so its call ids and words find nothing.
+ * Another tenant's session is not found like a missing one, so its call ids and words find nothing.
  */
 export async function recall(
   db: Db,
@@ -31,16 +32,14 @@ export async function recall(
     return recallSearch(db, session.pk, query.q, query.limit ?? DEFAULT_RECALL_LIMIT, pinSystemMessages);
   }
   // The contract's schema refuses this before it gets here.
-  throw invalid('give exactly one of callId and q');
+  throw new InvalidInput('give exactly one of callId and q');
 }
 
 async function recallCall(db: Db, sessionPk: number, callId: string): Promise<RecallOutput> {
   const call = await findRecallCall(db, sessionPk, callId);
-  if (!call) throw notFound('call');
+  if (!call) throw new CallNotFound();
   if (call.purgedAt !== null) {
-    throw new ApiError(410, 'gone', 'the output of this call was purged by retention', {
-      purgedAt: call.purgedAt.toISOString(),
-    });
+    throw new CallOutputPurged(call.purgedAt);
   }
   return {
     kind: 'call',

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors';
+import { SessionWritesQueued } from './errors';
 import { SessionWriteQueue } from './session-writes';
 
 describe('SessionWriteQueue', () => {
-  it('counts a reserved place as waiting: past the limit the next reservation is a 429, before any work', () => {
+  it('counts a reserved place as waiting: past the limit the next reservation is refused, before any work', () => {
     const writes = new SessionWriteQueue(1);
     const first = writes.reserve('s');
     writes.reserve('s');
-    expect(() => writes.reserve('s')).toThrow(ApiError);
+    expect(() => writes.reserve('s')).toThrow(SessionWritesQueued);
     // Another session has its own queue.
     expect(() => writes.reserve('other').release()).not.toThrow();
     first.release();

@@ -1,12 +1,12 @@
-import { ApiError } from './errors';
+import { SessionWritesQueued } from './errors';
 
 /**
  * Writes to one session (appends, PATCHes) take the session's row lock one at a time anyway.
  * Waiting for it inside a transaction holds a pool connection: 12 concurrent large appends to
  * one session filled the 10-connection pool and every other tenant's read waited 8–13 s. So a
  * process runs one write per session at a time and the others wait here, in memory, without a
- * connection; past `maxWaiting` queued writes a session's next one is refused with 429 and a
- * Retry-After (one session cannot queue without bound either). An append takes its place with
+ * connection; past `maxWaiting` queued writes a session's next one is refused
+ * ({@link SessionWritesQueued}, with when to retry) (one session cannot queue without bound either). An append takes its place with
  * {@link reserve} before it counts its batch, so a refused one has cost no counting: 50 concurrent
  * appends to one session were all counted, the 17 refused ones included, on the event loop that
  * serves every other tenant. Across API replicas each holds at most one connection per session.
@@ -22,21 +22,14 @@ export class SessionWriteQueue {
   }
 
   /**
-   * A place in the session's queue, taken now (or the 429), for a write that runs later, in the
+   * A place in the session's queue, taken now (or {@link SessionWritesQueued}), for a write that runs later, in the
    * order of the `run` calls. Release it when the write will not run (a release after `run` is
    * a no-op).
    */
   reserve(session: string): SessionWritePlace {
     const entry = this.sessions.get(session) ?? { tail: Promise.resolve(), queued: 0 };
     if (entry.queued > this.maxWaiting) {
-      throw new ApiError(
-        429,
-        'too_many_requests',
-        'too many writes to this session are waiting; retry shortly',
-        {
-          retryAfterSeconds: 1,
-        },
-      );
+      throw new SessionWritesQueued('too many writes to this session are waiting; retry shortly', 1);
     }
     entry.queued += 1;
     this.sessions.set(session, entry);

@@ -16,7 +16,7 @@ import {
   type SessionRow,
   contentHash,
 } from '@compactor/db';
-import { ApiError, invalid, notFound } from './errors';
+import { Conflict, InvalidInput, SessionNotFound } from './errors';
 import { resolveStoredPolicy } from '@compactor/workflow';
 import {
   modelLimitsIssues,
@@ -36,29 +36,27 @@ export interface SessionTarget {
   id: string;
 }
 
-/** Resolves a policy input now, so a bad one is a 400 at write time rather than a failure later. */
+/** Resolves a policy input now, so a bad one is refused at write time rather than failing later. */
 function checkedPolicy(input: PolicyInput): PolicyInput {
   try {
     resolvePolicy(input);
     return input;
   } catch (error) {
-    if (error instanceof PolicyError) throw invalid(error.message);
+    if (error instanceof PolicyError) throw new InvalidInput(error.message);
     throw error;
   }
 }
 
 /**
  * The model with its limits checked as the session will have them (stated values completed from
- * the catalog or the stored model): inconsistent limits are a 400 naming the field.
+ * the catalog or the stored model): inconsistent limits are refused, naming the field.
  */
 function checkedModel(model: ModelInfo): ModelInfo {
   const issues = modelLimitsIssues(model).map(({ path, message }) => ({
     path: `body.model.${path}`,
     message,
   }));
-  if (issues.length > 0) {
-    throw invalid(`invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
-  }
+  if (issues.length > 0) throw InvalidInput.ofIssues(issues);
   return model;
 }
 
@@ -91,16 +89,17 @@ export async function createSession(
   });
   if (inserted) return { session: inserted, created: true };
   const existing = await findSession(db, tenantId, id);
-  if (!existing) throw new ApiError(409, 'conflict', 'session id was taken and released concurrently; retry');
+  if (!existing)
+    throw new Conflict('session_id_released', 'session id was taken and released concurrently; retry');
   if (existing.createHash !== createHash) {
-    throw new ApiError(409, 'conflict', `session ${id} already exists with a different body`);
+    throw new Conflict('session_exists', `session ${id} already exists with a different body`);
   }
   return { session: existing, created: false };
 }
 
 /**
  * `POST /v1/sessions`: {@link createSession} under the tenant's session-creation rate: a new
- * session spends it (a 429 when it is spent), the same id again never does.
+ * session spends it (refused with `TenantLimitReached` when it is spent), the same id again never does.
  */
 export async function createSessionWithinRate(
   db: Db,
@@ -136,10 +135,10 @@ export async function getSession(db: Db, target: SessionTarget): Promise<Session
   return sessionView(db, await requireSession(db, target.tenantId, target.id));
 }
 
-/** The session the client names, or a 404. */
+/** The session the client names, or {@link SessionNotFound}. */
 export async function requireSession(db: Db, tenantId: string, id: string): Promise<SessionRow> {
   const session = await findSession(db, tenantId, id);
-  if (!session) throw notFound('session');
+  if (!session) throw new SessionNotFound();
   return session;
 }
 
@@ -202,13 +201,13 @@ export async function patchSession(
     patch.metadata = merged;
   }
   const updated = await updateSession(db, session.pk, patch);
-  if (!updated) throw notFound('session');
+  if (!updated) throw new SessionNotFound();
   return sessionView(db, updated);
 }
 
 /** `DELETE /v1/sessions/:id`: deletes the session, then ends its event streams (`session.deleted`). */
 export async function removeSession(resources: SessionResources, target: SessionTarget): Promise<void> {
   const session = await requireSession(resources.db, target.tenantId, target.id);
-  if (!(await deleteSession(resources.db, session.pk))) throw notFound('session');
+  if (!(await deleteSession(resources.db, session.pk))) throw new SessionNotFound();
   await resources.jobs.sessionDeleted(session);
 }

@@ -1,5 +1,5 @@
 import { ActiveCompactionLimitError, type CompactionLimits } from '@compactor/workflow';
-import { ApiError } from './errors';
+import { TooManyRequests } from './errors';
 import { TokenBuckets } from './token-buckets';
 
 /** The per-tenant caps, as metrics label them. */
@@ -44,7 +44,7 @@ export const NO_TENANT_LIMITS: Readonly<TenantLimitSettings> = {
 
 /** What the limits report (the app binds it to its metrics). */
 export interface TenantLimitObserver {
-  /** A request was refused with 429. */
+  /** A request was refused: the tenant was at `limit`. */
   rejected?(limit: TenantLimitName): void;
   /** An auto compaction was deferred (or was already waiting): the tenant was at its cap. */
   autoCompactionDeferred?(): void;
@@ -58,14 +58,14 @@ export interface TenantLimitObserver {
 const EVENT_STREAM_RETRY_AFTER_SECONDS = 5;
 const ACTIVE_COMPACTION_RETRY_AFTER_SECONDS = 10;
 
-/** A request past one of its tenant's caps: `429 too_many_requests` with `Retry-After`. */
-export class TenantLimitError extends ApiError {
+/** A request past one of its tenant's caps, `limit`; `retryAfterSeconds` says when to try again. */
+export class TenantLimitReached extends TooManyRequests {
   constructor(
     readonly limit: TenantLimitName,
     message: string,
     retryAfterSeconds: number,
   ) {
-    super(429, 'too_many_requests', message, { limit, retryAfterSeconds });
+    super(message, retryAfterSeconds);
   }
 }
 
@@ -93,7 +93,7 @@ export class TenantLimits {
   }
 
   /**
-   * Takes one of the tenant's event-stream places, or throws a {@link TenantLimitError}.
+   * Takes one of the tenant's event-stream places, or throws a {@link TenantLimitReached}.
    * Returns the place's release; calling it again does nothing, so every way a stream can end
    * may call it.
    */
@@ -130,7 +130,7 @@ export class TenantLimits {
     return { maxActivePerTenant: this.settings.maxActiveCompactions };
   }
 
-  /** Starts a compaction a client asked for (manual, overflow): past the tenant's cap, a 429. */
+  /** Starts a compaction a client asked for (manual, overflow): past the tenant's cap, {@link TenantLimitReached}. */
   async requestedCompaction<T>(start: (limits: CompactionLimits) => Promise<T>): Promise<T> {
     try {
       return await start(this.compactions);
@@ -195,9 +195,9 @@ export class TenantLimits {
     }
   }
 
-  private refuse(limit: TenantLimitName, message: string, retryAfterSeconds: number): TenantLimitError {
+  private refuse(limit: TenantLimitName, message: string, retryAfterSeconds: number): TenantLimitReached {
     this.observer.rejected?.(limit);
-    return new TenantLimitError(limit, message, retryAfterSeconds);
+    return new TenantLimitReached(limit, message, retryAfterSeconds);
   }
 
   private countStreams(change: number): void {

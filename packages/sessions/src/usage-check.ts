@@ -1,10 +1,10 @@
 import { describeImplausibleUsage, implausibleUsage, type UsagePeaks } from '@compactor/core';
-import { invalidRequest } from './errors';
+import { InvalidInput } from './errors';
 
 /**
  * Refuses a write whose usage reports no turn of the session's model can have made (core
  * `implausibleUsage`: a prompt or output over ten context windows), before anything is stored:
- * the 400 names the message's usage, the numbers and the window. `pathOf` names the report in
+ * the refusal names the message's usage, the numbers and the window. `pathOf` names the report in
  * the body (`/messages/3/usage` for an append, `/usage` for a finished turn).
  */
 export function checkUsageReports(
@@ -14,7 +14,7 @@ export function checkUsageReports(
 ): void {
   const found = implausibleUsage(peaks, contextWindow);
   if (found === null) return;
-  throw invalidRequest('body', [
+  throw InvalidInput.atPointers('body', [
     { instancePath: pathOf(found.index), message: describeImplausibleUsage(found) },
   ]);
 }

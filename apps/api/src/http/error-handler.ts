@@ -10,8 +10,8 @@ import {
   isDatabaseUnavailable,
   loggableError,
 } from '@compactor/db';
-import { invalidRequest } from '@compactor/sessions';
-import { ApiError, type ErrorCode } from './errors';
+import { InvalidInput } from '@compactor/sessions';
+import { ApiError, sessionErrorAnswer, type ErrorCode } from './errors';
 import { drainRequestBody, refuseOversizedBeforeContinue } from './oversized-bodies';
 
 function body(code: ErrorCode, message: string, details?: unknown) {
@@ -82,15 +82,16 @@ export function installErrorHandling(app: FastifyInstance): void {
   );
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
-      const invalid = invalidRequest(error.validationContext ?? 'body', error.validation);
-      return reply.code(400).send(body(invalid.code, invalid.message, invalid.details));
+      const invalid = InvalidInput.atPointers(error.validationContext ?? 'body', error.validation);
+      return reply.code(400).send(body('validation_error', invalid.message, { issues: invalid.issues }));
     }
-    if (error instanceof ApiError) {
-      const named = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    const answer = error instanceof ApiError ? error : sessionErrorAnswer(error);
+    if (answer) {
+      const named = (answer.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
       const retryAfter =
-        typeof named === 'number' ? named : error.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : null;
+        typeof named === 'number' ? named : answer.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : null;
       if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
-      return reply.code(error.status).send(body(error.code, error.message, error.details));
+      return reply.code(answer.status).send(body(answer.code, answer.message, answer.details));
     }
     if (error instanceof PolicyError) return reply.code(400).send(body('validation_error', error.message));
     if (error instanceof UnfinishedCallConflictError) {

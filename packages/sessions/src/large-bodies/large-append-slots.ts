@@ -1,10 +1,10 @@
-import { ApiError } from '../errors';
+import { LargeAppendsBusy } from '../errors';
 
 /**
  * Large appends a process holds at once, from their body's arrival to the end of their write:
  * each keeps its body and its serialised rows (twice its size) while it waits for the worker
- * thread and for its session's earlier writes. Past this a large append is refused, 429 with
- * a Retry-After, so that the process's memory stays bounded (four 31 MiB bodies: ~250 MiB).
+ * thread and for its session's earlier writes. Past this a large append is refused (with when
+ * to retry), so that the process's memory stays bounded (four 31 MiB bodies: ~250 MiB).
  */
 export const LARGE_APPENDS_IN_FLIGHT = 4;
 
@@ -17,14 +17,12 @@ export class LargeAppendSlots {
 
   constructor(private readonly max = LARGE_APPENDS_IN_FLIGHT) {}
 
-  /** Takes a slot (release it once the append is done), or throws the 429. */
+  /** Takes a slot (release it once the append is done), or throws {@link LargeAppendsBusy}. */
   take(): () => void {
     if (this.taken >= this.max) {
-      throw new ApiError(
-        429,
-        'too_many_requests',
+      throw new LargeAppendsBusy(
         'too many large appends are in progress on this server; retry shortly',
-        { retryAfterSeconds: LARGE_APPEND_RETRY_AFTER_SECONDS },
+        LARGE_APPEND_RETRY_AFTER_SECONDS,
       );
     }
     this.taken += 1;

@@ -7,7 +7,7 @@ import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
 export type PreparedAppendBody =
   /** Not JSON, or JSON with a `__proto__` key: what Fastify's own parser refuses. */
   | { kind: 'invalid-json' }
-  /** JSON the append's schema refuses, with zod's issues (the validator's 400). */
+  /** JSON the append's schema refuses, with zod's issues (what the validator refuses). */
   | { kind: 'invalid'; issues: Array<{ path: Array<string | number>; message: string }> }
   /** A batch the append's one statement cannot decide: the caller prepares it itself. */
   | { kind: 'undecidable' }
