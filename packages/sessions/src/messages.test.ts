@@ -5,22 +5,17 @@
  * append writes nothing. Large bodies take the same path through the worker thread.
  */
 import { describe, expect, it } from 'vitest';
-import { AppendMessagesBody } from '@compactor/contract';
 import { ConflictError } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
 import { InvalidInput, SessionNotFound, SessionWritesQueued, UnparsableBody } from './errors';
 import { historyPage, SessionMessages, type AppendBody } from './messages';
 import { messageIdsOf } from './test-support/counts';
-import { newSession, useTestSessions, userText } from './test-support/session-resources';
+import { newSession, parsedMessages, useTestSessions, userText } from './test-support/session-resources';
 
 const t = useTestSessions();
 const count = (text: string) => getTokenizer('o200k_base').countSync(text);
 
-/** An append's body as the API hands it over: validated by the contract's schema. */
-const parsed = (messages: unknown[]): AppendBody => ({
-  kind: 'parsed',
-  messages: AppendMessagesBody.parse({ messages }).messages,
-});
+const parsed = parsedMessages;
 /** A body the transport left unparsed, as bytes (what a large body arrives as). */
 const unparsed = (json: string): AppendBody => ({ kind: 'unparsed', segments: [Buffer.from(json)] });
 

@@ -4,7 +4,7 @@
  * jobs started through `@compactor/queue`'s dispatch exactly as the API binds them.
  */
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { AppendMessagesBody, CreateSessionInput } from '@compactor/contract';
+import { AppendMessagesBody, type CreateSessionInput } from '@compactor/contract';
 import {
   announceCompactionReverted,
   announcePruneSkipped,
@@ -25,8 +25,7 @@ import {
 import { useTestDatabase, type TestDatabase } from '@compactor/db/testing';
 import { uniqueQueuePrefix } from '@compactor/testing';
 import { getTokenizer } from '@compactor/tokenizer';
-import type { z } from 'zod';
-import { SessionMessages } from '../messages';
+import { SessionMessages, type AppendBody } from '../messages';
 import type { OperationLog, SessionJobs, SessionResources } from '../resources';
 import { createSession } from '../sessions';
 import { NO_TENANT_LIMITS, TenantLimits, type TenantLimitSettings } from '../tenant-limits';
@@ -44,8 +43,10 @@ export interface TestSessions {
   jobIds(name: JobName): Promise<string[]>;
 }
 
-/** Messages as an append's body takes them. */
-export type AppendedMessages = z.infer<typeof AppendMessagesBody>['messages'];
+/** An append's body as the API hands it over: validated by the contract's schema. */
+export function parsedMessages(messages: unknown[]): AppendBody {
+  return { kind: 'parsed', messages: AppendMessagesBody.parse({ messages }).messages };
+}
 
 /**
  * Session resources over this file's database and the test Redis. `limits` are the tenant caps
