@@ -60,6 +60,13 @@ async function main(): Promise<void> {
     max: env.DATABASE_POOL_SIZE,
     connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
     statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    // A frozen Postgres is answered 503 within seconds, not after every request's statement timeout.
+    breaker: {
+      onStateChange: (state, detail) =>
+        state === 'open'
+          ? log.error({ err: detail }, 'database not answering: breaker open, requests answered 503')
+          : log.info('database answering again: breaker closed'),
+    },
   });
   const redis = createRedis(env.REDIS_URL, {
     lazyConnect: true,

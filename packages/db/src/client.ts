@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as schema from './schema';
+import { DatabaseBreaker, type DatabaseBreakerOptions } from './breaker';
 
 /** Every table of `./schema`, as drizzle types them. */
 export type Schema = typeof schema;
@@ -15,6 +16,8 @@ export type DbOrTx = Db | Tx;
 export interface Database {
   db: Db;
   pool: pg.Pool;
+  /** Set when opened with {@link DatabaseOptions.breaker}. */
+  breaker?: DatabaseBreaker;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,12 @@ export interface DatabaseOptions {
    * 0: no limit (benchmarks seeding millions of rows, the retention purge).
    */
   statementTimeoutMs?: number;
+  /**
+   * Put a {@link DatabaseBreaker} in front of the pool (the API does): once a probe finds the
+   * server not answering, checkouts fail at once until it answers again. Processes whose retries
+   * are a queue's (the workers) go without: their statements wait out the timeouts.
+   */
+  breaker?: boolean | DatabaseBreakerOptions;
 }
 
 /** Default of {@link DatabaseOptions.connectTimeoutMs}. */
@@ -90,5 +99,24 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   const lost = options.onConnectionError ?? (() => undefined);
   pool.on('connect', (client) => client.on('error', lost));
   const db = drizzle({ client: pool, schema });
-  return { db, pool, close: () => pool.end() };
+  const breaker = options.breaker
+    ? new DatabaseBreaker(
+        pool,
+        {
+          connectionString: url,
+          keepAlive: true,
+          application_name: `${options.applicationName ?? 'compactor'}-probe`,
+        },
+        options.breaker === true ? {} : options.breaker,
+      )
+    : undefined;
+  return {
+    db,
+    pool,
+    ...(breaker ? { breaker } : {}),
+    close: async () => {
+      breaker?.close();
+      await pool.end();
+    },
+  };
 }

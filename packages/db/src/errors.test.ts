@@ -1,6 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { rootCause, safeErrorMessage } from './errors';
+import { DatabaseBreakerOpenError, isDatabaseUnavailable, rootCause, safeErrorMessage } from './errors';
 
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });
 const wrapped = (cause: Error) =>
@@ -16,5 +16,13 @@ describe('safeErrorMessage', () => {
 
   it('bounds long messages', () => {
     expect(safeErrorMessage(new Error('x'.repeat(2_000)))).toHaveLength(501);
+  });
+});
+
+describe('isDatabaseUnavailable', () => {
+  it("counts the breaker's refusal, as thrown and as drizzle wraps it", () => {
+    expect(isDatabaseUnavailable(new DatabaseBreakerOpenError())).toBe(true);
+    expect(isDatabaseUnavailable(wrapped(new DatabaseBreakerOpenError()))).toBe(true);
+    expect(isDatabaseUnavailable(wrapped(pgError('23505', 'duplicate key')))).toBe(false);
   });
 });

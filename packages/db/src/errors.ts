@@ -60,6 +60,17 @@ export class CoveredMessageChangedError extends Error {
 }
 
 /**
+ * Refused without asking the server: the database breaker is open (a probe found Postgres not
+ * answering, see `DatabaseBreaker`), so the request fails now instead of waiting out a timeout.
+ */
+export class DatabaseBreakerOpenError extends Error {
+  override readonly name = 'DatabaseBreakerOpenError';
+  constructor() {
+    super('the database is not answering (breaker open); retry later');
+  }
+}
+
+/**
  * The error a database or driver error wraps: drizzle wraps pg's errors (whose `code` says what
  * happened) in one whose message holds the SQL and its parameters — message text, which must
  * never reach a log or a row. Unwraps `cause` chains.
@@ -79,12 +90,13 @@ export function rootCause(error: unknown): unknown {
  * Whether a failure says the database cannot be reached or answer now, rather than that a
  * statement is wrong: a refused or reset connection, a server shutting down or restarting
  * (SQLSTATE 57P01–57P03), a broken connection (class 08), too many connections (53300), a
- * statement cancelled by `statement_timeout` (57014), or the pool's own timeouts (no free
- * connection in time, no answer in time). Such a request can succeed later: the API answers 503
+ * statement cancelled by `statement_timeout` (57014), the pool's own timeouts (no free
+ * connection in time, no answer in time), or the breaker refusing a checkout. Such a request can succeed later: the API answers 503
  * with Retry-After, the workers retry.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const cause = rootCause(error) as { code?: unknown; message?: unknown } | null;
+  if (cause instanceof DatabaseBreakerOpenError) return true;
   const code = cause?.code;
   if (
     typeof code === 'string' &&

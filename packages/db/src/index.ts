@@ -1,4 +1,5 @@
 export * from './client';
+export * from './breaker';
 export * from './migrate';
 export * from './errors';
 export * from './ids';

@@ -1,6 +1,7 @@
 /**
  * What `pipeline.ts` takes from node-postgres beyond its documented API: a connection's wire
- * methods and its record of parsed statements, `utils.prepareValue`, and `Result`'s row parsing.
+ * methods and its record of parsed statements, `utils.prepareValue`, and `Result`'s row parsing;
+ * and what `breaker.ts` takes: a connection's socket, destroyed to fail its statement at once.
  * pg is pinned to one version (package.json) so a release cannot change them unseen; upgrading
  * it means this file passes on the new version first.
  */
@@ -8,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDatabaseUnavailable } from './errors';
 import { useTestDatabase } from './test-support/test-database';
 
 const require = createRequire(import.meta.url);
@@ -77,5 +79,18 @@ describe('the pg internals the pipeline builds on', () => {
     result.addCommandComplete({ text: 'SELECT 1' });
     expect(result.rows).toEqual([{ n: '23:7' }]);
     expect([result.command, result.rowCount]).toEqual(['SELECT', 1]);
+  });
+
+  it("destroying a connection's socket fails the statement on it at once, as unavailable (the breaker's way out)", async () => {
+    const doomed = new pg.Client({ connectionString: t.url });
+    doomed.on('error', () => undefined);
+    await doomed.connect();
+    const sleeping = doomed.query('select pg_sleep(30)');
+    (connectionOf(doomed).stream as { destroy(): void }).destroy();
+    const error = await sleeping.then(
+      () => null,
+      (failure: unknown) => failure,
+    );
+    expect(isDatabaseUnavailable(error)).toBe(true);
   });
 });

@@ -5,10 +5,12 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { PolicyError } from '@compactor/core';
 import {
   ConflictError,
+  DatabaseBreakerOpenError,
   NotFoundError,
   UnfinishedCallConflictError,
   isDatabaseUnavailable,
   loggableError,
+  rootCause,
 } from '@compactor/db';
 import { InvalidInput } from '@compactor/sessions';
 import { ApiError, sessionErrorAnswer, type ErrorCode } from './errors';
@@ -104,8 +106,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.code(409).send(body('conflict', error.message, error.details));
     if (error instanceof NotFoundError) return reply.code(404).send(body('not_found', error.message));
     if (isDatabaseUnavailable(error)) {
-      // Nothing was acknowledged (a write's transaction did not commit); the client retries 503s.
-      request.log.warn({ err: loggableError(error) }, 'database unavailable');
+      // The client retries 503s. Refusals of an open breaker are not logged one by one: the
+      // breaker logs when it opens and closes.
+      if (!(rootCause(error) instanceof DatabaseBreakerOpenError))
+        request.log.warn({ err: loggableError(error) }, 'database unavailable');
       return reply
         .code(503)
         .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS))

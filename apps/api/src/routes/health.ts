@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { pingDatabase, safeErrorMessage } from '@compactor/db';
+import { breakerOf, pingDatabase, safeErrorMessage } from '@compactor/db';
 import { HealthOut, ReadinessOut } from '@compactor/contract';
 import type { ApiResources } from '../resources';
 
 const PROBE_TIMEOUT_MS = 2000;
 
 /** What a probe says of a dependency, in plain words: never the driver's own message. */
-type ProbeResult = 'ok' | 'not answering' | 'unreachable';
+type ProbeResult = 'ok' | 'not answering' | 'unreachable' | 'breaker open';
 
 async function probe(
   check: () => Promise<unknown>,
@@ -41,7 +41,8 @@ class ProbeTimeout extends Error {
  * probed and reported but does not gate: without it appends and reads still work (a job waits in
  * the outbox for the reconciler), only the event stream answers 503, and taking every replica
  * out of the load balancer during a Redis blip would fail all of that too. A failing dependency
- * is named with `unreachable` or `not answering`; its error goes to the log.
+ * is named with `unreachable` or `not answering` (Postgres also `breaker open`: the API refuses
+ * its requests until a probe finds the server answering); its error goes to the log.
  */
 export function healthRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
@@ -62,8 +63,12 @@ export function healthRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       async (request, reply) => {
         const failed = (dependency: string) => (detail: string) =>
           request.log.warn({ dependency, err: detail }, 'readiness probe failed');
+        // While the breaker is open its own probes are the check: a ping would be refused anyway.
+        const breakerOpen = breakerOf(resources.db.$client)?.isOpen === true;
         const [postgres, redis] = await Promise.all([
-          probe(() => pingDatabase(resources.db), failed('postgres')),
+          breakerOpen
+            ? ('breaker open' as const)
+            : probe(() => pingDatabase(resources.db), failed('postgres')),
           probe(() => resources.redis.ping(), failed('redis')),
         ]);
         const ready = postgres === 'ok';
