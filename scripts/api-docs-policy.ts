@@ -52,7 +52,9 @@ export function policyType(schema: Schema, typeOf: TypeOf): string {
 function describedBy(path: string, schema: Schema): string {
   const text = schema['description'];
   if (typeof text !== 'string' || text === '')
-    throw new Error(`docs: policy.${path} has no .describe() text (packages/contract/src/policy.ts)`);
+    throw new Error(
+      `docs: policy.${path} has no .describe() text (packages/contract/src/policy.ts, policy-fields.ts)`,
+    );
   return cell(text);
 }
 
