@@ -1,6 +1,15 @@
 /** Messages and their parts: appended in batches, patched when a streamed turn finishes, read back. */
 import { z } from 'zod';
-import { ClientId, INT4_MAX, Instant, JsonObject, JsonObjectIn, SafeJson, SafeText } from './primitives.js';
+import {
+  ClientId,
+  IdempotencyKey,
+  INT4_MAX,
+  Instant,
+  JsonObject,
+  JsonObjectIn,
+  SafeJson,
+  SafeText,
+} from './primitives.js';
 import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
 
 /**
@@ -9,8 +18,12 @@ import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
  * would be copied by the summarizer into the summary the next context serves.
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-/** A tool call's id: printable ASCII without spaces (every provider's ids are), 1 to 200 characters. */
-export const CALL_ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
+/**
+ * A tool call's id: 1 to 200 printable characters, no whitespace, control or invisible format
+ * characters (no line break can start a line of framing in a summary that quotes it). Every
+ * provider's ids are ASCII; a client's own may not be, and are kept as they are.
+ */
+export const CALL_ID_PATTERN = /^[^\s\p{C}]{1,200}$/u;
 
 const ToolName = z
   .string()
@@ -18,8 +31,8 @@ const ToolName = z
   .describe('The tool: 1-64 of `A-Z a-z 0-9 _ - . :`, as the providers accept tool names');
 const CallId = z
   .string()
-  .regex(CALL_ID_PATTERN, 'a callId is 1-200 printable ASCII characters without spaces')
-  .describe("The provider's id of the call: 1-200 printable ASCII characters, no spaces");
+  .regex(CALL_ID_PATTERN, 'a callId is 1-200 printable characters, without whitespace or control characters')
+  .describe("The provider's id of the call: 1-200 printable characters, no whitespace or control characters");
 
 const TextPartIn = z.object({ type: z.literal('text'), text: SafeText }).strict();
 const ReasoningPartIn = z.object({ type: z.literal('reasoning'), text: SafeText }).strict();
@@ -157,6 +170,17 @@ export const AppendMessagesBody = z
   });
 /** The body of an append, as a client writes it. */
 export type AppendMessagesRequest = z.input<typeof AppendMessagesBody>;
+
+/**
+ * `Idempotency-Key` on an append: the messages sent without an id get ids derived from the key
+ * (and the tenant, the session and their place in the batch), so the same batch sent again with
+ * the same key is a re-post, stored once; the key with other messages is a 409.
+ */
+export const AppendIdempotencyHeaders = z.looseObject({
+  'idempotency-key': IdempotencyKey.optional().describe(
+    'Makes a retry safe for messages sent without an id: each gets an id derived from the key and its place in the batch, so the same key and batch again store nothing new (answered as a re-post); the key with other messages in those places is a 409. Messages with ids keep them',
+  ),
+});
 
 /** `PATCH /v1/sessions/:id/messages/:messageId`: finish a streamed turn. */
 export const PatchMessageBody = z

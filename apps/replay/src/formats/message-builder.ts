@@ -15,9 +15,9 @@ export function storableToolName(tool: string): string {
   return name === '' ? 'tool' : name;
 }
 
-/** A call id as the API takes one: printable ASCII without spaces (others become `_`), at most 200. */
+/** A call id as the API takes one: whitespace and control characters become `_`, at most 200. */
 export function storableCallId(callId: string): string {
-  const id = callId.replace(/[^\x21-\x7e]/g, '_').slice(0, 200);
+  const id = [...callId.replace(/[\s\p{C}]/gu, '_')].slice(0, 200).join('');
   return id === '' ? 'call' : id;
 }
 
