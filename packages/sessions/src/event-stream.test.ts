@@ -3,7 +3,7 @@ import { deleteSession, type Db } from '@compactor/db';
 import { compareEventIds, type SessionEventSource } from '@compactor/queue';
 import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import type { SessionEvent } from '@compactor/workflow';
-import { SessionNotFound } from './errors';
+import { EventsUnavailable, SessionNotFound } from './errors';
 import { openSessionEvents } from './event-stream';
 import type { SessionResources } from './resources';
 
@@ -118,5 +118,20 @@ describe('openSessionEvents', () => {
     ).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(SessionNotFound);
     expect(events.listeners.size).toBe(0);
+  });
+
+  it('is EventsUnavailable when the live channel refuses the subscription', async () => {
+    const session = await insertTestSession(database.db, { tenantId: 't' });
+    const refusing: SessionEventSource = {
+      ...fakeEvents([]).source,
+      subscribe: () => Promise.reject(new Error('Connection is closed.')),
+    };
+    const refused = await openSessionEvents(
+      resourcesWith(database.db, refusing),
+      { tenantId: 't', id: session.id },
+      { lastEventId: undefined, log },
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EventsUnavailable);
+    expect((refused as Error).message).toBe('the event stream is unavailable (Redis)');
   });
 });
