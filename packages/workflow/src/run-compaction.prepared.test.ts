@@ -200,7 +200,8 @@ describe('an auto compaction while the draft is being written', () => {
     const { compaction } = await requestCompaction(w.resources.db, session, { reason: 'auto' });
     const calls = w.stub.requests.length;
     const running = runCompaction(resources, compaction.id, { lastAttempt: true });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Once it is waiting for the draft (not before: it would not wait at all), the draft fails.
+    await vi.waitFor(() => expect(waits).toHaveLength(1), { timeout: 30_000, interval: 10 });
     await endPreparedSummary(w.resources.db, session.pk, draftId, 'failed', 'llm_unavailable');
     const result = await running;
     expect(result.status).toBe('completed');
