@@ -1,7 +1,7 @@
 /** Compactions: requesting one, its record and steps, paging through a session's history of them. */
 import { z } from 'zod';
 import { CacheEffectOut } from './cache-effect.js';
-import { ClientId, INT4_MAX, SafeText, utf8ByteLength } from './primitives.js';
+import { ClientId, IdempotencyKey, INT4_MAX, SafeText, utf8ByteLength } from './primitives.js';
 import { COMPACTION_REASONS, COMPACTION_STATUSES, COMPACTION_STEPS, STRATEGIES } from './vocabulary.js';
 
 const CompactionFields = z.object({
@@ -154,24 +154,15 @@ export type CreateCompactionInput = NonNullable<z.output<typeof CreateCompaction
 /** A compaction request's body as a client writes it. */
 export type CreateCompactionRequest = NonNullable<z.input<typeof CreateCompactionBody>>;
 
-/** The longest `Idempotency-Key`. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
-
 /**
  * `Idempotency-Key`: bound to the first body sent with it, whether that request created a
  * compaction or joined the active one. The same key and body return that compaction; another
  * body is a 409.
  */
 export const IdempotencyHeaders = z.looseObject({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
-    .regex(/^[\x20-\x7e]+$/, 'printable ASCII')
-    .optional()
-    .describe(
-      'Makes the request safe to retry: the key is bound to its first body, and the same key and body return the compaction that request created or joined (even after it finished); the key with another body is a 409',
-    ),
+  'idempotency-key': IdempotencyKey.optional().describe(
+    'Makes the request safe to retry: the key is bound to its first body, and the same key and body return the compaction that request created or joined (even after it finished); the key with another body is a 409',
+  ),
 });
 
 /** `:id` of `GET /v1/compactions/:id`. */

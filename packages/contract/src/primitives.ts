@@ -22,6 +22,16 @@ export const ClientId = z
   .regex(/^[\x21-\x7e]+$/, 'ids are printable ASCII without spaces')
   .refine((id) => id !== '.' && id !== '..', 'ids cannot be "." or "..": URLs cannot address them');
 
+/** The longest `Idempotency-Key`. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+/** An `Idempotency-Key` header's value: 1–200 printable ASCII characters (spaces allowed). */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+  .regex(/^[\x20-\x7e]+$/, 'printable ASCII');
+
 /** Largest value of a Postgres `integer` column: larger counts are a 400, not a failed insert. */
 export const INT4_MAX = 2_147_483_647;
 

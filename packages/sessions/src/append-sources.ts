@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { InvalidInput, UnparsableBody } from './errors';
 import type { SessionResources } from './resources';
 import type { AppendBodyThread } from './large-bodies/append-body-thread';
+import { KeyedIdTaken, withKeyedIds } from './keyed-message-ids';
 
 /** A batch counted for one model, ready for `appendCounted`. */
 export interface PreparedAppend {
@@ -24,13 +25,18 @@ export interface AppendSource {
   messages(modelId: string): Promise<NewMessage[]>;
 }
 
-/** A body the transport parsed and validated: counted on the event loop, in slices. */
+/**
+ * A body the transport parsed and validated: counted on the event loop, in slices. With
+ * `keyedIdPrefix` (an `Idempotency-Key`'s, `keyedIdPrefix`) messages without an id get one from it.
+ */
 export function parsedBody(
   resources: SessionResources,
   messages: z.infer<typeof AppendMessagesBody>['messages'],
+  keyedIdPrefix?: string,
 ): AppendSource {
+  const keyed = keyedIds(messages, keyedIdPrefix);
   const count = (modelId: string) =>
-    prepareMessages(messages, resources.tokenizerFor(modelId), resources.clock());
+    prepareMessages(keyed, resources.tokenizerFor(modelId), resources.clock());
   return {
     prepare: async (modelId) => parsedBatch(await count(modelId)),
     messages: count,
@@ -47,19 +53,20 @@ export function unparsedBody(
   resources: SessionResources,
   thread: AppendBodyThread,
   body: Uint8Array[],
+  keyedIdPrefix?: string,
 ): AppendSource {
   let segments = body;
   const now = resources.clock();
   const onTheEventLoop = (modelId: string) => {
     const text = Buffer.concat(segments).toString('utf8');
     const { messages } = AppendMessagesBody.parse(JSON.parse(text.replace(/^\uFEFF/, '')));
-    return prepareMessages(messages, resources.tokenizerFor(modelId), now);
+    return prepareMessages(keyedIds(messages, keyedIdPrefix), resources.tokenizerFor(modelId), now);
   };
   return {
     prepare: async (modelId) => {
       const encoding = encodingOf(resources.tokenizerFor(modelId));
       if (!encoding) return parsedBatch(await onTheEventLoop(modelId));
-      const answer = await thread.prepare(segments, encoding, now);
+      const answer = await thread.prepare(segments, encoding, now, keyedIdPrefix);
       segments = [answer.bytes];
       const { outcome } = answer;
       switch (outcome.kind) {
@@ -81,6 +88,19 @@ export function unparsedBody(
     },
     messages: onTheEventLoop,
   };
+}
+
+/** {@link withKeyedIds}, its refusal as the validator's. */
+function keyedIds<Message extends { id?: string | undefined }>(
+  messages: Message[],
+  prefix: string | undefined,
+): Message[] {
+  try {
+    return withKeyedIds(messages, prefix);
+  } catch (error) {
+    if (!(error instanceof KeyedIdTaken)) throw error;
+    throw InvalidInput.ofIssues([{ path: `body.messages.${error.index}.id`, message: error.message }]);
+  }
 }
 
 function parsedBatch(batch: NewMessage[]): PreparedAppend {

@@ -6,6 +6,7 @@ export * from './context';
 export * from './errors';
 export * from './event-stream';
 export * from './messages';
+export { keyedIdPrefix } from './keyed-message-ids';
 export * from './recall';
 export * from './resources';
 export * from './sessions';

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import type { AppendAnswer, FinishMessageAnswer, HistoryPageAnswer } from './answers';
 import { appendCounted, KnownSessions, knownSession } from './append';
 import { parsedBody, unparsedBody } from './append-sources';
+import { keyedIdPrefix } from './keyed-message-ids';
 import { afterWrite } from './auto-trigger';
 import { AppendBodyThread } from './large-bodies/append-body-thread';
 import { LARGE_APPENDS_IN_FLIGHT, LargeAppendSlots } from './large-bodies/large-append-slots';
@@ -31,9 +32,13 @@ export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
  * (in the segments it was read in), which a worker thread parses, validates, counts and
  * serialises off the event loop.
  */
-export type AppendBody =
+export type AppendBody = (
   | { kind: 'parsed'; messages: z.infer<typeof AppendMessagesBody>['messages'] }
-  | { kind: 'unparsed'; segments: Uint8Array[] };
+  | { kind: 'unparsed'; segments: Uint8Array[] }
+) & {
+  /** The request's `Idempotency-Key`: messages without an id get ids derived from it. */
+  idempotencyKey?: string | undefined;
+};
 
 const triggered = (row: CompactionRow | null) =>
   row && { id: row.id, status: row.status, reason: row.reason };
@@ -64,8 +69,9 @@ export class SessionMessages {
   }
 
   /**
-   * `POST /v1/sessions/:id/messages`: appends a batch (idempotent by message id), then the
-   * status and what the auto trigger started.
+   * `POST /v1/sessions/:id/messages`: appends a batch (idempotent by message id, and with an
+   * `Idempotency-Key` by the ids it gives messages sent without one), then the status and what
+   * the auto trigger started.
    */
   async append(target: SessionTarget, body: AppendBody, log: OperationLog): Promise<AppendAnswer> {
     const { resources, limits, sessions } = this;
@@ -80,10 +86,14 @@ export class SessionMessages {
       // here, or looked up. The append checks it under the session's lock.
       const known =
         sessions.get(key) ?? knownSession(await requireSession(resources.db, target.tenantId, target.id));
+      const prefix =
+        body.idempotencyKey === undefined
+          ? undefined
+          : keyedIdPrefix(target.tenantId, target.id, body.idempotencyKey);
       const source =
         body.kind === 'unparsed'
-          ? unparsedBody(resources, this.bodyThread, body.segments)
-          : parsedBody(resources, body.messages);
+          ? unparsedBody(resources, this.bodyThread, body.segments, prefix)
+          : parsedBody(resources, body.messages, prefix);
       // Counted before the write: tokenizing large outputs must not wait in the session's queue.
       const prepared = await source.prepare(known.modelId);
       // The write and what it triggers, one at a time per session (see SessionWriteQueue).

@@ -4,6 +4,7 @@ import { historyPage, SessionMessages, type TenantLimits } from '@compactor/sess
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 import {
+  AppendIdempotencyHeaders,
   AppendMessagesBody,
   AppendResponse,
   ErrorBody,
@@ -40,9 +41,15 @@ export function messageRoutes(
       {
         schema: {
           tags,
-          summary: 'Append a batch of messages (idempotent by client id)',
+          summary: 'Append a batch of messages (idempotent by client id or Idempotency-Key)',
           description:
             'Message ids are 1–200 printable ASCII characters, never `.` or `..` (no URL could address them). ' +
+            'A message sent again with its id and content is stored once (answered `created: false`). ' +
+            'A message sent without an id gets a random one, unless the request has an `Idempotency-Key`: then ' +
+            'its id is derived from the key, the tenant, the session and its place in the batch ' +
+            '(`idem_<32 hex digits>_<index>`), so a retry of a batch answered 503 (which may have committed ' +
+            'once Postgres came back) with the same key stores it once, and the key with other messages in ' +
+            'those places is a 409. ' +
             'A 409 `conflict` refuses an id stored with other content, and a tool part that carries a result ' +
             '(completed or error) for a call still pending or running in another message, under the same call ' +
             'id and tool, whatever its `input`: PATCH that message instead (`details` names it). ' +
@@ -50,6 +57,7 @@ export function messageRoutes(
             '`TENANT_MAX_ACTIVE_COMPACTIONS` compactions pending or running: the append succeeds, `compaction` and ' +
             "`status.activeCompaction` are null, and a worker starts it when one of the tenant's compactions ends.",
           params: SessionParams,
+          headers: AppendIdempotencyHeaders,
           body: AppendMessagesBody,
           response: { 201: AppendResponse, ...commonErrors, 429: ErrorBody },
         },
@@ -59,9 +67,12 @@ export function messageRoutes(
         const body = request.body as typeof request.body | UnparsedBody;
         const answer = await messages.append(
           { tenantId: request.tenantId, id: request.params.id },
-          body instanceof UnparsedBody
-            ? { kind: 'unparsed', segments: body.segments }
-            : { kind: 'parsed', messages: body.messages },
+          {
+            ...(body instanceof UnparsedBody
+              ? { kind: 'unparsed', segments: body.segments }
+              : { kind: 'parsed', messages: body.messages }),
+            idempotencyKey: request.headers['idempotency-key'],
+          },
           request.log,
         );
         return reply.code(201).send(answer);

@@ -26,17 +26,18 @@ export class AppendBodyThread {
 
   /**
    * Prepares the body in `segments` (moved to the thread, not copied: they are empty once sent;
-   * the answer carries the body back whole).
+   * the answer carries the body back whole); messages without an id get one from `keyedIdPrefix`.
    */
   prepare(
     segments: Uint8Array[],
     encoding: EncodingName,
     now: Date,
+    keyedIdPrefix?: string,
   ): Promise<{ bytes: Uint8Array; outcome: PreparedAppendBody }> {
     if (this.closed) return Promise.reject(new Error('the append body thread is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({
-        job: { id: this.nextId++, segments, encoding, nowMs: now.getTime() },
+        job: { id: this.nextId++, segments, encoding, nowMs: now.getTime(), keyedIdPrefix },
         resolve,
         reject,
       });

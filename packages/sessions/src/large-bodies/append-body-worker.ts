@@ -16,6 +16,8 @@ export interface AppendBodyJob {
   segments: Uint8Array[];
   encoding: EncodingName;
   nowMs: number;
+  /** An `Idempotency-Key`'s id prefix, for the messages sent without an id. */
+  keyedIdPrefix?: string | undefined;
 }
 
 /** The thread's answer to one job, with the body whole: the outcome, or the message of what it threw. */
@@ -46,7 +48,7 @@ port.on('message', (job: AppendBodyJob) => {
 });
 
 async function answer(job: AppendBodyJob, bytes: Uint8Array): Promise<PreparedAppendBody> {
-  return prepareAppendBody(bytes, job.encoding, new Date(job.nowMs));
+  return prepareAppendBody(bytes, job.encoding, new Date(job.nowMs), job.keyedIdPrefix);
 }
 
 function send(message: AppendBodyAnswer): void {

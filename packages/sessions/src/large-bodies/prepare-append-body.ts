@@ -2,6 +2,7 @@ import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, serializeBatch, type SerializedBatch } from '@compactor/db';
 import { getTokenizer, type EncodingName } from '@compactor/tokenizer';
 import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
+import { KeyedIdTaken, withKeyedIds } from '../keyed-message-ids';
 
 /** What {@link prepareAppendBody} made of an append's body. */
 export type PreparedAppendBody =
@@ -28,13 +29,15 @@ const PROTO_KEY =
 /**
  * The whole of an append's CPU work on its body, for a worker thread: decode, parse as Fastify
  * does (a leading BOM skipped, a `__proto__` key refused), validate with the append's schema,
- * count with `encoding`, hash, and serialise the rows. For a 31 MiB body that is 1–2 s of work of
+ * give messages without an id the ids of `keyedIdPrefix` (an `Idempotency-Key`'s), count with
+ * `encoding`, hash, and serialise the rows. For a 31 MiB body that is 1–2 s of work of
  * which no step can be sliced (JSON.parse alone holds a thread for 120–180 ms).
  */
 export function prepareAppendBody(
   bytes: Uint8Array,
   encoding: EncodingName,
   now: Date,
+  keyedIdPrefix?: string,
 ): Promise<PreparedAppendBody> | PreparedAppendBody {
   const parsed = parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   if (parsed === undefined) return { kind: 'invalid-json' };
@@ -48,7 +51,14 @@ export function prepareAppendBody(
       })),
     };
   }
-  return countAndSerialize(result.data.messages, encoding, now);
+  let messages = result.data.messages;
+  try {
+    messages = withKeyedIds(messages, keyedIdPrefix);
+  } catch (error) {
+    if (!(error instanceof KeyedIdTaken)) throw error;
+    return { kind: 'invalid', issues: [{ path: ['messages', error.index, 'id'], message: error.message }] };
+  }
+  return countAndSerialize(messages, encoding, now);
 }
 
 async function countAndSerialize(
