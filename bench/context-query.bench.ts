@@ -5,7 +5,6 @@
  */
 import { assembleContext, estimateContextTokens, usageCalibrationCap, type Part } from '@compactor/core';
 import {
-  appendMessages,
   completeCompaction,
   contextTokenStats,
   createDatabase,
@@ -20,6 +19,7 @@ import {
   type NewMessage,
 } from '@compactor/db';
 import { loadEverything } from './baseline';
+import { seedMessages } from './seed-messages';
 
 const URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench';
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
@@ -84,9 +84,9 @@ try {
   });
   const seedStart = performance.now();
   for (let i = 0; i < MESSAGES; i += 500) {
-    await appendMessages(
+    await seedMessages(
       db,
-      session!.pk,
+      session!,
       Array.from({ length: Math.min(500, MESSAGES - i) }, (_, k) => message(i + k)),
     );
   }

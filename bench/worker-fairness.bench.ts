@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import {
-  appendMessages,
   createDatabase,
   insertSession,
   newId,
@@ -23,6 +22,7 @@ import { createJobQueues, startCompaction, type DispatchDeps, type JobQueues } f
 import { deleteQueueKeys } from '@compactor/stack';
 import { noEvents, silentLog } from '@compactor/workflow';
 import { freshDatabase, startStubProcess, startWorkerProcess } from './processes';
+import { seedMessages } from './seed-messages';
 
 const DATABASE_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_worker_fairness';
@@ -65,9 +65,9 @@ async function seedSessions(db: Db, tenantId: string, count: number): Promise<Se
       policy: { prune: false },
       createHash: 'bench',
     });
-    await appendMessages(
+    await seedMessages(
       db,
-      session!.pk,
+      session!,
       Array.from({ length: 12 }, (_, i) => message(i)),
     );
     sessions.push(session!);

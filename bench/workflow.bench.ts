@@ -17,7 +17,6 @@ import { Queue, Worker } from 'bullmq';
 import pg from 'pg';
 import type { Part } from '@compactor/core';
 import {
-  appendMessages,
   createDatabase,
   findCompaction,
   insertSession,
@@ -32,6 +31,7 @@ import { createJobQueues, startCompaction } from '@compactor/queue';
 import { deleteQueueKeys } from '@compactor/stack';
 import { sql } from 'drizzle-orm';
 import { profiled } from './harness';
+import { seedMessages } from './seed-messages';
 import {
   cpuSecondsOf,
   freshDatabase,
@@ -100,9 +100,9 @@ async function seedSessions(db: Db, count: number, messages: number): Promise<Se
       createHash: 'bench',
     });
     for (let i = 0; i < messages; i += 1_000) {
-      await appendMessages(
+      await seedMessages(
         db,
-        session!.pk,
+        session!,
         Array.from({ length: Math.min(1_000, messages - i) }, (_, k) => message(i + k)),
       );
     }

@@ -1,6 +1,6 @@
 /**
  * Set-based seeding for the scale benchmark: whole sessions in a handful of `INSERT … SELECT
- * generate_series` statements, in the shape the service writes (appendMessages, completeCompaction,
+ * generate_series` statements, in the shape the service writes (appendToSession, completeCompaction,
  * prune), because seeding 100,000-message sessions through the API would take many minutes.
  */
 import { spawnSync } from 'node:child_process';

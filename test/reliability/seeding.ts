@@ -1,6 +1,6 @@
 /** Seeding sessions and requesting compactions the way the API does. */
 import type { PolicyInput } from '@compactor/core';
-import { appendMessages, prepareMessages, type Db, type MessageInput, type SessionRow } from '@compactor/db';
+import { prepareMessages, type Db, type MessageInput, type SessionRow } from '@compactor/db';
 import { noEvents, silentLog } from '@compactor/workflow';
 import {
   closeRedis,
@@ -10,7 +10,7 @@ import {
   type JobPolicy,
   type JobQueues,
 } from '@compactor/queue';
-import { insertTestSession } from '@compactor/db/testing';
+import { appendTestMessages, insertTestSession } from '@compactor/db/testing';
 import { generateCodingSession } from '@compactor/testing/fixtures';
 import { getTokenizer } from '@compactor/tokenizer';
 
@@ -79,7 +79,7 @@ export async function seedCodingSessions(
 }
 
 export async function appendTo(db: Db, session: SessionRow, messages: MessageInput[]): Promise<void> {
-  await appendMessages(db, session.pk, await prepareMessages(messages, counter, new Date()));
+  await appendTestMessages(db, session.pk, await prepareMessages(messages, counter, new Date()));
 }
 
 /** A follow-up exchange to append while a compaction runs (user asks, assistant answers). */

@@ -13,14 +13,8 @@ import {
   type Role,
   type Usage,
 } from '@compactor/core';
-import {
-  appendMessages,
-  findCompaction,
-  listPruneRuns,
-  type NewMessage,
-  type SessionRow,
-} from '@compactor/db';
-import { insertTestSession } from '@compactor/db/testing';
+import { findCompaction, listPruneRuns, type NewMessage, type SessionRow } from '@compactor/db';
+import { appendTestMessages, insertTestSession } from '@compactor/db/testing';
 import type { Tokenizer } from '@compactor/tokenizer';
 import { pruneSession } from './prune-session';
 import { requestCompaction } from './request-compaction';
@@ -77,7 +71,7 @@ async function anthropicSession(policy: PolicyInput, messages: NewMessage[]): Pr
   await w.resources.db.$client.query(`update sessions set model_id = 'claude-sonnet-4-5' where pk = $1`, [
     session.pk,
   ]);
-  await appendMessages(w.resources.db, session.pk, messages);
+  await appendTestMessages(w.resources.db, session.pk, messages);
   return { ...session, modelId: 'claude-sonnet-4-5' };
 }
 

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Part, Role } from '@compactor/core';
-import { appendMessages, type NewMessage } from '@compactor/db';
+import type { NewMessage } from '@compactor/db';
+import { appendTestMessages } from '@compactor/db/testing';
 import type { Tokenizer } from '@compactor/tokenizer';
 import { useTestApi } from '../test-support/api';
 import { newSession, sessionPk } from '../test-support/helpers';
@@ -47,7 +48,7 @@ describe('the cache effect of a compaction, in the API', () => {
       policy: { estimate: 'exact', prune: false },
     });
     const pk = await sessionPk(api, 'cache-1');
-    await appendMessages(api.database.db, pk, [
+    await appendTestMessages(api.database.db, pk, [
       message('system', 2_000),
       message('user', 3_000),
       message('assistant', 3_000),

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { completeCompaction } from '../operations/complete-compaction';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { claimCompaction } from '../queries/compaction-lifecycle';
 import { insertCompaction } from '../queries/compactions';
 import {
@@ -45,7 +45,7 @@ const effect = {
 describe('cache effects in the analyst views', () => {
   it('a completed compaction shows its cache columns; one without a recorded effect shows nulls', async () => {
     const session = await createTestSession(t.db, 'tenant-cache-views');
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('question', 10)]),
       newMessage('assistant', [text('answer', 30)]),
     ]);

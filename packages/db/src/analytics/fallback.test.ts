@@ -12,7 +12,7 @@ import { MIGRATIONS_FOLDER } from '../migrate';
 import { completeCompaction } from '../operations/complete-compaction';
 import { claimCompaction } from '../queries/compaction-lifecycle';
 import { findCompaction, insertCompaction, updateCompaction } from '../queries/compactions';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 
@@ -21,7 +21,7 @@ const t = useTestDatabase();
 /** A claimed compaction over a short session. */
 async function claimed() {
   const session = await createTestSession(t.db);
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('user', [text('question', 10)]),
     newMessage('assistant', [text('answer', 30)]),
   ]);

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../errors';
 import { loadHistoryPage } from './load-messages';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 
 const t = useTestDatabase();
 
-describe('appendMessages', () => {
+describe('appending a batch (appendToSession, by session pk)', () => {
   it('assigns consecutive seqs in batch order and stores parts with their token counts', async () => {
     const session = await createTestSession(t.db);
-    const result = await appendMessages(t.db, session.pk, [
+    const result = await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('read a.ts please', 4)], { id: 'u1' }),
       newMessage('assistant', [text('reading', 2), tool('call_1', 'export const a = 1;')], { id: 'a1' }),
     ]);
@@ -41,8 +41,8 @@ describe('appendMessages', () => {
   it('treats a re-post with identical content as a no-op returning the same seq', async () => {
     const session = await createTestSession(t.db);
     const message = newMessage('user', [text('hello')], { id: 'same' });
-    await appendMessages(t.db, session.pk, [message]);
-    const again = await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [message]);
+    const again = await appendTestMessages(t.db, session.pk, [
       message,
       newMessage('user', [text('next')], { id: 'n' }),
     ]);
@@ -56,8 +56,8 @@ describe('appendMessages', () => {
 
   it('rejects a re-post with different content and writes nothing of the batch', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [newMessage('user', [text('original')], { id: 'x' })]);
-    const attempt = appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [newMessage('user', [text('original')], { id: 'x' })]);
+    const attempt = appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('fresh')], { id: 'y' }),
       newMessage('user', [text('changed')], { id: 'x' }),
     ]);
@@ -71,7 +71,7 @@ describe('appendMessages', () => {
     const session = await createTestSession(t.db);
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        appendMessages(t.db, session.pk, [
+        appendTestMessages(t.db, session.pk, [
           newMessage('user', [text(`m${i}a`)], { id: `m${i}a` }),
           newMessage('assistant', [text(`m${i}b`)], { id: `m${i}b` }),
         ]),
@@ -89,22 +89,22 @@ describe('appendMessages', () => {
     const session = await createTestSession(t.db);
     const message = newMessage('user', [text('once')], { id: 'race' });
     const results = await Promise.all([
-      appendMessages(t.db, session.pk, [message]),
-      appendMessages(t.db, session.pk, [message]),
+      appendTestMessages(t.db, session.pk, [message]),
+      appendTestMessages(t.db, session.pk, [message]),
     ]);
     expect(results.flat().map((r) => r.seq)).toEqual([1, 1]);
     expect(results.flat().filter((r) => r.created)).toHaveLength(1);
   });
 
   it('fails with NotFoundError for a session that does not exist', async () => {
-    await expect(appendMessages(t.db, 987654, [newMessage('user', [text('x')])])).rejects.toBeInstanceOf(
+    await expect(appendTestMessages(t.db, 987654, [newMessage('user', [text('x')])])).rejects.toBeInstanceOf(
       NotFoundError,
     );
   });
 
   it('pages the raw history by seq', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(
+    await appendTestMessages(
       t.db,
       session.pk,
       Array.from({ length: 5 }, (_, i) => newMessage('user', [text(`m${i}`)], { id: `p${i}` })),
@@ -121,8 +121,10 @@ describe('appendMessages', () => {
 describe('deferred tool results', () => {
   it('rejects a second part for a call still unfinished in an earlier message, naming the message to PATCH', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c1', null)], { id: 'calls' })]);
-    const attempt = appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('c1', null)], { id: 'calls' }),
+    ]);
+    const attempt = appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('c1', 'late result')], { id: 'late' }),
     ]);
     await expect(attempt).rejects.toBeInstanceOf(ConflictError);
@@ -131,7 +133,7 @@ describe('deferred tool results', () => {
 
   it('rejects the same shape inside one batch', async () => {
     const session = await createTestSession(t.db);
-    const attempt = appendMessages(t.db, session.pk, [
+    const attempt = appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('c2', null)], { id: 'a' }),
       newMessage('assistant', [tool('c2', 'result')], { id: 'b' }),
     ]);
@@ -140,7 +142,7 @@ describe('deferred tool results', () => {
 
   it('rejects a result for an unfinished call whatever its arguments say, in a batch or after', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open' })]);
+    await appendTestMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open' })]);
     for (const [i, input] of [undefined, null, {}, { path: 'elsewhere.ts' }].entries()) {
       for (const result of [
         { status: 'completed', output: 'late' },
@@ -156,13 +158,13 @@ describe('deferred tool results', () => {
             }),
           ],
         ]) {
-          const attempt = appendMessages(t.db, session.pk, batch);
+          const attempt = appendTestMessages(t.db, session.pk, batch);
           await expect(attempt, JSON.stringify(input)).rejects.toBeInstanceOf(ConflictError);
         }
       }
     }
     await expect(
-      appendMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open-2' })]),
+      appendTestMessages(t.db, session.pk, [newMessage('assistant', [tool('c3', null)], { id: 'open-2' })]),
     ).rejects.toMatchObject({ details: { callId: 'c3', messageId: 'open' } });
     const page = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 10 });
     expect(page.messages.map((m) => m.id)).toEqual(['open']);
@@ -170,11 +172,11 @@ describe('deferred tool results', () => {
 
   it('accepts a different call that reuses the id of an abandoned one (providers number calls per turn)', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('call_0', null)], { id: 'abandoned' }),
     ]);
     // Another tool, or the same tool unfinished with other arguments: not the abandoned call.
-    const next = await appendMessages(t.db, session.pk, [
+    const next = await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('call_0', 'listing', { tool: 'ls', input: {} })], { id: 'next-turn' }),
       newMessage('assistant', [tool('call_0', null, { input: { path: 'b.ts' } })], { id: 'turn-after' }),
     ]);
@@ -183,8 +185,10 @@ describe('deferred tool results', () => {
 
   it('allows a provider that reuses an id once the earlier call finished', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [newMessage('assistant', [tool('call_0', 'first')], { id: 'a' })]);
-    const second = await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('call_0', 'first')], { id: 'a' }),
+    ]);
+    const second = await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('call_0', 'second')], { id: 'b' }),
     ]);
     expect(second[0]?.created).toBe(true);

@@ -23,36 +23,12 @@ import { findUnfinishedToolCalls } from '../queries/parts';
 import { executePipelined } from '../pipeline';
 import type { NewMessage } from './new-message';
 
-/** Where one message of a batch landed; {@link appendMessages} returns these in batch order. */
+/** Where one message of a batch landed; {@link appendToSession} returns these in batch order. */
 export interface AppendedMessage {
   id: string;
   seq: number;
   /** `false` when the id was already stored with identical content (an idempotent re-post). */
   created: boolean;
-}
-
-/**
- * Appends a batch in order, atomically. Ids already stored with the same content hash return
- * their seq and write nothing; an id stored with different content fails the whole batch with
- * a ConflictError. The session row is locked first, so concurrent appends to one session are
- * serialised and seqs stay gap-free and ordered.
- *
- * Most batches are all new and touch no unfinished call: one statement checks that under the
- * lock and inserts them. Anything else (a re-post, a call id stored unfinished) wrote nothing and
- * goes through {@link appendMessagesInTx}, which decides.
- */
-export async function appendMessages(
-  db: Db,
-  sessionPk: number,
-  batch: NewMessage[],
-): Promise<AppendedMessage[]> {
-  const call = statementCall(batch);
-  if (call.batch) {
-    const clean = await callAppend(db, sessionPk, { check: true, ...call, batch: call.batch });
-    if (!clean.found) throw new NotFoundError('session not found');
-    if (clean.inserted.length > 0) return allCreated(call.messageIds, clean.inserted);
-  }
-  return db.transaction((tx) => appendMessagesInTx(tx, sessionPk, batch));
 }
 
 /**
@@ -119,13 +95,18 @@ export type SessionAppend =
     };
 
 /**
- * {@link appendMessages} to the session a client names, found in the same statement: the API
- * needed a statement before every append to learn the session's model (its encoding counts the
- * batch). The caller counts with the model it expects (the one this session had last time) and
- * gets the session back as it was locked; a session whose model changed since writes nothing and
- * comes back as `model-changed`, to be counted again. A batch the one statement cannot decide
- * (a re-post, a call stored unfinished, a result for a call in the same batch) goes through the
- * transaction, as in {@link appendMessages}.
+ * Appends a batch in order, atomically, to the session a client names. Ids already stored with
+ * the same content hash return their seq and write nothing; an id stored with different content
+ * fails the whole batch with a ConflictError. The session row is locked first, so concurrent
+ * appends to one session are serialised and seqs stay gap-free and ordered.
+ *
+ * The session is found in the same statement: its model's encoding counts the batch. The caller
+ * counts with the model it expects (the one this session had last time) and gets the session
+ * back as it was locked; a session whose model changed since writes nothing and comes back as
+ * `model-changed`, to be counted again. Most batches are all new and touch no unfinished call:
+ * the one statement checks that under the lock and inserts them. Anything else (a re-post, a
+ * call stored unfinished, a result for a call in the same batch) wrote nothing and goes through
+ * {@link appendMessagesInTx}, which decides.
  *
  * `readAfter`: a read of the session the caller expects (by its pk) sent in the same round trip,
  * after the append and in its transaction (`executePipelined`), so it sees the batch. Its rows
@@ -169,8 +150,10 @@ export async function appendToSession(
 }
 
 /**
- * The same, inside a caller's transaction: the lock and what the batch must be checked against
- * (stored ids, unfinished calls) in one statement, the decision here, then the insert.
+ * Appends a batch to the session of `sessionPk` inside a caller's transaction, deciding what the
+ * one statement of {@link appendToSession} left undecided: the lock and what the batch must be
+ * checked against (stored ids, unfinished calls) in one statement, the decision here, then the
+ * insert.
  */
 export async function appendMessagesInTx(
   tx: DbOrTx,

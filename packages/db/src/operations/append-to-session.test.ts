@@ -66,7 +66,7 @@ describe('appendToSession', () => {
     expect(await seqs(session.pk)).toEqual([]);
   });
 
-  it('decides re-posts and conflicts in the transaction, as appendMessages does', async () => {
+  it('decides re-posts and conflicts in the transaction', async () => {
     const session = await createTestSession(t.db, 'tenant-a', 'ses-repost');
     const target = { tenantId: 'tenant-a', id: 'ses-repost', modelId: session.modelId };
     const first = newMessage('user', [text('hello', 1)], { id: 'u1' });

@@ -9,7 +9,7 @@ import { StaleAttemptError } from '../errors';
 import { claimCompaction } from '../queries/compaction-lifecycle';
 import { findActiveCompaction, insertCompaction, type CompactionRequestRow } from '../queries/compactions';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { completeCompactionFollowedUp, type CompletionMeasured } from './complete-compaction';
 import { useTestDatabase } from '../test-support/test-database';
 
@@ -19,7 +19,7 @@ const t = useTestDatabase();
 async function outrun() {
   // A tenant of its own: the follow-up's rank counts the tenant's other active compactions.
   const session = await createTestSession(t.db, `tenant-${randomUUID()}`);
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('system', [text('you are an agent', 20)]),
     ...[1, 2, 3].flatMap((i) => [
       newMessage('user', [text(`question ${i}`, 10)]),
@@ -33,7 +33,7 @@ async function outrun() {
     strategy: 'summarize',
   });
   const claimed = (await claimCompaction(t.db, row!.id, new Date()))!.compaction;
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('user', [text('meanwhile', 100)]),
     newMessage('assistant', [text('reply', 200)]),
   ]);

@@ -10,7 +10,7 @@ import { claimCompaction, enterStep, listCompactionSteps } from '../queries/comp
 import { findCompaction, insertCompaction } from '../queries/compactions';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage } from './load-messages';
 import { useTestDatabase } from '../test-support/test-database';
@@ -28,7 +28,7 @@ const report = (input: number) => ({ input, output: 20, reasoning: 0, cacheRead:
  */
 async function claimedWithATurnMeanwhile() {
   const session = await createTestSession(t.db);
-  await appendMessages(
+  await appendTestMessages(
     t.db,
     session.pk,
     [1, 2, 3].flatMap((i) => [
@@ -43,7 +43,7 @@ async function claimedWithATurnMeanwhile() {
     strategy: 'summarize',
   });
   const claimed = await claimCompaction(t.db, row!.id, new Date());
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('user', [text('meanwhile', 10)]),
     newMessage('assistant', [text('reply', 30)], { usage: report(9_000) }),
   ]);
@@ -166,7 +166,7 @@ describe('clamps written with the completion', () => {
   it('the view shows a part clamped twice with both clamps, and counts it as the latest measured it', async () => {
     const session = await createTestSession(t.db);
     const input = { path: 'big.csv', content: 'z'.repeat(4000) };
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('write it', 5)]),
       newMessage('assistant', [
         tool('w', 'row\n'.repeat(2000), { input, tokens: 3_100, outputTokens: 2_000 }),

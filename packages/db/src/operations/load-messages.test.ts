@@ -17,7 +17,7 @@ import {
 import { boundaryFromRow } from '../mappers';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { markPartsCompacted } from '../queries/parts';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage, type ContextRows } from './load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
@@ -31,7 +31,7 @@ const t = useTestDatabase();
 /** Six messages: u1 a1(tool) u2 a2 u3 a3, 10 tokens per text part. */
 async function sessionWithHistory() {
   const session = await createTestSession(t.db);
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('user', [text('u1', 10)], { id: 'u1' }),
     newMessage('assistant', [text('a1', 10), tool('call_1', 'x'.repeat(400))], { id: 'a1' }),
     newMessage('user', [text('u2', 10)], { id: 'u2' }),
@@ -142,7 +142,7 @@ describe('loadContextRows (the context view filter)', () => {
       coversThroughSeq: 6,
     });
     // Appended while the compaction runs: must land after the boundary, never lost.
-    await appendMessages(t.db, session.pk, [newMessage('user', [text('u4', 10)], { id: 'u4' })]);
+    await appendTestMessages(t.db, session.pk, [newMessage('user', [text('u4', 10)], { id: 'u4' })]);
     const completed = await completeCompaction(t.db, {
       compactionId: compaction!.id,
       sessionPk: session.pk,
@@ -180,7 +180,7 @@ describe('loadContextRows (the context view filter)', () => {
 
   it('without pinning, reads no system message from before the boundary; an empty view still names its compaction', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('system', [text('rules', 10)], { id: 's1' }),
       newMessage('user', [text('u1', 10)], { id: 'u1' }),
       newMessage('assistant', [text('a1', 10), tool('call_1', 'out')], { id: 'a1' }),
@@ -251,7 +251,9 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
       ['an assistant message with that metadata', { metadata: continueWith }, 'assistant', false],
     ];
     for (const [label, extra, role, expected] of cases) {
-      const [appended] = await appendMessages(t.db, session.pk, [newMessage(role, [text('go on')], extra)]);
+      const [appended] = await appendTestMessages(t.db, session.pk, [
+        newMessage(role, [text('go on')], extra),
+      ]);
       const stats = await contextTokenStats(t.db, session.pk);
       expect(stats.newestSeq, label).toBe(appended!.seq);
       expect(stats.newestIsSummary, label).toBe(expected);
@@ -324,7 +326,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
     expect(stats.summaryTokens).toBe(30);
     expect(stats).toMatchObject({ messagesSinceCompaction: 0, newestSeq: 7, newestIsSummary: true });
 
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('u4', 10)], { id: 'u4' }),
       newMessage('assistant', [text('a4', 10)], {
         id: 'a4',
@@ -377,7 +379,7 @@ describe('contextTokenStats (hybrid estimate inputs)', () => {
         fc.constantFrom('boundary', 'boundary', 'neither'),
         async (shape, compactAt, compactionShape) => {
           const session = await createTestSession(t.db);
-          await appendMessages(
+          await appendTestMessages(
             t.db,
             session.pk,
             shape.map((m, i) =>

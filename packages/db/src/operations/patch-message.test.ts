@@ -3,7 +3,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ToolPart } from '@compactor/core';
 import { ConflictError, NotFoundError } from '../errors';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { loadHistoryPage } from './load-messages';
 import { patchMessage } from './patch-message';
 import { markPartsCompacted } from '../queries/parts';
@@ -14,7 +14,7 @@ const t = useTestDatabase();
 
 async function streamedTurn() {
   const session = await createTestSession(t.db);
-  await appendMessages(t.db, session.pk, [
+  await appendTestMessages(t.db, session.pk, [
     newMessage('assistant', [text('let me look'), tool('call_1', null, { status: 'pending' })], {
       id: 'turn',
     }),
@@ -75,7 +75,7 @@ describe('patchMessage', () => {
 
   it('returns the message exactly as it is stored afterwards (a pruned call, jsonb key order, added parts)', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage(
         'assistant',
         [
@@ -187,7 +187,7 @@ describe('patchMessage', () => {
 
   it('refuses to change a message written by a compaction', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [text('summary')], { id: 's', summary: true }),
     ]);
     await expect(patchMessage(t.db, session.pk, 's', { finish: 'stop' })).rejects.toBeInstanceOf(

@@ -9,7 +9,7 @@ import {
   SEEDED_SESSION_PURGE,
   seedCompactedSession,
 } from '../test-support/retention-fixtures';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows, loadHistoryPage } from './load-messages';
 import { applyRetentionPurge, planRetentionPurge, type PurgeBatch } from './purge-retention';
@@ -67,7 +67,7 @@ describe('planRetentionPurge (dry run)', () => {
   it('finds nothing superseded without a completed compaction (pending, running and failed ones change nothing)', async () => {
     const id = tenant();
     const session = await createTestSession(t.db, id);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('hello')], { createdAt: OLD }),
       newMessage('assistant', [tool('call_1', 'o'.repeat(50))], { createdAt: OLD }),
       newMessage('user', [text('again')], { createdAt: OLD }),
@@ -206,12 +206,12 @@ describe('applyRetentionPurge', () => {
     const id = tenant();
     const session = await createTestSession(t.db, id);
     // 25 superseded user messages, then 12 assistant turns whose pruned outputs stay in the view.
-    await appendMessages(
+    await appendTestMessages(
       t.db,
       session.pk,
       Array.from({ length: 25 }, (_, i) => newMessage('user', [text(`old ${i}`)], { createdAt: OLD })),
     );
-    await appendMessages(
+    await appendTestMessages(
       t.db,
       session.pk,
       Array.from({ length: 12 }, (_, i) =>
@@ -271,7 +271,7 @@ describe('applyRetentionPurge', () => {
     const id = tenant();
     const session = await createTestSession(t.db, id);
     for (let i = 0; i < 2; i++) {
-      await appendMessages(
+      await appendTestMessages(
         t.db,
         session.pk,
         Array.from({ length: 600 }, (_, j) => newMessage('user', [text(`m ${i}.${j}`)], { createdAt: OLD })),

@@ -11,7 +11,7 @@ import { insertCompaction } from '../queries/compactions';
 import { contextTokenStats } from '../queries/context-tokens';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
-import { appendMessages } from './append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import type { StoredClamp } from './clamp-parts';
 import { completeCompaction } from './complete-compaction';
 import { loadContextRows } from './load-messages';
@@ -64,7 +64,7 @@ describe('revertCompaction and clamps', () => {
   it('puts back the clamp a reverted compaction replaced, and drops the ones it added', async () => {
     const session = await createTestSession(t.db);
     const input = { path: 'big.csv', content: 'z'.repeat(4000) };
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('write it', 5)]),
       newMessage('assistant', [
         tool('w', 'row\n'.repeat(2000), { input, tokens: 3_100, outputTokens: 2_000 }),
@@ -118,7 +118,7 @@ describe('revertCompaction and clamps', () => {
 
   it("refuses another tenant's compaction and one that is not completed, writing nothing", async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [newMessage('user', [text('hi', 2)])]);
+    await appendTestMessages(t.db, session.pk, [newMessage('user', [text('hi', 2)])]);
     const id = await completeWith(session.pk, []);
     await expect(revert(id, 'tenant-b')).rejects.toBeInstanceOf(NotFoundError);
     await revert(id);
@@ -177,7 +177,7 @@ describe('revertCompaction: prune marks and purged history', () => {
     const turn = (seq: number) =>
       newMessage(seq === 1 ? 'system' : 'assistant', [tool(`a${seq}`, 'out a'), tool(`b${seq}`, 'out b')]);
     for (const pk of [session.pk, other.pk]) {
-      await appendMessages(
+      await appendTestMessages(
         t.db,
         pk,
         Array.from({ length: 8 }, (_, i) => turn(i + 1)),
@@ -197,7 +197,7 @@ describe('revertCompaction: prune marks and purged history', () => {
 
   it('refuses when a message between the boundaries was purged, not when only a summary there was', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(
+    await appendTestMessages(
       t.db,
       session.pk,
       Array.from({ length: 6 }, (_, i) => newMessage(i % 2 ? 'assistant' : 'user', [text(`m${i + 1}`, 2)])),

@@ -1,7 +1,7 @@
 /** appendedAfter: what arrived after a seq, summaries excluded, as the view counts it. */
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_TOOL_RESULT_TOKENS } from '@compactor/core';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { appendedAfter } from './appended-after';
 import { useTestDatabase } from '../test-support/test-database';
@@ -11,7 +11,7 @@ const t = useTestDatabase();
 describe('appendedAfter', () => {
   it('sums the stored tokens after the seq, an unfinished call with its interrupted result, no summaries', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('covered', 100)]),
       newMessage('user', [text('arrived meanwhile', 40)]),
       newMessage('assistant', [tool('call_1', null, { status: 'running', tokens: 7 })]),

@@ -3,7 +3,7 @@
  * given by hand, so each expected value is their sum.
  */
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 import { selectCacheBaseline } from './cache-baseline';
@@ -15,7 +15,7 @@ const usage = { input: 100, output: 20, reasoning: 0, cacheRead: 900, cacheWrite
 /** System 300 · user 40 · assistant (text 10, read 5 + 100, read 5 + 200) · user 40 · assistant 30. */
 async function session() {
   const row = await createTestSession(t.db);
-  await appendMessages(t.db, row.pk, [
+  await appendTestMessages(t.db, row.pk, [
     newMessage('system', [text('rules', 300)]),
     newMessage('user', [text('question', 40)]),
     newMessage('assistant', [text('reading', 10), tool('a', 'x'.repeat(400)), tool('b', 'y'.repeat(800))], {
@@ -48,7 +48,7 @@ describe('selectCacheBaseline', () => {
 
   it('has no prefix when nothing changed, and no usage before any model call', async () => {
     const row = await createTestSession(t.db);
-    await appendMessages(t.db, row.pk, [newMessage('user', [text('hello', 5)])]);
+    await appendTestMessages(t.db, row.pk, [newMessage('user', [text('hello', 5)])]);
     expect(
       await selectCacheBaseline(t.db, row.pk, { pinSystemMessages: true, prunedBy: 'prn_none' }),
     ).toEqual({

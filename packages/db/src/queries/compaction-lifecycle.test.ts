@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { completeCompaction } from '../operations/complete-compaction';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { claimCompaction, enterStep, listCompactionSteps } from './compaction-lifecycle';
@@ -45,7 +45,7 @@ describe('claimCompaction', () => {
       // earlier compaction's summary, tool outputs, and a usage report after the summary.
       const session = await createTestSession(t.db);
       const usage = (input: number) => ({ input, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0 });
-      await appendMessages(t.db, session.pk, [
+      await appendTestMessages(t.db, session.pk, [
         newMessage('system', [text('you are a coding agent', 12)]),
         ...[1, 2, 3].flatMap((i) => [
           newMessage('user', [text(`question ${i}`, 10)]),
@@ -69,7 +69,7 @@ describe('claimCompaction', () => {
         messagesBefore: 7,
         finishedAt: new Date(),
       });
-      await appendMessages(t.db, session.pk, [
+      await appendTestMessages(t.db, session.pk, [
         newMessage('user', [text('next question', 10)]),
         newMessage('assistant', [tool('call_4', 'more output '.repeat(100))], { usage: usage(2_500) }),
       ]);

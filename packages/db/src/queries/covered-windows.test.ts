@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { loadContextRows } from '../operations/load-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { markPartsCompacted } from './parts';
@@ -11,7 +11,7 @@ const t = useTestDatabase();
 /** A system prompt, then 20 turns: a request and an answer that reads a file. */
 async function session() {
   const row = await createTestSession(t.db);
-  await appendMessages(t.db, row.pk, [
+  await appendTestMessages(t.db, row.pk, [
     newMessage('system', [text('You are a coding agent.', 6)], { id: 's0' }),
     ...Array.from({ length: 20 }, (_, i) => [
       newMessage('user', [text(`request ${i}`, 4)], { id: `u${i}` }),

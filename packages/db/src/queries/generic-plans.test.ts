@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { compileNamed } from '../prepared';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import { completeCompaction, measuredSizeSql } from '../operations/complete-compaction';
@@ -72,7 +72,7 @@ const turn = (i: number) => [
 describe('generic plans made on a new database stay bounded as a session grows', () => {
   it('the status, the context read and the append', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, turn(0));
+    await appendTestMessages(t.db, session.pk, turn(0));
     const statements = {
       status: compileNamed(sessionStatusInputsSql(session.pk, { pinSystemMessages: true })),
       context: compileNamed(contextRowsSql(session.pk, { pinSystemMessages: true })),
@@ -88,7 +88,7 @@ describe('generic plans made on a new database stay bounded as a session grows',
     await explainPrepared('plan_append', [session.pk, ['u0']]);
 
     for (let i = 1; i < 1_500; i += 50) {
-      await appendMessages(t.db, session.pk, Array.from({ length: 50 }, (_, k) => turn(i + k)).flat());
+      await appendTestMessages(t.db, session.pk, Array.from({ length: 50 }, (_, k) => turn(i + k)).flat());
     }
     const compaction = await insertCompaction(t.db, {
       id: 'cmp_plans',
@@ -125,7 +125,7 @@ describe('generic plans made on a new database stay bounded as a session grows',
 
   it("the completion's size statement, among many completed compactions", async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, turn(0));
+    await appendTestMessages(t.db, session.pk, turn(0));
     const running = (id: string) =>
       insertCompaction(t.db, {
         id,

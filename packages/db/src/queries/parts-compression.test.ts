@@ -1,6 +1,6 @@
 /** Large parts are TOASTed with lz4 where the server has it (migration 0013): cheaper to write. */
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 
@@ -25,7 +25,7 @@ describe('parts compression', () => {
     const session = await createTestSession(t.db);
     // Compressible but not trivially: a log whose lines differ.
     const output = Array.from({ length: 20_000 }, (_, i) => `line ${i}: ok ${(i * 7919) % 1000}`).join('\n');
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [tool('call_big', output)]),
       newMessage('user', [text(output.slice(0, 200_000), 50_000)]),
     ]);

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { compactions, partPrunes, parts, sessions } from '../schema';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { findLatestCompletedCompaction, insertCompaction } from './compactions';
@@ -17,7 +17,7 @@ const t = useTestDatabase();
 describe('prepared reads equal drizzle selects', () => {
   it('listPartsOfMessages, with and without pruned outputs', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('read both files', 4)], { id: 'u1' }),
       newMessage(
         'assistant',

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, pruneCouldSelect, type Role, type ToolPart, type ToolStatus } from '@compactor/core';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { contextTokenStats } from './context-tokens';
@@ -77,7 +77,7 @@ async function seed(spec: SessionSpec) {
       return out(id, tl.tokens, tl);
     });
   for (const step of spec) {
-    await appendMessages(
+    await appendTestMessages(
       t.db,
       session.pk,
       step.messages.map((m) =>
@@ -147,7 +147,7 @@ describe('selectPrunablePartsInSql and pruneToolOutputs agree with core selectPr
 describe('with the default (OpenCode) budgets', () => {
   it('prunes outputs older than the newest 40,000 tokens once they exceed 20,000', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       ...Array.from({ length: 8 }, (_, i) => [msg('user'), msg('assistant', out(`old${i}`, 10_000))]).flat(),
       msg('user'),
       msg('user'),

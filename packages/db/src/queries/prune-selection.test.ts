@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { PruningPolicy } from '@compactor/core';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import type { NewMessage } from '../operations/new-message';
 import { createTestSession, newMessage } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
@@ -38,7 +38,7 @@ async function waitForLockWait(): Promise<void> {
 describe('selectPrunablePartsInSql: the walk', () => {
   it('protects the newest outputs and the last user turns, and prunes older ones above the minimum', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 60), out('b', 70)),
       msg('user'),
@@ -55,7 +55,7 @@ describe('selectPrunablePartsInSql: the walk', () => {
 
   it('reports the candidates but selects nothing when they do not exceed the minimum', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 50), out('b', 100)),
       msg('user'),
@@ -71,7 +71,7 @@ describe('selectPrunablePartsInSql: the walk', () => {
   it('walks the message where the user-turn count reaches protectUserTurns, and nothing with fewer turns', async () => {
     const session = await createTestSession(t.db);
     // A user message carrying a tool output (legal, if unusual): it is the cutoff, and walked.
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('assistant', out('old', 200)),
       msg('user', out('on-cutoff', 300)),
       msg('assistant', out('tail', 300)),
@@ -95,7 +95,7 @@ describe('selectPrunablePartsInSql: the walk', () => {
 
   it('passes over errors, unfinished calls and protected tools, and walks parts newest first', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg(
         'assistant',
@@ -121,7 +121,7 @@ describe('selectPrunablePartsInSql: the walk', () => {
 describe('selectPrunablePartsInSql: where the walk stops', () => {
   it('stops at the newest pruned output it reaches: older outputs were handled by that prune', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('before', 500)),
       msg('assistant', out('pruned', 500)),
@@ -140,7 +140,7 @@ describe('selectPrunablePartsInSql: where the walk stops', () => {
 
   it('does not stop at pruned outputs it never reaches: the protected tail, protected tools, errors', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 300)),
       msg('assistant', out('skill', 300, { tool: 'skill' }), out('err', 300, { status: 'error' })),
@@ -160,7 +160,7 @@ describe('selectPrunablePartsInSql: where the walk stops', () => {
 
   it('a pruned output of a tool that is no longer protected stops the walk', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 300)),
       msg('assistant', out('skill', 300, { tool: 'skill' })),
@@ -179,7 +179,7 @@ describe('selectPrunablePartsInSql: the view', () => {
   /** A pinned system message with an output, three turns, then a compaction that keeps the last two. */
   async function compactedSession(summaries: NewMessage[]) {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('system', out('pinned', 400)),
       msg('user'),
       msg('assistant', out('compacted', 400)),
@@ -195,7 +195,7 @@ describe('selectPrunablePartsInSql: the view', () => {
   it('stops at the summary: its own outputs and the pinned messages before it are out of reach', async () => {
     // The summary is written after the covered range, so its seq (7) is inside the kept range.
     const session = await compactedSession([msg('assistant', out('in-summary', 400))]);
-    await appendMessages(t.db, session.pk, [msg('assistant', out('after', 400))]);
+    await appendTestMessages(t.db, session.pk, [msg('assistant', out('after', 400))]);
     const selection = await expectAgreement(session.pk, {
       coversThroughSeq: 8,
       pinSystemMessages: true,
@@ -223,7 +223,7 @@ describe('selectPrunablePartsInSql: the view', () => {
 
   it("a summary message's pruned output is not walked, so it does not stop the walk", async () => {
     const session = await compactedSession([msg('assistant', out('in-summary', 400))]);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('assistant', [out('hidden', 400)], { summary: true }),
       msg('assistant', out('after', 400)),
     ]);
@@ -238,7 +238,7 @@ describe('selectPrunablePartsInSql: the view', () => {
 
   it('hides summary messages of other compactions, even inside the kept range', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 400)),
       // A failed compaction's summary: flagged, in no completed compaction, so never shown.
@@ -255,7 +255,7 @@ describe('selectPrunablePartsInSql: the view', () => {
 
   it('walks only up to coversThroughSeq: later messages are neither pruned nor counted as turns', async () => {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 400)),
       msg('user'),
@@ -283,7 +283,7 @@ describe('selectPrunablePartsInSql: the view', () => {
 describe('pruneToolOutputs', () => {
   async function prunableSession() {
     const session = await createTestSession(t.db);
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       msg('user'),
       msg('assistant', out('a', 300), out('b', 200)),
       msg('user'),

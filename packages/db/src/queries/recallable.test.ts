@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { PruningPolicy } from '@compactor/core';
 import { MIGRATIONS_FOLDER } from '../migrate';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { useTestDatabase } from '../test-support/test-database';
@@ -31,7 +31,7 @@ async function appendTurns(sessionPk: number, count: number, firstSeq = 1): Prom
       tool(`call${firstSeq + i}`, `output of src/module${firstSeq + i}.ts `.repeat(20)),
     ]),
   );
-  await appendMessages(t.db, sessionPk, batch);
+  await appendTestMessages(t.db, sessionPk, batch);
 }
 
 describe('parts.recallable', () => {
@@ -93,7 +93,7 @@ describe('parts.recallable', () => {
   it('flags the outputs a prune marked, after its statement, chunk by chunk within the seqs it returned', async () => {
     const session = await createTestSession(t.db);
     const big = (id: string) => tool(id, 'x'.repeat(400), { outputTokens: 100, tokens: 105 });
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('user', [text('go')]),
       newMessage('assistant', [text('reading'), big('a'), big('b')]),
       newMessage('user', [text('more')]),
@@ -152,7 +152,7 @@ describe('parts.recallable', () => {
     const sibling = await createTestSession(t.db, 'tenant-a');
     const otherTenant = await createTestSession(t.db, 'tenant-b');
     for (const session of [mine, sibling, otherTenant]) {
-      await appendMessages(
+      await appendTestMessages(
         t.db,
         session.pk,
         Array.from({ length: 30 }, (_, i) =>

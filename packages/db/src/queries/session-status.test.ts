@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from '../test-support/append-test-messages';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { findSessionCompactions, insertCompaction } from './compactions';
 import { contextTokenStats } from './context-tokens';
@@ -37,7 +37,7 @@ describe('sessionStatusInputs', () => {
     expect(empty).toMatchObject({ active: null, lastFinished: null, latestCompleted: null });
     expect(empty.stats).toMatchObject({ storedTokens: 0, contextMessages: 0, report: null });
 
-    await appendMessages(t.db, session.pk, [
+    await appendTestMessages(t.db, session.pk, [
       newMessage('system', [text('you are a coding agent', 6)]),
       newMessage('user', [text('fix the test', 4)]),
       newMessage('assistant', [text('reading', 2), tool('call_1', 'x'.repeat(400))], {
@@ -74,7 +74,7 @@ describe('sessionStatusInputs', () => {
 
   it('reads only the session it is asked about', async () => {
     const other = await createTestSession(t.db);
-    await appendMessages(t.db, other.pk, [newMessage('user', [text('another tenant', 3)])]);
+    await appendTestMessages(t.db, other.pk, [newMessage('user', [text('another tenant', 3)])]);
     await addCompaction(other.pk, 'other');
     const session = await createTestSession(t.db);
     expect(await expectSameAsSeparate(session.pk)).toMatchObject({

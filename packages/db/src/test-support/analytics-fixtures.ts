@@ -1,5 +1,5 @@
 import type { Db } from '../client';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from './append-test-messages';
 import { insertCompaction, type NewCompactionRow } from '../queries/compactions';
 import { insertCompactionStep } from '../queries/compaction-lifecycle';
 import { createTestSession, newMessage, text, tool } from './fixtures';
@@ -391,7 +391,7 @@ export async function seedAnalytics(db: Db, days = seedDays()) {
   const a2 = await createTestSession(db, 'acme', 'a2');
   const g1 = await createTestSession(db, 'globex', 'g1');
   const sessionPks = { a1: a1.pk, a2: a2.pk, g1: g1.pk };
-  await appendMessages(db, a1.pk, [
+  await appendTestMessages(db, a1.pk, [
     newMessage('user', [text(`Fix the parser. ${SECRET}`)]),
     newMessage('assistant', [tool('call_1', `file contents ${SECRET}`)]),
     newMessage('assistant', [text(`Done. ${SECRET}`)]),

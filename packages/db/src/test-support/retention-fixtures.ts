@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../client';
-import { appendMessages } from '../operations/append-messages';
+import { appendTestMessages } from './append-test-messages';
 import { completeCompaction } from '../operations/complete-compaction';
 import { insertCompaction } from '../queries/compactions';
 import { markPartsCompacted } from '../queries/parts';
@@ -23,7 +23,7 @@ export const RECENT = new Date('2026-05-30T00:00:00Z');
 export async function seedCompactedSession(db: Db, tenantId: string) {
   const session = await createTestSession(db, tenantId);
   const at = (createdAt: Date, id: string) => ({ id, createdAt });
-  await appendMessages(db, session.pk, [
+  await appendTestMessages(db, session.pk, [
     newMessage('system', [text('You are a careful coding agent.')], at(OLD, 'sys')),
     newMessage('user', [text('Fix the failing parser test, keep the public API.')], at(OLD, 'u1')),
     newMessage('assistant', [text('Reading the parser.'), tool('call_1', 'x'.repeat(400))], at(OLD, 'a1')),

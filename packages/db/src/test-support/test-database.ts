@@ -1,7 +1,7 @@
 /**
  * What tests of every workspace need from the database layer (`@compactor/db/testing`): a
- * per-file database cloned from the migrated template, and a session row inserted as the API
- * inserts one. It lives here rather than in `@compactor/testing` so that package stays below
+ * per-file database cloned from the migrated template, a session row inserted as the API inserts
+ * one, and messages appended as the API appends them. It lives here rather than in `@compactor/testing` so that package stays below
  * `db`: db's own tests use `@compactor/testing`, and a dependency back would be a cycle.
  */
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,9 @@ import { newId } from '../ids';
 import { createScratchDatabase, dropScratchDatabase } from '../scratch-database';
 import type { SessionRow } from '../mappers';
 import { insertSession } from '../queries/sessions';
+
+export { appendTestMessages } from './append-test-messages';
+
 export interface TestDatabase {
   /** Name and URL of this file's own migrated database. */
   readonly name: string;

@@ -1,15 +1,9 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import {
-  appendMessages,
-  loadContextRows,
-  prepareMessages,
-  type MessageInput,
-  type SessionRow,
-} from '@compactor/db';
+import { loadContextRows, prepareMessages, type MessageInput, type SessionRow } from '@compactor/db';
 import { assembleContext, type AssembledContext, type Message, type PolicyInput } from '@compactor/core';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
-import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
+import { appendTestMessages, insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import { getTokenizer } from '@compactor/tokenizer';
 import { silentLog, type WorkflowResources } from '../resources';
 import type { SessionEvent } from '../session-events';
@@ -64,7 +58,7 @@ export function useWorkflow(): WorkflowHarness {
   });
 
   const append = async (session: SessionRow, messages: MessageInput[]) => {
-    await appendMessages(database.db, session.pk, await prepareMessages(messages, counter, new Date()));
+    await appendTestMessages(database.db, session.pk, await prepareMessages(messages, counter, new Date()));
   };
 
   return {
