@@ -27,6 +27,10 @@ describe('usageToSend', () => {
       reasoning: 100,
     });
     expect(usageToSend(recorded, state({ contextReduced: false, window: 16_000 }))).toBe(recorded);
+    // An overhead measured mid-conversation larger than ten windows: no report, as in drop mode.
+    expect(
+      usageToSend(recorded, state({ contextReduced: false, window: 4_096, overhead: 50_000 })),
+    ).toBeNull();
   });
 
   it('rescales the prompt to the served context plus the overhead, keeping the output', () => {

@@ -37,11 +37,23 @@ export function usageToSend(recorded: Usage | null | undefined, state: UsageStat
   if (!recorded) return null;
   // Recorded on a larger model, a prompt can be more than the API takes from one of this window
   // (USAGE_REPORT_MAX_WINDOWS): such a prompt was never this model's, so it is rescaled too.
-  const possible = implausibleUsage(usagePeaks([recorded]), state.window) === null;
-  if (!state.contextReduced && possible) return recorded;
+  if (!state.contextReduced && possibleFor(recorded, state.window)) return recorded;
   if (state.mode === 'drop') return null;
   const input = state.servedTokens + (state.estimate === 'stored' ? state.overhead : 0);
-  return { input, cacheRead: 0, cacheWrite: 0, output: recorded.output, reasoning: recorded.reasoning };
+  const rescaled = {
+    input,
+    cacheRead: 0,
+    cacheWrite: 0,
+    output: recorded.output,
+    reasoning: recorded.reasoning,
+  };
+  // An overhead measured on a transcript that starts mid-conversation can itself be more than
+  // any model of this window takes: then no report at all, as in `drop`.
+  return possibleFor(rescaled, state.window) ? rescaled : null;
+}
+
+function possibleFor(usage: Usage, window: number): boolean {
+  return implausibleUsage(usagePeaks([usage]), window) === null;
 }
 
 /**
