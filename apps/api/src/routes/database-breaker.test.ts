@@ -5,7 +5,8 @@
  * `/readyz` says the breaker is open; once Postgres answers again the same process serves again
  * within a few probe intervals, without a restart. The freeze is a TCP proxy in front of this
  * file's own database (`startTcpProxy`: nothing passes in either direction, sockets stay open,
- * as with a SIGSTOPped server), so the shared server is never touched.
+ * as with a SIGSTOPped server; `stop()`: connections reset and refused, as a stopped server), so
+ * the shared server is never touched.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -165,5 +166,17 @@ describe('the database breaker', () => {
     const after = trickle();
     await sleep(500);
     expect((await after.stop()).every(({ answer }) => answer.statusCode < 300)).toBe(true);
+  });
+
+  it('opens on a refused connection too, and closes when the server takes connections again', async () => {
+    await proxy.stop();
+    // Connections reset and refused: the first requests fail at once, and the breaker opens.
+    await expect.poll(readiness, { timeout: 10_000, interval: 100 }).toBe('breaker open');
+    const refused = await append();
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    await proxy.resume();
+    await expect.poll(async () => (await append()).statusCode, { timeout: 5_000, interval: 50 }).toBe(201);
+    expect(await readiness()).toBe('ok');
   });
 });
