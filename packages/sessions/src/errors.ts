@@ -64,8 +64,8 @@ export class InvalidInput extends SessionError {
   }
 
   /**
-   * Refused fields as a validator reports them: `pointer` a JSON pointer (`/messages/0/role`)
-   * into the input `part` (`body`), named `body.messages.0.role`.
+   * Refused fields as a validator reports them: each `instancePath` a JSON pointer
+   * (`/messages/0/role`) into the input `part` (`body`), named `body.messages.0.role`.
    */
   static atPointers(
     part: string,
