@@ -122,7 +122,10 @@ async function main(): Promise<void> {
     getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
   tokenizerFor('gpt-4o').countSync('warm up');
 
-  const metrics = createApiMetrics({ queueCounts: () => queueCounts(queues) });
+  const metrics = createApiMetrics({
+    queueCounts: () => queueCounts(queues),
+    databaseBreakerOpen: () => database.breaker?.isOpen === true,
+  });
   const app = await buildServer(
     { db: database.db, redis, auth, tokenizerFor, clock, jobs, events },
     {

@@ -13,7 +13,9 @@ export type QueueCounts = () => Promise<Record<string, Record<string, number>> |
  * The API's Prometheus registry: process metrics, requests by route, tenant-limit refusals, open
  * event streams, and queue depth when given.
  */
-export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): Registry {
+export function createApiMetrics(
+  options: { queueCounts?: QueueCounts; databaseBreakerOpen?: () => boolean } = {},
+): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'compactor_api_' });
   new Counter({
@@ -57,7 +59,17 @@ export function createApiMetrics(options: { queueCounts?: QueueCounts } = {}): R
     help: 'Event streams this process holds open, over all tenants.',
     registers: [registry],
   });
-  const { queueCounts } = options;
+  const { queueCounts, databaseBreakerOpen } = options;
+  if (databaseBreakerOpen) {
+    new Gauge({
+      name: 'compactor_api_database_breaker_open',
+      help: '1 while the database breaker refuses requests (a probe found Postgres not answering), else 0.',
+      registers: [registry],
+      collect() {
+        this.set(databaseBreakerOpen() ? 1 : 0);
+      },
+    });
+  }
   if (queueCounts) {
     new Gauge({
       name: 'compactor_queue_jobs',

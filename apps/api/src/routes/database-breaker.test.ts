@@ -18,6 +18,7 @@ import { getTokenizer } from '@compactor/tokenizer';
 import { startTcpProxy, uniqueQueuePrefix, type TcpProxy } from '@compactor/testing';
 import { createAuthenticator } from '../http/auth';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
+import { createApiMetrics } from '../http/metrics';
 import { buildServer } from '../server';
 import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
 
@@ -46,15 +47,18 @@ beforeAll(async () => {
   });
   redis = new Redis(inject('redisUrl'), { lazyConnect: true, maxRetriesPerRequest: 1 });
   replica = createTestReplica(database.db, uniqueQueuePrefix('breaker'));
-  app = await buildServer({
-    db: database.db,
-    redis,
-    auth: createAuthenticator(database.db, TEST_KEYS),
-    tokenizerFor: () => getTokenizer('o200k_base'),
-    clock: () => new Date(),
-    jobs: replica.jobs,
-    events: replica.events,
-  });
+  app = await buildServer(
+    {
+      db: database.db,
+      redis,
+      auth: createAuthenticator(database.db, TEST_KEYS),
+      tokenizerFor: () => getTokenizer('o200k_base'),
+      clock: () => new Date(),
+      jobs: replica.jobs,
+      events: replica.events,
+    },
+    { metrics: createApiMetrics({ databaseBreakerOpen: () => database.breaker?.isOpen === true }) },
+  );
 });
 
 afterAll(async () => {
@@ -121,6 +125,13 @@ function trickle() {
   };
 }
 
+/** `compactor_api_database_breaker_open` as `/metrics` serves it. */
+const breakerGauge = async () => {
+  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith('compactor_api_database_breaker_open '));
+  return line === undefined ? undefined : Number(line.split(' ')[1]);
+};
+
 const readiness = async () =>
   (await app.inject({ method: 'GET', url: '/readyz' })).json<{
     checks: { postgres: string };
@@ -158,11 +169,13 @@ describe('the database breaker', () => {
     // Once open, a request is refused without waiting for anything.
     const refused = await read();
     expect(refused.statusCode).toBe(503);
+    expect(await breakerGauge()).toBe(1);
 
     await proxy.resume();
     // Back without a restart, a few probe intervals later.
     await expect.poll(async () => (await read()).statusCode, { timeout: 5_000, interval: 50 }).toBe(200);
     expect(await readiness()).toBe('ok');
+    expect(await breakerGauge()).toBe(0);
     const after = trickle();
     await sleep(500);
     expect((await after.stop()).every(({ answer }) => answer.statusCode < 300)).toBe(true);
