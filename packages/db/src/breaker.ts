@@ -46,7 +46,8 @@ export function breakerOf(pool: pg.Pool): DatabaseBreaker | undefined {
  * (the API: a request waits at most a moment, then gets a 503 it can retry). Without it every
  * request on a frozen server waits its whole statement timeout, 17 s by default.
  *
- * Closed, it costs a flag test per checkout and a map entry per checked-out connection. It
+ * Closed, it costs a flag test, a map entry and a closure or two per checkout (measured: 1–2 µs
+ * more per checkout and release, against milliseconds for an append). It
  * suspects the server when a checkout has lasted `suspectAfterMs`, or when a connection fails
  * the way an unreachable server fails one; then one probe at a time (a connection of its own,
  * outside the pool, so a pool full of stuck connections cannot hold it) asks for `select 1`. A
