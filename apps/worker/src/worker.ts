@@ -28,12 +28,17 @@ export interface WorkerProcess {
   stop(): Promise<{ drained: boolean }>;
 }
 
-/**
- * The worker's composition root: Postgres, Redis (queues, events), the LLM client, the BullMQ
- * workers, the reconciler loop and the probe server. Refuses to start on an unmigrated database
- * (the API migrates; workers never race it).
- */
-export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<WorkerProcess> {
+/** The worker's connections: Postgres, BullMQ's Redis client and one for events and probes. */
+interface Connections {
+  database: ReturnType<typeof createDatabase>;
+  /** BullMQ's: its blocking commands need maxRetriesPerRequest null (it duplicates this client for them). */
+  connection: ReturnType<typeof createRedis>;
+  /** Events and probes: bounded commands, so a Redis that stops answering fails them in seconds. */
+  redis: ReturnType<typeof createRedis>;
+}
+
+/** Opens the worker's connections; refuses an unmigrated database (the API migrates; workers never race it). */
+async function connect(env: WorkerEnv, log: Logger): Promise<Connections> {
   const state = await migrationState(env.DATABASE_URL);
   if (state.pending > 0) {
     throw new Error(
@@ -48,8 +53,6 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     onConnectionError: (error) => log.warn({ err: error.message }, 'postgres connection lost'),
   });
-  // BullMQ's blocking commands need maxRetriesPerRequest: null (it duplicates this client for
-  // them); events and probes get their own connection.
   const connection = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on('error', (error: Error) =>
     log.warn({ err: error.message }, 'queue redis connection problem'),
@@ -63,13 +66,11 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   await redis
     .connect()
     .catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
+  return { database, connection, redis };
+}
 
-  const { config, defaults } = llmConfigFromEnv(env);
-  const tokenizerFor = (modelId: string) =>
-    getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
-  tokenizerFor('gpt-4o').countSync('warm up');
-  // The queues exist before the resources: the metrics read queue depths from them, and the
-  // workflow reports steps, compactions and LLM requests to the metrics.
+/** The queues with the worker's job policy, their connection errors logged as JSON. */
+function jobQueues(env: WorkerEnv, connection: Connections['connection'], log: Logger) {
   const policy = { ...DEFAULT_JOB_POLICY, attempts: env.JOB_ATTEMPTS, backoffBaseMs: env.JOB_BACKOFF_MS };
   const queues = createJobQueues({
     connection,
@@ -77,6 +78,43 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
     policy,
     onError: (queue, error) => log.warn({ queue, err: error.message }, 'queue connection problem'),
   });
+  return { policy, queues };
+}
+
+/**
+ * What the workflow steps run with: the database, the metered LLM client, the clock, the log,
+ * session events, the tokenizer, and the follow-ups a completing compaction requests.
+ */
+function workflowResources(
+  env: WorkerEnv,
+  parts: Pick<WorkflowResources, 'db' | 'clock' | 'log' | 'events' | 'followUps'> & {
+    metrics: ReturnType<typeof createWorkerMetrics>;
+  },
+): WorkflowResources {
+  const { config, defaults } = llmConfigFromEnv(env);
+  const tokenizerFor = (modelId: string) =>
+    getTokenizer(env.TOKENIZER_ENCODING === 'auto' ? encodingForModel(modelId) : env.TOKENIZER_ENCODING);
+  tokenizerFor('gpt-4o').countSync('warm up');
+  const { metrics, ...shared } = parts;
+  return {
+    ...shared,
+    llm: createLlm(config, metrics.metered(createChatCompleter(config))),
+    observer: metrics.observer,
+    tokenizerFor,
+    summarizerModel: defaults.summarizerModel,
+    topicModel: defaults.topicModel,
+  };
+}
+
+/**
+ * The worker's composition root: its connections, the LLM client, the BullMQ workers, the
+ * reconciler loop and the probe server.
+ */
+export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<WorkerProcess> {
+  const { database, connection, redis } = await connect(env, log);
+  // The queues exist before the resources: the metrics read queue depths from them, and the
+  // workflow reports steps, compactions and LLM requests to the metrics.
+  const { policy, queues } = jobQueues(env, connection, log);
   let jobs: JobGauges = { active: () => 0, queued: () => 0 };
   const metrics = createWorkerMetrics(queues, { active: () => jobs.active(), queued: () => jobs.queued() });
   const events = redisEventPublisher(redis, env.QUEUE_PREFIX, (error) =>
@@ -86,19 +124,15 @@ export async function startWorkerProcess(env: WorkerEnv, log: Logger): Promise<W
   // Compactions the worker starts (follow-ups, deferred ones): an enqueue Redis cannot take in
   // time is the reconciler's, not a job held open.
   const dispatch = { db: database.db, queues: boundedQueues(queues), events, log, clock };
-  const resources: WorkflowResources = {
+  const resources = workflowResources(env, {
     db: database.db,
-    llm: createLlm(config, metrics.metered(createChatCompleter(config))),
-    observer: metrics.observer,
     clock,
     log,
     events,
-    tokenizerFor,
-    summarizerModel: defaults.summarizerModel,
-    topicModel: defaults.topicModel,
+    metrics,
     // A compaction outrun by appends requests the next one in its completing transaction.
     followUps: followUpsOf(dispatch),
-  };
+  });
   const startDeferred = startDeferredWhenEnded(dispatch);
   const running = startWorkers(resources, {
     connection,
