@@ -3,7 +3,14 @@
  * or refuses to start unmigrated), then serves until SIGTERM/SIGINT, draining in-flight requests.
  */
 import pino from 'pino';
-import { createDatabase, ensureDatabase, migrateDatabase, migrationState, redactUrl } from '@compactor/db';
+import {
+  createDatabase,
+  ensureDatabase,
+  migrateDatabase,
+  migrationState,
+  redactUrl,
+  type Db,
+} from '@compactor/db';
 import {
   closeRedis,
   createRedis,
@@ -53,9 +60,9 @@ async function prepareDatabase(): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  await prepareDatabase();
-  const database = createDatabase(env.DATABASE_URL, {
+/** The API's pool, behind the breaker: a frozen Postgres is a 503 within seconds. */
+function openDatabase() {
+  return createDatabase(env.DATABASE_URL, {
     applicationName: 'compactor-api',
     max: env.DATABASE_POOL_SIZE,
     connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
@@ -68,6 +75,13 @@ async function main(): Promise<void> {
           : log.info('database answering again: breaker closed'),
     },
   });
+}
+
+/**
+ * The API's three Redis clients: bounded commands (probes, publishing), BullMQ's (no offline
+ * queue), and the event stream's subscriber (a subscribed connection can do nothing else).
+ */
+async function connectRedis() {
   const redis = createRedis(env.REDIS_URL, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
@@ -78,22 +92,41 @@ async function main(): Promise<void> {
   await redis
     .connect()
     .catch((error: Error) => log.warn({ err: error.message }, 'redis unreachable at start'));
-
   // BullMQ gets its own connection, not the probe's: no per-command retry limit (BullMQ wants
   // maxRetriesPerRequest null), and no offline queue, so an enqueue while Redis is away fails at
   // once (BullMQ's docs for HTTP producers) instead of queueing in memory; jobs.ts also bounds
   // each enqueue by a timeout. Either way the outbox keeps the job for the reconciler.
   const queueRedis = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null, enableOfflineQueue: false });
   queueRedis.on('error', (error) => log.warn({ err: error.message }, 'queue redis connection problem'));
+  const subscriber = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  subscriber.on('error', (error) => log.warn({ err: error.message }, 'event subscriber connection problem'));
+  return { redis, queueRedis, subscriber };
+}
+
+/** The key check; refuses a production start with no key anywhere unless told to run open. */
+async function authenticator(db: Db) {
+  const auth = createAuthenticator(db, parseApiKeys(env.API_KEYS));
+  const open = await auth.isOpen();
+  const refusal = openStartRefusal(env, !open);
+  if (refusal) throw new StartRefused(refusal);
+  if (open) {
+    log.warn(
+      'no API keys configured (API_KEYS empty, keys table empty): the API is OPEN to anyone who can reach it',
+    );
+  }
+  return auth;
+}
+
+async function main(): Promise<void> {
+  await prepareDatabase();
+  const database = openDatabase();
+  const { redis, queueRedis, subscriber } = await connectRedis();
   const queues = createJobQueues({
     connection: queueRedis,
     prefix: env.QUEUE_PREFIX,
-    // Logged once above, as the connection's: a queue's copy of the same error adds nothing.
+    // Logged once, as the connection's: a queue's copy of the same error adds nothing.
     onError: () => undefined,
   });
-  // A subscribed connection can do nothing else: the event stream gets a dedicated one.
-  const subscriber = createRedis(env.REDIS_URL, { maxRetriesPerRequest: null });
-  subscriber.on('error', (error) => log.warn({ err: error.message }, 'event subscriber connection problem'));
   const events = redisEventSource(subscriber, env.QUEUE_PREFIX, redis);
   const clock = () => new Date();
   const jobs = createApiJobs({
@@ -105,17 +138,7 @@ async function main(): Promise<void> {
     log,
     clock,
   });
-
-  const envKeys = parseApiKeys(env.API_KEYS);
-  const auth = createAuthenticator(database.db, envKeys);
-  const open = await auth.isOpen();
-  const refusal = openStartRefusal(env, !open);
-  if (refusal) throw new StartRefused(refusal);
-  if (open) {
-    log.warn(
-      'no API keys configured (API_KEYS empty, keys table empty): the API is OPEN to anyone who can reach it',
-    );
-  }
+  const auth = await authenticator(database.db);
 
   // Load rank tables before listening, so the first request does not pay for it.
   const tokenizerFor = (modelId: string) =>
