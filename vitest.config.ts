@@ -18,8 +18,10 @@ export default defineConfig({
     // process or a timer (most of them do, most of the time). Two at least: files are isolated
     // (own database, own queue prefix, own ports), so they may overlap.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
+    // Generous: a test bounds a hang, it does not measure speed (benchmarks do), and on a machine
+    // whose cores are all taken by other work a 10-second test can take a minute.
+    testTimeout: 120_000,
+    hookTimeout: 240_000,
     coverage: {
       provider: 'v8',
       include: ['packages/*/src/**/*.ts', 'apps/*/src/**/*.ts'],

@@ -202,7 +202,7 @@ export class WorkerFleet {
 
   /** Polls the worker's /healthz until it answers 200; fails fast when the process exits. */
   async waitReady(handle: WorkerHandle): Promise<void> {
-    const deadline = Date.now() + (this.options.readyTimeoutMs ?? 30_000);
+    const deadline = Date.now() + (this.options.readyTimeoutMs ?? 120_000);
     while (Date.now() < deadline) {
       if (handle.exit || handle.killedBy) {
         throw new Error(

@@ -359,7 +359,7 @@ describe('the fold converges for any history size', () => {
     expect(result.text).toContain(LEDGER_CONSTRAINT);
     expect(result.text).toContain('Step 579: migrate report 579');
     expect(result.usage.promptTokens).toBe(sent.reduce((sum, r) => sum + r.promptTokens, 0));
-  }, 60_000);
+  }, 180_000);
 
   it('answers a cut-off summary with a smaller request, not the same one', async () => {
     // Fits one request, but the stub's summary of it (about 690 tokens) exceeds 400.

@@ -16,7 +16,7 @@ describe('finished jobs are kept in bounded numbers', () => {
     q.startWorkers();
     const compact = q.queues.queue('compact');
     const idle = () =>
-      expect.poll(() => compact.getJobCounts('waiting', 'active', 'delayed'), { timeout: 10_000 });
+      expect.poll(() => compact.getJobCounts('waiting', 'active', 'delayed'), { timeout: 30_000 });
 
     // A compaction that does not exist (any more) completes its job at once, as "inactive".
     for (let i = 0; i < 5; i++) await q.queues.enqueue('compact', `gone-${i}`, { compactionId: `gone-${i}` });

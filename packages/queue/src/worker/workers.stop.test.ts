@@ -140,7 +140,7 @@ describe('a job that can never succeed', () => {
     q.startWorkers(fast);
     const queue = q.queues.queue('compact');
     const job = await queue.add('compact', { compactionId: '' }, { jobId: 'not-a-compaction', attempts: 3 });
-    await expect.poll(() => job.getState(), { timeout: 10_000 }).toBe('failed');
+    await expect.poll(() => job.getState(), { timeout: 30_000 }).toBe('failed');
     const failed = await queue.getJob(job.id!);
     expect(failed?.attemptsMade).toBe(1);
     expect(failed?.failedReason).toMatch(/invalid compact payload/);

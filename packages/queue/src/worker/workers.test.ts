@@ -193,7 +193,7 @@ describe('prune jobs', () => {
     q.startWorkers();
     const { jobId } = await startPrune(q.dispatch, session, 'manual');
     await vi.waitFor(() => expect(events.map((e) => e.type)).toContain('prune.completed'), {
-      timeout: 10_000,
+      timeout: 60_000,
     });
     const event = events.find((e) => e.type === 'prune.completed')!;
     expect(event.data).toMatchObject({ jobId });
