@@ -12,4 +12,3 @@ export * as schema from './schema';
 export * from './scratch-database';
 // The sessions package's context test seeds by session pk through this name; every other test
 // imports appendTestMessages from @compactor/db/testing.
-export { appendTestMessages as appendMessages } from './test-support/append-test-messages';

@@ -4,14 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { READ_FIT_MARKER_METADATA_TYPE, type Message, type PolicyInput } from '@compactor/core';
-import {
-  appendMessages,
-  insertCompaction,
-  prepareMessages,
-  type MessageInput,
-  type SessionRow,
-} from '@compactor/db';
-import { insertTestSession, useTestDatabase } from '@compactor/db/testing';
+import { insertCompaction, prepareMessages, type MessageInput, type SessionRow } from '@compactor/db';
+import { appendTestMessages, insertTestSession, useTestDatabase } from '@compactor/db/testing';
 import type { SessionEventSource } from '@compactor/queue';
 import { preparedSettingsKey, type SessionEvent } from '@compactor/workflow';
 import { getTokenizer } from '@compactor/tokenizer';
@@ -74,7 +68,7 @@ async function sessionWith(turns: number, policy: PolicyInput = {}): Promise<Ses
       { role: 'assistant', finish: 'stop', parts: [{ type: 'text', text: `Module ${turn} is ported.` }] },
     );
   }
-  await appendMessages(database.db, session.pk, await prepareMessages(messages, tokenizer, new Date()));
+  await appendTestMessages(database.db, session.pk, await prepareMessages(messages, tokenizer, new Date()));
   return session;
 }
 
@@ -128,7 +122,7 @@ describe('sessionContext', () => {
       parts: [{ type: 'text', text: 'Done.' }],
       usage: { input: stored + 400, output: 10, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
     };
-    await appendMessages(database.db, session.pk, await prepareMessages([report], tokenizer, new Date()));
+    await appendTestMessages(database.db, session.pk, await prepareMessages([report], tokenizer, new Date()));
     const { status, stats } = await statusSnapshot(database.db, session);
     const overhead = status.tokens - stats.storedTokens;
     expect(overhead).toBeGreaterThan(0);
