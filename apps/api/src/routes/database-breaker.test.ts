@@ -9,18 +9,15 @@
  * the shared server is never touched.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { Redis } from 'ioredis';
 import { createDatabase, type Database } from '@compactor/db';
 import { useTestDatabase } from '@compactor/db/testing';
-import { getTokenizer } from '@compactor/tokenizer';
-import { startTcpProxy, uniqueQueuePrefix, type TcpProxy } from '@compactor/testing';
-import { createAuthenticator } from '../http/auth';
+import { startTcpProxy, type TcpProxy } from '@compactor/testing';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import { createApiMetrics } from '../http/metrics';
-import { buildServer } from '../server';
-import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
+import { TENANT_A_KEY } from '../test-support/api';
+import { buildServerOn, type ServerOn } from '../test-support/server-on';
 
 /** Long, as in production: without the breaker every request on the frozen server waits it out. */
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -30,8 +27,7 @@ const TRICKLE_INTERVAL_MS = 100;
 const testDatabase = useTestDatabase();
 let proxy: TcpProxy;
 let database: Database;
-let replica: TestReplica;
-let redis: Redis;
+let served: ServerOn | undefined;
 let app: FastifyInstance;
 
 beforeAll(async () => {
@@ -45,27 +41,14 @@ beforeAll(async () => {
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     breaker: true,
   });
-  redis = new Redis(inject('redisUrl'), { lazyConnect: true, maxRetriesPerRequest: 1 });
-  replica = createTestReplica(database.db, uniqueQueuePrefix('breaker'));
-  app = await buildServer(
-    {
-      db: database.db,
-      redis,
-      auth: createAuthenticator(database.db, TEST_KEYS),
-      tokenizerFor: () => getTokenizer('o200k_base'),
-      clock: () => new Date(),
-      jobs: replica.jobs,
-      events: replica.events,
-    },
-    { metrics: createApiMetrics({ databaseBreakerOpen: () => database.breaker?.isOpen === true }) },
-  );
+  ({ app } = served = await buildServerOn(database.db, 'breaker', {
+    metrics: createApiMetrics({ databaseBreakerOpen: () => database.breaker?.isOpen === true }),
+  }));
 });
 
 afterAll(async () => {
   await proxy?.resume();
-  await app?.close();
-  await replica?.close();
-  redis?.disconnect();
+  await served?.close();
   await database?.close();
   await proxy?.close();
 });

@@ -6,21 +6,17 @@
  * `Idempotency-Key` and no ids, the retry is a re-post. The server is this file's own
  * (`startPrivatePostgres`), really SIGSTOPped; the shared test server is never touched.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { createDatabase, ensureDatabase, migrateDatabase, type Database } from '@compactor/db';
-import { getTokenizer } from '@compactor/tokenizer';
-import { startPrivatePostgres, uniqueQueuePrefix, type PrivatePostgres } from '@compactor/testing';
-import { createAuthenticator } from '../http/auth';
-import { buildServer } from '../server';
-import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
+import { startPrivatePostgres, type PrivatePostgres } from '@compactor/testing';
+import { TENANT_A_KEY } from '../test-support/api';
+import { buildServerOn, type ServerOn } from '../test-support/server-on';
 
 let server: PrivatePostgres;
 let database: Database;
 let observer: Database;
-let replica: TestReplica;
-let redis: Redis;
+let served: ServerOn | undefined;
 let app: FastifyInstance;
 
 beforeAll(async () => {
@@ -37,24 +33,12 @@ beforeAll(async () => {
   });
   // The test's own view of what is stored, on connections opened after the thaw.
   observer = createDatabase(url, { max: 1 });
-  redis = new Redis(inject('redisUrl'), { lazyConnect: true, maxRetriesPerRequest: 1 });
-  replica = createTestReplica(database.db, uniqueQueuePrefix('outage-retry'));
-  app = await buildServer({
-    db: database.db,
-    redis,
-    auth: createAuthenticator(database.db, TEST_KEYS),
-    tokenizerFor: () => getTokenizer('o200k_base'),
-    clock: () => new Date(),
-    jobs: replica.jobs,
-    events: replica.events,
-  });
+  ({ app } = served = await buildServerOn(database.db, 'outage-retry'));
 });
 
 afterAll(async () => {
   server?.resume();
-  await app?.close();
-  await replica?.close();
-  redis?.disconnect();
+  await served?.close();
   await database?.close();
   await observer?.close();
   await server?.close();

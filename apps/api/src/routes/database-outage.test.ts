@@ -7,21 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
-import { inject } from 'vitest';
 import { createDatabase, ensureDatabase, migrateDatabase, type Database } from '@compactor/db';
-import { getTokenizer } from '@compactor/tokenizer';
-import { startPrivatePostgres, uniqueQueuePrefix, type PrivatePostgres } from '@compactor/testing';
-import { createAuthenticator } from '../http/auth';
+import { startPrivatePostgres, type PrivatePostgres } from '@compactor/testing';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
-import { buildServer } from '../server';
-import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from '../test-support/api';
+import { TENANT_A_KEY } from '../test-support/api';
+import { buildServerOn, type ServerOn } from '../test-support/server-on';
 
 let server: PrivatePostgres;
 let url: string;
 let database: Database;
-let replica: TestReplica;
-let redis: Redis;
+let served: ServerOn | undefined;
 let app: FastifyInstance;
 
 /** Connect and statement timeouts short enough for a test: an answer within about 3 s. */
@@ -38,24 +33,12 @@ beforeAll(async () => {
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
   });
-  redis = new Redis(inject('redisUrl'), { lazyConnect: true, maxRetriesPerRequest: 1 });
-  replica = createTestReplica(database.db, uniqueQueuePrefix('outage'));
-  app = await buildServer({
-    db: database.db,
-    redis,
-    auth: createAuthenticator(database.db, TEST_KEYS),
-    tokenizerFor: () => getTokenizer('o200k_base'),
-    clock: () => new Date(),
-    jobs: replica.jobs,
-    events: replica.events,
-  });
+  ({ app } = served = await buildServerOn(database.db, 'outage'));
 });
 
 afterAll(async () => {
   server?.resume();
-  await app?.close();
-  await replica?.close();
-  redis?.disconnect();
+  await served?.close();
   await database?.close();
   await server?.close();
 });
