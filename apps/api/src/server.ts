@@ -25,7 +25,7 @@ import { messageRoutes } from './routes/messages';
 import { sessionRoutes } from './routes/sessions';
 import { TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
 import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
-import { loggableError, newId } from '@compactor/db';
+import { loggableError, newId, runAsTenant } from '@compactor/db';
 import type { JobQueues } from '@compactor/queue';
 
 declare module 'fastify' {
@@ -148,6 +148,13 @@ export async function buildServer(
     // Every line of this request (the completion line included) says whose it is and what it is about.
     request.log = reply.log = request.log.child(requestIds(request));
   });
+
+  // The handler's statements, and whatever it leaves queued, wait for the pool as its tenant's
+  // (a pool opened with `tenantShares` admits tenants in turn). Set here, not in the auth hook:
+  // the handler runs inside this hook's continuation, which body parsing would not keep.
+  app.addHook('preHandler', (request, _reply, done) =>
+    request.tenantId ? runAsTenant(request.tenantId, done) : done(),
+  );
 
   if (options.metrics) registerMetrics(app, options.metrics, { serve: !options.metricsOnOwnPort });
   if (options.queueDashboard) await registerQueueDashboard(app, options.queueDashboard);

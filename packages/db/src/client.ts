@@ -2,6 +2,7 @@ import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import * as schema from './schema';
 import { DatabaseBreaker, type DatabaseBreakerOptions } from './breaker';
+import { shareByTenant } from './tenant-shares';
 
 /** Every table of `./schema`, as drizzle types them. */
 export type Schema = typeof schema;
@@ -47,6 +48,13 @@ export interface DatabaseOptions {
    * are a queue's (the workers) go without: their statements wait out the timeouts.
    */
   breaker?: boolean | DatabaseBreakerOptions;
+  /**
+   * Admit waiting checkouts tenant by tenant, round-robin ({@link shareByTenant}; the tenant is
+   * the one `runAsTenant` names), instead of first come first served: the API does, so one
+   * tenant's flood of requests never queues another's behind it. The workers go without: their
+   * fairness is the queue's (a job's priority is its rank in its tenant's backlog).
+   */
+  tenantShares?: boolean;
 }
 
 /** Default of {@link DatabaseOptions.connectTimeoutMs}. */
@@ -110,6 +118,8 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
         options.breaker === true ? {} : options.breaker,
       )
     : undefined;
+  if (options.tenantShares)
+    shareByTenant(pool, options.max ?? 10, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
   return {
     db,
     pool,

@@ -1,5 +1,6 @@
 export * from './client';
 export * from './breaker';
+export * from './tenant-shares';
 export * from './migrate';
 export * from './errors';
 export * from './ids';

@@ -40,6 +40,7 @@ beforeAll(async () => {
     max: 5,
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     breaker: true,
+    tenantShares: true,
   });
   ({ app } = served = await buildServerOn(database.db, 'breaker', {
     metrics: createApiMetrics({ databaseBreakerOpen: () => database.breaker?.isOpen === true }),

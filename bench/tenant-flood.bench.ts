@@ -1,0 +1,171 @@
+/**
+ * One tenant's flood, another tenant's appends: tenant A runs `FLOOD_WRITERS` concurrent append
+ * loops over `FLOOD_SESSIONS` sessions of its own and asks for a compaction every
+ * `COMPACTION_EVERY_MS` (a worker process compacts them against the LLM stub), while tenant B
+ * appends to its own session, one request at a time. B's append latency under the flood is
+ * measured against the same loop on the idle API in the same run (the ratio of the p99s; the goal
+ * is at most 2×). The API and the worker run as their own processes, with the API's default pool
+ * (`DATABASE_POOL_SIZE` 10), as deployed. The machine's load average is printed with each phase:
+ * a loaded machine inflates both. `npm run bench -- tenant-flood`.
+ */
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { deleteQueueKeys } from '@compactor/stack';
+import {
+  dropDatabase,
+  freshDatabase,
+  startApiProcess,
+  startStubProcess,
+  startWorkerProcess,
+} from './processes';
+
+const DATABASE_URL =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_tenant_flood';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const B_APPENDS = Number(process.env.BENCH_B_APPENDS ?? 300);
+const FLOOD_WRITERS = Number(process.env.BENCH_FLOOD_WRITERS ?? 100);
+const FLOOD_SESSIONS = 50;
+const FLOOD_BATCH = 20;
+const COMPACTION_EVERY_MS = 100;
+/** B's pause between two appends: a steady trickle, not a flood of its own. */
+const B_PAUSE_MS = 10;
+
+const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+
+interface Spread {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+function spread(times: number[]): Spread {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1)! };
+}
+
+function messages(prefix: string, count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `${prefix}-${i}`,
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    parts: [{ type: 'text', text: `step ${i} of ${prefix}: run the tests, then read the failing log again` }],
+  }));
+}
+
+async function post(api: string, key: string, path: string, body: unknown): Promise<number> {
+  const response = await fetch(`${api}${path}`, {
+    method: 'POST',
+    headers: headers(key),
+    body: JSON.stringify(body),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+async function createSession(api: string, key: string, id: string): Promise<void> {
+  const status = await post(api, key, '/v1/sessions', { id, model: { id: 'gpt-4o' } });
+  if (status !== 201) throw new Error(`session ${id}: ${status}`);
+}
+
+let bAppend = 0;
+/** B's `B_APPENDS` appends of two messages, one after another: each one's latency in ms. */
+async function timeAppendsOfB(api: string): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < B_APPENDS; i++) {
+    const started = performance.now();
+    const status = await post(api, 'key-b', '/v1/sessions/quiet/messages', {
+      messages: messages(`b${bAppend++}`, 2),
+    });
+    if (status !== 201) throw new Error(`tenant B's append failed: ${status}`);
+    times.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, B_PAUSE_MS));
+  }
+  return times;
+}
+
+/** A's flood until `stop()`: append loops over its sessions and a compaction request every so often. */
+function floodOfA(api: string) {
+  let flooding = true;
+  const statuses = new Map<string, number>();
+  const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
+  const writers = Array.from({ length: FLOOD_WRITERS }, async (_, writer) => {
+    for (let wave = 0; flooding; wave++) {
+      const session = `a${(writer + wave) % FLOOD_SESSIONS}`;
+      const status = await post(api, 'key-a', `/v1/sessions/${session}/messages`, {
+        messages: messages(`a${writer}-${wave}`, FLOOD_BATCH),
+      });
+      count(`append ${status}`);
+    }
+  });
+  const compactions = (async () => {
+    for (let n = 0; flooding; n++) {
+      const status = await post(api, 'key-a', `/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
+      count(`compaction ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, COMPACTION_EVERY_MS));
+    }
+  })();
+  return {
+    async stop() {
+      flooding = false;
+      await Promise.all([...writers, compactions]);
+      return statuses;
+    },
+  };
+}
+
+await freshDatabase(DATABASE_URL);
+const prefix = `{bench-tenant-flood-${randomUUID().slice(0, 8)}}`;
+const stub = await startStubProcess({ LLM_STUB_LATENCY_MS: '200' });
+const env = { DATABASE_URL, REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' };
+const worker = await startWorkerProcess({ ...env, OPENAI_BASE_URL: stub.url, OPENAI_API_KEY: 'stub' });
+const api = await startApiProcess({
+  ...env,
+  API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
+  // A's compactions all run: the flood loads the workers too, not only the API.
+  TENANT_MAX_ACTIVE_COMPACTIONS: '0',
+});
+try {
+  await createSession(api.url, 'key-b', 'quiet');
+  for (let s = 0; s < FLOOD_SESSIONS; s++) await createSession(api.url, 'key-a', `a${s}`);
+  // Warm-up: the API's first appends pay for its JIT and its connections.
+  for (let s = 0; s < FLOOD_SESSIONS; s++)
+    await post(api.url, 'key-a', `/v1/sessions/a${s}/messages`, {
+      messages: messages(`warm${s}`, FLOOD_BATCH),
+    });
+
+  const loadIdle = loadavg()[0]!;
+  const idle = spread(await timeAppendsOfB(api.url));
+  const flood = floodOfA(api.url);
+  // Let A's requests fill the pool and the queues before measuring.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const loadFlood = loadavg()[0]!;
+  const flooded = spread(await timeAppendsOfB(api.url));
+  const statuses = await flood.stop();
+
+  const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
+  const row = (label: string, r: Spread, load: number) =>
+    console.log(
+      `${label.padEnd(44)} p50 ${ms(r.p50)}   p95 ${ms(r.p95)}   p99 ${ms(r.p99)}   max ${ms(r.max)}   load ${load.toFixed(1)}`,
+    );
+  console.log(
+    `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
+      `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends over ${FLOOD_SESSIONS} sessions, ` +
+      `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms)`,
+  );
+  row('API idle', idle, loadIdle);
+  row("during A's flood", flooded, loadFlood);
+  console.log(
+    `A's requests during the run: ${[...statuses].map(([what, n]) => `${n} × ${what}`).join(', ')}`,
+  );
+  console.log(
+    `p99 flooded / idle: ${(flooded.p99 / idle.p99).toFixed(2)}× (goal ≤ 2×); ` +
+      `p95 ${(flooded.p95 / idle.p95).toFixed(2)}×; load average now ${loadavg()[0]!.toFixed(1)}`,
+  );
+} finally {
+  await api.stop();
+  await worker.stop();
+  await stub.stop();
+  await deleteQueueKeys(REDIS_URL, prefix);
+  await dropDatabase(DATABASE_URL);
+}
