@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { deleteQueueKeys } from '@compactor/stack';
 import {
+  cpuSecondsOf,
   dropDatabase,
   freshDatabase,
   startApiProcess,
@@ -114,6 +115,29 @@ function floodOfA(api: string) {
   };
 }
 
+/**
+ * Where B's time goes besides the pool: the API's event-loop delay since the previous call (from
+ * its /metrics; prom-client resets the histogram at each scrape), max and p99 in ms.
+ */
+async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
+  const text = await (await fetch(`${api}/metrics`)).text();
+  const value = (name: string) =>
+    Number(
+      new RegExp(`^compactor_api_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
+    ) * 1000;
+  return { max: value('max'), p99: value('p99') };
+}
+
+/** B's appends, with the API's event-loop delay and the CPU (in cores) its process used meanwhile. */
+async function measured(api: { url: string; process: { pid?: number } }) {
+  const pid = api.process.pid!;
+  await loopDelay(api.url);
+  const [cpuBefore, started] = [cpuSecondsOf(pid), performance.now()];
+  const times = await timeAppendsOfB(api.url);
+  const cores = (cpuSecondsOf(pid) - cpuBefore) / ((performance.now() - started) / 1000);
+  return { spread: spread(times), delay: await loopDelay(api.url), cores };
+}
+
 await freshDatabase(DATABASE_URL);
 const prefix = `{bench-tenant-flood-${randomUUID().slice(0, 8)}}`;
 const stub = await startStubProcess({ LLM_STUB_LATENCY_MS: '200' });
@@ -135,18 +159,20 @@ try {
     });
 
   const loadIdle = loadavg()[0]!;
-  const idle = spread(await timeAppendsOfB(api.url));
+  const idle = await measured(api);
   const flood = floodOfA(api.url);
   // Let A's requests fill the pool and the queues before measuring.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const loadFlood = loadavg()[0]!;
-  const flooded = spread(await timeAppendsOfB(api.url));
+  const flooded = await measured(api);
   const statuses = await flood.stop();
 
   const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
-  const row = (label: string, r: Spread, load: number) =>
+  const row = (label: string, r: Awaited<ReturnType<typeof measured>>, load: number) =>
     console.log(
-      `${label.padEnd(44)} p50 ${ms(r.p50)}   p95 ${ms(r.p95)}   p99 ${ms(r.p99)}   max ${ms(r.max)}   load ${load.toFixed(1)}`,
+      `${label.padEnd(18)} p50 ${ms(r.spread.p50)}   p95 ${ms(r.spread.p95)}   p99 ${ms(r.spread.p99)}   ` +
+        `max ${ms(r.spread.max)}   load ${load.toFixed(1)}   API event-loop delay p99 ${r.delay.p99.toFixed(0)} ms, ` +
+        `max ${r.delay.max.toFixed(0)} ms; API CPU ${r.cores.toFixed(2)} cores`,
     );
   console.log(
     `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
@@ -159,8 +185,8 @@ try {
     `A's requests during the run: ${[...statuses].map(([what, n]) => `${n} × ${what}`).join(', ')}`,
   );
   console.log(
-    `p99 flooded / idle: ${(flooded.p99 / idle.p99).toFixed(2)}× (goal ≤ 2×); ` +
-      `p95 ${(flooded.p95 / idle.p95).toFixed(2)}×; load average now ${loadavg()[0]!.toFixed(1)}`,
+    `p99 flooded / idle: ${(flooded.spread.p99 / idle.spread.p99).toFixed(2)}× (goal ≤ 2×); ` +
+      `p95 ${(flooded.spread.p95 / idle.spread.p95).toFixed(2)}×; load average now ${loadavg()[0]!.toFixed(1)}`,
   );
 } finally {
   await api.stop();
