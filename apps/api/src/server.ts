@@ -150,8 +150,9 @@ export async function buildServer(
   });
 
   // The handler's statements, and whatever it leaves queued, wait for the pool as its tenant's
-  // (a pool opened with `tenantShares` admits tenants in turn). Set here, not in the auth hook:
-  // the handler runs inside this hook's continuation, which body parsing would not keep.
+  // (a pool opened with `tenantShares` admits tenants in turn). Set as late as possible, so the
+  // handler runs inside it: body parsing runs in the request stream's callbacks, whose async
+  // context is not the hooks' (fastify's request-context plugin re-enters it for that reason).
   app.addHook('preHandler', (request, _reply, done) =>
     request.tenantId ? runAsTenant(request.tenantId, done) : done(),
   );
