@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { deployedNodeOptions, dropDatabase, freshDatabase, memoryOf, startApiProcess } from './processes';
+import { apiHeaders, spread, type Spread } from './harness';
 
 const URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_big_appends';
@@ -21,21 +22,6 @@ const CONCURRENT_APPENDS = 50;
 const CONCURRENT_APPEND_BYTES = 40 * 1024;
 const CONCURRENT_WAVES = 3;
 const OTHER_SESSIONS = 4;
-
-const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
-
-interface Spread {
-  n: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-function spread(times: number[]): Spread {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! };
-}
 
 /** A tool's log output, varied enough that the tokenizer merges as on real text. */
 function logText(bytes: number, seed: number): string {
@@ -105,7 +91,7 @@ function bigBody(shape: 'one-part' | 'many-messages', seed: number): string {
 async function post(api: string, key: string, session: string, body: string | Uint8Array): Promise<number> {
   const response = await fetch(`${api}/v1/sessions/${session}/messages`, {
     method: 'POST',
-    headers: headers(key),
+    headers: apiHeaders(key),
     body,
   });
   await response.arrayBuffer();
@@ -144,7 +130,7 @@ const failures: number[] = [];
 function readLoop(api: string, running: () => boolean, min = 0): Promise<number[]> {
   return steadyLoad(
     async () => {
-      const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: headers('key-b') });
+      const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: apiHeaders('key-b') });
       await response.arrayBuffer();
       if (response.status !== 200) failures.push(response.status);
     },
@@ -274,7 +260,7 @@ try {
   for (const [key, id] of sessions) {
     const created = await fetch(`${api.url}/v1/sessions`, {
       method: 'POST',
-      headers: headers(key),
+      headers: apiHeaders(key),
       body: JSON.stringify({ id, model: { id: 'gpt-4o' } }),
     });
     if (created.status !== 201) throw new Error(`session ${id}: ${created.status}`);

@@ -8,13 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dropDatabase, freshDatabase, startApiProcess } from './processes';
+import { apiHeaders } from './harness';
 
 const URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_fairness';
 const READS = 300;
 const WRITERS = 12;
 const MESSAGES_PER_APPEND = 1_000;
-
-const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -25,7 +24,7 @@ async function timeReads(api: string): Promise<{ p50: number; p99: number; max: 
   const times: number[] = [];
   for (let i = 0; i < READS; i++) {
     const started = performance.now();
-    const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: headers('key-b') });
+    const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: apiHeaders('key-b') });
     if (response.status !== 200) throw new Error(`tenant B read failed: ${response.status}`);
     await response.arrayBuffer();
     times.push(performance.now() - started);
@@ -56,14 +55,14 @@ try {
   ] as const) {
     const created = await fetch(`${api.url}/v1/sessions`, {
       method: 'POST',
-      headers: headers(key),
+      headers: apiHeaders(key),
       body: JSON.stringify({ id, model: { id: 'gpt-4o' } }),
     });
     if (created.status !== 201) throw new Error(`session ${id}: ${created.status}`);
   }
   await fetch(`${api.url}/v1/sessions/quiet/messages`, {
     method: 'POST',
-    headers: headers('key-b'),
+    headers: apiHeaders('key-b'),
     body: JSON.stringify({ messages: batch(0, 0).slice(0, 40) }),
   });
 
@@ -76,7 +75,7 @@ try {
     for (let wave = 1; hammering; wave++) {
       const response = await fetch(`${api.url}/v1/sessions/hammered/messages`, {
         method: 'POST',
-        headers: headers('key-a'),
+        headers: apiHeaders('key-a'),
         body: JSON.stringify({ messages: batch(wave, writer) }),
       });
       await response.arrayBuffer();

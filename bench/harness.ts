@@ -82,3 +82,25 @@ export async function profiled<T>(work: () => Promise<T>): Promise<T> {
     console.log(`CPU profile of the measured part: ${file}`);
   }
 }
+
+/** The headers of a benchmark's API call as the tenant whose bearer key is `key`. */
+export const apiHeaders = (key: string) => ({
+  authorization: `Bearer ${key}`,
+  'content-type': 'application/json',
+});
+
+/** Latencies (ms) summarised: how many, the median, the 95th and 99th percentiles, the worst. */
+export interface Spread {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** {@link Spread} of `times` (any order): the sample at ⌊q × n⌋ of the sorted times. */
+export function spread(times: readonly number[]): Spread {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1)! };
+}

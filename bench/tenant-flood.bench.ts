@@ -19,6 +19,7 @@ import {
   startStubProcess,
   startWorkerProcess,
 } from './processes';
+import { apiHeaders, spread } from './harness';
 
 const DATABASE_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_tenant_flood';
@@ -31,21 +32,6 @@ const COMPACTION_EVERY_MS = 100;
 /** B's pause between two appends: a steady trickle, not a flood of its own. */
 const B_PAUSE_MS = 10;
 
-const headers = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
-
-interface Spread {
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-}
-
-function spread(times: number[]): Spread {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1)! };
-}
-
 function messages(prefix: string, count: number) {
   return Array.from({ length: count }, (_, i) => ({
     id: `${prefix}-${i}`,
@@ -57,7 +43,7 @@ function messages(prefix: string, count: number) {
 async function post(api: string, key: string, path: string, body: unknown): Promise<number> {
   const response = await fetch(`${api}${path}`, {
     method: 'POST',
-    headers: headers(key),
+    headers: apiHeaders(key),
     body: JSON.stringify(body),
   });
   await response.arrayBuffer();
