@@ -16,7 +16,6 @@ import { useTestDatabase } from '@compactor/db/testing';
 import { startTcpProxy, type TcpProxy } from '@compactor/testing';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
 import { createApiMetrics } from '../http/metrics';
-import { TENANT_A_KEY } from '../test-support/api';
 import { buildServerOn, type ServerOn } from '../test-support/server-on';
 
 /** Long, as in production: without the breaker every request on the frozen server waits it out. */
@@ -55,12 +54,7 @@ afterAll(async () => {
 });
 
 const request = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
-  app.inject({
-    method,
-    url,
-    headers: { authorization: `Bearer ${TENANT_A_KEY}` },
-    ...(payload ? { payload } : {}),
-  });
+  served!.request(method, url, payload);
 
 let nextMessage = 0;
 const append = () => {

@@ -6,18 +6,15 @@
  * really shut down and really SIGSTOPped; the shared test server is never touched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
 import { createDatabase, ensureDatabase, migrateDatabase, type Database } from '@compactor/db';
 import { startPrivatePostgres, type PrivatePostgres } from '@compactor/testing';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/error-handler';
-import { TENANT_A_KEY } from '../test-support/api';
 import { buildServerOn, type ServerOn } from '../test-support/server-on';
 
 let server: PrivatePostgres;
 let url: string;
 let database: Database;
 let served: ServerOn | undefined;
-let app: FastifyInstance;
 
 /** Connect and statement timeouts short enough for a test: an answer within about 3 s. */
 const CONNECT_TIMEOUT_MS = 500;
@@ -33,7 +30,7 @@ beforeAll(async () => {
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
   });
-  ({ app } = served = await buildServerOn(database.db, 'outage'));
+  served = await buildServerOn(database.db, 'outage');
 });
 
 afterAll(async () => {
@@ -44,12 +41,7 @@ afterAll(async () => {
 });
 
 const request = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
-  app.inject({
-    method,
-    url,
-    headers: { authorization: `Bearer ${TENANT_A_KEY}` },
-    ...(payload ? { payload } : {}),
-  });
+  served!.request(method, url, payload);
 
 const append = (id: string) =>
   request('POST', '/v1/sessions/outage/messages', {

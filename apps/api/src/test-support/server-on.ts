@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import type { Db } from '@compactor/db';
@@ -6,12 +6,14 @@ import { getTokenizer } from '@compactor/tokenizer';
 import { uniqueQueuePrefix } from '@compactor/testing';
 import { createAuthenticator } from '../http/auth';
 import { buildServer, type ServerOptions } from '../server';
-import { createTestReplica, TEST_KEYS, type TestReplica } from './api';
+import { createTestReplica, TENANT_A_KEY, TEST_KEYS, type TestReplica } from './api';
 
 /** An API built over a database of the test's choosing (its own server, a proxied one), and its parts. */
 export interface ServerOn {
   app: FastifyInstance;
   replica: TestReplica;
+  /** `app.inject` as tenant A, with a JSON body when there is one. */
+  request(method: 'GET' | 'POST', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
   /** Stops the API, its queues and events and its Redis client; the database is the caller's. */
   close(): Promise<void>;
 }
@@ -44,6 +46,13 @@ export async function buildServerOn(
   return {
     app,
     replica,
+    request: (method, url, payload) =>
+      app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${TENANT_A_KEY}` },
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      }),
     async close() {
       await app.close();
       await replica.close();
