@@ -3,40 +3,13 @@
  * write sent twice (a retry after a gateway error, a 503 whose transaction committed anyway) is
  * stored once; the same ids go out again on the retry.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CompactorClient } from './client.js';
 import { withMessageIds } from './message-ids.js';
+import { useScriptedServer } from './test-support/scripted-server.js';
 
-/** What the server answers next, in order; the last one repeats. */
-let script: Array<{ status: number; body: unknown }> = [];
-let bodies: Array<{ messages: Array<{ id?: string }> }> = [];
-let server: Server;
-let baseUrl: string;
-
-beforeAll(async () => {
-  server = createServer((request, response) => {
-    let text = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk: string) => (text += chunk));
-    request.on('end', () => {
-      bodies.push(JSON.parse(text));
-      const next = (script.length > 1 ? script.shift() : script[0])!;
-      response.writeHead(next.status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(next.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-beforeEach(() => {
-  bodies = [];
-});
+const server = useScriptedServer();
+const bodies = server.bodies as Array<{ messages: Array<{ id?: string }> }>;
 
 const appended = (ids: string[]) => ({
   messages: ids.map((id, i) => ({ id, seq: i + 1, created: true })),
@@ -45,12 +18,12 @@ const appended = (ids: string[]) => ({
   prune: null,
 });
 const client = () =>
-  new CompactorClient({ baseUrl, apiKey: 'k', retry: { random: () => 0, baseDelayMs: 1 } });
+  new CompactorClient({ baseUrl: server.baseUrl, apiKey: 'k', retry: { random: () => 0, baseDelayMs: 1 } });
 const user = (text: string) => ({ role: 'user' as const, parts: [{ type: 'text' as const, text }] });
 
 describe('appending messages', () => {
   it('gives every message without an id one of its own, and keeps the ids the caller set', async () => {
-    script = [{ status: 201, body: appended(['x', 'y']) }];
+    server.script = [{ status: 201, body: appended(['x', 'y']) }];
     await client().appendMessages('s', [user('first'), { ...user('second'), id: 'mine-2' }]);
     const [sent] = bodies;
     expect(sent!.messages[0]!.id).toMatch(/^msg_[0-9a-f-]{36}$/);
@@ -58,7 +31,7 @@ describe('appending messages', () => {
   });
 
   it('sends the same ids again when a gateway answered 502 or 503 in its place', async () => {
-    script = [
+    server.script = [
       { status: 502, body: { error: { code: 'bad_gateway', message: 'upstream reset' } } },
       { status: 503, body: { error: { code: 'bad_gateway', message: 'upstream reset' } } },
       { status: 201, body: appended(['a', 'b']) },

@@ -2,44 +2,19 @@
  * Retries against a tiny local HTTP server that refuses first (429/503 with `Retry-After`) and
  * answers later, plus the pure backoff rules.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sessionExample } from './test-support/session-example.js';
+import { useScriptedServer } from './test-support/scripted-server.js';
 import { CompactorClient } from './client.js';
 import { CompactorApiError } from './errors.js';
 import { mayRetry, parseRetryAfter, retryDelayMs, retryPolicy } from './retry.js';
 
-/** What the server answers next, in order; the last one repeats. */
-let script: Array<{ status: number; headers?: Record<string, string>; body: unknown }> = [];
-/** When each request arrived (ms since the epoch). */
-let arrivals: number[] = [];
-let server: Server;
-let baseUrl: string;
-
-beforeAll(async () => {
-  server = createServer((request, response) => {
-    arrivals.push(Date.now());
-    request.resume();
-    const next = (script.length > 1 ? script.shift() : script[0])!;
-    response.writeHead(next.status, { 'content-type': 'application/json', ...next.headers });
-    response.end(JSON.stringify(next.body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-beforeEach(() => {
-  arrivals = [];
-});
+const server = useScriptedServer();
 
 const busy = { error: { code: 'too_many_requests', message: 'too many writes waiting for this session' } };
 const client = (retry = {}) =>
   new CompactorClient({
-    baseUrl,
+    baseUrl: server.baseUrl,
     apiKey: 'k',
     retry: { random: () => 0.5, ...retry },
     validateResponses: true,
@@ -47,25 +22,27 @@ const client = (retry = {}) =>
 
 describe('retrying refused requests', () => {
   it('waits for Retry-After after a 429, then returns the 200', async () => {
-    script = [
+    server.script = [
       { status: 429, headers: { 'retry-after': '1' }, body: busy },
       { status: 200, body: sessionExample },
     ];
     const session = await client().getSession('support-42');
     expect(session.id).toBe('support-42');
-    expect(arrivals).toHaveLength(2);
-    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(950);
+    expect(server.arrivals).toHaveLength(2);
+    expect(server.arrivals[1]! - server.arrivals[0]!).toBeGreaterThanOrEqual(950);
   });
 
   it('backs off exponentially on 503s without Retry-After, then gives up with the error body', async () => {
-    script = [{ status: 503, body: { error: { code: 'service_unavailable', message: 'Redis is down' } } }];
+    server.script = [
+      { status: 503, body: { error: { code: 'service_unavailable', message: 'Redis is down' } } },
+    ];
     const error = await client({ maxRetries: 3, baseDelayMs: 40 })
       .getSession('x')
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CompactorApiError);
     expect(error).toMatchObject({ status: 503, code: 'service_unavailable', message: 'Redis is down' });
-    expect(arrivals).toHaveLength(4);
-    const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!);
+    expect(server.arrivals).toHaveLength(4);
+    const gaps = server.arrivals.slice(1).map((at, i) => at - server.arrivals[i]!);
     // random 0.5 → 75 % of 40, 80, 160 ms.
     expect(gaps[0]).toBeGreaterThanOrEqual(25);
     expect(gaps[2]).toBeGreaterThanOrEqual(110);
@@ -73,18 +50,18 @@ describe('retrying refused requests', () => {
   });
 
   it('does not wait for a Retry-After beyond the limit, nor retry other errors', async () => {
-    script = [{ status: 429, headers: { 'retry-after': '3600' }, body: busy }];
+    server.script = [{ status: 429, headers: { 'retry-after': '3600' }, body: busy }];
     await expect(client().getSession('x')).rejects.toMatchObject({ status: 429, code: 'too_many_requests' });
-    expect(arrivals).toHaveLength(1);
+    expect(server.arrivals).toHaveLength(1);
 
-    script = [{ status: 409, body: { error: { code: 'conflict', message: 'other body' } } }];
-    arrivals = [];
+    server.script = [{ status: 409, body: { error: { code: 'conflict', message: 'other body' } } }];
+    server.arrivals.length = 0;
     await expect(client().getSession('x')).rejects.toMatchObject({ status: 409, code: 'conflict' });
-    expect(arrivals).toHaveLength(1);
+    expect(server.arrivals).toHaveLength(1);
   });
 
   it('keeps a body that is not the API shape as the message', async () => {
-    script = [{ status: 502, body: 'Bad gateway (proxy)' }];
+    server.script = [{ status: 502, body: 'Bad gateway (proxy)' }];
     await expect(client().getSession('x')).rejects.toMatchObject({
       status: 502,
       code: 'http_error',
@@ -97,24 +74,24 @@ describe('retrying writes', () => {
   const proxyReset = { status: 503, body: 'upstream connect error or disconnect/reset before headers' };
 
   it('retries a POST the API itself refused (its error body: nothing was written)', async () => {
-    script = [
+    server.script = [
       { status: 429, headers: { 'retry-after': '0' }, body: busy },
       { status: 201, body: { id: 'prn_1', status: 'queued' } },
     ];
     await client()
       .prune('support-42')
       .catch(() => undefined);
-    expect(arrivals).toHaveLength(2);
+    expect(server.arrivals).toHaveLength(2);
   });
 
   it("does not retry a POST after a proxy's 503: the API may already have written it", async () => {
-    script = [proxyReset];
+    server.script = [proxyReset];
     await expect(client().prune('support-42')).rejects.toMatchObject({ status: 503, code: 'http_error' });
-    expect(arrivals).toHaveLength(1);
+    expect(server.arrivals).toHaveLength(1);
   });
 
   it("retries a compaction request with an Idempotency-Key after a proxy's 502", async () => {
-    script = [
+    server.script = [
       { status: 502, body: 'bad gateway' },
       { status: 503, body: 'bad gateway' },
       { status: 400, body: {} },
@@ -122,7 +99,7 @@ describe('retrying writes', () => {
     await client({ baseDelayMs: 1 })
       .requestCompaction('support-42', { idempotencyKey: 'k-1' })
       .catch(() => undefined);
-    expect(arrivals).toHaveLength(3);
+    expect(server.arrivals).toHaveLength(3);
   });
 
   it.each([
