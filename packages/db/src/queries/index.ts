@@ -21,3 +21,5 @@ export * from './deferred-compactions';
 export * from './prepared-summaries';
 export * from './cache-baseline';
 export * from './cache-effects';
+export * from './conversation-links';
+export * from './tool-call-owners';

@@ -9,3 +9,4 @@ export * from './prepared-summaries';
 export * from './api-keys';
 export * from './outbox';
 export * from './prune-runs';
+export * from './conversation-links';

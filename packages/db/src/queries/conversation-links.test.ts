@@ -1,0 +1,107 @@
+/**
+ * The drop-in hash chain's queries: the longest stored prefix of a request's chain (newest session
+ * first, never another tenant's, only the header's conversation when it names one), links written
+ * once, and deleted with their session.
+ */
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createTestSession } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
+import {
+  insertConversationLinks,
+  lastConversationLink,
+  longestChainMatch,
+  rehashConversationLink,
+} from './conversation-links';
+import { deleteSession } from './sessions';
+
+const t = useTestDatabase();
+const now = new Date('2026-01-01T00:00:00Z');
+
+/** Chain hashes of `labels` as one conversation: each hash covers every label before it. */
+function chain(labels: string[]): Buffer[] {
+  let previous = Buffer.alloc(32);
+  return labels.map((label) => (previous = createHash('sha256').update(previous).update(label).digest()));
+}
+
+async function storeChain(tenantId: string, labels: string[], conversationKey: string | null = null) {
+  const session = await createTestSession(t.db, tenantId);
+  const hashes = chain(labels);
+  await insertConversationLinks(
+    t.db,
+    { sessionPk: session.pk, tenantId, conversationKey },
+    hashes.map((chainHash, position) => ({ position, chainHash, messageId: `m${position}` })),
+    { now },
+  );
+  return { session, hashes };
+}
+
+describe('longestChainMatch', () => {
+  it('finds the longest stored prefix of the request, in the newest session holding it', async () => {
+    const older = await storeChain('chain-a', ['sys', 'hello', 'answer']);
+    const newer = await storeChain('chain-a', ['sys', 'hello']);
+    const request = chain(['sys', 'hello', 'answer', 'next']);
+    expect(await longestChainMatch(t.db, 'chain-a', null, request)).toEqual({
+      sessionPk: older.session.pk,
+      position: 2,
+    });
+    // Both hold the first two: the newer wins a tie.
+    expect(await longestChainMatch(t.db, 'chain-a', null, chain(['sys', 'hello', 'other']))).toEqual({
+      sessionPk: newer.session.pk,
+      position: 1,
+    });
+    expect(await longestChainMatch(t.db, 'chain-a', null, chain(['unknown']))).toBeNull();
+    expect(await longestChainMatch(t.db, 'chain-a', null, [])).toBeNull();
+  });
+
+  it("never answers another tenant's session, however identical the conversation", async () => {
+    await storeChain('chain-b', ['sys', 'same']);
+    expect(await longestChainMatch(t.db, 'chain-c', null, chain(['sys', 'same']))).toBeNull();
+  });
+
+  it("under a session header, looks only at that conversation's sessions", async () => {
+    const keyed = await storeChain('chain-d', ['sys', 'q'], 'conv-1');
+    await storeChain('chain-d', ['sys', 'q', 'a'], 'conv-2');
+    const request = chain(['sys', 'q', 'a']);
+    expect(await longestChainMatch(t.db, 'chain-d', 'conv-1', request)).toEqual({
+      sessionPk: keyed.session.pk,
+      position: 1,
+    });
+    expect(await longestChainMatch(t.db, 'chain-d', 'conv-3', request)).toBeNull();
+    // Without a header every session of the tenant counts.
+    expect(await longestChainMatch(t.db, 'chain-d', null, request)).toMatchObject({ position: 2 });
+  });
+});
+
+describe('conversation links', () => {
+  it('writes a position once, re-hashes one, and goes with its session', async () => {
+    const { session, hashes } = await storeChain('chain-e', ['sys', 'q']);
+    const target = { sessionPk: session.pk, tenantId: 'chain-e', conversationKey: null };
+    const again = await insertConversationLinks(
+      t.db,
+      target,
+      [
+        { position: 1, chainHash: hashes[1]!, messageId: 'other' },
+        { position: 2, chainHash: Buffer.alloc(32, 7), messageId: 'answer' },
+      ],
+      { now, rawAnswer: { choices: [] } },
+    );
+    expect(again).toEqual([2]);
+    const last = await lastConversationLink(t.db, session.pk);
+    expect(last).toMatchObject({
+      position: 2,
+      messageId: 'answer',
+      answer: true,
+      rawAnswer: { choices: [] },
+    });
+    expect(last?.createdAt.toISOString()).toBe(now.toISOString());
+
+    const echoed = Buffer.alloc(32, 9);
+    await rehashConversationLink(t.db, session.pk, 2, echoed);
+    expect((await lastConversationLink(t.db, session.pk))?.chainHash.equals(echoed)).toBe(true);
+
+    await deleteSession(t.db, session.pk);
+    expect(await lastConversationLink(t.db, session.pk)).toBeNull();
+    expect(await longestChainMatch(t.db, 'chain-e', null, hashes)).toBeNull();
+  });
+});

@@ -1,0 +1,161 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+import { executePrepared } from '../prepared';
+
+/**
+ * The drop-in endpoints' hash chain (`conversation_links`): the lookup of the session a request
+ * continues, the session's newest link, and the writes of links.
+ */
+
+/** Where a request's chain meets a stored one: the session and the position of the last shared element. */
+export interface ChainMatch {
+  sessionPk: number;
+  position: number;
+}
+
+/**
+ * The longest stored prefix of a request's chain within its tenant: the highest position whose
+ * hash is one of `hashes` (the request's chain hashes in order), of the newest session holding
+ * it; restricted to `conversationKey`'s sessions when it is not null. Probes the hashes newest
+ * first, one index entry each, and stops at the first hit: a request that extends its chain by a
+ * few messages costs a few probes, one that matches nothing one probe per hash, never a read of
+ * the stored history (docs/plans/conversation-links-100k.txt).
+ */
+export async function longestChainMatch(
+  db: DbOrTx,
+  tenantId: string,
+  conversationKey: string | null,
+  hashes: Buffer[],
+): Promise<ChainMatch | null> {
+  if (hashes.length === 0) return null;
+  // The ordered subquery is never flattened, so the nested loop walks it newest first.
+  const probes = sql`(select hash, n from unnest(${sql.param(hashes)}::bytea[]) with ordinality as u(hash, n)
+                      order by n desc) h`;
+  const { rows } = await executePrepared<{ session_pk: string | number; position: number }>(
+    db,
+    conversationKey === null
+      ? sql`select l.session_pk, l.position from ${probes}
+            cross join lateral (
+              select c.session_pk, c.position from conversation_links c
+              where c.tenant_id = ${tenantId} and c.chain_hash = h.hash
+              order by c.session_pk desc limit 1) l
+            limit 1`
+      : sql`select l.session_pk, l.position from ${probes}
+            cross join lateral (
+              select c.session_pk, c.position from conversation_links c
+              where c.tenant_id = ${tenantId} and c.conversation_key = ${conversationKey}
+                and c.chain_hash = h.hash
+              order by c.session_pk desc limit 1) l
+            limit 1`,
+  );
+  const row = rows[0];
+  return row ? { sessionPk: Number(row.session_pk), position: row.position } : null;
+}
+
+/** A stored link, as the conversation store reads it. */
+export interface ConversationLinkRow {
+  sessionPk: number;
+  position: number;
+  chainHash: Buffer;
+  messageId: string | null;
+  answer: boolean;
+  rawAnswer: unknown;
+  createdAt: Date;
+}
+
+/** The session's newest link (its chain's end), or null: one backward step of the primary key. */
+export async function lastConversationLink(
+  db: DbOrTx,
+  sessionPk: number,
+): Promise<ConversationLinkRow | null> {
+  const { rows } = await executePrepared<{
+    session_pk: string | number;
+    position: number;
+    chain_hash: Buffer;
+    message_id: string | null;
+    answer: boolean;
+    raw_answer: unknown;
+    created_at: Date | string;
+  }>(
+    db,
+    sql`select session_pk, position, chain_hash, message_id, answer, raw_answer, created_at
+        from conversation_links where session_pk = ${sessionPk}
+        order by position desc limit 1`,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    sessionPk: Number(row.session_pk),
+    position: row.position,
+    chainHash: row.chain_hash,
+    messageId: row.message_id,
+    answer: row.answer,
+    rawAnswer: row.raw_answer,
+    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
+  };
+}
+
+/** A link to write: the element at `position` with the chain hash up to it. */
+export interface NewConversationLink {
+  position: number;
+  chainHash: Buffer;
+  messageId: string | null;
+}
+
+/**
+ * Links elements into a session's chain; a position already linked keeps its row (a retried or
+ * concurrent request writes the same links). `answer` marks them as the upstream's answer and
+ * keeps its raw body for an identical retry. Answers the positions this call inserted.
+ */
+export async function insertConversationLinks(
+  db: DbOrTx,
+  target: { sessionPk: number; tenantId: string; conversationKey: string | null },
+  links: NewConversationLink[],
+  options: { now: Date; rawAnswer?: unknown },
+): Promise<number[]> {
+  if (links.length === 0) return [];
+  const answer = options.rawAnswer !== undefined;
+  const result = await db.execute<{ position: number }>(
+    sql`insert into conversation_links
+          (session_pk, position, tenant_id, chain_hash, conversation_key, message_id, answer, raw_answer, created_at)
+        select ${target.sessionPk}, l.position, ${target.tenantId}, l.chain_hash, ${target.conversationKey},
+               l.message_id, ${answer}, ${answer ? JSON.stringify(options.rawAnswer) : null}::jsonb, ${options.now}
+        from unnest(${sql.param(links.map((l) => l.position))}::int[],
+                    ${sql.param(links.map((l) => l.chainHash))}::bytea[],
+                    ${sql.param(links.map((l) => l.messageId))}::text[]) as l(position, chain_hash, message_id)
+        on conflict (session_pk, position) do nothing
+        returning position`,
+  );
+  return result.rows.map((r) => r.position);
+}
+
+/**
+ * Gives the link at `position` the client's hash of it: the client echoed the stored answer
+ * there in a form of its own (the same calls or text), so later requests chain from its form.
+ */
+export async function rehashConversationLink(
+  db: DbOrTx,
+  sessionPk: number,
+  position: number,
+  chainHash: Buffer,
+): Promise<void> {
+  await db.execute(
+    sql`update conversation_links set chain_hash = ${chainHash}
+        where session_pk = ${sessionPk} and position = ${position}`,
+  );
+}
+
+/** Drops the raw answer kept at `position`: the chain moved past it, so no retry can ask for it again. */
+export async function clearStoredAnswer(db: DbOrTx, sessionPk: number, position: number): Promise<void> {
+  await db.execute(
+    sql`update conversation_links set raw_answer = null
+        where session_pk = ${sessionPk} and position = ${position} and raw_answer is not null`,
+  );
+}
+
+/** Deletes a link (an answer whose message could not be stored gives its position back). */
+export async function deleteConversationLink(db: DbOrTx, sessionPk: number, position: number): Promise<void> {
+  await db.execute(
+    sql`delete from conversation_links where session_pk = ${sessionPk} and position = ${position}`,
+  );
+}

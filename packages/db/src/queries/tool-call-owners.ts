@@ -1,0 +1,41 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client';
+
+/** The stored message that holds a tool call, as a later result for it is written. */
+export interface ToolCallOwner {
+  callId: string;
+  messageId: string;
+  tool: string;
+  status: 'pending' | 'running' | 'completed' | 'error';
+}
+
+/**
+ * The messages holding the session's tool calls `callIds`, by call id: of several calls with one
+ * id (ids are unique per message, not per session), the newest. One probe of
+ * `parts_session_call_idx` per id, whatever the history's length.
+ */
+export async function findToolCallOwners(
+  db: DbOrTx,
+  sessionPk: number,
+  callIds: string[],
+): Promise<Map<string, ToolCallOwner>> {
+  if (callIds.length === 0) return new Map();
+  const result = await db.execute<{
+    call_id: string;
+    message_id: string;
+    tool: string;
+    tool_status: ToolCallOwner['status'];
+  }>(
+    sql`select distinct on (p.call_id) p.call_id, m.id as message_id, p.tool, p.tool_status
+        from parts p join messages m on m.pk = p.message_pk
+        where p.session_pk = ${sessionPk} and p.type = 'tool'
+          and p.call_id = any(${sql.param(callIds)}::text[])
+        order by p.call_id, p.seq desc`,
+  );
+  return new Map(
+    result.rows.map((r) => [
+      r.call_id,
+      { callId: r.call_id, messageId: r.message_id, tool: r.tool, status: r.tool_status },
+    ]),
+  );
+}
