@@ -37,3 +37,4 @@ export * from './context-validation';
 export * from './openai-format';
 export * from './read-fit-marker';
 export * from './read-fit';
+export * from './dropin';

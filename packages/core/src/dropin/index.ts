@@ -1,0 +1,9 @@
+// The drop-in endpoints' pure half: client requests as hash-chained elements, their writes, the
+// served context in each provider's shape, and provider answers as stored messages.
+export * from './input-error';
+export * from './chain-hash';
+export * from './elements';
+export * from './suffix-writes';
+export * from './answer';
+export * from './openai-elements';
+export * from './openai-answer';
