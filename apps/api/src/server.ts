@@ -15,6 +15,7 @@ import type { ApiResources } from './resources';
 import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
 import { recallRoutes } from './routes/recall';
+import { mcpRoutes } from './routes/mcp';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { acceptEmptyJsonBodies } from './http/empty-json-body';
@@ -177,6 +178,7 @@ export async function buildServer(
   await app.register(recallRoutes(resources));
   await app.register(compactionRoutes(resources, { limits }));
   await app.register(eventRoutes(resources, { limits, keepaliveMs: options.sseKeepaliveMs }));
+  await app.register(mcpRoutes(resources, { limits }));
   await app.ready();
   return app;
 }

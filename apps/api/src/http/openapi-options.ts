@@ -14,6 +14,7 @@ export const UNDOCUMENTED_ROUTES: ReadonlyArray<{ prefix: string; why: string }>
   { prefix: '/openapi.json', why: 'this document' },
   { prefix: '/metrics', why: "Prometheus' text format, for scrapers" },
   { prefix: '/admin/queues', why: 'the operator dashboard (bull-board), behind ADMIN_TOKEN' },
+  { prefix: '/mcp', why: 'the MCP server: JSON-RPC over streamable HTTP (docs/MCP.md)' },
 ];
 
 interface MediaType {

@@ -1,0 +1,199 @@
+/**
+ * The MCP tools, defined once for both transports: their names, the descriptions a model
+ * decides by, their input schemas (the wire contract's id and text rules, so hostile input is
+ * refused before it reaches a backend) and what each answers as text.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  ClientId,
+  MAX_INSTRUCTIONS_BYTES,
+  MAX_RECALL_LIMIT,
+  MAX_RECALL_QUERY_LENGTH,
+  SafeText,
+  utf8ByteLength,
+} from '@compactor/contract';
+import { recallAnswerText } from '@compactor/client';
+import { ToolRefusal, type McpBackend } from './backend';
+
+export const MCP_SERVER_NAME = 'compactor';
+export const MCP_SERVER_VERSION = '0.1.0';
+
+export const TOOL_NAMES = [
+  'recall',
+  'search_history',
+  'session_status',
+  'compact_now',
+  'revert_compaction',
+] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+const sessionId = ClientId.describe(
+  'The Compactor session id (the one your agent stores its conversation under)',
+);
+
+const RecallInput = {
+  sessionId,
+  callId: SafeText.min(1)
+    .max(200)
+    .describe(
+      'The tool call id a cleared output names: `[Old tool result content cleared — recall <callId>]`',
+    ),
+};
+const SearchInput = {
+  sessionId,
+  query: SafeText.min(1)
+    .max(MAX_RECALL_QUERY_LENGTH)
+    .describe('Words to look for (all of them; "a phrase" in quotes; `or`; `-word` to exclude)'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_RECALL_LIMIT)
+    .optional()
+    .describe('How many passages at most (default 5)'),
+};
+const StatusInput = { sessionId };
+const CompactInput = {
+  sessionId,
+  instructions: SafeText.refine((text) => utf8ByteLength(text) <= MAX_INSTRUCTIONS_BYTES, {
+    message: `at most ${MAX_INSTRUCTIONS_BYTES} bytes (UTF-8)`,
+  })
+    .optional()
+    .describe('What the summary must keep ("the API decisions", "the failing test names")'),
+};
+const RevertInput = {
+  sessionId,
+  compactionId: ClientId.describe('The compaction to undo: the latest completed one of the session'),
+};
+
+const DESCRIPTIONS: Record<ToolName, string> = {
+  recall:
+    'Get back, verbatim, the output of an earlier tool call that compaction cleared from your context. ' +
+    'Use it when you see `[Old tool result content cleared — recall <callId>]` and need that output again: ' +
+    'pass the callId the marker names.',
+  search_history:
+    'Search the part of this conversation you no longer see verbatim (summarized turns and cleared tool ' +
+    'outputs). Returns the best matching passages with where they came from; a passage naming a call id ' +
+    'can be read in full with recall.',
+  session_status:
+    'How full the session is: tokens in context, the usable window, percent used, whether it is over, ' +
+    'and the active and last compaction. JSON.',
+  compact_now:
+    'Compact the session now: old tool outputs are cleared and older turns summarized, so the context ' +
+    'shrinks. Runs in the background; session_status shows when it is done. Give instructions to say ' +
+    'what the summary must keep. Returns the compaction (JSON); if one is already running, that one.',
+  revert_compaction:
+    'Undo a compaction: the context it replaced is served again (cleared outputs and summarized turns ' +
+    'come back). Only the latest completed compaction of the session can be undone. Returns the reverted ' +
+    'compaction and the new status (JSON).',
+};
+
+/** What a tool answers: its text, or a refusal the model reads. */
+type ToolText = { text: string; isError?: boolean };
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /**
+   * Told about a failure that is not a {@link ToolRefusal} (a fault of ours), so the transport's
+   * owner can log it; the model is told only that the tool failed.
+   */
+  onUnexpectedError?: (error: unknown, tool: ToolName) => void;
+}
+
+/** An MCP server with the five tools over `backend`; connect it to a transport. */
+export function createMcpServer(backend: McpBackend, options: McpServerOptions = {}): McpServer {
+  const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION });
+  const run = async (tool: ToolName, answer: () => Promise<ToolText>): Promise<CallToolResult> => {
+    try {
+      const { text, isError } = await answer();
+      return { content: [{ type: 'text', text }], ...(isError ? { isError } : {}) };
+    } catch (error) {
+      if (error instanceof ToolRefusal)
+        return { content: [{ type: 'text', text: error.message }], isError: true };
+      options.onUnexpectedError?.(error, tool);
+      return {
+        content: [{ type: 'text', text: `${tool} failed: internal error in Compactor` }],
+        isError: true,
+      };
+    }
+  };
+  const readOnly = { readOnlyHint: true, openWorldHint: false };
+
+  server.registerTool(
+    'recall',
+    { description: DESCRIPTIONS.recall, inputSchema: RecallInput, annotations: readOnly },
+    ({ sessionId, callId }) =>
+      run('recall', async () => {
+        const call = await backend.recall(sessionId, callId);
+        // Verbatim: what the tool returned (or the error it failed with), nothing around it.
+        if (call.status === 'error') return { text: call.error ?? '' };
+        return { text: call.output ?? '' };
+      }),
+  );
+  server.registerTool(
+    'search_history',
+    { description: DESCRIPTIONS.search_history, inputSchema: SearchInput, annotations: readOnly },
+    ({ sessionId, query, limit }) =>
+      // Worded as the clients word a recall tool call's search, for the model to read.
+      run('search_history', async () => ({
+        text: recallAnswerText(await backend.search(sessionId, query, limit)),
+      })),
+  );
+  server.registerTool(
+    'session_status',
+    { description: DESCRIPTIONS.session_status, inputSchema: StatusInput, annotations: readOnly },
+    ({ sessionId }) =>
+      run('session_status', async () => {
+        const session = await backend.session(sessionId);
+        const { id, contextWindow, maxOutputTokens } = session.model;
+        return {
+          text: json({
+            sessionId: session.id,
+            model: { id, contextWindow, maxOutputTokens },
+            status: session.status,
+          }),
+        };
+      }),
+  );
+  server.registerTool(
+    'compact_now',
+    {
+      description: DESCRIPTIONS.compact_now,
+      inputSchema: CompactInput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ sessionId, instructions }) =>
+      run('compact_now', async () => ({ text: json(await backend.compact(sessionId, instructions)) })),
+  );
+  server.registerTool(
+    'revert_compaction',
+    {
+      description: DESCRIPTIONS.revert_compaction,
+      inputSchema: RevertInput,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+    },
+    ({ sessionId, compactionId }) =>
+      run('revert_compaction', async () => {
+        // The route reverts by compaction id alone: a compaction of another session is not this
+        // session's, and is not found like a missing one.
+        const compaction = await backend.compaction(compactionId);
+        if (compaction.sessionId !== sessionId) throw new ToolRefusal('compaction not found');
+        return { text: json(await backend.revert(compactionId)) };
+      }),
+  );
+  return server;
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2);
