@@ -1,5 +1,4 @@
-import type { ChatRequest } from './openai-wire';
-import { messageTexts } from './openai-wire';
+import type { StubMessage } from './conversation';
 import { readSummaryRequest } from './summary-writer';
 
 /**
@@ -47,10 +46,8 @@ const EMPTY_TURN_PREFIX_SUMMARY = [
 ].join('\n');
 
 /** The empty-of-facts summary for a summarization request; `null` for any other request. */
-export function emptyOfFactsSummary(request: ChatRequest): string | null {
-  const prompt = messageTexts(request)
-    .map((message) => message.text)
-    .join('\n\n');
+export function emptyOfFactsSummary(messages: readonly StubMessage[]): string | null {
+  const prompt = messages.map((message) => message.text).join('\n\n');
   const summaryRequest = readSummaryRequest(prompt);
   if (summaryRequest === null) return null;
   return summaryRequest.turnPrefix ? EMPTY_TURN_PREFIX_SUMMARY : EMPTY_HISTORY_SUMMARY;

@@ -41,12 +41,14 @@ export interface StubFaults {
   contextWindow: number | null;
   /** Hold each request until this many are held at once, then release them all. */
   barrier: number | null;
+  /** Agent mode: tool calls in a row (after a user's text) before the text answer. */
+  agentSteps: number;
 }
 
 /**
- * Server-level fault configuration. `times` limits the configured faults (not the context window,
- * which is a property of the model) to the first N chat requests after they were set, so a test or a
- * benchmark can say "fail twice, then succeed".
+ * Server-level fault configuration. `times` limits the configured faults (not the context window
+ * nor the agent steps, which are properties of the model) to the first N model requests after
+ * they were set, so a test or a benchmark can say "fail twice, then succeed".
  */
 export interface StubFaultConfig extends StubFaults {
   times: number | null;
@@ -61,6 +63,7 @@ export const NO_FAULTS: StubFaultConfig = {
   drop: null,
   contextWindow: null,
   barrier: null,
+  agentSteps: 1,
   times: null,
 };
 
@@ -78,6 +81,7 @@ export const stubFaultConfigSchema = z
     drop: z.enum(STUB_DROP_FAULTS).nullable(),
     contextWindow: positiveInt.nullable(),
     barrier: positiveInt.nullable(),
+    agentSteps: positiveInt,
     times: z.coerce.number().int().nonnegative().nullable(),
   })
   .partial();
@@ -94,6 +98,7 @@ export const FAULT_HEADERS = {
   drop: 'x-stub-drop',
   contextWindow: 'x-stub-context-window',
   barrier: 'x-stub-barrier',
+  agentSteps: 'x-stub-agent-steps',
 } as const satisfies Record<keyof StubFaults, string>;
 
 export function parseFaultConfig(input: unknown): StubFaultConfig {
@@ -122,7 +127,8 @@ export function faultsFromHeaders(
 
 /**
  * The faults one request sees: the configuration's (unless its `times` budget is spent), then the
- * request's own headers on top. The context window always applies.
+ * request's own headers on top. The context window and the agent steps, properties of the model
+ * rather than faults, always apply.
  */
 export function effectiveFaults(
   config: StubFaultConfig,
@@ -133,7 +139,7 @@ export function effectiveFaults(
   const { times: _noTimes, ...none } = NO_FAULTS;
   const base: StubFaults = configuredFaultsApply
     ? configured
-    : { ...none, contextWindow: config.contextWindow };
+    : { ...none, contextWindow: config.contextWindow, agentSteps: config.agentSteps };
   return { ...base, ...fromHeaders };
 }
 

@@ -1,7 +1,8 @@
 import type http from 'node:http';
+import type { StubAnswer } from './completions';
+import type { StubRequest } from './conversation';
 import type { StubFaults } from './faults';
-import type { ChatRequest, CompletionOutput, WireUsage } from './openai-wire';
-import { completionBody, errorBody, streamEvents } from './openai-wire';
+import { completionBody, errorBody, streamEvents, wireUsage } from './openai-wire';
 
 /** Request bodies above this are refused: the stub is for tests, not for load of that kind. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -25,6 +26,15 @@ export async function readJson(req: http.IncomingMessage): Promise<unknown> {
   }
 }
 
+export function sendBody(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
+}
+
 export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
 }
@@ -38,21 +48,23 @@ export function sendError(
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(errorBody(shape));
 }
 
-export interface CompletionWrite {
+/** What any protocol's writer gets: the request, its answer, and the faults that break it. */
+export interface AnswerWrite {
   id: string;
-  request: ChatRequest;
-  output: CompletionOutput;
-  usage: WireUsage;
-  stream: boolean;
+  request: StubRequest;
+  answer: StubAnswer;
+  promptTokens: number;
   faults: Pick<StubFaults, 'output' | 'drop'>;
   /** Content characters per SSE chunk; 0 = one chunk. */
   pieceChars: number;
 }
 
-/** A completion as JSON or SSE, broken on purpose when the faults say so. */
-export function writeCompletion(res: http.ServerResponse, write: CompletionWrite): void {
-  const { id, request, output, usage, faults } = write;
-  if (!write.stream) {
+/** A Chat completion as JSON or SSE, broken on purpose when the faults say so. */
+export function writeCompletion(res: http.ServerResponse, write: AnswerWrite): void {
+  const { id, request, faults } = write;
+  const { output, completionTokens } = write.answer;
+  const usage = wireUsage(write.promptTokens, completionTokens);
+  if (!request.stream) {
     const json =
       faults.output === 'malformed'
         ? `{"id":"${id}","choices":[{"message":`
@@ -60,13 +72,9 @@ export function writeCompletion(res: http.ServerResponse, write: CompletionWrite
     res.writeHead(200, { 'content-type': 'application/json' });
     return faults.drop === 'mid-body' ? dropMidBody(res, json) : void res.end(json);
   }
-  res.writeHead(200, {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
+  res.writeHead(200, SSE_HEADERS);
   const events = streamEvents(id, request.model, output, usage, {
-    includeUsage: request.stream_options?.include_usage === true,
+    includeUsage: request.includeUsage,
     pieceChars: write.pieceChars || Number.POSITIVE_INFINITY,
   });
   // A malformed stream: the role chunk, then an event that is not JSON, and no [DONE].
@@ -76,7 +84,13 @@ export function writeCompletion(res: http.ServerResponse, write: CompletionWrite
   res.end(events.join(''));
 }
 
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
+
 /** Writes the first half of an answer, then kills the socket: the "connection reset" providers produce. */
-function dropMidBody(res: http.ServerResponse, body: string): void {
+export function dropMidBody(res: http.ServerResponse, body: string): void {
   res.write(body.slice(0, Math.max(1, body.length >> 1)), () => res.socket?.destroy());
 }

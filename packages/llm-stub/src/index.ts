@@ -18,3 +18,12 @@ export type {
 } from './faults';
 export { estimateTokens as estimateStubTokens } from './completions';
 export { FORGED_FRAMING_LINES } from './forged-framing';
+export { RECALL_TOOL, stubChecksum } from './agent';
+export { toolPairing } from './conversation';
+export type {
+  StubMessage,
+  StubProtocol,
+  StubToolCallPart,
+  StubToolResult,
+  ToolPairing,
+} from './conversation';

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { StubMessage, StubRequest } from './conversation';
+import { stubMessage } from './conversation';
 
 /**
  * The slice of the OpenAI Chat Completions protocol the stub speaks: request parsing, response
@@ -15,9 +17,28 @@ export const chatRequestSchema = z.looseObject({
       z.looseObject({
         role: z.string(),
         content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
+        tool_calls: z
+          .array(
+            z.looseObject({
+              id: z.string(),
+              function: z.looseObject({ name: z.string(), arguments: z.string() }),
+            }),
+          )
+          .nullable()
+          .optional(),
+        tool_call_id: z.string().optional(),
       }),
     )
     .min(1),
+  tools: z
+    .array(
+      z.looseObject({
+        function: z.looseObject({ name: z.string() }).optional(),
+        custom: z.looseObject({ name: z.string() }).optional(),
+      }),
+    )
+    .nullable()
+    .optional(),
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
   stream: z.boolean().nullable().optional(),
@@ -44,6 +65,34 @@ export function messageTexts(request: ChatRequest): ChatMessageText[] {
           : '';
     return { role: message.role, text };
   });
+}
+
+/** A Chat Completions request as the protocol-neutral request the stub answers. */
+export function stubRequestOfChat(chat: ChatRequest): StubRequest {
+  const texts = messageTexts(chat);
+  const messages = chat.messages.map((message, at): StubMessage => {
+    const text = texts[at]?.text ?? '';
+    const toolCalls = (message.tool_calls ?? []).map((call) => ({
+      id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+    }));
+    const toolResults =
+      message.role === 'tool' && message.tool_call_id !== undefined
+        ? [{ callId: message.tool_call_id, output: text, isError: false }]
+        : [];
+    return stubMessage(message.role, text, { toolCalls, toolResults });
+  });
+  return {
+    protocol: 'openai',
+    model: chat.model,
+    stream: chat.stream === true,
+    maxTokens: chat.max_completion_tokens ?? chat.max_tokens ?? null,
+    includeUsage: chat.stream_options?.include_usage === true,
+    messages,
+    toolNames: (chat.tools ?? []).flatMap((tool) => tool.function?.name ?? tool.custom?.name ?? []),
+    thinkingEnabled: false,
+  };
 }
 
 export interface WireUsage {

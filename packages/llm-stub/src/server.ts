@@ -1,15 +1,17 @@
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ZodError } from 'zod';
 import { Barrier } from './barrier';
-import { answerChatRequest, countPromptTokens } from './completions';
+import { countPromptTokens } from './completions';
 import type { StubFaultConfig, StubFaultConfigInput, StubFaults } from './faults';
 import { effectiveFaults, faultsFromHeaders, parseFaultConfig } from './faults';
-import type { ChatRequest } from './openai-wire';
-import { chatRequestSchema, contextLengthErrorShape, errorShapeForStatus, wireUsage } from './openai-wire';
-import { INVALID_JSON, readJson, sendError, sendJson, writeCompletion } from './http-io';
+import { errorShapeForStatus } from './openai-wire';
+import { INVALID_JSON, readJson, sendBody, sendError, sendJson } from './http-io';
+import type { WireProtocol } from './protocols';
+import { ANTHROPIC_PROTOCOL, OPENAI_PROTOCOL } from './protocols';
+import type { RecordedRequest } from './recorded-request';
+import { respond } from './respond';
 
 export interface LlmStubOptions {
   /** 0 (the default) picks a free port. */
@@ -19,26 +21,10 @@ export interface LlmStubOptions {
   models?: readonly string[];
   /** Fault configuration applied to chat requests (headers still override per request). */
   faults?: StubFaultConfigInput;
-  /** When set, requests must send `Authorization: Bearer <apiKey>` or get a 401. */
+  /** When set, requests must send `Authorization: Bearer <apiKey>` or `x-api-key: <apiKey>`, or get a 401. */
   apiKey?: string | null;
   /** Characters per streamed content chunk. Larger is faster; 0 means one chunk. */
   streamPieceChars?: number;
-}
-
-/** What the stub saw of one chat request; tests assert on these instead of timing. */
-export interface RecordedRequest {
-  index: number;
-  model: string;
-  stream: boolean;
-  maxTokens: number | null;
-  promptTokens: number;
-  messages: Array<{ role: string; text: string }>;
-  headers: Record<string, string | string[] | undefined>;
-  faults: StubFaults;
-  /** HTTP status answered, or `null` while in flight or when the connection was dropped. */
-  status: number | null;
-  /** The client went away before the answer was complete (e.g. its AbortSignal fired). */
-  clientClosed: boolean;
 }
 
 export interface LlmStubStats {
@@ -69,6 +55,8 @@ export interface LlmStub {
   close(): Promise<void>;
 }
 
+export type { RecordedRequest } from './recorded-request';
+
 const DEFAULT_MODELS = ['stub-summarizer', 'stub-large'];
 
 export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStub> {
@@ -88,38 +76,37 @@ export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStu
     return true;
   };
 
-  async function handleChat(
+  async function handleModelRequest(
+    protocol: WireProtocol,
     req: http.IncomingMessage,
     res: http.ServerResponse,
     body: unknown,
   ): Promise<void> {
-    const parsed = chatRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      return sendError(res, 400, {
-        message: `Invalid request: ${parsed.error.message}`,
-        type: 'invalid_request_error',
-        code: null,
-      });
-    }
-    const chat = parsed.data;
+    const parsed = protocol.parse(body);
+    if ('invalid' in parsed) return sendBody(res, 400, protocol.errorBody(400, parsed.invalid));
+    const request = parsed.request;
     // Headers first: an invalid one is answered with a 400 and must not use up a `times` slot.
-    const headerFaults = faultsFromHeaders(req.headers);
+    let headerFaults: Partial<StubFaults>;
+    try {
+      headerFaults = faultsFromHeaders(req.headers);
+    } catch (error) {
+      if (!(error instanceof ZodError)) throw error;
+      return sendBody(res, 400, protocol.errorBody(400, `Invalid stub setting: ${error.message}`));
+    }
     const record: RecordedRequest = {
       index: stats.requests,
-      model: chat.model,
-      stream: chat.stream === true,
-      maxTokens: chat.max_completion_tokens ?? chat.max_tokens ?? null,
-      promptTokens: countPromptTokens(chat),
-      messages: [],
+      protocol: protocol.name,
+      model: request.model,
+      stream: request.stream,
+      maxTokens: request.maxTokens,
+      promptTokens: countPromptTokens(request),
+      messages: request.messages,
+      toolNames: request.toolNames,
       headers: req.headers,
       faults: effectiveFaults(faultConfig, configuredFaultsApply(), headerFaults),
       status: null,
       clientClosed: false,
     };
-    record.messages = chat.messages.map((m) => ({
-      role: m.role,
-      text: typeof m.content === 'string' ? m.content : '',
-    }));
     requests.push(record);
     stats.requests += 1;
     stats.inFlight += 1;
@@ -140,54 +127,11 @@ export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStu
     events.emit('request', record);
 
     try {
-      await respond(req, res, chat, record, clientGone.signal);
+      await respond({ protocol, req, res, request, record, signal: clientGone.signal, barrier, pieceChars });
     } catch (error) {
       if (clientGone.signal.aborted) return;
       throw error;
     }
-  }
-
-  async function respond(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    chat: ChatRequest,
-    record: RecordedRequest,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const faults = record.faults;
-    const maxTokens = record.maxTokens ?? 4096;
-    // Providers check the prompt length before queueing for generation: this error comes fast.
-    if (faults.contextWindow !== null && record.promptTokens + maxTokens > faults.contextWindow) {
-      record.status = 400;
-      return sendError(
-        res,
-        400,
-        contextLengthErrorShape(faults.contextWindow, record.promptTokens, maxTokens),
-      );
-    }
-    if (faults.barrier !== null) await barrier.wait(faults.barrier, signal);
-    if (faults.latencyMs > 0) await sleep(faults.latencyMs, undefined, { signal });
-
-    if (faults.drop === 'before-response') return void req.socket.destroy();
-    if (faults.status !== null) {
-      record.status = faults.status;
-      const headers: Record<string, string> =
-        faults.retryAfterSeconds !== null ? { 'retry-after': String(faults.retryAfterSeconds) } : {};
-      if (faults.errorBody === 'none') return void res.writeHead(faults.status, headers).end();
-      return sendError(res, faults.status, errorShapeForStatus(faults.status), headers);
-    }
-
-    const { output, completionTokens } = answerChatRequest(chat, faults.output, maxTokens);
-    record.status = 200;
-    writeCompletion(res, {
-      id: `chatcmpl-stub-${record.index}`,
-      request: chat,
-      output,
-      usage: wireUsage(record.promptTokens, completionTokens),
-      stream: record.stream,
-      faults,
-      pieceChars,
-    });
   }
 
   function handleAdmin(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): void {
@@ -223,12 +167,15 @@ export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStu
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
+    // Anthropic's SDK sends its key as `x-api-key`, OpenAI's as a bearer token; either is accepted.
+    const protocol = path === '/v1/messages' ? ANTHROPIC_PROTOCOL : OPENAI_PROTOCOL;
     if (
       options.apiKey &&
       path?.startsWith('/v1/') &&
-      req.headers.authorization !== `Bearer ${options.apiKey}`
+      req.headers.authorization !== `Bearer ${options.apiKey}` &&
+      req.headers['x-api-key'] !== options.apiKey
     ) {
-      return sendError(res, 401, errorShapeForStatus(401));
+      return sendBody(res, 401, protocol.errorBody(401));
     }
     if (req.method === 'GET' && path === '/v1/models') {
       return sendJson(res, 200, {
@@ -245,13 +192,14 @@ export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStu
     if (req.method === 'GET' && path === '/healthz') return sendJson(res, 200, { ok: true });
     const body = req.method === 'POST' || req.method === 'PUT' ? await readJson(req) : undefined;
     if (body === INVALID_JSON) {
-      return sendError(res, 400, {
-        message: 'The request body is not valid JSON.',
-        type: 'invalid_request_error',
-        code: null,
-      });
+      return sendBody(res, 400, protocol.errorBody(400, 'The request body is not valid JSON.'));
     }
-    if (req.method === 'POST' && path === '/v1/chat/completions') return handleChat(req, res, body);
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      return handleModelRequest(OPENAI_PROTOCOL, req, res, body);
+    }
+    if (req.method === 'POST' && path === '/v1/messages') {
+      return handleModelRequest(ANTHROPIC_PROTOCOL, req, res, body);
+    }
     if (path?.startsWith('/_stub/')) return handleAdmin(req, res, body);
     sendError(res, 404, {
       message: `Unknown route ${req.method} ${path}`,
