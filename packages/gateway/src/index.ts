@@ -1,2 +1,12 @@
 // Public surface of @compactor/gateway: the drop-in endpoints' pipeline, for the API's routes to call.
 export * from './conversation';
+export { chatCompletions, type DropInDeps, type DropInRequest, type DropInResponder } from './openai-pipeline';
+export { OpenAIUpstream, openAIError } from './openai-upstream';
+export { DropInError, UpstreamFailure, type DropInErrorCode } from './errors';
+export {
+  DEFAULT_COMPACTION_WAIT_MS,
+  DEFAULT_UPSTREAM_MAX_RETRIES,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  type DropInSettings,
+  type UpstreamEndpoint,
+} from './upstream-config';

@@ -1,6 +1,7 @@
 // Public surface of @compactor/sessions: what a session does, for the API's routes to call.
 export * from './answers';
 export * from './compactions';
+export { waitForCompactionEnd } from './compaction-wait';
 export * from './compaction-revert';
 export * from './context';
 export * from './errors';

@@ -1,0 +1,53 @@
+/**
+ * Where the drop-in endpoints send their upstream calls, and how long they wait. The API's env
+ * fills it (`UPSTREAM_OPENAI_BASE_URL`, …); packages never read process.env.
+ */
+
+/** One provider endpoint: its base URL (ending in `/v1` for OpenAI) and the key Compactor uses. */
+export interface UpstreamEndpoint {
+  baseURL: string;
+  apiKey: string;
+}
+
+export interface DropInSettings {
+  /** The OpenAI-compatible upstream, or null when none is configured. */
+  openai: UpstreamEndpoint | null;
+  /** The Anthropic upstream, or null when none is configured. */
+  anthropic: UpstreamEndpoint | null;
+  /**
+   * A client may send its own provider key in `X-Upstream-Api-Key` (used instead of the
+   * configured key, never stored or logged).
+   */
+  passClientKey: boolean;
+  /** The longest wait for a running compaction before the served context is read anyway. */
+  compactionWaitMs: number;
+  /** One upstream attempt's timeout; the SDK retries a timed-out attempt (see `maxRetries`). */
+  upstreamTimeoutMs: number;
+  /** The SDK's own retries of 408/409/429/5xx answers and dropped connections. */
+  upstreamMaxRetries: number;
+}
+
+/** @defaultValue 10 s: the plan's bounded wait for a compaction in progress. */
+export const DEFAULT_COMPACTION_WAIT_MS = 10_000;
+/** @defaultValue 10 minutes: a long completion at a slow provider still finishes. */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
+/** @defaultValue 2, as the issue asks. */
+export const DEFAULT_UPSTREAM_MAX_RETRIES = 2;
+
+/** The header in which a client may bring its own provider key (when `passClientKey`). */
+export const UPSTREAM_KEY_HEADER = 'x-upstream-api-key';
+
+/**
+ * The endpoint a request is sent to: the configured one, with the client's own key in place of
+ * Compactor's when the settings allow it and the client sent one; null when there is none.
+ */
+export function endpointFor(
+  configured: UpstreamEndpoint | null,
+  settings: Pick<DropInSettings, 'passClientKey'>,
+  clientKey: string | undefined,
+): UpstreamEndpoint | null {
+  if (configured === null) return null;
+  if (settings.passClientKey && clientKey !== undefined && clientKey !== '')
+    return { ...configured, apiKey: clientKey };
+  return configured;
+}
