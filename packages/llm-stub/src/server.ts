@@ -43,6 +43,8 @@ export interface LlmStubEvents {
 export interface LlmStub {
   /** Base URL for OpenAI clients, ending in `/v1`. */
   url: string;
+  /** Base URL for Anthropic clients, which add `/v1/messages` themselves: `url` without `/v1`. */
+  origin: string;
   port: number;
   host: string;
   readonly requests: readonly RecordedRequest[];
@@ -224,6 +226,7 @@ export async function startLlmStub(options: LlmStubOptions = {}): Promise<LlmStu
 
   const stub: LlmStub = {
     url: `http://${host}:${address.port}/v1`,
+    origin: `http://${host}:${address.port}`,
     port: address.port,
     host: address.address,
     requests,
