@@ -19,10 +19,10 @@ export async function runStdioServer(env: Record<string, string | undefined>): P
   const { COMPACTOR_URL: baseUrl, COMPACTOR_API_KEY: apiKey } = parsed.env;
   const backend = clientBackend(new CompactorClient({ baseUrl, apiKey }), baseUrl);
   const server = createMcpServer(backend, {
-    // The error's name and message only: a tool's arguments never reach the log.
+    // The error's name only: nothing of a tool's arguments reaches stderr.
     onUnexpectedError: (error, tool) =>
       process.stderr.write(
-        `compactor-mcp: ${tool} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error'}\n`,
+        `compactor-mcp: ${tool} failed (${error instanceof Error ? error.name : 'unknown error'})\n`,
       ),
   });
   await server.connect(new StdioServerTransport());
