@@ -69,6 +69,14 @@ const EnvFields = z.object({
     .int()
     .positive()
     .default(32 * 1024 * 1024),
+  /**
+   * Requests of one tenant doing their work at once in this process; the others wait their turn,
+   * so another tenant's request never queues behind a flood. Event streams and large appends
+   * take no turn. 0: every request runs at once.
+   */
+  TENANT_REQUESTS_IN_FLIGHT: z.coerce.number().int().min(0).max(100_000).default(2),
+  /** Requests of one tenant waiting for their turn in this process before a 429. */
+  TENANT_REQUESTS_QUEUED: z.coerce.number().int().min(0).max(100_000).default(128),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
   /**

@@ -28,6 +28,7 @@ import { createAuthenticator } from './http/auth';
 import { buildMetricsServer, createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
 import { buildServer } from './server';
+import { tenantGateOf } from './http/tenant-gate';
 
 let env: Env;
 try {
@@ -160,6 +161,7 @@ async function main(): Promise<void> {
       trustProxy: env.TRUST_PROXY,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       tenantLimits: tenantLimitSettings(env),
+      tenantGate: tenantGateOf(env),
       metrics,
       metricsOnOwnPort: env.METRICS_PORT !== undefined,
       ...(env.ADMIN_TOKEN ? { queueDashboard: { queues, adminToken: env.ADMIN_TOKEN } } : {}),

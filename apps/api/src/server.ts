@@ -23,6 +23,8 @@ import { registerMetrics, tenantLimitMetrics } from './http/metrics';
 import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
+import { admitTenantsInTurn } from './http/tenant-gate-hooks';
+import type { TenantGate } from './http/tenant-gate';
 import { sessionRoutes } from './routes/sessions';
 import { TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
 import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
@@ -49,6 +51,11 @@ export interface ServerOptions {
   sessionWriteQueueLimit?: number;
   /** Large appends (bodies of 1 MiB or more) held at once before a 429 (default 4). */
   largeAppendsInFlight?: number;
+  /**
+   * Admits each tenant's requests a few at a time, the others waiting their turn; every request
+   * runs at once when left out (`main.ts` makes one from `TENANT_REQUESTS_IN_FLIGHT`).
+   */
+  tenantGate?: TenantGate | undefined;
   /** Per-tenant caps (0: none); each left out is its default (`TENANT_LIMIT_DEFAULTS`). */
   tenantLimits?: Partial<TenantLimitSettings>;
   /**
@@ -150,6 +157,8 @@ export async function buildServer(
     request.log = reply.log = request.log.child(requestIds(request));
   });
 
+  // Each tenant's requests take their turns to run (after the body is read, before the handler).
+  if (options.tenantGate) admitTenantsInTurn(app, options.tenantGate);
   // The handler's statements, and whatever it leaves queued, wait for the pool as its tenant's
   // (a pool opened with `tenantShares` admits tenants in turn). Set as late as possible, so the
   // handler runs inside it: body parsing runs in the request stream's callbacks, whose async

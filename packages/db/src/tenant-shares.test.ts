@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { runAsTenant, shareByTenant } from './tenant-shares';
+import { defaultReserve, runAsTenant, shareByTenant } from './tenant-shares';
 
 type Done = (error?: Error | boolean) => void;
 type Callback = (error: Error | undefined, client?: pg.PoolClient, done?: Done) => void;
@@ -83,5 +83,25 @@ describe('shareByTenant', () => {
     await expect(checkout(pool, 'b', [])).rejects.toThrow(/connection refused/);
     fail = false;
     await expect(checkout(pool, 'c', [])).resolves.toBeDefined();
+  });
+
+  it('keeps the reserve from a tenant holding all it may, for the next tenant, with permits free', async () => {
+    const { pool } = fakePool();
+    shareByTenant(pool, 3, 0, 1);
+    const order: string[] = [];
+    const held = [await checkout(pool, 'a', order), await checkout(pool, 'a', order)];
+    const third = checkout(pool, 'a', order, 'a3');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['a', 'a']); // a permit is free, but not to A
+    (await checkout(pool, 'b', order)).release();
+    expect(order).toEqual(['a', 'a', 'b']);
+    // A's own release makes room for A's waiting checkout.
+    held[0]!.release();
+    await third;
+    expect(order).toEqual(['a', 'a', 'b', 'a3']);
+  });
+
+  it('keeps a fifth of the pool by default, none below five', () => {
+    expect([2, 4, 5, 10, 20].map((permits) => defaultReserve(permits))).toEqual([0, 0, 1, 2, 4]);
   });
 });

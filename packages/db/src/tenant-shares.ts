@@ -17,6 +17,12 @@ export function runAsTenant<T>(tenant: string, work: () => T): T {
 /** Checkouts made outside any tenant's work (auth lookups, probes) share this one turn. */
 const UNATTRIBUTED = '';
 
+/**
+ * Connections kept from any one tenant when no reserve is given: a fifth of the pool (2 of the
+ * default 10), none below five, where one connection more for the busy tenant counts more.
+ */
+export const defaultReserve = (permits: number) => Math.floor(permits / 5);
+
 /** pg-pool's own message, so that `isDatabaseUnavailable` classifies a wait that ran out alike. */
 const WAIT_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
@@ -36,10 +42,21 @@ type ConnectCallback = (error: Error | undefined, client?: pg.PoolClient, done?:
  * waiting checkouts, however many tenants there are. A checkout that waits longer than
  * `waitTimeoutMs` fails as pg-pool's own wait does.
  *
+ * No tenant holds more than `permits - reserve` at once: past that its checkouts wait even with
+ * permits free, so statements of one tenant that run long (a lock, a large append) still leave
+ * `reserve` connections to the others.
+ *
  * It wraps `pool.connect` as the database breaker does, after it: a checkout it admits is
  * refused by an open breaker at once, and the permit goes on to the next waiter.
  */
-export function shareByTenant(pool: pg.Pool, permits: number, waitTimeoutMs: number): void {
+export function shareByTenant(
+  pool: pg.Pool,
+  permits: number,
+  waitTimeoutMs: number,
+  reserve = defaultReserve(permits),
+): void {
+  /** What one tenant may hold: the rest is kept for the others, however long its statements run. */
+  const most = Math.max(1, permits - reserve);
   const connect = pool.connect.bind(pool) as (callback: ConnectCallback) => void;
   /** Waiting checkouts by tenant; the map's order is the turn (a tenant served goes to the back). */
   const queues = new Map<string, Array<() => void>>();
@@ -53,10 +70,13 @@ export function shareByTenant(pool: pg.Pool, permits: number, waitTimeoutMs: num
     else held.delete(tenant);
   };
 
-  /** A permit came back: the waiting tenant holding fewest takes it, and goes to the back of the turn. */
+  /**
+   * A permit came back: the waiting tenant holding fewest (and fewer than `most`) takes it, and
+   * goes to the back of the turn.
+   */
   const handOn = (): void => {
     let next: string | undefined;
-    let fewest = Infinity;
+    let fewest = most;
     for (const tenant of queues.keys()) {
       const count = held.get(tenant) ?? 0;
       if (count < fewest) [next, fewest] = [tenant, count];
@@ -117,7 +137,9 @@ export function shareByTenant(pool: pg.Pool, permits: number, waitTimeoutMs: num
 
   const checkout = (deliver: ConnectCallback): void => {
     const tenant = checkoutTenant.getStore() ?? UNATTRIBUTED;
-    if (free > 0) {
+    // A tenant below its most never waits while a permit is free: waiting checkouts are either
+    // short of a permit or of their tenant's room, and a release hands on to whichever it frees.
+    if (free > 0 && (held.get(tenant) ?? 0) < most) {
       free--;
       return take(tenant, deliver);
     }

@@ -1,0 +1,145 @@
+import { TooManyRequests } from '@compactor/sessions';
+import type { Env } from '../env';
+
+/** How a tenant's requests are admitted to do their work (see {@link TenantGate}). */
+export interface TenantGateSettings {
+  /** Requests of one tenant doing their work at once in this process. */
+  inFlight: number;
+  /** Requests of one tenant waiting for their turn; the next one is refused. */
+  queued: number;
+  /**
+   * How long an admitted request counts against its tenant's `inFlight`. A slow one (an
+   * enqueue waiting for Redis, a statement waiting for a lock) then stops holding up its tenant's
+   * other requests; the pool's reserve still bounds the connections a tenant holds.
+   */
+  leaseMs: number;
+}
+
+/**
+ * The lease when none is set: an append takes milliseconds alone and a few hundred on a loaded
+ * machine, so only a request waiting on something else outlives it.
+ */
+export const DEFAULT_TENANT_LEASE_MS = 1_000;
+
+/** What Retry-After says to a tenant whose queue is full: its queued requests take well under that. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
+
+/** A tenant's queue of requests waiting for their turn is full. */
+export class TenantRequestsQueued extends TooManyRequests {}
+
+/** An admitted request's hold on its tenant's turn: `leave` when its work is done (idempotent). */
+export interface Pass {
+  leave(): void;
+}
+
+interface Waiter {
+  lane: string | undefined;
+  admit: () => void;
+}
+
+/** One tenant's requests: how many are counted in flight, which lanes are taken, who waits. */
+interface TenantLine {
+  running: number;
+  lanes: Set<string>;
+  waiting: Waiter[];
+}
+
+/**
+ * Per-tenant admission of requests: at most `inFlight` of a tenant's requests do their work at
+ * once in this process, the others wait here in arrival order (at most `queued` of them, then
+ * {@link TenantRequestsQueued}). A flooding tenant then has a few requests on the event loop and
+ * the pool, not a hundred, and another tenant's request starts at once instead of taking its
+ * turn among them at every await. Tenants never wait for each other here: each has its own line.
+ *
+ * A request may name a lane (the session it writes to): one admitted request per lane at a time.
+ * Writes to one session run one at a time anyway (the session's write queue); admitting a second
+ * one would spend one of its tenant's turns waiting behind the first, and with every turn spent
+ * so the tenant's other sessions would wait for nothing. A lane stays taken until its request
+ * leaves, past its lease too, so the next write to the session waits here, holding no turn.
+ */
+export class TenantGate {
+  private readonly lines = new Map<string, TenantLine>();
+
+  constructor(private readonly settings: TenantGateSettings) {}
+
+  /** Resolves once `tenant` may start this request; throws {@link TenantRequestsQueued} when its queue is full. */
+  enter(tenant: string, lane?: string): Promise<Pass> {
+    const line = this.lines.get(tenant) ?? { running: 0, lanes: new Set<string>(), waiting: [] };
+    this.lines.set(tenant, line);
+    if (this.mayStart(line, lane)) return Promise.resolve(this.start(tenant, line, lane));
+    if (line.waiting.length >= this.settings.queued) {
+      return Promise.reject(
+        new TenantRequestsQueued(
+          'too many requests of this tenant are waiting; retry shortly',
+          QUEUE_FULL_RETRY_AFTER_SECONDS,
+        ),
+      );
+    }
+    return new Promise((resolve) => {
+      line.waiting.push({ lane, admit: () => resolve(this.start(tenant, line, lane)) });
+    });
+  }
+
+  /** Requests waiting and counted in flight for `tenant` (for tests and metrics). */
+  load(tenant: string): { running: number; waiting: number } {
+    const line = this.lines.get(tenant);
+    return { running: line?.running ?? 0, waiting: line?.waiting.length ?? 0 };
+  }
+
+  private mayStart(line: TenantLine, lane: string | undefined): boolean {
+    return line.running < this.settings.inFlight && (lane === undefined || !line.lanes.has(lane));
+  }
+
+  private start(tenant: string, line: TenantLine, lane: string | undefined): Pass {
+    line.running++;
+    if (lane !== undefined) line.lanes.add(lane);
+    let counted = true;
+    let left = false;
+    const uncount = () => {
+      if (!counted) return;
+      counted = false;
+      line.running--;
+    };
+    const lease = setTimeout(() => {
+      uncount();
+      this.admitNext(tenant, line);
+    }, this.settings.leaseMs);
+    lease.unref();
+    return {
+      leave: () => {
+        if (left) return;
+        left = true;
+        clearTimeout(lease);
+        uncount();
+        if (lane !== undefined) line.lanes.delete(lane);
+        this.admitNext(tenant, line);
+      },
+    };
+  }
+
+  /** The first waiting request (in arrival order) whose lane is free, while the tenant has turns. */
+  private admitNext(tenant: string, line: TenantLine): void {
+    for (let i = 0; i < line.waiting.length && line.running < this.settings.inFlight;) {
+      const waiter = line.waiting[i]!;
+      if (waiter.lane !== undefined && line.lanes.has(waiter.lane)) {
+        i++;
+        continue;
+      }
+      line.waiting.splice(i, 1);
+      waiter.admit();
+    }
+    const idle = line.running === 0 && line.waiting.length === 0 && line.lanes.size === 0;
+    // A pass whose lease ran out may leave after its line was dropped and a new one made.
+    if (idle && this.lines.get(tenant) === line) this.lines.delete(tenant);
+  }
+}
+
+/** The gate `TENANT_REQUESTS_IN_FLIGHT` and `TENANT_REQUESTS_QUEUED` ask for, or none (0 in flight). */
+export function tenantGateOf(env: Pick<Env, 'TENANT_REQUESTS_IN_FLIGHT' | 'TENANT_REQUESTS_QUEUED'>) {
+  if (env.TENANT_REQUESTS_IN_FLIGHT === 0) return undefined;
+  return new TenantGate({
+    inFlight: env.TENANT_REQUESTS_IN_FLIGHT,
+    queued: env.TENANT_REQUESTS_QUEUED,
+    leaseMs: DEFAULT_TENANT_LEASE_MS,
+  });
+}
