@@ -18,6 +18,12 @@ export async function handleMcpHttpPost(
   backend: McpBackend,
   options: McpServerOptions = {},
 ): Promise<void> {
+  if (Array.isArray(body) && body.length === 0) {
+    // An empty batch is no request at all (JSON-RPC 2.0); the transport would accept it as one.
+    response.writeHead(400, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(EMPTY_BATCH));
+    return;
+  }
   const server = createMcpServer(backend, options);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -44,3 +50,9 @@ export const METHOD_NOT_ALLOWED = {
     id: null,
   },
 } as const;
+
+const EMPTY_BATCH = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: an empty batch' },
+  id: null,
+};

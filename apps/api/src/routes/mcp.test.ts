@@ -229,15 +229,30 @@ describe('without a valid key', () => {
 });
 
 describe('POST /mcp as HTTP', () => {
-  it('refuses a body that is not JSON with a 400 and writes nothing', async () => {
+  it('refuses what is not an MCP request with a 4xx and writes nothing', async () => {
     const counts = await api.counts();
-    const response = await api.request({
-      method: 'POST',
-      url: '/mcp',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      payload: '{"jsonrpc": "2.0", "method": ',
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const listTools = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { x: 'a'.repeat(300_000) },
     });
-    expect(response.statusCode).toBe(400);
+    const cases: Array<[string, Record<string, string>, string, number]> = [
+      ['not JSON', json, '{"jsonrpc": "2.0", "method": ', 400],
+      ['an object that is no message', json, '{}', 400],
+      ['a string', json, '"x"', 400],
+      ['null', json, 'null', 400],
+      ['an empty batch', json, '[]', 400],
+      ['over the body limit', json, huge, 413],
+      ['not accepting the answer', { 'content-type': 'application/json' }, listTools, 406],
+      ['not JSON by its content type', { ...json, 'content-type': 'text/plain' }, listTools, 415],
+    ];
+    for (const [what, headers, payload, status] of cases) {
+      const response = await api.request({ method: 'POST', url: '/mcp', headers, payload });
+      expect(response.statusCode, what).toBe(status);
+    }
     expect(await api.counts()).toEqual(counts);
   });
 
