@@ -1,5 +1,5 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
-import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { detectOverflowError } from '@compactor/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmStub } from './server';
@@ -82,6 +82,30 @@ describe('faults over the Anthropic protocol', () => {
     const message = `input length and \`max_tokens\` exceed context limit: ${usage.input_tokens} + 100 > ${window}, decrease input length or \`max_tokens\` and try again`;
     expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message } });
     expect(detectOverflowError({ status: 400, message: error.message }).overflow).toBe(true);
+  });
+
+  it('refuses a tool_use without its tool_result right after, and a tool_result without its call', async () => {
+    const cases: Array<[MessageParam[], string]> = [
+      [
+        [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_cut', name: 'Bash', input: {} }] },
+          { role: 'user', content: 'next' },
+        ],
+        '`tool_use` ids were found without `tool_result` blocks immediately after: toolu_cut.',
+      ],
+      [
+        [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_gone', content: 'x' }] }],
+        'unexpected `tool_use_id` found in `tool_result` blocks: toolu_gone.',
+      ],
+    ];
+    for (const [messages, wording] of cases) {
+      const error = await apiError(client.messages.create({ ...params, messages }));
+      expect(error.status).toBe(400);
+      expect(error.type).toBe('invalid_request_error');
+      expect(error.message).toContain(wording);
+      expect(detectOverflowError({ status: 400, message: error.message }).overflow).toBe(false);
+    }
   });
 
   it('sends a bare status with no body', async () => {

@@ -1,4 +1,4 @@
-import { buildSummaryPrompt, prunedOutputMarker } from '@compactor/core';
+import { buildSummaryPrompt, detectOverflowError, prunedOutputMarker } from '@compactor/core';
 import { conversation, user } from '@compactor/core/testing';
 import OpenAI from 'openai';
 import type {
@@ -152,6 +152,32 @@ describe('agent mode over Chat Completions (openai SDK)', () => {
     const large = await client.chat.completions.create({ model: 'm', messages: withCall, tools: TOOLS });
     // 'bash' + arguments: 24 characters, 6 tokens, +4 framing; 'README.md': 3 tokens, +4.
     expect(large.usage!.prompt_tokens - small.usage!.prompt_tokens).toBe(6 + 4 + 3 + 4);
+  });
+
+  it('refuses a call without its result, and a result without its call, as OpenAI does', async () => {
+    const call: ChatCompletionMessageParam = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_cut', type: 'function', function: { name: 'bash', arguments: '{}' } }],
+    };
+    const unanswered = [{ role: 'user', content: 'go' }, call, { role: 'user', content: 'next' }] as const;
+    const orphan = [
+      { role: 'user', content: 'go' },
+      { role: 'tool', tool_call_id: 'call_gone', content: 'x' },
+    ] as const;
+    for (const [messages, id] of [
+      [unanswered, 'call_cut'],
+      [orphan, 'call_gone'],
+    ] as const) {
+      const seen = stub.requests.length;
+      const request = client.chat.completions.create({ model: 'm', messages: [...messages], tools: TOOLS });
+      await expect(request).rejects.toMatchObject({ status: 400, type: 'invalid_request_error' });
+      const error = (await request.catch((caught: unknown) => caught)) as Error;
+      expect(error.message).toContain(id);
+      expect(detectOverflowError({ status: 400, message: error.message }).overflow).toBe(false);
+      // Recorded, so a test can find the request that broke the pairing.
+      expect(stub.requests[seen]).toMatchObject({ status: 400 });
+    }
   });
 
   it('refuses an invalid agent-steps header', async () => {

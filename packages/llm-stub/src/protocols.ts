@@ -6,7 +6,7 @@ import {
   anthropicRequestSchema,
   stubRequestOfAnthropic,
 } from './anthropic-wire';
-import type { StubProtocol, StubRequest } from './conversation';
+import type { StubProtocol, StubRequest, ToolPairing } from './conversation';
 import type { AnswerWrite } from './http-io';
 import { writeCompletion } from './http-io';
 import {
@@ -31,6 +31,8 @@ export interface WireProtocol {
   parse(body: unknown): { request: StubRequest } | { invalid: string };
   /** An error body for this status; `message` replaces the provider's usual wording. */
   errorBody(status: number, message?: string): string;
+  /** The provider's wording for tool calls and results that are not paired (a 400). */
+  pairingMessage(pairing: ToolPairing): string;
   /** The provider's answer to a prompt over the window (always a 400). */
   contextErrorBody(window: number, promptTokens: number, maxTokens: number): string;
   write(res: http.ServerResponse, write: AnswerWrite): void;
@@ -50,6 +52,13 @@ export const OPENAI_PROTOCOL: WireProtocol = {
     const shape = errorShapeForStatus(status);
     return errorBody(message === undefined ? shape : { ...shape, message, code: null });
   },
+  pairingMessage({ unansweredCalls, orphanResults }) {
+    return unansweredCalls.length > 0
+      ? "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
+          `'tool_call_id'. The following tool_call_ids did not have response messages: ${unansweredCalls.join(', ')}`
+      : "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with " +
+          `'tool_calls' (tool_call_id ${orphanResults.join(', ')}).`;
+  },
   contextErrorBody(window, promptTokens, maxTokens) {
     return errorBody(contextLengthErrorShape(window, promptTokens, maxTokens));
   },
@@ -67,6 +76,13 @@ export const ANTHROPIC_PROTOCOL: WireProtocol = {
       : { invalid: `Invalid request: ${parsed.error.message}` };
   },
   errorBody: anthropicErrorBody,
+  pairingMessage({ unansweredCalls, orphanResults }) {
+    return unansweredCalls.length > 0
+      ? `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unansweredCalls.join(', ')}. ` +
+          'Each `tool_use` block must have a corresponding `tool_result` block in the next message.'
+      : `unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${orphanResults.join(', ')}. ` +
+          'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.';
+  },
   contextErrorBody: anthropicContextErrorBody,
   write: writeAnthropicMessage,
 };

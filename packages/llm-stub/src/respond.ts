@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Barrier } from './barrier';
 import { answerRequest } from './completions';
 import type { StubRequest } from './conversation';
+import { toolPairing } from './conversation';
 import { sendBody } from './http-io';
 import type { WireProtocol } from './protocols';
 import type { RecordedRequest } from './recorded-request';
@@ -21,13 +22,20 @@ export interface Exchange {
 }
 
 /**
- * Answers one recorded request through its protocol, in the faults' order: context window,
- * barrier, latency, drop before response, status, then the (possibly faulty) answer.
+ * Answers one recorded request through its protocol, in this order: tool pairing and context
+ * window (providers check both before queueing), barrier, latency, drop before response, status,
+ * then the (possibly faulty) answer.
  */
 export async function respond(exchange: Exchange): Promise<void> {
   const { protocol, req, res, request, record, signal, barrier } = exchange;
   const faults = record.faults;
   const maxTokens = record.maxTokens ?? 4096;
+  // Both providers refuse a tool call without its result right after it (and a result without its call).
+  const pairing = toolPairing(request.messages);
+  if (pairing.unansweredCalls.length > 0 || pairing.orphanResults.length > 0) {
+    record.status = 400;
+    return sendBody(res, 400, protocol.errorBody(400, protocol.pairingMessage(pairing)));
+  }
   // Providers check the prompt length before queueing for generation: this error comes fast.
   if (faults.contextWindow !== null && record.promptTokens + maxTokens > faults.contextWindow) {
     record.status = 400;
