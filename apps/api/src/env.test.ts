@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { EnvError, openStartRefusal, parseApiKeys, parseEnv, tenantLimitSettings } from './env';
+import {
+  dropInSettings,
+  EnvError,
+  openStartRefusal,
+  parseApiKeys,
+  parseEnv,
+  tenantLimitSettings,
+} from './env';
 import { TENANT_LIMIT_DEFAULTS } from '@compactor/sessions';
 
 describe('parseEnv', () => {
@@ -54,6 +61,41 @@ describe('parseEnv', () => {
     expect(() => parseEnv({ PORT: 'eighty', DATABASE_URL: 'nope' })).toThrow(
       /PORT[\s\S]*DATABASE_URL|DATABASE_URL[\s\S]*PORT/,
     );
+  });
+});
+
+describe('drop-in upstreams', () => {
+  it('has none by default (the routes answer 503), waits 10 s for a compaction, and takes no client key', () => {
+    expect(dropInSettings(parseEnv({}))).toEqual({
+      openai: null,
+      anthropic: null,
+      passClientKey: false,
+      compactionWaitMs: 10_000,
+    });
+    expect(dropInSettings(parseEnv({ UPSTREAM_OPENAI_BASE_URL: '' })).openai).toBeNull();
+  });
+
+  it('reads each upstream with its key, the client-key switch and the wait', () => {
+    const env = parseEnv({
+      UPSTREAM_OPENAI_BASE_URL: 'http://127.0.0.1:4010/v1',
+      UPSTREAM_OPENAI_API_KEY: 'sk-local',
+      UPSTREAM_ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
+      DROPIN_PASS_CLIENT_KEY: 'true',
+      DROPIN_COMPACTION_WAIT_MS: '2500',
+    });
+    expect(dropInSettings(env)).toEqual({
+      openai: { baseURL: 'http://127.0.0.1:4010/v1', apiKey: 'sk-local' },
+      anthropic: { baseURL: 'https://api.anthropic.com', apiKey: '' },
+      passClientKey: true,
+      compactionWaitMs: 2500,
+    });
+  });
+
+  it('refuses a base URL that is no URL and a negative wait', () => {
+    expect(() => parseEnv({ UPSTREAM_OPENAI_BASE_URL: 'localhost:4010' })).toThrow(
+      /UPSTREAM_OPENAI_BASE_URL/,
+    );
+    expect(() => parseEnv({ DROPIN_COMPACTION_WAIT_MS: '-1' })).toThrow(/DROPIN_COMPACTION_WAIT_MS/);
   });
 });
 

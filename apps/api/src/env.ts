@@ -1,12 +1,19 @@
 import { logLevelSchema, sharedEnvFields } from '@compactor/queue';
 import { z } from 'zod';
 import type { TenantLimitSettings } from '@compactor/sessions';
+import type { DropInSettings } from '@compactor/gateway';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const port = z.coerce.number().int().min(0).max(65_535);
+
+/** A URL, or unset (an empty value is unset, as compose files write it). */
+const optionalUrl = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z.url({ protocol: /^https?$/ }).optional(),
+);
 
 /** An IPv4 or IPv6 address, or a CIDR range of either (what Fastify's `trustProxy` list takes). */
 const PROXY_ADDRESS = /^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/[0-9]{1,3})?$/;
@@ -77,6 +84,27 @@ const EnvFields = z.object({
   TENANT_REQUESTS_IN_FLIGHT: z.coerce.number().int().min(0).max(100_000).default(2),
   /** Requests of one tenant waiting for their turn in this process before a 429. */
   TENANT_REQUESTS_QUEUED: z.coerce.number().int().min(0).max(100_000).default(128),
+  /**
+   * The OpenAI-compatible provider `POST /v1/chat/completions` calls with the served context
+   * (its base URL, ending in `/v1`). Unset: that route answers 503.
+   */
+  UPSTREAM_OPENAI_BASE_URL: optionalUrl,
+  /** Compactor's key at that provider (a local server may need none). */
+  UPSTREAM_OPENAI_API_KEY: z.string().default(''),
+  /** The Anthropic provider `POST /v1/messages` calls (`https://api.anthropic.com`). */
+  UPSTREAM_ANTHROPIC_BASE_URL: optionalUrl,
+  /** Compactor's key at Anthropic. */
+  UPSTREAM_ANTHROPIC_API_KEY: z.string().default(''),
+  /**
+   * Lets a drop-in client send its own provider key in `X-Upstream-Api-Key`, used for its
+   * request instead of Compactor's (never stored or logged).
+   */
+  DROPIN_PASS_CLIENT_KEY: booleanFlag.default(false),
+  /**
+   * The longest a drop-in request waits for a running compaction (a context over the window, or
+   * the emergency compaction after an upstream overflow) before it is served anyway.
+   */
+  DROPIN_COMPACTION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
   /**
@@ -149,6 +177,17 @@ export function tenantLimitSettings(env: Env): TenantLimitSettings {
     maxEventStreams: env.TENANT_MAX_EVENT_STREAMS,
     maxActiveCompactions: env.TENANT_MAX_ACTIVE_COMPACTIONS,
     sessionCreatesPerMinute: env.TENANT_SESSION_CREATE_RATE,
+  };
+}
+
+/** The drop-in endpoints' upstreams as the server takes them (`ServerOptions.dropIn`). */
+export function dropInSettings(env: Env): Partial<DropInSettings> {
+  const endpoint = (baseURL: string | undefined, apiKey: string) => (baseURL ? { baseURL, apiKey } : null);
+  return {
+    openai: endpoint(env.UPSTREAM_OPENAI_BASE_URL, env.UPSTREAM_OPENAI_API_KEY),
+    anthropic: endpoint(env.UPSTREAM_ANTHROPIC_BASE_URL, env.UPSTREAM_ANTHROPIC_API_KEY),
+    passClientKey: env.DROPIN_PASS_CLIENT_KEY,
+    compactionWaitMs: env.DROPIN_COMPACTION_WAIT_MS,
   };
 }
 

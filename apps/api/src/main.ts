@@ -23,7 +23,14 @@ import {
   settleWithin,
 } from '@compactor/queue';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
-import { openStartRefusal, parseApiKeys, parseEnv, tenantLimitSettings, type Env } from './env';
+import {
+  dropInSettings,
+  openStartRefusal,
+  parseApiKeys,
+  parseEnv,
+  tenantLimitSettings,
+  type Env,
+} from './env';
 import { createAuthenticator } from './http/auth';
 import { buildMetricsServer, createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
@@ -161,6 +168,7 @@ async function main(): Promise<void> {
       trustProxy: env.TRUST_PROXY,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       tenantLimits: tenantLimitSettings(env),
+      dropIn: dropInSettings(env),
       tenantGate: tenantGateOf(env),
       metrics,
       metricsOnOwnPort: env.METRICS_PORT !== undefined,

@@ -23,10 +23,17 @@ import { registerMetrics, tenantLimitMetrics } from './http/metrics';
 import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
+import { dropInOpenAIRoutes } from './routes/dropin-openai';
 import { admitTenantsInTurn } from './http/tenant-gate-hooks';
 import type { TenantGate } from './http/tenant-gate';
 import { sessionRoutes } from './routes/sessions';
-import { TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
+import { SessionMessages, TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
+import {
+  DEFAULT_COMPACTION_WAIT_MS,
+  DEFAULT_UPSTREAM_MAX_RETRIES,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  type DropInSettings,
+} from '@compactor/gateway';
 import { MAX_CLIENT_ID_LENGTH } from '@compactor/contract';
 import { loggableError, newId, runAsTenant } from '@compactor/db';
 import type { JobQueues } from '@compactor/queue';
@@ -70,6 +77,11 @@ export interface ServerOptions {
   metricsOnOwnPort?: boolean;
   /** bull-board on these queues at /admin/queues, behind the operator token; off without one. */
   queueDashboard?: { queues: JobQueues; adminToken: string };
+  /**
+   * The drop-in endpoints' upstreams and waits (env `UPSTREAM_*`, `DROPIN_*`); without an
+   * upstream, `POST /v1/chat/completions` answers 503.
+   */
+  dropIn?: Partial<DropInSettings>;
   /** Called for every route as Fastify registers it (the OpenAPI test lists them with it). */
   onRoute?: (route: { method: string | string[]; url: string }) => void;
 }
@@ -152,7 +164,10 @@ export async function buildServer(
     ) {
       return;
     }
-    request.tenantId = await resources.auth.tenantFor(request.headers.authorization);
+    request.tenantId = await resources.auth.tenantFor(
+      request.headers.authorization,
+      request.headers['x-api-key'],
+    );
     // Every line of this request (the completion line included) says whose it is and what it is about.
     request.log = reply.log = request.log.child(requestIds(request));
   });
@@ -176,12 +191,15 @@ export async function buildServer(
   );
   await app.register(healthRoutes(resources));
   await app.register(sessionRoutes(resources, { limits }));
+  // One per process: its per-session write queue orders the appends and the drop-in route's writes.
+  const messages = new SessionMessages(resources, limits, {
+    sessionWriteQueueLimit: options.sessionWriteQueueLimit,
+    largeAppendsInFlight: options.largeAppendsInFlight,
+  });
+  app.addHook('onClose', () => messages.close());
+  await app.register(messageRoutes(resources, { messages }));
   await app.register(
-    messageRoutes(resources, {
-      limits,
-      sessionWriteQueueLimit: options.sessionWriteQueueLimit,
-      largeAppendsInFlight: options.largeAppendsInFlight,
-    }),
+    dropInOpenAIRoutes(resources, { limits, messages, settings: dropInSettings(options.dropIn) }),
   );
   await app.register(contextRoutes(resources));
   await app.register(recallRoutes(resources));
@@ -190,6 +208,18 @@ export async function buildServer(
   await app.register(mcpRoutes(resources, { limits }));
   await app.ready();
   return app;
+}
+
+function dropInSettings(settings: Partial<DropInSettings> = {}): DropInSettings {
+  return {
+    openai: null,
+    anthropic: null,
+    passClientKey: false,
+    compactionWaitMs: DEFAULT_COMPACTION_WAIT_MS,
+    upstreamTimeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,
+    upstreamMaxRetries: DEFAULT_UPSTREAM_MAX_RETRIES,
+    ...settings,
+  };
 }
 
 /** The tenant, and the session or compaction the route names (client ids, never message text). */

@@ -44,6 +44,27 @@ describe('createAuthenticator', () => {
     }
   });
 
+  it("takes the key from x-api-key (as Anthropic's SDK sends it) when there is no Authorization header", async () => {
+    const auth = createAuthenticator(
+      database.db,
+      new Map([
+        ['k1', 'globex'],
+        ['k2', 'initech'],
+      ]),
+    );
+    expect(await auth.tenantFor(undefined, 'k1')).toBe('globex');
+    expect(await auth.tenantFor(undefined, ' k2 ')).toBe('initech');
+    // Authorization, when sent, is the one that counts: a bad bearer is not rescued by x-api-key.
+    expect(await auth.tenantFor('Bearer k2', 'k1')).toBe('initech');
+    await expect(auth.tenantFor('Bearer nope', 'k1')).rejects.toMatchObject({ status: 401 });
+    for (const header of [undefined, '', 'k3', 'k1 k2', ['k1', 'k1']]) {
+      await expect(auth.tenantFor(undefined, header)).rejects.toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+      });
+    }
+  });
+
   it('prints usage for an unknown command', async () => {
     const lines: string[] = [];
     expect(await runKeysCommand(['frobnicate'], database.url, (l) => lines.push(l))).toBe(2);

@@ -11,8 +11,11 @@ const KEY_TABLE_CHECK_MS = 2000;
 export const hashApiKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export interface Authenticator {
-  /** The tenant for an `Authorization` header; throws a 401 ApiError when it grants none. */
-  tenantFor(authorization: string | undefined): Promise<string>;
+  /**
+   * The tenant for an `Authorization: Bearer` header, or when there is none for an `x-api-key`
+   * header (the key as Anthropic's SDK sends it); throws a 401 ApiError when they grant none.
+   */
+  tenantFor(authorization: string | undefined, apiKey?: string | string[] | undefined): Promise<string>;
   /** Whether the API currently runs without keys. */
   isOpen(): Promise<boolean>;
 }
@@ -39,15 +42,27 @@ export function createAuthenticator(
 
   return {
     isOpen,
-    async tenantFor(authorization) {
+    async tenantFor(authorization, apiKey) {
       if (await isOpen()) return OPEN_TENANT;
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-      if (!match?.[1])
-        throw new ApiError(401, 'unauthorized', 'missing bearer key: send Authorization: Bearer <key>');
-      const hash = hashApiKey(match[1]);
+      const key =
+        authorization === undefined ? apiKeyOf(apiKey) : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+      if (!key)
+        throw new ApiError(
+          401,
+          'unauthorized',
+          'missing key: send Authorization: Bearer <key> (or x-api-key: <key>)',
+        );
+      const hash = hashApiKey(key);
       const tenant = envTenantByHash.get(hash) ?? (await findActiveApiKeyByHash(db, hash))?.tenantId;
       if (!tenant) throw new ApiError(401, 'unauthorized', 'unknown or revoked API key');
       return tenant;
     },
   };
+}
+
+/** The key of an `x-api-key` header: one value, trimmed, without whitespace inside. */
+function apiKeyOf(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const key = header.trim();
+  return /^\S+$/.test(key) ? key : undefined;
 }

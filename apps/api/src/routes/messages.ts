@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { validatorCompiler } from 'fastify-type-provider-zod';
-import { historyPage, SessionMessages, type TenantLimits } from '@compactor/sessions';
+import { historyPage, type SessionMessages } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 import {
@@ -19,20 +19,10 @@ import { leaveLargeBodiesUnparsed, passingUnparsedBodies, UnparsedBody } from '.
 
 export function messageRoutes(
   resources: ApiResources,
-  {
-    limits,
-    sessionWriteQueueLimit,
-    largeAppendsInFlight,
-  }: {
-    limits: TenantLimits;
-    sessionWriteQueueLimit?: number | undefined;
-    largeAppendsInFlight?: number | undefined;
-  },
+  { messages }: { messages: SessionMessages },
 ): FastifyPluginAsyncZod {
   return async (app) => {
     const tags = ['messages'];
-    const messages = new SessionMessages(resources, limits, { sessionWriteQueueLimit, largeAppendsInFlight });
-    app.addHook('onClose', () => messages.close());
     // Large append bodies reach the handler unread, to be parsed off the event loop (see UnparsedBody).
     leaveLargeBodiesUnparsed(app, { method: 'POST', url: '/v1/sessions/:id/messages' });
 
