@@ -28,6 +28,7 @@ describe('parseEnv', () => {
       LLM_STUB_CONTEXT_WINDOW: '8192',
       LLM_STUB_BARRIER: '2',
       LLM_STUB_FAULT_TIMES: '3',
+      LLM_STUB_AGENT_STEPS: '4',
     });
     expect(env).toMatchObject({ port: 0, host: '0.0.0.0', apiKey: 'sk-test', models: ['a', 'b', 'c'] });
     expect(env.faults).toEqual({
@@ -39,6 +40,7 @@ describe('parseEnv', () => {
       drop: 'mid-body',
       contextWindow: 8192,
       barrier: 2,
+      agentSteps: 4,
       times: 3,
     });
   });
@@ -48,6 +50,7 @@ describe('parseEnv', () => {
     ['LLM_STUB_STATUS', '42'],
     ['LLM_STUB_OUTPUT', 'nonsense'],
     ['LLM_STUB_DROP', 'sometimes'],
+    ['LLM_STUB_AGENT_STEPS', '0'],
   ])('rejects %s=%s', (key, value) => {
     expect(() => parseEnv({ [key]: value })).toThrow();
   });

@@ -9,7 +9,7 @@ import { stubFaultConfigSchema } from '@compactor/llm-stub';
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4010),
   HOST: z.string().min(1).default('127.0.0.1'),
-  /** When set, requests must carry `Authorization: Bearer <key>`. */
+  /** When set, requests must carry `Authorization: Bearer <key>` or `x-api-key: <key>`. */
   LLM_STUB_API_KEY: z.string().min(1).optional(),
   /** Comma-separated ids listed by `GET /v1/models`. */
   LLM_STUB_MODELS: z.string().min(1).optional(),
@@ -22,6 +22,8 @@ const envSchema = z.object({
   LLM_STUB_DROP: z.string().optional(),
   LLM_STUB_CONTEXT_WINDOW: z.string().optional(),
   LLM_STUB_BARRIER: z.string().optional(),
+  /** Agent mode: tool calls in a row before the text answer (default 1). */
+  LLM_STUB_AGENT_STEPS: z.string().optional(),
   LLM_STUB_FAULT_TIMES: z.string().optional(),
 });
 
@@ -47,6 +49,7 @@ export function parseEnv(env: Record<string, string | undefined>): StubEnv {
         drop: raw.LLM_STUB_DROP,
         contextWindow: raw.LLM_STUB_CONTEXT_WINDOW,
         barrier: raw.LLM_STUB_BARRIER,
+        agentSteps: raw.LLM_STUB_AGENT_STEPS,
         times: raw.LLM_STUB_FAULT_TIMES,
       }).filter(([, value]) => value !== undefined && value !== ''),
     ),

@@ -11,7 +11,9 @@ const stub = await startLlmStub({
   ...(env.models ? { models: env.models } : {}),
   ...(env.streamPieceChars !== undefined ? { streamPieceChars: env.streamPieceChars } : {}),
 });
-console.log(`llm-stub listening on ${stub.url} (OPENAI_BASE_URL=${stub.url})`);
+console.log(
+  `llm-stub listening on ${stub.url} (OPENAI_BASE_URL=${stub.url}, ANTHROPIC_BASE_URL=${stub.origin})`,
+);
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
