@@ -221,10 +221,14 @@ describe('without a valid key', () => {
     await expect(connect('http', null)).rejects.toThrow(/401|unauthorized/i);
   });
 
-  it('the stdio server answers each call with the API refusal', async () => {
-    const client = await connect('stdio', 'not-a-key');
-    const answer = await call(client, 'session_status', { sessionId: 'stdio-read' });
-    expect(answer).toEqual({ isError: true, text: 'unknown or revoked API key' });
+  it('the stdio server answers each call with the refusal the API gives that key', async () => {
+    for (const key of [null, 'not-a-key']) {
+      const refused = await api.request({ method: 'GET', url: '/v1/sessions/stdio-read', key });
+      expect(refused.statusCode).toBe(401);
+      const client = await connect('stdio', key);
+      const answer = await call(client, 'session_status', { sessionId: 'stdio-read' });
+      expect(answer).toEqual({ isError: true, text: refused.json().error.message });
+    }
   });
 });
 
