@@ -3,14 +3,34 @@
  * header, else the hash chain of its messages within the tenant), what of it is new, and the
  * upstream's answer stored so that the client's next request, which echoes it, extends the chain.
  */
-import type {
-  OperationLog,
-  SessionMessages,
-  SessionResources,
-  SessionTarget,
-  TenantLimits,
+import { ClientId } from '@compactor/contract';
+import {
+  chainHash,
+  dropInMessageId,
+  DropInInputError,
+  type ConversationElement,
+  type DropInAnswer,
+} from '@compactor/core';
+import {
+  clearStoredAnswer,
+  conversationLinkAt,
+  findSessionByPk,
+  insertConversationLinks,
+  rehashConversationLink,
+  type SessionRow,
+} from '@compactor/db';
+import {
+  InvalidInput,
+  type OperationLog,
+  type SessionMessages,
+  type SessionResources,
+  type SessionTarget,
+  type TenantLimits,
 } from '@compactor/sessions';
-import type { ConversationElement, DropInAnswer } from './conversation-stand-ins';
+import { conversationSerializer } from './conversation-locks';
+import { resolveConversation, type Resolution } from './conversation-resolve';
+import { createDropInSession, dropInMetadataOf } from './conversation-sessions';
+import { planSuffix, writeSuffix } from './conversation-writes';
 
 export interface GatewayDeps {
   resources: SessionResources;
@@ -46,6 +66,8 @@ export interface SyncedConversation {
   answerPosition: number;
   /** Offer the recall tool upstream. */
   recall: boolean;
+  /** Where the answer is linked: the session's key, the conversation key, the request's last chain hash. */
+  chain: { sessionPk: number; conversationKey: string | null; end: string };
 }
 
 export interface StoredAnswer {
@@ -55,25 +77,129 @@ export interface StoredAnswer {
 }
 
 /** Resolves the session and writes what is new (appends + tool-result patches), linking every element into the chain. */
-export function syncConversation(
+export async function syncConversation(
   deps: GatewayDeps,
   request: ConversationRequest,
 ): Promise<SyncedConversation> {
-  void deps;
-  void request;
-  return Promise.reject(new Error('syncConversation: not yet'));
+  const { tenantId, sessionHeader, elements } = request;
+  if (sessionHeader !== undefined && !ClientId.safeParse(sessionHeader).success)
+    throw new InvalidInput(
+      'X-Compactor-Session: a session id is 1-200 printable ASCII characters without spaces',
+    );
+  const first = elements[0];
+  if (!first) throw new DropInInputError(['messages'], 'at least one message is required');
+  // Requests of one conversation share their header, else their first element's hash.
+  const lockKey = JSON.stringify([tenantId, sessionHeader ?? null, sessionHeader ? null : first.hash]);
+  return conversationSerializer(deps.messages).run(lockKey, async () => {
+    const resolution = await resolveConversation(deps, tenantId, sessionHeader, request.protocol, elements);
+    return apply(deps, request, resolution);
+  });
+}
+
+async function apply(
+  deps: GatewayDeps,
+  request: ConversationRequest,
+  resolution: Resolution,
+): Promise<SyncedConversation> {
+  const { elements } = request;
+  const end = elements[elements.length - 1]!.hash;
+  const synced = (
+    session: SessionRow,
+    outcome: ConversationOutcome,
+    conversationKey: string | null,
+    extra: { divergedFrom?: string; replay?: StoredAnswer; answerPosition?: number } = {},
+  ): SyncedConversation => ({
+    session: { tenantId: session.tenantId, id: session.id },
+    outcome,
+    divergedFrom: extra.divergedFrom ?? null,
+    replay: extra.replay ?? null,
+    answerPosition: extra.answerPosition ?? elements.length,
+    recall: dropInMetadataOf(session, request.protocol).recall,
+    chain: { sessionPk: session.pk, conversationKey, end },
+  });
+
+  switch (resolution.kind) {
+    case 'replay':
+      return synced(resolution.session, 'replayed', resolution.conversationKey, {
+        replay: resolution.raw as StoredAnswer,
+        answerPosition: resolution.position,
+      });
+    case 'extend': {
+      const { session, conversationKey, echoAt, clearAnswerAt } = resolution;
+      const { db } = deps.resources;
+      const plan = await planSuffix(deps, session, elements, resolution.from);
+      if (echoAt !== null)
+        await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
+      await writeSuffix(deps, { session, conversationKey }, elements, plan);
+      if (clearAnswerAt !== null) await clearStoredAnswer(db, session.pk, clearAnswerAt);
+      return synced(session, 'extended', conversationKey);
+    }
+    case 'create': {
+      const { divergedFrom, conversationKey } = resolution;
+      const { overrides } = request;
+      const plan = await planSuffix(deps, null, elements, 0);
+      // A fork keeps the model and policy of the session it left; the request's overrides win.
+      const model = divergedFrom
+        ? {
+            id: divergedFrom.modelId,
+            provider: divergedFrom.provider,
+            contextWindow: overrides.contextWindow ?? divergedFrom.contextWindow,
+            maxOutputTokens: overrides.maxOutputTokens ?? divergedFrom.maxOutputTokens,
+            ...(overrides.contextWindow === undefined ? { inputLimit: divergedFrom.inputLimit } : {}),
+          }
+        : {
+            id: request.model,
+            provider: request.protocol,
+            ...(overrides.contextWindow !== undefined ? { contextWindow: overrides.contextWindow } : {}),
+            ...(overrides.maxOutputTokens !== undefined
+              ? { maxOutputTokens: overrides.maxOutputTokens }
+              : {}),
+          };
+      const left = divergedFrom && dropInMetadataOf(divergedFrom, request.protocol);
+      const session = await createDropInSession(deps, {
+        tenantId: request.tenantId,
+        id: resolution.id,
+        model,
+        ...(divergedFrom ? { policy: divergedFrom.policy as never } : {}),
+        metadata: {
+          protocol: request.protocol,
+          recall: overrides.recall ?? left?.recall ?? true,
+          conversationKey,
+          ...(divergedFrom ? { divergedFrom: divergedFrom.id } : {}),
+        },
+        chainEnd: end,
+      });
+      await writeSuffix(deps, { session, conversationKey }, elements, plan);
+      return divergedFrom
+        ? synced(session, 'diverged', conversationKey, { divergedFrom: divergedFrom.id })
+        : synced(session, 'created', conversationKey);
+    }
+  }
 }
 
 /** Stores the upstream answer (assistant message, usage) and links its echo at `answerPosition`; keeps `raw` for an identical retry. */
-export function recordAnswer(
+export async function recordAnswer(
   deps: GatewayDeps,
   conversation: SyncedConversation,
   answer: DropInAnswer,
   raw: StoredAnswer,
 ): Promise<void> {
-  void deps;
-  void conversation;
-  void answer;
-  void raw;
-  return Promise.reject(new Error('recordAnswer: not yet'));
+  if (conversation.outcome === 'replayed') return;
+  const { db } = deps.resources;
+  const { session, answerPosition: position, chain } = conversation;
+  const hash = chainHash(chain.end, answer.echo);
+  const id = dropInMessageId(position, hash);
+  const lockKey = JSON.stringify([session.tenantId, 'answer', chain.sessionPk, position]);
+  await conversationSerializer(deps.messages).run(lockKey, async () => {
+    // A concurrent identical request answered first: its answer is the conversation's.
+    if (await conversationLinkAt(db, chain.sessionPk, position)) return;
+    if (!(await findSessionByPk(db, chain.sessionPk))) return;
+    await deps.messages.append(session, { kind: 'parsed', messages: [{ ...answer.message, id }] }, deps.log);
+    await insertConversationLinks(
+      db,
+      { sessionPk: chain.sessionPk, tenantId: session.tenantId, conversationKey: chain.conversationKey },
+      [{ position, chainHash: Buffer.from(hash, 'hex'), messageId: id }],
+      { now: deps.resources.clock(), rawAnswer: raw },
+    );
+  });
 }

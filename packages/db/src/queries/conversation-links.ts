@@ -95,6 +95,15 @@ export async function lastConversationLink(
   };
 }
 
+/** Whether the session's chain has an element at `position` (a primary-key probe). */
+export async function conversationLinkAt(db: DbOrTx, sessionPk: number, position: number): Promise<boolean> {
+  const { rows } = await executePrepared(
+    db,
+    sql`select 1 from conversation_links where session_pk = ${sessionPk} and position = ${position}`,
+  );
+  return rows.length > 0;
+}
+
 /** A link to write: the element at `position` with the chain hash up to it. */
 export interface NewConversationLink {
   position: number;
@@ -150,12 +159,5 @@ export async function clearStoredAnswer(db: DbOrTx, sessionPk: number, position:
   await db.execute(
     sql`update conversation_links set raw_answer = null
         where session_pk = ${sessionPk} and position = ${position} and raw_answer is not null`,
-  );
-}
-
-/** Deletes a link (an answer whose message could not be stored gives its position back). */
-export async function deleteConversationLink(db: DbOrTx, sessionPk: number, position: number): Promise<void> {
-  await db.execute(
-    sql`delete from conversation_links where session_pk = ${sessionPk} and position = ${position}`,
   );
 }

@@ -1,0 +1,127 @@
+/**
+ * Where the conversation store must not merge: a client that edits its history gets a new session
+ * (nothing stored changes), later requests under the same header follow the fork, two tenants
+ * never share a session, concurrent identical requests write once, and a deleted session takes
+ * its chain with it.
+ */
+import { describe, expect, it } from 'vitest';
+import { deleteSession, findSession, lastConversationLink } from '@compactor/db';
+import { SessionMessages } from '@compactor/sessions';
+import { useTestSessions } from '@compactor/sessions/testing';
+import { syncConversation } from './conversation';
+import {
+  chatRequest,
+  conversationDeps,
+  reply,
+  storedMessages,
+  system,
+  toolCall,
+  toolResult,
+  turn,
+  user,
+} from './test-support/conversations';
+
+const t = useTestSessions();
+const deps = conversationDeps(t, { now: new Date('2026-03-01T12:00:00Z') });
+
+describe('syncConversation when histories part', () => {
+  it('starts a new session from the whole request when the client edits its history', async () => {
+    const history = [system('sys'), user('first question'), reply('first answer'), user('second')];
+    const original = await turn(deps, chatRequest('t-fork', history.slice(0, 2)), reply('first answer'));
+    await turn(deps, chatRequest('t-fork', history), reply('second answer'));
+    const before = await storedMessages(t, 't-fork', original.session.id);
+
+    const edited = [system('sys'), user('first question, edited'), reply('first answer'), user('second')];
+    const fork = await syncConversation(deps, chatRequest('t-fork', edited));
+    expect(fork).toMatchObject({ outcome: 'diverged', divergedFrom: original.session.id });
+    expect(fork.session.id).not.toBe(original.session.id);
+    expect(await storedMessages(t, 't-fork', original.session.id)).toEqual(before);
+    const forked = await storedMessages(t, 't-fork', fork.session.id);
+    expect(forked.map((m) => m.parts[0])).toEqual(
+      edited.map((m) => ({ type: 'text', text: m['content'] as string })),
+    );
+    const session = await findSession(t.database.db, 't-fork', fork.session.id);
+    expect(session?.metadata).toMatchObject({ dropin: { divergedFrom: original.session.id } });
+    expect(session).toMatchObject({ contextWindow: 8_000 });
+  });
+
+  it('follows the fork under the same session header', async () => {
+    const header = 'agent-run-7';
+    const history = [system('sys'), user('q1')];
+    const first = await turn(deps, chatRequest('t-key', history, { header }), toolCall('c1', 'ls'));
+    expect(first).toMatchObject({ outcome: 'created', session: { id: header } });
+
+    const cut = [system('sys'), user('q1, said otherwise')];
+    const fork = await turn(deps, chatRequest('t-key', cut, { header }), reply('a2'));
+    expect(fork).toMatchObject({ outcome: 'diverged', divergedFrom: header });
+
+    cut.push(reply('a2'), user('q3'));
+    const next = await syncConversation(deps, chatRequest('t-key', cut, { header }));
+    expect(next).toMatchObject({ outcome: 'extended', session: fork.session });
+    // The first session's conversation goes on too, when its client sends it.
+    history.push(toolCall('c1', 'ls'), toolResult('c1', 'x'));
+    expect(await syncConversation(deps, chatRequest('t-key', history, { header }))).toMatchObject({
+      outcome: 'extended',
+      session: { id: header },
+    });
+  });
+
+  it('keeps identical conversations of two tenants apart', async () => {
+    const history = [system('same'), user('same question')];
+    const a = await turn(deps, chatRequest('t-tenant-a', history), reply('same'));
+    const b = await turn(deps, chatRequest('t-tenant-b', history), reply('same'));
+    expect(a.outcome).toBe('created');
+    expect(b.outcome).toBe('created');
+    expect(b.chain.sessionPk).not.toBe(a.chain.sessionPk);
+    history.push(reply('same'), user('next'));
+    expect(await syncConversation(deps, chatRequest('t-tenant-b', history))).toMatchObject({
+      outcome: 'extended',
+      session: b.session,
+    });
+    expect(await storedMessages(t, 't-tenant-a', a.session.id)).toHaveLength(3);
+  });
+
+  it('writes concurrent identical requests once, in one session', async () => {
+    const history = [system('sys'), user('at once'), toolCall('k1', 'pwd'), toolResult('k1', '/work')];
+    const results = await Promise.all([
+      turn(deps, chatRequest('t-race', history), reply('done')),
+      turn(deps, chatRequest('t-race', history), reply('done')),
+      turn(deps, chatRequest('t-race', history), reply('done')),
+    ]);
+    expect(new Set(results.map((r) => r.session.id)).size).toBe(1);
+    expect(results.map((r) => r.outcome).sort()).toEqual(['created', 'extended', 'extended']);
+    const stored = await storedMessages(t, 't-race', results[0]!.session.id);
+    expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'assistant']);
+    expect(stored[2]?.parts).toEqual([{ type: 'tool', callId: 'k1', status: 'completed', output: '/work' }]);
+  });
+
+  it('writes identical requests of two processes (two write queues) once, in one session', async () => {
+    const other = new SessionMessages(t.resources, t.limits);
+    try {
+      const elsewhere = { ...deps, messages: other };
+      const history = [system('sys'), user('two replicas'), toolCall('r1', 'pwd'), toolResult('r1', '/srv')];
+      const results = await Promise.all([
+        syncConversation(deps, chatRequest('t-replicas', history)),
+        syncConversation(elsewhere, chatRequest('t-replicas', history)),
+      ]);
+      expect(results[1]?.session).toEqual(results[0]?.session);
+      const stored = await storedMessages(t, 't-replicas', results[0]!.session.id);
+      expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+      expect(stored[2]?.parts).toEqual([{ type: 'tool', callId: 'r1', status: 'completed', output: '/srv' }]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('forgets the chain of a deleted session', async () => {
+    const history = [system('sys'), user('delete me')];
+    const created = await turn(deps, chatRequest('t-delete', history), reply('ok'));
+    const session = await findSession(t.database.db, 't-delete', created.session.id);
+    await deleteSession(t.database.db, session!.pk);
+    expect(await lastConversationLink(t.database.db, session!.pk)).toBeNull();
+    history.push(reply('ok'), user('again'));
+    const again = await syncConversation(deps, chatRequest('t-delete', history));
+    expect(again.outcome).toBe('created');
+    expect(again.chain.sessionPk).not.toBe(session!.pk);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Writing what a request adds to its session: tool results onto the stored messages that hold
+ * their calls, then the new messages, then the links of every new element. Links come last, so a
+ * linked element is stored: a request that failed halfway is retried from its first unlinked
+ * element, and the writes it repeats are no-ops (message ids and tool-result upserts).
+ */
+import {
+  DropInInputError,
+  suffixWrites,
+  type AppendMessageInput,
+  type ConversationElement,
+  type ToolResultWrite,
+} from '@compactor/core';
+import {
+  findToolCallOwners,
+  insertConversationLinks,
+  type SessionRow,
+  type ToolCallOwner,
+} from '@compactor/db';
+import type { PartInput } from '@compactor/contract';
+import type { GatewayDeps } from './conversation';
+
+/** An append carries at most this many messages (the contract's batch limit). */
+const APPEND_BATCH = 1000;
+
+/** The session a request writes to, and the conversation key its links carry. */
+export interface ChainTarget {
+  session: SessionRow;
+  conversationKey: string | null;
+}
+
+/** What a request writes: tool results by stored message, new messages, and the elements to link. */
+export interface SuffixPlan {
+  from: number;
+  results: Map<string, PartInput[]>;
+  appends: AppendMessageInput[];
+}
+
+/**
+ * The writes of the elements from `from` on, into `session` (null: a session still to create).
+ * Every result's call is found before anything is written: a result for a call the conversation
+ * never made is refused ({@link DropInInputError}) with nothing stored.
+ */
+export async function planSuffix(
+  deps: GatewayDeps,
+  session: SessionRow | null,
+  elements: readonly ConversationElement[],
+  from: number,
+): Promise<SuffixPlan> {
+  const { appends, patches } = suffixWrites(elements, from);
+  const callIds = [...new Set(patches.map((p) => p.callId))];
+  const owners =
+    session && callIds.length > 0
+      ? await findToolCallOwners(deps.resources.db, session.pk, callIds)
+      : new Map<string, ToolCallOwner>();
+  const results = new Map<string, PartInput[]>();
+  for (const patch of patches) {
+    const owner = owners.get(patch.callId);
+    if (!owner) throw unknownCall(elements, from, patch.callId);
+    const parts = results.get(owner.messageId) ?? [];
+    parts.push(resultPart(owner, patch));
+    results.set(owner.messageId, parts);
+  }
+  return { from, results, appends };
+}
+
+/** Writes a planned suffix into the session and links its elements into the chain. */
+export async function writeSuffix(
+  deps: GatewayDeps,
+  target: ChainTarget,
+  elements: readonly ConversationElement[],
+  plan: SuffixPlan,
+): Promise<void> {
+  if (plan.from >= elements.length) return;
+  const { session } = target;
+  const sessionTarget = { tenantId: session.tenantId, id: session.id };
+  for (const [messageId, parts] of plan.results) {
+    await deps.messages.finish(sessionTarget, messageId, { parts }, deps.log);
+  }
+  for (let i = 0; i < plan.appends.length; i += APPEND_BATCH) {
+    const batch = plan.appends.slice(i, i + APPEND_BATCH);
+    await deps.messages.append(sessionTarget, { kind: 'parsed', messages: batch }, deps.log);
+  }
+  await insertConversationLinks(
+    deps.resources.db,
+    { sessionPk: session.pk, tenantId: session.tenantId, conversationKey: target.conversationKey },
+    elements.slice(plan.from).map((element) => ({
+      position: element.position,
+      chainHash: Buffer.from(element.hash, 'hex'),
+      messageId: element.message?.id ?? null,
+    })),
+    { now: deps.resources.clock() },
+  );
+}
+
+function resultPart(owner: ToolCallOwner, result: ToolResultWrite): PartInput {
+  return result.error !== null
+    ? {
+        type: 'tool',
+        callId: owner.callId,
+        tool: owner.tool,
+        status: 'error',
+        output: null,
+        error: result.error,
+      }
+    : {
+        type: 'tool',
+        callId: owner.callId,
+        tool: owner.tool,
+        status: 'completed',
+        output: result.output ?? '',
+        error: null,
+      };
+}
+
+function unknownCall(
+  elements: readonly ConversationElement[],
+  from: number,
+  callId: string,
+): DropInInputError {
+  const element = elements.find(
+    (e) => e.position >= from && e.toolResults.some((result) => result.callId === callId),
+  );
+  return new DropInInputError(
+    ['messages', element?.position ?? from],
+    `a tool result for call ${JSON.stringify(callId)}, which no earlier assistant message of the conversation made`,
+  );
+}
