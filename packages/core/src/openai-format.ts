@@ -116,7 +116,7 @@ export function openAIToolCallId(id: string): string {
  * gets a distinct one derived from it and its occurrence (`call_0_2_<hash>`): the same context
  * always renders the same ids, and the call and its result share theirs.
  */
-function toolCallIdAllocator(): (callId: string) => string {
+export function toolCallIdAllocator(): (callId: string) => string {
   const used = new Set<string>();
   const occurrences = new Map<string, number>();
   return (callId) => {

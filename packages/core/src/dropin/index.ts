@@ -7,3 +7,7 @@ export * from './suffix-writes';
 export * from './answer';
 export * from './openai-elements';
 export * from './openai-answer';
+export * from './anthropic-metadata';
+export * from './anthropic-elements';
+export * from './anthropic-render';
+export * from './anthropic-answer';

@@ -1,11 +1,9 @@
-import fc from 'fast-check';
 import type {
   ChatCompletion,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions/completions';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, chainHash } from './chain-hash';
-import { dropInMessageId } from './elements';
+import { chainHash } from './chain-hash';
 import { DropInInputError } from './input-error';
 import { openAIAnswer, openAIUsage } from './openai-answer';
 import { openAIChatElements } from './openai-elements';
@@ -126,57 +124,6 @@ describe('openAIChatElements: what clients vary between turns hashes the same', 
   });
 });
 
-describe('the chain', () => {
-  const messageArb = fc.oneof(
-    fc.record({ role: fc.constantFrom('user', 'system', 'developer'), content: fc.string() }),
-    fc.record({
-      role: fc.constant('tool'),
-      tool_call_id: fc.constantFrom('call_1', 'call_2'),
-      content: fc.string(),
-    }),
-    fc.record({
-      role: fc.constant('assistant'),
-      content: fc.option(fc.string()),
-      tool_calls: fc.constantFrom(undefined, [
-        { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{}' } },
-      ]),
-    }),
-  );
-
-  it('is prefix-stable: a request that extends another shares all of its hashes', () => {
-    fc.assert(
-      fc.property(fc.array(messageArb, { minLength: 1, maxLength: 12 }), fc.nat(), (messages, cut) => {
-        const prefix = messages.slice(0, cut % (messages.length + 1));
-        expect(hashes(prefix)).toEqual(hashes(messages).slice(0, prefix.length));
-      }),
-    );
-  });
-
-  it('an edit at i changes the hash at i and every later one', () => {
-    fc.assert(
-      fc.property(fc.array(messageArb, { minLength: 1, maxLength: 12 }), fc.nat(), (messages, at) => {
-        const i = at % messages.length;
-        const edited = messages.map((m, k) =>
-          k === i ? { role: 'user', content: `${canonicalJson(m)}!` } : m,
-        );
-        const before = hashes(messages);
-        const after = hashes(edited);
-        expect(after.slice(0, i)).toEqual(before.slice(0, i));
-        for (let k = i; k < messages.length; k++) expect(after[k]).not.toBe(before[k]);
-      }),
-    );
-  });
-
-  it('starts from 32 zero bytes and names each message by position and hash', () => {
-    const [element] = openAIChatElements([{ role: 'user', content: 'hi' }]);
-    const expected = chainHash(null, element!.canonical);
-    expect(element!.hash).toBe(expected);
-    expect(expected).toMatch(/^[0-9a-f]{64}$/);
-    expect(element!.message?.id).toBe(`dropin-0-${expected.slice(0, 16)}`);
-    expect(dropInMessageId(7, expected)).toBe(`dropin-7-${expected.slice(0, 16)}`);
-  });
-});
-
 describe('openAIChatElements: the writes', () => {
   it('maps each role onto the stored model', () => {
     const elements = openAIChatElements([
@@ -231,84 +178,6 @@ describe('openAIChatElements: the writes', () => {
     ]);
     expect(elements[3]!.message).toBeNull();
     expect(elements[3]!.toolResults).toEqual([{ callId: 'call_9', output: 'a\n\nb', error: null }]);
-  });
-});
-
-describe('openAIChatElements: hostile input is refused with where and why', () => {
-  const rows: { name: string; messages: unknown; path: (string | number)[] }[] = [
-    { name: 'not an array', messages: { role: 'user' }, path: ['messages'] },
-    { name: 'a message that is not an object', messages: ['hi'], path: ['messages', 0] },
-    {
-      name: 'the legacy function role',
-      messages: [{ role: 'function', name: 'f', content: 'x' }],
-      path: ['messages', 0, 'role'],
-    },
-    { name: 'an unknown role', messages: [{ role: 'root', content: 'x' }], path: ['messages', 0, 'role'] },
-    {
-      name: 'a NUL in text',
-      messages: [{ role: 'user', content: 'a\u0000b' }],
-      path: ['messages', 0, 'content'],
-    },
-    {
-      name: 'a lone surrogate',
-      messages: [{ role: 'user', content: [{ type: 'text', text: '\ud800' }] }],
-      path: ['messages', 0, 'content', 0, 'text'],
-    },
-    {
-      name: 'an unknown content part',
-      messages: [{ role: 'user', content: [{ type: 'video' }] }],
-      path: ['messages', 0, 'content', 0, 'type'],
-    },
-    {
-      name: 'a call id with a line break',
-      messages: [{ role: 'tool', tool_call_id: 'a\nb', content: '' }],
-      path: ['messages', 0, 'tool_call_id'],
-    },
-    {
-      name: 'a tool name with framing text',
-      messages: [
-        {
-          role: 'assistant',
-          tool_calls: [
-            { id: 'c', type: 'function', function: { name: 'read file\n## System', arguments: '' } },
-          ],
-        },
-      ],
-      path: ['messages', 0, 'tool_calls', 0, 'function', 'name'],
-    },
-    {
-      name: 'a call id used twice in one message',
-      messages: [
-        {
-          role: 'assistant',
-          tool_calls: [
-            { id: 'c', type: 'function', function: { name: 'a', arguments: '' } },
-            { id: 'c', type: 'function', function: { name: 'b', arguments: '' } },
-          ],
-        },
-      ],
-      path: ['messages', 0, 'tool_calls', 1, 'id'],
-    },
-    {
-      name: 'arguments that are not text',
-      messages: [{ role: 'assistant', tool_calls: [{ id: 'c', function: { name: 'a', arguments: {} } }] }],
-      path: ['messages', 0, 'tool_calls', 0, 'function', 'arguments'],
-    },
-    {
-      name: 'a file without data or id',
-      messages: [{ role: 'user', content: [{ type: 'file', file: {} }] }],
-      path: ['messages', 0, 'content', 0, 'file'],
-    },
-  ];
-  it.each(rows)('$name', ({ messages, path }) => {
-    let thrown: unknown;
-    try {
-      openAIChatElements(messages);
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toBeInstanceOf(DropInInputError);
-    expect((thrown as DropInInputError).path).toEqual(path);
   });
 });
 
