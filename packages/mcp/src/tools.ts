@@ -90,9 +90,6 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     'compaction and the new status (JSON).',
 };
 
-/** What a tool answers: its text, or a refusal the model reads. */
-type ToolText = { text: string; isError?: boolean };
-
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions {
   /**
@@ -105,10 +102,10 @@ export interface McpServerOptions {
 /** An MCP server with the five tools over `backend`; connect it to a transport. */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION });
-  const run = async (tool: ToolName, answer: () => Promise<ToolText>): Promise<CallToolResult> => {
+  // Each tool answers text; a refusal is a tool error in its own words, for the model to read.
+  const run = async (tool: ToolName, answer: () => Promise<string>): Promise<CallToolResult> => {
     try {
-      const { text, isError } = await answer();
-      return { content: [{ type: 'text', text }], ...(isError ? { isError } : {}) };
+      return { content: [{ type: 'text', text: await answer() }] };
     } catch (error) {
       if (error instanceof ToolRefusal)
         return { content: [{ type: 'text', text: error.message }], isError: true };
@@ -128,8 +125,8 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
       run('recall', async () => {
         const call = await backend.recall(sessionId, callId);
         // Verbatim: what the tool returned (or the error it failed with), nothing around it.
-        if (call.status === 'error') return { text: call.error ?? '' };
-        return { text: call.output ?? '' };
+        if (call.status === 'error') return call.error ?? '(the call failed with no error text)';
+        return call.output ?? '(the call completed with no output)';
       }),
   );
   server.registerTool(
@@ -137,9 +134,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
     { description: DESCRIPTIONS.search_history, inputSchema: SearchInput, annotations: readOnly },
     ({ sessionId, query, limit }) =>
       // Worded as the clients word a recall tool call's search, for the model to read.
-      run('search_history', async () => ({
-        text: recallAnswerText(await backend.search(sessionId, query, limit)),
-      })),
+      run('search_history', async () => recallAnswerText(await backend.search(sessionId, query, limit))),
   );
   server.registerTool(
     'session_status',
@@ -148,13 +143,11 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
       run('session_status', async () => {
         const session = await backend.session(sessionId);
         const { id, contextWindow, maxOutputTokens } = session.model;
-        return {
-          text: json({
-            sessionId: session.id,
-            model: { id, contextWindow, maxOutputTokens },
-            status: session.status,
-          }),
-        };
+        return json({
+          sessionId: session.id,
+          model: { id, contextWindow, maxOutputTokens },
+          status: session.status,
+        });
       }),
   );
   server.registerTool(
@@ -170,7 +163,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
       },
     },
     ({ sessionId, instructions }) =>
-      run('compact_now', async () => ({ text: json(await backend.compact(sessionId, instructions)) })),
+      run('compact_now', async () => json(await backend.compact(sessionId, instructions))),
   );
   server.registerTool(
     'revert_compaction',
@@ -190,7 +183,7 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
         // session's, and is not found like a missing one.
         const compaction = await backend.compaction(compactionId);
         if (compaction.sessionId !== sessionId) throw new ToolRefusal('compaction not found');
-        return { text: json(await backend.revert(compactionId)) };
+        return json(await backend.revert(compactionId));
       }),
   );
   return server;
