@@ -54,6 +54,21 @@ describe('longestChainMatch', () => {
     expect(await longestChainMatch(t.db, 'chain-a', null, [])).toBeNull();
   });
 
+  it('finds the shared prefix however far back the request leaves the stored chain', async () => {
+    const labels = Array.from({ length: 300 }, (_, i) => `long-${i}`);
+    const stored = await storeChain('chain-long', labels);
+    // A fork sharing the first 40 is newer: it wins where it shares, and only there.
+    const fork = await storeChain('chain-long', [...labels.slice(0, 40), 'fork']);
+    for (const kept of [0, 1, 17, 39, 40, 41, 150, 299, 300]) {
+      const request = chain([...labels.slice(0, kept), ...Array.from({ length: 50 }, (_, i) => `edit-${i}`)]);
+      const expected =
+        kept === 0
+          ? null
+          : { sessionPk: kept <= 40 ? fork.session.pk : stored.session.pk, position: kept - 1 };
+      expect(await longestChainMatch(t.db, 'chain-long', null, request), `kept ${kept}`).toEqual(expected);
+    }
+  });
+
   it("never answers another tenant's session, however identical the conversation", async () => {
     await storeChain('chain-b', ['sys', 'same']);
     expect(await longestChainMatch(t.db, 'chain-c', null, chain(['sys', 'same']))).toBeNull();

@@ -13,13 +13,17 @@ export interface ChainMatch {
   position: number;
 }
 
+/** How many of a request's newest hashes the first probe tries: a usual request adds a few messages. */
+export const NEWEST_PROBES = 16;
+
 /**
  * The longest stored prefix of a request's chain within its tenant: the highest position whose
  * hash is one of `hashes` (the request's chain hashes in order), of the newest session holding
- * it; restricted to `conversationKey`'s sessions when it is not null. Probes the hashes newest
- * first, one index entry each, and stops at the first hit: a request that extends its chain by a
- * few messages costs a few probes, one that matches nothing one probe per hash, never a read of
- * the stored history (docs/plans/conversation-links-100k.txt).
+ * it; restricted to `conversationKey`'s sessions when it is not null. Never a read of the stored
+ * history (docs/plans/conversation-links-100k.txt): first the newest {@link NEWEST_PROBES}
+ * hashes, one index entry each, newest first (the request that extends its chain by a few
+ * messages stops there); else a binary search over the rest, which is sound because a stored
+ * hash implies every earlier one of the request (the session holding it holds its prefix).
  */
 export async function longestChainMatch(
   db: DbOrTx,
@@ -28,29 +32,59 @@ export async function longestChainMatch(
   hashes: Buffer[],
 ): Promise<ChainMatch | null> {
   if (hashes.length === 0) return null;
-  // The ordered subquery is never flattened, so the nested loop walks it newest first.
-  const probes = sql`(select hash, n from unnest(${sql.param(hashes)}::bytea[]) with ordinality as u(hash, n)
-                      order by n desc) h`;
-  const { rows } = await executePrepared<{ session_pk: string | number; position: number }>(
+  const scope = conversationKey === null ? sql`` : sql` and c.conversation_key = ${conversationKey}`;
+  const newest = hashes.slice(-NEWEST_PROBES).reverse();
+  const first = await executePrepared<MatchRow>(
     db,
-    conversationKey === null
-      ? sql`select l.session_pk, l.position from ${probes}
-            cross join lateral (
-              select c.session_pk, c.position from conversation_links c
-              where c.tenant_id = ${tenantId} and c.chain_hash = h.hash
-              order by c.session_pk desc limit 1) l
-            limit 1`
-      : sql`select l.session_pk, l.position from ${probes}
-            cross join lateral (
-              select c.session_pk, c.position from conversation_links c
-              where c.tenant_id = ${tenantId} and c.conversation_key = ${conversationKey}
-                and c.chain_hash = h.hash
-              order by c.session_pk desc limit 1) l
-            limit 1`,
+    // Probed in the order given (newest first); the ordered subquery is never flattened.
+    sql`select l.session_pk, l.position
+        from (select hash, n from unnest(${sql.param(newest)}::bytea[]) with ordinality as u(hash, n) order by n) h
+        cross join lateral (
+          select c.session_pk, c.position from conversation_links c
+          where c.tenant_id = ${tenantId}${scope} and c.chain_hash = h.hash
+          order by c.session_pk desc limit 1) l
+        limit 1`,
   );
-  const row = rows[0];
-  return row ? { sessionPk: Number(row.session_pk), position: row.position } : null;
+  if (first.rows[0]) return matchOf(first.rows[0]);
+  const rest = hashes.length - newest.length;
+  if (rest === 0) return null;
+  const searched = await executePrepared<MatchRow>(
+    db,
+    // Invariant: hs[1..lo] are stored, hs[hi+1..] are not; each step probes one index entry
+    // (`offset 0` keeps the probe one subquery: inlined, each use of `found` would probe again).
+    sql`with recursive req as materialized (select ${sql.param(hashes.slice(0, rest))}::bytea[] as hs),
+        bounds(lo, hi) as (
+          select 0, cardinality(hs) from req
+          union all
+          select case when p.found then (b.lo + b.hi) / 2 + 1 else b.lo end,
+                 case when p.found then b.hi else (b.lo + b.hi) / 2 end
+          from bounds b cross join req
+          cross join lateral (
+            select exists (
+              select 1 from conversation_links c
+              where c.tenant_id = ${tenantId}${scope} and c.chain_hash = req.hs[(b.lo + b.hi) / 2 + 1]) as found
+            offset 0) p
+          where b.lo < b.hi)
+        select l.session_pk, l.position
+        from bounds b cross join req
+        cross join lateral (
+          select c.session_pk, c.position from conversation_links c
+          where c.tenant_id = ${tenantId}${scope} and c.chain_hash = req.hs[b.lo]
+          order by c.session_pk desc limit 1) l
+        where b.lo >= b.hi and b.lo > 0`,
+  );
+  return searched.rows[0] ? matchOf(searched.rows[0]) : null;
 }
+
+interface MatchRow extends Record<string, unknown> {
+  session_pk: string | number;
+  position: number;
+}
+
+const matchOf = (row: MatchRow): ChainMatch => ({
+  sessionPk: Number(row.session_pk),
+  position: row.position,
+});
 
 /** A stored link, as the conversation store reads it. */
 export interface ConversationLinkRow {
