@@ -82,6 +82,29 @@ describe('anthropicElements: what clients vary between turns hashes the same', (
       ],
     },
     {
+      name: 'a kept block with a null field ≡ without it',
+      a: [
+        undefined,
+        [
+          {
+            role: 'assistant',
+            content: [
+              { type: 'server_tool_use', id: 's', name: 'web_search', input: {}, caller: null } as never,
+            ],
+          },
+        ],
+      ],
+      b: [
+        undefined,
+        [
+          {
+            role: 'assistant',
+            content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }],
+          },
+        ],
+      ],
+    },
+    {
       name: 'no system ≡ an empty one',
       a: [undefined, [user]],
       b: ['', [user]],

@@ -16,6 +16,7 @@ import { chainElements, type ConversationElement, type ElementDraft, type ToolRe
 import { DropInInputError } from './input-error';
 import {
   array,
+  boundedParts,
   callId,
   dataUrlMime,
   optionalText,
@@ -53,7 +54,7 @@ export function anthropicMessageDraft(value: unknown, path: Path): ElementDraft 
       : array(message['content'], content);
   const reader = new BlockReader(role);
   blocks.forEach((block, i) => reader.read(block, [...content, i]));
-  const parts = reader.parts;
+  const parts = boundedParts(reader.parts, content);
   return {
     role,
     canonical: { role, content: reader.canonical },
@@ -135,7 +136,7 @@ class BlockReader {
       default: {
         // Server tool use and its results, search results, …: no part of ours, sent back as they came.
         const kept = verbatim(block, path);
-        this.canonical.push(kept);
+        this.canonical.push(canonicalKept(kept));
         this.meta.kept.push({ after: this.parts.length, block: kept });
       }
     }
@@ -206,7 +207,15 @@ class BlockReader {
 /** A block as sent back: what the client sent, without the cache breakpoint it moves every turn. */
 function verbatim(block: Json, path: Path): Json {
   const { cache_control: _breakpoint, ...rest } = block;
-  return storableJson(rest, path) as Json;
+  return storableJson(rest, path, KEPT_BLOCK_DEPTH) as Json;
+}
+
+/** A kept block sits at `metadata.anthropic.kept[i].block`: four levels below the stored metadata. */
+const KEPT_BLOCK_DEPTH = 4;
+
+/** A kept block as hashed: a top-level `null` field reads as absent (clients drop or keep them). */
+function canonicalKept(block: Json): Json {
+  return Object.fromEntries(Object.entries(block).filter(([, value]) => value !== null));
 }
 
 function resultBlock(item: unknown, path: Path): Json[] {
@@ -216,7 +225,7 @@ function resultBlock(item: unknown, path: Path): Json[] {
     return value === '' ? [] : [{ type: 'text', text: value }];
   }
   text(block['type'], [...path, 'type']);
-  return [verbatim(block, path)];
+  return [canonicalKept(verbatim(block, path))];
 }
 
 /** What the model reads of a tool result block in our text-only tool output. */

@@ -72,6 +72,23 @@ describe('anthropicElements: hostile input is refused with where and why', () =>
       path: ['messages', 0, 'content', 0, 'source', 'type'],
     },
     {
+      name: 'a kept block that would nest past 64 levels inside the stored metadata',
+      messages: [
+        {
+          role: 'assistant',
+          content: [{ type: 'server_tool_use', input: JSON.parse('['.repeat(60) + ']'.repeat(60)) }],
+        },
+      ],
+      path: ['messages', 0, 'content', 0, 'input', ...Array<number>(59).fill(0)],
+    },
+    {
+      name: 'more blocks than one message may hold',
+      messages: [
+        { role: 'user', content: Array.from({ length: 5001 }, () => ({ type: 'text', text: 'x' })) },
+      ],
+      path: ['messages', 0, 'content'],
+    },
+    {
       name: 'a tool_use id used twice in one message',
       messages: [
         {

@@ -17,7 +17,13 @@ export function openAIAnswer(completion: unknown): DropInAnswer {
   const choice = record(choices[0], ['choices', 0]);
   // Index 0: a legacy function_call's derived id never reaches this path in practice; the
   // caller re-derives it from the element's position when the client echoes it back.
-  const draft = openAIMessageDraft(choice['message'], ['choices', 0, 'message'], 0);
+  const message = record(choice['message'], ['choices', 0, 'message']);
+  // A message accumulated from a stream may lack the role its first delta carried.
+  const draft = openAIMessageDraft(
+    { ...message, role: message['role'] ?? 'assistant' },
+    ['choices', 0, 'message'],
+    0,
+  );
   if (draft.role !== 'assistant' || draft.message === null) {
     throw new DropInInputError(['choices', 0, 'message', 'role'], 'must be "assistant"');
   }

@@ -181,7 +181,31 @@ describe('openAIChatElements: the writes', () => {
   });
 });
 
+describe('openAIChatElements: files', () => {
+  it.each([
+    [
+      { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' },
+      'application/pdf',
+      'data:application/pdf;base64,JVBE',
+    ],
+    [{ file_data: 'JVBE', filename: 'Report.PDF' }, 'application/pdf', 'data:application/pdf;base64,JVBE'],
+    [{ file_data: 'AAAA' }, 'application/octet-stream', 'data:application/octet-stream;base64,AAAA'],
+    [{ file_id: 'file-abc' }, 'application/octet-stream', 'openai-file:file-abc'],
+  ])('%j → a %s file part', (file, mime, url) => {
+    const [element] = openAIChatElements([{ role: 'user', content: [{ type: 'file', file }] }]);
+    expect(element!.message!.parts).toEqual([
+      { type: 'file', mime, filename: 'filename' in file ? file.filename : null, url },
+    ]);
+  });
+});
+
 describe('openAIAnswer', () => {
+  it('takes a message accumulated from a stream without its role', () => {
+    const { role: _role, ...message } = answered.choices[0]!.message;
+    const fromStream = { ...answered, choices: [{ ...answered.choices[0]!, message }] };
+    expect(openAIAnswer(fromStream)).toEqual(openAIAnswer(answered));
+  });
+
   it('stores the first choice with tool parts pending, the finish and the normalised usage', () => {
     const answer = openAIAnswer(answered);
     expect(answer.message).toEqual({

@@ -10,6 +10,7 @@ import { DropInInputError } from './input-error';
 import { chainElements, type ConversationElement, type ElementDraft } from './elements';
 import {
   array,
+  boundedParts,
   callId,
   dataUrlMime,
   optionalText,
@@ -53,7 +54,7 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
       return {
         role: 'system',
         canonical: { role, name, content },
-        message: { role: 'system', parts: content.map(textPart) },
+        message: { role: 'system', parts: boundedParts(content.map(textPart), [...path, 'content']) },
         toolResults: [],
       };
     }
@@ -62,7 +63,7 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
       return {
         role: 'user',
         canonical: { role, name, content },
-        message: { role: 'user', parts: content.map(userPart) },
+        message: { role: 'user', parts: boundedParts(content.map(userPart), [...path, 'content']) },
         toolResults: [],
       };
     }
@@ -125,7 +126,7 @@ function assistantDraft(message: Json, path: Path, index: number, name: string |
         .filter((call) => call.legacy)
         .map((call) => ({ name: call.name, arguments: call.arguments }))[0],
     },
-    message: { role: 'assistant', parts },
+    message: { role: 'assistant', parts: boundedParts(parts, [...path, 'content']) },
     toolResults: [],
   };
 }
@@ -280,9 +281,21 @@ function userPart(part: CanonicalPart): PartInput {
         url: `data:audio/${part.format};base64,${part.data}`,
       };
     case 'file': {
-      const url = part.file_data ?? `openai-file:${part.file_id}`;
-      const mime = dataUrlMime(url) ?? 'application/octet-stream';
+      const mime = fileMime(part);
+      const url =
+        part.file_data === undefined
+          ? `openai-file:${part.file_id}`
+          : dataUrlMime(part.file_data) === null
+            ? `data:${mime};base64,${part.file_data}`
+            : part.file_data;
       return { type: 'file', mime, filename: part.filename ?? null, url };
     }
   }
+}
+
+/** A file's media type: its data URL's, else a PDF's by name (the files Chat Completions reads), else unknown. */
+function fileMime(part: { file_data: string | undefined; filename: string | undefined }): string {
+  const fromUrl = part.file_data === undefined ? null : dataUrlMime(part.file_data);
+  if (fromUrl !== null) return fromUrl;
+  return part.filename?.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream';
 }

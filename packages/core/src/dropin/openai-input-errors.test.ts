@@ -45,6 +45,13 @@ describe('openAIChatElements: hostile input is refused with where and why', () =
       path: ['messages', 0, 'tool_calls', 0, 'function', 'name'],
     },
     {
+      name: 'more parts than one message may hold',
+      messages: [
+        { role: 'user', content: Array.from({ length: 5001 }, () => ({ type: 'text', text: 'x' })) },
+      ],
+      path: ['messages', 0, 'content'],
+    },
+    {
       name: 'a call id used twice in one message',
       messages: [
         {

@@ -35,9 +35,12 @@ export function optionalText(value: unknown, path: Path): string | undefined {
   return value === undefined || value === null ? undefined : text(value, path);
 }
 
-/** A free-form JSON value (tool input, a kept block) storable as sent, at most 64 levels deep. */
-export function storableJson(value: unknown, path: Path): unknown {
-  const problem = jsonProblem(value);
+/**
+ * A free-form JSON value (tool input, a kept block) storable as sent: at most 64 levels deep
+ * counted from the stored document's root, `depth` levels above `value`.
+ */
+export function storableJson(value: unknown, path: Path, depth = 0): unknown {
+  const problem = jsonProblem(value, depth);
   if (problem !== null) throw new DropInInputError([...path, ...problem.path], problem.message);
   return value;
 }
@@ -58,6 +61,17 @@ export function toolName(value: unknown, path: Path): string {
     throw new DropInInputError(path, 'a tool name is 1-64 of A-Z a-z 0-9 _ - . :');
   }
   return name;
+}
+
+/** The contract's limit on one message's parts: more would be refused by the append, after other writes. */
+export const MAX_PARTS_PER_MESSAGE = 5000;
+
+/** Refuses a message with more parts than one append takes. */
+export function boundedParts<T>(parts: T[], path: Path): T[] {
+  if (parts.length > MAX_PARTS_PER_MESSAGE) {
+    throw new DropInInputError(path, `a message holds at most ${MAX_PARTS_PER_MESSAGE} blocks`);
+  }
+  return parts;
 }
 
 /** The media type of a `data:` URL, or null for any other URL. */
