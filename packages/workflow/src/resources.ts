@@ -52,6 +52,12 @@ export interface WorkflowResources {
    * finish. Without it the wait runs in place.
    */
   waitOutside?: <T>(wait: () => Promise<T>) => Promise<T>;
+  /**
+   * Whether a live worker still writes prepared summary `draftId` (the queue: its job's lock,
+   * whose duration is every job's). A compaction waiting for that draft stops waiting once it is
+   * not: a dead writer's draft never lands. Without it the wait ends at its limit.
+   */
+  draftWriterAlive?: (draftId: string) => Promise<boolean>;
 }
 
 /**

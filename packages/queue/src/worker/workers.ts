@@ -3,6 +3,7 @@ import { retryDelayMs } from '../jobs/backoff';
 import { BACKOFF_TYPE, DEFAULT_JOB_POLICY, DEFAULT_QUEUE_PREFIX, type JobPolicy } from '../jobs/catalog';
 import type { WorkflowResources } from '@compactor/workflow';
 import type { JobName } from '../jobs/catalog';
+import { draftWriterAlive } from './draft-writer';
 import { compactProcessor, prepareProcessor, pruneProcessor } from './processors';
 import { emitWorkerEvent, type JobOutcome, type WorkerListeners } from './worker-events';
 import { WorkGate } from './work-gate';
@@ -39,6 +40,30 @@ export interface WorkerOptions {
   on?: Pick<WorkerListeners, 'job.ended' | 'compaction.ended' | 'prune.ended'>;
 }
 
+/** How a job's lock is held and a dead worker's job found, the same for every queue. */
+export interface JobLockSettings {
+  lockDuration: number;
+  stalledInterval: number;
+  maxStalledCount: number;
+}
+
+/**
+ * The one source of every queue's lock and stall settings: a compaction, a prune and a prepare
+ * job whose worker died are all taken over by the same stall check, one lock duration after their
+ * last renewal. A compaction waiting for a draft waits on that same lock (draft-writer.ts).
+ */
+export function jobLockSettings(
+  options: Pick<WorkerOptions, 'lockDurationMs' | 'stalledIntervalMs'>,
+): JobLockSettings {
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  return {
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? lockDuration,
+    // A job that stalls again and again is failed by BullMQ; the reconciler re-drives its row.
+    maxStalledCount: 2,
+  };
+}
+
 /** The worker's BullMQ workers, one per queue of the catalog. */
 export interface RunningWorkers {
   readonly workers: Worker[];
@@ -59,14 +84,10 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
   const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const policy = options.policy ?? DEFAULT_JOB_POLICY;
   const random = options.random ?? Math.random;
-  const lockDuration = options.lockDurationMs ?? 30_000;
   const common = {
     connection: options.connection,
     prefix,
-    lockDuration,
-    stalledInterval: options.stalledIntervalMs ?? lockDuration,
-    // A job that stalls again and again is failed by BullMQ; the reconciler re-drives its row.
-    maxStalledCount: 2,
+    ...jobLockSettings(options),
     settings: {
       backoffStrategy: (attemptsMade: number, type?: string, error?: Error) =>
         type === BACKOFF_TYPE ? retryDelayMs(attemptsMade, policy.backoffBaseMs, error, random) : 0,
@@ -98,9 +119,20 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
         });
       }
     };
+  // A prepare job's outcome is the draft's (ready, skipped, failed, superseded): every one completes.
+  const prepare = new Worker(
+    'prepare',
+    counted('prepare', prepareProcessor(resources, gate), () => 'completed'),
+    {
+      ...common,
+      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
+    },
+  );
+  // A compaction waiting for a draft stops waiting when the draft's job has lost its lock.
+  const compactResources = { ...resources, draftWriterAlive: draftWriterAlive(prepare) };
   const compact = new Worker(
     'compact',
-    counted('compact', compactProcessor(resources, gate, options.on), (result) => result.status),
+    counted('compact', compactProcessor(compactResources, gate, options.on), (result) => result.status),
     {
       ...common,
       concurrency: options.concurrency,
@@ -110,15 +142,6 @@ export function startWorkers(resources: WorkflowResources, options: WorkerOption
   const prune = new Worker(
     'prune',
     counted('prune', pruneProcessor(resources, gate, options.on), () => 'completed'),
-    {
-      ...common,
-      concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),
-    },
-  );
-  // A prepare job's outcome is the draft's (ready, skipped, failed, superseded): every one completes.
-  const prepare = new Worker(
-    'prepare',
-    counted('prepare', prepareProcessor(resources, gate), () => 'completed'),
     {
       ...common,
       concurrency: Math.max(1, Math.ceil(options.concurrency / 4)),

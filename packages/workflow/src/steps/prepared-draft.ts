@@ -23,17 +23,21 @@ export function preparedSettingsKey(session: SessionRow): string {
   return contentHash({ policy: session.policy, model: sessionModel(session) });
 }
 
-/** How long a compaction waits for a draft being written: about one summarizer call, at most. */
+/**
+ * How long a compaction waits for a draft being written by a live worker: about one summarizer
+ * call, at most. A dead writer's draft is waited for only until its job's lock expires.
+ */
 export const DRAFT_WAIT_LIMIT_MS = 30_000;
 const DRAFT_POLL_MS = 50;
 
 /**
  * The compaction's outcome from the session's prepared summary, when it still covers a prefix of
  * the view (core `preparedDraftUsable`). A draft still being written for this compaction's
- * boundary and request is awaited first (up to {@link DRAFT_WAIT_LIMIT_MS}, outside the worker's
- * step gate): it began before the trigger fired, so it ends sooner than a summary begun now would. the draft's summary, its cut as the boundary, and every
- * message after the cut kept verbatim, made to fit as any summary is (steps/fit.ts: clamps, a
- * boundary moved forward). No LLM call; the draft's spend is charged to this compaction, and
+ * boundary and request is awaited first (up to {@link DRAFT_WAIT_LIMIT_MS}, and no longer than its
+ * writer lives, outside the worker's step gate): it began before the trigger fired, so it ends
+ * sooner than a summary begun now would. The outcome: the draft's summary, its cut as the
+ * boundary, and every message after the cut kept verbatim, made to fit as any summary is
+ * (steps/fit.ts: clamps, a boundary moved forward). No LLM call; the draft's spend is charged to this compaction, and
  * `detail.prepared` names the draft. `null` when there is no usable draft, or when it would not
  * fit or shrink the context: the compaction then summarises as it would without one.
  */
@@ -122,9 +126,14 @@ function beingWritten(row: PreparedSummaryRow, attempt: Attempt): boolean {
   );
 }
 
+/** Why a compaction stopped waiting for a draft: it ended or was replaced, its writer died, or the limit. */
+export type DraftWaitEnd = 'draft_ended' | 'writer_gone' | 'limit';
+
 /**
- * Polls the draft until its job ends it (ready, failed, skipped), a newer request replaces it, or
- * the wait reaches its limit (a job whose worker died leaves it pending); the row as it is then.
+ * Polls the draft until its job ends it (ready, failed, skipped), a newer request replaces it, its
+ * writer is known dead (`draftWriterAlive`: a job whose worker died leaves it pending, and the
+ * job that takes over gives it up while this compaction is active), or the wait reaches its
+ * limit; the row as it is then.
  */
 async function awaitDraft(
   resources: WorkflowResources,
@@ -132,20 +141,27 @@ async function awaitDraft(
   pending: PreparedSummaryRow,
 ): Promise<PreparedSummaryRow | null> {
   const started = Date.now();
-  const poll = async (): Promise<PreparedSummaryRow | null> => {
+  const read = () => findPreparedSummary(resources.db, attempt.session.pk);
+  const poll = async (): Promise<{ row: PreparedSummaryRow | null; end: DraftWaitEnd }> => {
     for (;;) {
       await delay(DRAFT_POLL_MS, undefined, { signal: attempt.signal });
-      const row = await findPreparedSummary(resources.db, attempt.session.pk);
-      if (!row || row.id !== pending.id || row.status !== 'pending') return row;
-      if (Date.now() - started >= DRAFT_WAIT_LIMIT_MS) return row;
+      const row = await read();
+      if (!row || row.id !== pending.id || row.status !== 'pending') return { row, end: 'draft_ended' };
+      if (resources.draftWriterAlive && !(await resources.draftWriterAlive(pending.id))) {
+        // Its job writes the draft before it lets its lock go: one more read takes a draft that
+        // landed between the two.
+        return { row: await read(), end: 'writer_gone' };
+      }
+      if (Date.now() - started >= DRAFT_WAIT_LIMIT_MS) return { row, end: 'limit' };
     }
   };
-  const row = await (resources.waitOutside ? resources.waitOutside(poll) : poll());
+  const { row, end } = await (resources.waitOutside ? resources.waitOutside(poll) : poll());
   resources.log.info(
     {
       compactionId: attempt.compaction.id,
       draftId: pending.id,
       status: row?.id === pending.id ? row.status : 'replaced',
+      end,
       waitedMs: Date.now() - started,
     },
     'waited for the prepared summary being written',
