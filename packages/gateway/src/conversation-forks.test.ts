@@ -45,6 +45,16 @@ describe('syncConversation when histories part', () => {
     expect(session).toMatchObject({ contextWindow: 8_000 });
   });
 
+  it('takes an answer echoed with other tool calls as an edit: a new session', async () => {
+    const history = [system('sys'), user('call something')];
+    const original = await turn(deps, chatRequest('t-echo-edit', history), toolCall('call_a', 'ls'));
+    history.push(toolCall('call_b', 'ls'), toolResult('call_b', 'x'));
+    const edited = await syncConversation(deps, chatRequest('t-echo-edit', history));
+    expect(edited).toMatchObject({ outcome: 'diverged', divergedFrom: original.session.id });
+    const stored = await storedMessages(t, 't-echo-edit', original.session.id);
+    expect(stored[2]?.parts).toEqual([{ type: 'tool', callId: 'call_a', status: 'pending', output: null }]);
+  });
+
   it('follows the fork under the same session header', async () => {
     const header = 'agent-run-7';
     const history = [system('sys'), user('q1')];

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { DropInInputError } from '@compactor/core';
 import { findSession, lastConversationLink } from '@compactor/db';
-import { useTestSessions } from '@compactor/sessions/testing';
+import { InvalidInput } from '@compactor/sessions';
+import { newSession, useTestSessions } from '@compactor/sessions/testing';
 import { syncConversation } from './conversation';
 import { REPLAY_WINDOW_MS } from './conversation-resolve';
 import {
@@ -117,6 +118,49 @@ describe('syncConversation', () => {
       outcome: 'extended',
       session: created.session,
     });
+  });
+
+  it('takes a retry after a failed upstream call as the same request: nothing written twice', async () => {
+    const history = [system('sys'), user('upstream down'), toolCall('u1', 'ls'), toolResult('u1', 'a')];
+    const first = await syncConversation(deps, chatRequest('t-retry', history));
+    const before = await storedMessages(t, 't-retry', first.session.id);
+    // No answer was recorded (the upstream failed): the client sends the same request again.
+    const again = await syncConversation(deps, chatRequest('t-retry', history));
+    expect(again).toMatchObject({
+      outcome: 'extended',
+      session: first.session,
+      replay: null,
+      answerPosition: 4,
+    });
+    expect(await storedMessages(t, 't-retry', first.session.id)).toEqual(before);
+  });
+
+  it('uses the header session the API created, and keeps recall off when the first request says so', async () => {
+    await newSession(t, 't-header', 'made-by-api');
+    const history = [system('sys'), user('hello')];
+    const synced = await turn(deps, chatRequest('t-header', history, { header: 'made-by-api' }), reply('hi'));
+    expect(synced).toMatchObject({ outcome: 'extended', session: { id: 'made-by-api' }, recall: true });
+    expect(await storedMessages(t, 't-header', 'made-by-api')).toHaveLength(3);
+
+    const quiet = await syncConversation(
+      deps,
+      chatRequest('t-header', history, { header: 'no-recall', overrides: { recall: false } }),
+    );
+    expect(quiet).toMatchObject({ outcome: 'created', recall: false });
+    // Later requests need not repeat the header's overrides: the session keeps them.
+    history.push(reply('hi'));
+    expect(
+      await syncConversation(deps, chatRequest('t-header', history, { header: 'no-recall', overrides: {} })),
+    ).toMatchObject({ outcome: 'extended', recall: false });
+  });
+
+  it('refuses a session header that cannot be a session id, writing nothing', async () => {
+    const refused = await syncConversation(
+      deps,
+      chatRequest('t-bad-header', [user('x')], { header: 'has space' }),
+    ).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidInput);
+    expect(await findSession(t.database.db, 't-bad-header', 'has space')).toBeNull();
   });
 
   it('refuses a tool result for a call the conversation never made, writing nothing', async () => {
