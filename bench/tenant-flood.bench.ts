@@ -5,8 +5,10 @@
  * appends to its own session, one request at a time. B's append latency under the flood is
  * measured against the same loop on the idle API in the same run (the ratio of the p99s; the goal
  * is at most 2×). The API and the worker run as their own processes, with the API's default pool
- * (`DATABASE_POOL_SIZE` 10), as deployed. The machine's load average is printed with each phase:
- * a loaded machine inflates both. `npm run bench -- tenant-flood`.
+ * (`DATABASE_POOL_SIZE` 10) and turns (`TENANT_REQUESTS_IN_FLIGHT` 2), as deployed;
+ * `BENCH_TENANT_REQUESTS_IN_FLIGHT` sets another number of turns (0: none, every request at
+ * once). A's writers wait out a 429's Retry-After, as the clients do. The machine's load average
+ * is printed with each phase: a loaded machine inflates both. `npm run bench -- tenant-flood`.
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -31,6 +33,7 @@ const FLOOD_BATCH = 20;
 const COMPACTION_EVERY_MS = 100;
 /** B's pause between two appends: a steady trickle, not a flood of its own. */
 const B_PAUSE_MS = 10;
+const IN_FLIGHT = process.env.BENCH_TENANT_REQUESTS_IN_FLIGHT;
 
 function messages(prefix: string, count: number) {
   return Array.from({ length: count }, (_, i) => ({
@@ -41,13 +44,22 @@ function messages(prefix: string, count: number) {
 }
 
 async function post(api: string, key: string, path: string, body: unknown): Promise<number> {
+  return (await postFor(api, key, path, body)).status;
+}
+
+async function postFor(api: string, key: string, path: string, body: unknown) {
   const response = await fetch(`${api}${path}`, {
     method: 'POST',
     headers: apiHeaders(key),
     body: JSON.stringify(body),
   });
   await response.arrayBuffer();
-  return response.status;
+  return { status: response.status, retryAfter: Number(response.headers.get('retry-after') ?? 0) };
+}
+
+/** A 429's Retry-After, waited out as the clients do before their next request. */
+async function backOff(answer: { status: number; retryAfter: number }): Promise<void> {
+  if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, answer.retryAfter * 1000));
 }
 
 async function createSession(api: string, key: string, id: string): Promise<void> {
@@ -74,21 +86,24 @@ async function timeAppendsOfB(api: string): Promise<number[]> {
 /** A's flood until `stop()`: append loops over its sessions and a compaction request every so often. */
 function floodOfA(api: string) {
   let flooding = true;
+  const started = performance.now();
   const statuses = new Map<string, number>();
   const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
   const writers = Array.from({ length: FLOOD_WRITERS }, async (_, writer) => {
     for (let wave = 0; flooding; wave++) {
       const session = `a${(writer + wave) % FLOOD_SESSIONS}`;
-      const status = await post(api, 'key-a', `/v1/sessions/${session}/messages`, {
+      const answer = await postFor(api, 'key-a', `/v1/sessions/${session}/messages`, {
         messages: messages(`a${writer}-${wave}`, FLOOD_BATCH),
       });
-      count(`append ${status}`);
+      count(`append ${answer.status}`);
+      await backOff(answer);
     }
   });
   const compactions = (async () => {
     for (let n = 0; flooding; n++) {
-      const status = await post(api, 'key-a', `/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
-      count(`compaction ${status}`);
+      const answer = await postFor(api, 'key-a', `/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
+      count(`compaction ${answer.status}`);
+      await backOff(answer);
       await new Promise((resolve) => setTimeout(resolve, COMPACTION_EVERY_MS));
     }
   })();
@@ -96,7 +111,7 @@ function floodOfA(api: string) {
     async stop() {
       flooding = false;
       await Promise.all([...writers, compactions]);
-      return statuses;
+      return { statuses, seconds: (performance.now() - started) / 1000 };
     },
   };
 }
@@ -134,6 +149,7 @@ const api = await startApiProcess({
   API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
   // A's compactions all run: the flood loads the workers too, not only the API.
   TENANT_MAX_ACTIVE_COMPACTIONS: '0',
+  ...(IN_FLIGHT === undefined ? {} : { TENANT_REQUESTS_IN_FLIGHT: IN_FLIGHT }),
 });
 try {
   await createSession(api.url, 'key-b', 'quiet');
@@ -151,7 +167,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const loadFlood = loadavg()[0]!;
   const flooded = await measured(api);
-  const statuses = await flood.stop();
+  const { statuses, seconds } = await flood.stop();
 
   const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
   const row = (label: string, r: Awaited<ReturnType<typeof measured>>, load: number) =>
@@ -163,12 +179,14 @@ try {
   console.log(
     `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
       `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends over ${FLOOD_SESSIONS} sessions, ` +
-      `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms)`,
+      `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms); ` +
+      `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}`,
   );
   row('API idle', idle, loadIdle);
   row("during A's flood", flooded, loadFlood);
   console.log(
-    `A's requests during the run: ${[...statuses].map(([what, n]) => `${n} × ${what}`).join(', ')}`,
+    `A's requests during the run (${seconds.toFixed(1)} s, ${((statuses.get('append 201') ?? 0) / seconds).toFixed(0)} appends stored a second): ` +
+      [...statuses].map(([what, n]) => `${n} × ${what}`).join(', '),
   );
   console.log(
     `p99 flooded / idle: ${(flooded.spread.p99 / idle.spread.p99).toFixed(2)}× (goal ≤ 2×); ` +

@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 
 describe('TenantGate', () => {
   it("admits a tenant's requests `inFlight` at a time, the rest in arrival order as turns come back", async () => {
-    const gate = new TenantGate({ inFlight: 2, queued: 10, leaseMs: HOUR });
+    const gate = new TenantGate({ inFlight: 2, queued: 10, queuedPerLane: 10, leaseMs: HOUR });
     const requests = Array.from({ length: 5 }, () => entered(gate, 'a'));
     await settle();
     expect(requests.map((r) => r.pass !== undefined)).toEqual([true, true, false, false, false]);
@@ -49,7 +49,7 @@ describe('TenantGate', () => {
   });
 
   it("admits another tenant at once while one tenant's turns are all taken and its queue is full", async () => {
-    const gate = new TenantGate({ inFlight: 1, queued: 2, leaseMs: HOUR });
+    const gate = new TenantGate({ inFlight: 1, queued: 2, queuedPerLane: 10, leaseMs: HOUR });
     const ofA = Array.from({ length: 4 }, () => entered(gate, 'a'));
     const ofB = entered(gate, 'b');
     await settle();
@@ -63,7 +63,7 @@ describe('TenantGate', () => {
   });
 
   it('admits one request per lane at a time, letting later requests of other lanes pass', async () => {
-    const gate = new TenantGate({ inFlight: 2, queued: 10, leaseMs: HOUR });
+    const gate = new TenantGate({ inFlight: 2, queued: 10, queuedPerLane: 10, leaseMs: HOUR });
     const first = entered(gate, 'a', 's1');
     const second = entered(gate, 'a', 's1');
     const other = entered(gate, 'a', 's2');
@@ -85,8 +85,29 @@ describe('TenantGate', () => {
     expect(third.pass).toBeDefined();
   });
 
+  it("refuses a lane's next request once as many as it may queue wait, while other lanes still queue", async () => {
+    const gate = new TenantGate({ inFlight: 1, queued: 10, queuedPerLane: 1, leaseMs: HOUR });
+    const running = entered(gate, 'a', 's1');
+    const waiting = entered(gate, 'a', 's1');
+    const refused = entered(gate, 'a', 's1');
+    const otherLane = entered(gate, 'a', 's2');
+    await expect(refused.settled).rejects.toThrow(/writes to this session/);
+    expect(refused.error).toBeInstanceOf(TenantRequestsQueued);
+    expect(otherLane.error).toBeUndefined();
+    expect(gate.load('a')).toEqual({ running: 1, waiting: 2 });
+
+    running.pass!.leave();
+    await settle();
+    expect(waiting.pass).toBeDefined();
+    // Its waiting request admitted, the lane may queue one again.
+    const again = entered(gate, 'a', 's1');
+    await settle();
+    expect(again.error).toBeUndefined();
+    expect(gate.load('a')).toEqual({ running: 1, waiting: 2 });
+  });
+
   it('stops counting a request past its lease, but keeps its lane until it leaves', async () => {
-    const gate = new TenantGate({ inFlight: 1, queued: 10, leaseMs: 20 });
+    const gate = new TenantGate({ inFlight: 1, queued: 10, queuedPerLane: 10, leaseMs: 20 });
     const slow = entered(gate, 'a', 's1');
     const sameSession = entered(gate, 'a', 's1');
     const otherSession = entered(gate, 'a', 's2');
@@ -106,7 +127,7 @@ describe('TenantGate', () => {
   });
 
   it('refuses at once when no request may wait', async () => {
-    const gate = new TenantGate({ inFlight: 1, queued: 0, leaseMs: HOUR });
+    const gate = new TenantGate({ inFlight: 1, queued: 0, queuedPerLane: 10, leaseMs: HOUR });
     const first = entered(gate, 'a');
     await expect(entered(gate, 'a').settled).rejects.toBeInstanceOf(TenantRequestsQueued);
     await settle();
@@ -114,7 +135,7 @@ describe('TenantGate', () => {
     expect(gate.load('a')).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('is made from the environment: 2 in flight and 128 waiting by default, none with 0 in flight', async () => {
+  it('is made from the environment: 2 in flight, 128 waiting and 32 per session by default, none with 0 in flight', async () => {
     const defaults = tenantGateOf(parseEnv({}))!;
     const requests = Array.from({ length: 131 }, () => entered(defaults, 'a'));
     await settle();

@@ -8,6 +8,11 @@ export interface TenantGateSettings {
   /** Requests of one tenant waiting for their turn; the next one is refused. */
   queued: number;
   /**
+   * Requests of one lane (writes to one session) waiting; the next one is refused, so one
+   * hammered session cannot fill its tenant's whole queue (`SESSION_WRITE_QUEUE_LIMIT`).
+   */
+  queuedPerLane: number;
+  /**
    * How long an admitted request counts against its tenant's `inFlight`. A slow one (an
    * enqueue waiting for Redis, a statement waiting for a lock) then stops holding up its tenant's
    * other requests; the pool's reserve still bounds the connections a tenant holds.
@@ -42,6 +47,8 @@ interface TenantLine {
   running: number;
   lanes: Set<string>;
   waiting: Waiter[];
+  /** Waiting requests by lane. */
+  waitingInLane: Map<string, number>;
 }
 
 /**
@@ -64,17 +71,22 @@ export class TenantGate {
 
   /** Resolves once `tenant` may start this request; throws {@link TenantRequestsQueued} when its queue is full. */
   enter(tenant: string, lane?: string): Promise<Pass> {
-    const line = this.lines.get(tenant) ?? { running: 0, lanes: new Set<string>(), waiting: [] };
+    const line = this.lines.get(tenant) ?? {
+      running: 0,
+      lanes: new Set<string>(),
+      waiting: [],
+      waitingInLane: new Map<string, number>(),
+    };
     this.lines.set(tenant, line);
     if (this.mayStart(line, lane)) return Promise.resolve(this.start(tenant, line, lane));
-    if (line.waiting.length >= this.settings.queued) {
-      return Promise.reject(
-        new TenantRequestsQueued(
-          'too many requests of this tenant are waiting; retry shortly',
-          QUEUE_FULL_RETRY_AFTER_SECONDS,
-        ),
-      );
-    }
+    const refuse = (message: string) =>
+      Promise.reject(new TenantRequestsQueued(message, QUEUE_FULL_RETRY_AFTER_SECONDS));
+    if (line.waiting.length >= this.settings.queued)
+      return refuse('too many requests of this tenant are waiting; retry shortly');
+    const inLane = lane === undefined ? 0 : (line.waitingInLane.get(lane) ?? 0);
+    if (lane !== undefined && inLane >= this.settings.queuedPerLane)
+      return refuse('too many writes to this session are waiting; retry shortly');
+    if (lane !== undefined) line.waitingInLane.set(lane, inLane + 1);
     return new Promise((resolve) => {
       line.waiting.push({ lane, admit: () => resolve(this.start(tenant, line, lane)) });
     });
@@ -126,6 +138,11 @@ export class TenantGate {
         continue;
       }
       line.waiting.splice(i, 1);
+      if (waiter.lane !== undefined) {
+        const left = line.waitingInLane.get(waiter.lane)! - 1;
+        if (left > 0) line.waitingInLane.set(waiter.lane, left);
+        else line.waitingInLane.delete(waiter.lane);
+      }
       waiter.admit();
     }
     const idle = line.running === 0 && line.waiting.length === 0 && line.lanes.size === 0;
@@ -135,11 +152,15 @@ export class TenantGate {
 }
 
 /** The gate `TENANT_REQUESTS_IN_FLIGHT` and `TENANT_REQUESTS_QUEUED` ask for, or none (0 in flight). */
-export function tenantGateOf(env: Pick<Env, 'TENANT_REQUESTS_IN_FLIGHT' | 'TENANT_REQUESTS_QUEUED'>) {
+export function tenantGateOf(
+  env: Pick<Env, 'TENANT_REQUESTS_IN_FLIGHT' | 'TENANT_REQUESTS_QUEUED' | 'SESSION_WRITE_QUEUE_LIMIT'>,
+) {
   if (env.TENANT_REQUESTS_IN_FLIGHT === 0) return undefined;
   return new TenantGate({
     inFlight: env.TENANT_REQUESTS_IN_FLIGHT,
     queued: env.TENANT_REQUESTS_QUEUED,
+    // Writes to one session wait here rather than in the session's queue: the same bound.
+    queuedPerLane: env.SESSION_WRITE_QUEUE_LIMIT,
     leaseMs: DEFAULT_TENANT_LEASE_MS,
   });
 }

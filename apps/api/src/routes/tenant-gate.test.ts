@@ -13,6 +13,8 @@ import { useTestDatabase } from '@compactor/db/testing';
 import { TENANT_A_KEY, TENANT_B_KEY } from '../test-support/api';
 import { buildServerOn, type ServerOn } from '../test-support/server-on';
 import { TenantGate } from '../http/tenant-gate';
+import { LARGE_BODY_BYTES } from '../http/unparsed-body';
+import { openStream } from '../test-support/event-stream';
 
 const POOL_SIZE = 4;
 const IN_FLIGHT = 2;
@@ -21,10 +23,17 @@ const QUEUED = 4;
 const testDatabase = useTestDatabase();
 let database: Database;
 let served: ServerOn;
-const gate = new TenantGate({ inFlight: IN_FLIGHT, queued: QUEUED, leaseMs: 3_600_000 });
+const gate = new TenantGate({ inFlight: IN_FLIGHT, queued: QUEUED, queuedPerLane: 8, leaseMs: 3_600_000 });
 
 beforeAll(async () => {
-  database = createDatabase(testDatabase.url, { max: POOL_SIZE, breaker: true, tenantShares: true });
+  database = createDatabase(testDatabase.url, {
+    max: POOL_SIZE,
+    breaker: true,
+    tenantShares: true,
+    // A's held statements wait on the locks for as long as a test holds them, which on a loaded
+    // machine can outlast the default 15 s timeout.
+    statementTimeoutMs: 0,
+  });
   served = await buildServerOn(database.db, 'tenant-gate', { tenantGate: gate });
 });
 
@@ -60,11 +69,12 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 type Answer = ReturnType<typeof appendTo>;
 
 /**
- * Runs `work` while every session of tenant A is row-locked by a connection outside the API's
- * pool; the requests it returns are awaited once the lock is gone.
+ * Runs `work` while sessions of tenant A (`only` these, or all) are row-locked by a connection
+ * outside the API's pool; the requests it returns are awaited once the lock is gone.
  */
 async function withTenantALocked(
   work: (lockWaits: () => Promise<number>) => Promise<Answer[]>,
+  only?: string[],
 ): Promise<Array<Awaited<Answer>>> {
   const locker = new pg.Client({ connectionString: testDatabase.url });
   const activity = new pg.Client({ connectionString: testDatabase.url });
@@ -80,7 +90,10 @@ async function withTenantALocked(
   let held: Answer[];
   try {
     await locker.query('begin');
-    await locker.query("select pk from sessions where tenant_id = 'tenant-a' for update");
+    await locker.query(
+      "select pk from sessions where tenant_id = 'tenant-a' and ($1::text[] is null or id = any($1)) for update",
+      [only ?? null],
+    );
     held = await work(lockWaits);
   } finally {
     await locker.query('rollback').catch(() => undefined);
@@ -156,5 +169,38 @@ describe('tenants taking turns at the API', () => {
     expect(answers.map((answer) => answer.statusCode)).toEqual([201, 201, 201]);
     expect(await storedIds(TENANT_A_KEY, 'busy')).toEqual(['m0', 'm1']);
     expect(gate.load('tenant-a')).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('lets an event stream and a large append of the tenant through while both of its turns are held', async () => {
+    await createSessions(TENANT_A_KEY, ['held0', 'held1', 'listened', 'large']);
+    const url = await served.app.listen({ port: 0, host: '127.0.0.1' });
+
+    const answers = await withTenantALocked(
+      async (lockWaits) => {
+        const held = ['held0', 'held1'].map((session) => appendTo(TENANT_A_KEY, session, 'm0'));
+        await until(
+          async () => (await lockWaits()) === IN_FLIGHT && gate.load('tenant-a').running === IN_FLIGHT,
+        );
+
+        // A stream lives as long as its client listens: it must not take one of the turns.
+        const stream = await openStream(url, 'listened');
+        expect(stream.status).toBe(200);
+        stream.close();
+        // A body of 1 MiB or more is bounded by the large-append slots, not the turns.
+        const large = await request(TENANT_A_KEY, 'POST', '/v1/sessions/large/messages', {
+          messages: [
+            { id: 'big', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(LARGE_BODY_BYTES) }] },
+          ],
+        });
+        expect(large.statusCode).toBe(201);
+        expect(gate.load('tenant-a')).toEqual({ running: IN_FLIGHT, waiting: 0 });
+        expect(await lockWaits()).toBe(IN_FLIGHT);
+        return held;
+      },
+      ['held0', 'held1'],
+    );
+
+    expect(answers.map((answer) => answer.statusCode)).toEqual([201, 201]);
+    expect(await storedIds(TENANT_A_KEY, 'large')).toEqual(['big']);
   });
 });
