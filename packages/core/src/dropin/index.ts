@@ -11,3 +11,4 @@ export * from './anthropic-metadata';
 export * from './anthropic-elements';
 export * from './anthropic-render';
 export * from './anthropic-answer';
+export * from './anthropic-cache';
