@@ -46,6 +46,7 @@ export async function planSuffix(
   session: SessionRow | null,
   elements: readonly ConversationElement[],
   from: number,
+  protocol: 'openai' | 'anthropic',
 ): Promise<SuffixPlan> {
   const { appends, patches } = suffixWrites(elements, from);
   const callIds = [...new Set(patches.map((p) => p.callId))];
@@ -56,7 +57,7 @@ export async function planSuffix(
   const results = new Map<string, PartInput[]>();
   for (const patch of patches) {
     const owner = owners.get(patch.callId);
-    if (!owner) throw unknownCall(elements, from, patch.callId);
+    if (!owner) throw unknownCall(elements, from, patch.callId, protocol);
     const parts = results.get(owner.messageId) ?? [];
     parts.push(resultPart(owner, patch));
     results.set(owner.messageId, parts);
@@ -117,12 +118,15 @@ function unknownCall(
   elements: readonly ConversationElement[],
   from: number,
   callId: string,
+  protocol: 'openai' | 'anthropic',
 ): DropInInputError {
-  const element = elements.find(
-    (e) => e.position >= from && e.toolResults.some((result) => result.callId === callId),
-  );
+  const position =
+    elements.find((e) => e.position >= from && e.toolResults.some((result) => result.callId === callId))
+      ?.position ?? from;
+  // Anthropic's `system` field is element 0 when present: messages[i] is element i + 1.
+  const offset = protocol === 'anthropic' && elements[0]?.role === 'system' ? 1 : 0;
   return new DropInInputError(
-    ['messages', element?.position ?? from],
+    ['messages', position - offset],
     `a tool result for call ${JSON.stringify(callId)}, which no earlier assistant message of the conversation made`,
   );
 }

@@ -127,7 +127,7 @@ async function apply(
     case 'extend': {
       const { session, conversationKey, echoAt, clearAnswerAt } = resolution;
       const { db } = deps.resources;
-      const plan = await planSuffix(deps, session, elements, resolution.from);
+      const plan = await planSuffix(deps, session, elements, resolution.from, request.protocol);
       if (echoAt !== null)
         await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
       await writeSuffix(deps, { session, conversationKey }, elements, plan);
@@ -137,7 +137,7 @@ async function apply(
     case 'create': {
       const { divergedFrom, conversationKey } = resolution;
       const { overrides } = request;
-      const plan = await planSuffix(deps, null, elements, 0);
+      const plan = await planSuffix(deps, null, elements, 0, request.protocol);
       // A fork keeps the model and policy of the session it left; the request's overrides win.
       const model = divergedFrom
         ? {
