@@ -11,8 +11,9 @@ const stub = await startLlmStub({
   ...(env.models ? { models: env.models } : {}),
   ...(env.streamPieceChars !== undefined ? { streamPieceChars: env.streamPieceChars } : {}),
 });
+// packages/stack reads the URL from `OPENAI_BASE_URL=…)`: it stays last, right before the parenthesis.
 console.log(
-  `llm-stub listening on ${stub.url} (OPENAI_BASE_URL=${stub.url}, ANTHROPIC_BASE_URL=${stub.origin})`,
+  `llm-stub listening on ${stub.url} (ANTHROPIC_BASE_URL=${stub.origin}, OPENAI_BASE_URL=${stub.url})`,
 );
 
 let closing = false;
