@@ -181,6 +181,30 @@ describe('openAIChatElements: the writes', () => {
   });
 });
 
+describe('openAIChatElements: provider reasoning', () => {
+  it.each([
+    [{ reasoning_content: 'thought' }, [{ type: 'reasoning', text: 'thought' }]],
+    [{ reasoning: 'thought' }, [{ type: 'reasoning', text: 'thought' }]],
+    [{ reasoning: { effort: 'high' } }, []],
+    [{ reasoning_content: 'bad \u0000 text' }, []],
+  ])('%j', (extra, reasoning) => {
+    const [element] = openAIChatElements([{ role: 'assistant', content: 'ok', ...extra }]);
+    expect(element!.message!.parts).toEqual([...reasoning, { type: 'text', text: 'ok' }]);
+  });
+});
+
+it('stores a call without arguments as an empty object, and hashes what the model wrote', () => {
+  const noArguments = (args: string) =>
+    openAIChatElements([
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'now', arguments: args } }],
+      },
+    ])[0]!;
+  expect(noArguments('').message!.parts[0]).toMatchObject({ input: {} });
+  expect(noArguments('').hash).not.toBe(noArguments('{}').hash);
+});
+
 describe('openAIChatElements: files', () => {
   it.each([
     [

@@ -5,7 +5,7 @@
  * `refusal`, `annotations`, `audio`, the stream's `index`, string content vs one text part, and
  * the `reasoning_content` some providers add (clients differ on sending it back).
  */
-import type { PartInput } from '@compactor/contract';
+import { textProblem, type PartInput } from '@compactor/contract';
 import { DropInInputError } from './input-error';
 import { chainElements, type ConversationElement, type ElementDraft } from './elements';
 import {
@@ -95,12 +95,9 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
 function assistantDraft(message: Json, path: Path, index: number, name: string | undefined): ElementDraft {
   const content = textParts(message['content'], [...path, 'content'], ['refusal']);
   const calls = toolCalls(message, path, index);
-  const reasoning = optionalText(message['reasoning_content'] ?? message['reasoning'], [
-    ...path,
-    'reasoning_content',
-  ]);
+  const reasoning = providerReasoning(message);
   const parts: PartInput[] = [];
-  if (reasoning !== undefined && reasoning !== '') parts.push({ type: 'reasoning', text: reasoning });
+  if (reasoning !== null) parts.push({ type: 'reasoning', text: reasoning });
   parts.push(...content.map(textPart));
   for (const call of calls) {
     parts.push({
@@ -108,8 +105,9 @@ function assistantDraft(message: Json, path: Path, index: number, name: string |
       callId: call.id,
       tool: call.name,
       status: 'pending',
-      // The arguments text as the model wrote it: renderers pass JSON object text through unchanged.
-      input: call.arguments ?? call.input,
+      // The arguments text as the model wrote it (renderers pass JSON object text through
+      // unchanged); none at all, as some providers send for a tool without parameters, is `{}`.
+      input: call.arguments === '' ? {} : (call.arguments ?? call.input),
       output: null,
       error: null,
     });
@@ -129,6 +127,19 @@ function assistantDraft(message: Json, path: Path, index: number, name: string |
     message: { role: 'assistant', parts: boundedParts(parts, [...path, 'content']) },
     toolResults: [],
   };
+}
+
+/**
+ * The reasoning text some providers add (`reasoning_content`, OpenRouter's `reasoning`). Not part
+ * of the Chat Completions contract, so a shape we do not know, or text the store cannot hold, is
+ * left out rather than refused.
+ */
+function providerReasoning(message: Json): string | null {
+  for (const key of ['reasoning_content', 'reasoning']) {
+    const value = message[key];
+    if (typeof value === 'string' && value !== '' && textProblem(value) === null) return value;
+  }
+  return null;
 }
 
 interface CanonicalCall {
