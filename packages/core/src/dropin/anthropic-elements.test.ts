@@ -182,6 +182,22 @@ describe('anthropicElements: the writes', () => {
     expect(appends[4]!.parts[0]).toMatchObject({ status: 'error', error: 'denied' });
   });
 
+  it('keeps a block of its own that rides along with tool results', () => {
+    const searchResult = {
+      type: 'search_result',
+      source: 'kb://1',
+      title: 'Doc',
+      content: [{ type: 'text', text: 'x' }],
+    };
+    const [element] = anthropicElements(undefined, [
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok' }, searchResult] },
+    ]);
+    expect(element!.message).toMatchObject({
+      parts: [],
+      metadata: { anthropic: { kept: [{ after: 0, block: searchResult }] } },
+    });
+  });
+
   it('sends a conversation back as it came: thinking signed, server blocks verbatim, images by source', () => {
     const serverUse = {
       type: 'server_tool_use',

@@ -32,7 +32,7 @@ import {
 export function anthropicElements(system: unknown, messages: unknown): ConversationElement[] {
   const drafts: ElementDraft[] = [];
   const systemBlocks = textBlocks(system, ['system']);
-  if (systemBlocks.length > 0) drafts.push(systemDraft(systemBlocks));
+  if (systemBlocks.length > 0) drafts.push(systemDraft(systemBlocks, ['system']));
   array(messages, ['messages']).forEach((message, index) =>
     drafts.push(anthropicMessageDraft(message, ['messages', index])),
   );
@@ -43,14 +43,16 @@ export function anthropicElements(system: unknown, messages: unknown): Conversat
 export function anthropicMessageDraft(value: unknown, path: Path): ElementDraft {
   const message = record(value, path);
   const role = message['role'];
-  if (role === 'system') return systemDraft(textBlocks(message['content'], [...path, 'content']));
+  if (role === 'system') {
+    return systemDraft(textBlocks(message['content'], [...path, 'content']), [...path, 'content']);
+  }
   if (role !== 'user' && role !== 'assistant') {
     throw new DropInInputError([...path, 'role'], 'must be "user" or "assistant"');
   }
   const content = [...path, 'content'];
   const blocks: unknown[] =
     typeof message['content'] === 'string'
-      ? [{ type: 'text', text: message['content'] }]
+      ? [{ type: 'text', text: text(message['content'], content) }]
       : array(message['content'], content);
   const reader = new BlockReader(role);
   blocks.forEach((block, i) => reader.read(block, [...content, i]));
@@ -60,18 +62,19 @@ export function anthropicMessageDraft(value: unknown, path: Path): ElementDraft 
     canonical: { role, content: reader.canonical },
     // A user message of tool results only adds no message: the results complete earlier calls.
     message:
-      parts.length === 0 && reader.results.length > 0
+      parts.length === 0 && reader.meta.kept.length === 0 && reader.results.length > 0
         ? null
         : { role, parts, ...anthropicMetadata(reader.meta) },
     toolResults: reader.results,
   };
 }
 
-function systemDraft(blocks: { type: 'text'; text: string }[]): ElementDraft {
+function systemDraft(blocks: { type: 'text'; text: string }[], path: Path): ElementDraft {
+  const parts = blocks.map((block): PartInput => ({ type: 'text', text: block.text }));
   return {
     role: 'system',
     canonical: { role: 'system', content: blocks },
-    message: { role: 'system', parts: blocks.map((block) => ({ type: 'text', text: block.text })) },
+    message: { role: 'system', parts: boundedParts(parts, path) },
     toolResults: [],
   };
 }

@@ -6,6 +6,11 @@ describe('anthropicElements: hostile input is refused with where and why', () =>
   const rows: { name: string; system?: unknown; messages: unknown; path: (string | number)[] }[] = [
     { name: 'messages not an array', messages: 'hi', path: ['messages'] },
     {
+      name: 'a NUL in string content',
+      messages: [{ role: 'user', content: 'a\u0000' }],
+      path: ['messages', 0, 'content'],
+    },
+    {
       name: 'a system block that is not text',
       system: [{ type: 'image' }],
       messages: [],
