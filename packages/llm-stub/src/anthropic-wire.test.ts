@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { thinkingSignature } from './anthropic-wire';
 import type { LlmStub } from './server';
 import { startLlmStub } from './server';
 
@@ -27,7 +28,11 @@ const richConversation: MessageParam[] = [
   {
     role: 'assistant',
     content: [
-      { type: 'thinking', thinking: 'I should read the file.', signature: 'c2lnLTE=' },
+      {
+        type: 'thinking',
+        thinking: 'I should read the file.',
+        signature: thinkingSignature('I should read the file.'),
+      },
       { type: 'redacted_thinking', data: 'b3BhcXVl' },
       { type: 'text', text: 'Reading.' },
       { type: 'tool_use', id: 'toolu_a', name: 'read_file', input: { path: 'src/a.ts' } },
@@ -222,6 +227,34 @@ describe('the Anthropic Messages protocol (@anthropic-ai/sdk)', () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(stub.stats.requests).toBe(before);
+  });
+
+  it('refuses thinking handed back altered, as Anthropic refuses a signature that does not match', async () => {
+    const thinking = {
+      type: 'thinking' as const,
+      thinking: 'Plan: read it.',
+      signature: thinkingSignature('Plan: read it.'),
+    };
+    const conversation = (block: typeof thinking): MessageParam[] => [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [block, { type: 'text', text: 'Done.' }] },
+      { role: 'user', content: 'next' },
+    ];
+    const params = { model: 'stub-claude', max_tokens: 50 };
+    expect((await client.messages.create({ ...params, messages: conversation(thinking) })).type).toBe(
+      'message',
+    );
+    const before = stub.stats.requests;
+    const altered = client.messages.create({
+      ...params,
+      messages: conversation({ ...thinking, thinking: 'Plan: skip it.' }),
+    });
+    await expect(altered).rejects.toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      message: expect.stringContaining('messages.1.content.0: Invalid `signature` in `thinking` block'),
+    });
     expect(stub.stats.requests).toBe(before);
   });
 

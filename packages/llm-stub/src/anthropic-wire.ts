@@ -39,6 +39,12 @@ const toolResultBlock = z.looseObject({
   is_error: z.boolean().optional(),
 });
 
+const thinkingBlockSchema = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string(),
+});
+
 const contentBlock = z.union([
   z.discriminatedUnion('type', [
     textBlock,
@@ -46,7 +52,7 @@ const contentBlock = z.union([
     z.looseObject({ type: z.literal('document'), source: z.looseObject({ type: z.string() }) }),
     toolUseBlock,
     toolResultBlock,
-    z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+    thinkingBlockSchema,
     z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() }),
   ]),
   // Server tools' blocks and newer kinds pass through unread; a known kind must be well formed.
@@ -57,6 +63,8 @@ type ContentBlock = z.infer<typeof contentBlock>;
 
 // The schema lets an unknown kind through only under a name it does not know, so the kind names the shape.
 const isToolUse = (block: ContentBlock): block is z.infer<typeof toolUseBlock> => block.type === 'tool_use';
+const isThinking = (block: ContentBlock): block is z.infer<typeof thinkingBlockSchema> =>
+  block.type === 'thinking';
 const isToolResult = (block: ContentBlock): block is z.infer<typeof toolResultBlock> =>
   block.type === 'tool_result';
 
@@ -101,6 +109,26 @@ function messageOfBlocks(role: string, content: string | ContentBlock[]): StubMe
   return message;
 }
 
+/** The signature the stub gives its thinking; one a client altered or made up does not match. */
+export function thinkingSignature(thinking: string): string {
+  return createHash('sha256').update(`stub-signature:${thinking}`).digest('base64');
+}
+
+/**
+ * Where a `thinking` block handed back is not the stub's own, word for word and signature
+ * (Anthropic refuses those with this 400), or `null`.
+ */
+export function invalidThinking(request: AnthropicRequest): string | null {
+  for (const [m, message] of request.messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [b, block] of message.content.entries()) {
+      if (!isThinking(block) || thinkingSignature(block.thinking) === block.signature) continue;
+      return `messages.${m}.content.${b}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  return null;
+}
+
 /** An Anthropic Messages request as the protocol-neutral request the stub answers. */
 export function stubRequestOfAnthropic(request: AnthropicRequest): StubRequest {
   const system = request.system;
@@ -140,7 +168,7 @@ export type AnthropicBlock =
 export function thinkingBlock(request: StubRequest): AnthropicBlock {
   const last = request.messages.at(-1);
   const thinking = `Considering the last ${last?.role ?? 'message'} (${request.messages.length} messages so far).`;
-  const signature = createHash('sha256').update(`stub-signature:${thinking}`).digest('base64');
+  const signature = thinkingSignature(thinking);
   return { type: 'thinking', thinking, signature };
 }
 

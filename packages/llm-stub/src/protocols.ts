@@ -4,6 +4,7 @@ import {
   anthropicContextErrorBody,
   anthropicErrorBody,
   anthropicRequestSchema,
+  invalidThinking,
   stubRequestOfAnthropic,
 } from './anthropic-wire';
 import type { StubProtocol, StubRequest, ToolPairing } from './conversation';
@@ -71,9 +72,9 @@ export const ANTHROPIC_PROTOCOL: WireProtocol = {
   answerIdPrefix: 'msg_stub_',
   parse(body) {
     const parsed = anthropicRequestSchema.safeParse(body);
-    return parsed.success
-      ? { request: stubRequestOfAnthropic(parsed.data) }
-      : { invalid: `Invalid request: ${parsed.error.message}` };
+    if (!parsed.success) return { invalid: `Invalid request: ${parsed.error.message}` };
+    const thinking = invalidThinking(parsed.data);
+    return thinking === null ? { request: stubRequestOfAnthropic(parsed.data) } : { invalid: thinking };
   },
   errorBody: anthropicErrorBody,
   pairingMessage({ unansweredCalls, orphanResults }) {
