@@ -20,6 +20,7 @@ export { estimateTokens as estimateStubTokens } from './completions';
 export { FORGED_FRAMING_LINES } from './forged-framing';
 export { RECALL_TOOL, stubChecksum } from './agent';
 export { toolPairing } from './conversation';
+export { thinkingSignature } from './anthropic-wire';
 export type {
   StubMessage,
   StubProtocol,
