@@ -123,6 +123,25 @@ describe('syncConversation when histories part', () => {
     }
   });
 
+  it('recovers an answer stored without its link: the echo is not appended again, its result lands', async () => {
+    const history = [system('sys'), user('cut short')];
+    const created = await turn(deps, chatRequest('t-unlinked', history), toolCall('w1', 'ls'));
+    // The process died between storing the answer and linking it.
+    await t.database.db.$client.query(
+      'delete from conversation_links where session_pk = $1 and position = 2',
+      [created.chain.sessionPk],
+    );
+    history.push(toolCall('w1', 'ls'), toolResult('w1', 'listing'));
+    const next = await syncConversation(deps, chatRequest('t-unlinked', history));
+    expect(next).toMatchObject({ outcome: 'extended', session: created.session });
+    const stored = await storedMessages(t, 't-unlinked', created.session.id);
+    expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+    expect(stored[2]?.parts).toEqual([
+      { type: 'tool', callId: 'w1', status: 'completed', output: 'listing' },
+    ]);
+    expect(await lastConversationLink(t.database.db, created.chain.sessionPk)).toMatchObject({ position: 3 });
+  });
+
   it('forgets the chain of a deleted session', async () => {
     const history = [system('sys'), user('delete me')];
     const created = await turn(deps, chatRequest('t-delete', history), reply('ok'));

@@ -14,6 +14,7 @@ import {
 import {
   findToolCallOwners,
   insertConversationLinks,
+  storedMessageIds,
   type SessionRow,
   type ToolCallOwner,
 } from '@compactor/db';
@@ -62,7 +63,26 @@ export async function planSuffix(
     parts.push(resultPart(owner, patch));
     results.set(owner.messageId, parts);
   }
-  return { from, results, appends };
+  if (!session) return { from, results, appends };
+  // A message stored without its link (a request or an answer cut short between the two) is not
+  // appended again: its id says it is the same element; results folded into it become patches.
+  const stored = await storedMessageIds(
+    deps.resources.db,
+    session.pk,
+    appends.flatMap((m) => (m.id === undefined ? [] : [m.id])),
+  );
+  const fresh: AppendMessageInput[] = [];
+  for (const message of appends) {
+    if (message.id === undefined || !stored.has(message.id)) {
+      fresh.push(message);
+      continue;
+    }
+    const finished = message.parts.filter(
+      (p) => p.type === 'tool' && p.status !== 'pending' && p.status !== 'running',
+    );
+    if (finished.length > 0) results.set(message.id, [...(results.get(message.id) ?? []), ...finished]);
+  }
+  return { from, results, appends: fresh };
 }
 
 /** Writes a planned suffix into the session and links its elements into the chain. */

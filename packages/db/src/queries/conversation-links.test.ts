@@ -4,6 +4,7 @@
  * once, and deleted with their session.
  */
 import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createTestSession } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
@@ -110,6 +111,22 @@ describe('conversation links', () => {
       rawAnswer: { choices: [] },
     });
     expect(last?.createdAt.toISOString()).toBe(now.toISOString());
+
+    // jsonb refuses NUL: the kept copy of an answer carrying one stores U+FFFD instead.
+    await insertConversationLinks(
+      t.db,
+      target,
+      [{ position: 3, chainHash: Buffer.alloc(32, 8), messageId: 'nul' }],
+      {
+        now,
+        rawAnswer: { text: 'a\u0000b' },
+      },
+    );
+    expect(await lastConversationLink(t.db, session.pk)).toMatchObject({
+      position: 3,
+      rawAnswer: { text: 'a\uFFFDb' },
+    });
+    await t.db.execute(sql`delete from conversation_links where session_pk = ${session.pk} and position = 3`);
 
     const echoed = Buffer.alloc(32, 9);
     await rehashConversationLink(t.db, session.pk, 2, echoed);

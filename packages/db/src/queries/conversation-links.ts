@@ -162,7 +162,7 @@ export async function insertConversationLinks(
     sql`insert into conversation_links
           (session_pk, position, tenant_id, chain_hash, conversation_key, message_id, answer, raw_answer, created_at)
         select ${target.sessionPk}, l.position, ${target.tenantId}, l.chain_hash, ${target.conversationKey},
-               l.message_id, ${answer}, ${answer ? JSON.stringify(options.rawAnswer) : null}::jsonb, ${options.now}
+               l.message_id, ${answer}, ${answer ? storableJson(options.rawAnswer) : null}::jsonb, ${options.now}
         from unnest(${sql.param(links.map((l) => l.position))}::int[],
                     ${sql.param(links.map((l) => l.chainHash))}::bytea[],
                     ${sql.param(links.map((l) => l.messageId))}::text[]) as l(position, chain_hash, message_id)
@@ -194,4 +194,23 @@ export async function clearStoredAnswer(db: DbOrTx, sessionPk: number, position:
     sql`update conversation_links set raw_answer = null
         where session_pk = ${sessionPk} and position = ${position} and raw_answer is not null`,
   );
+}
+
+/**
+ * JSON that jsonb takes: Postgres refuses the NUL character in jsonb strings, which a provider's
+ * text may carry; it becomes U+FFFD in the kept copy (the stored message has its own rules).
+ */
+function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item,
+  );
+}
+
+/** Which of `ids` the session already stores (one probe of `messages_session_id_uq` each). */
+export async function storedMessageIds(db: DbOrTx, sessionPk: number, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const result = await db.execute<{ id: string }>(
+    sql`select id from messages where session_pk = ${sessionPk} and id = any(${sql.param(ids)}::text[])`,
+  );
+  return new Set(result.rows.map((r) => r.id));
 }
