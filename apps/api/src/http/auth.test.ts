@@ -54,6 +54,7 @@ describe('createAuthenticator', () => {
     );
     expect(await auth.tenantFor(undefined, 'k1')).toBe('globex');
     expect(await auth.tenantFor(undefined, ' k2 ')).toBe('initech');
+    expect(await auth.tenantFor('', 'k1')).toBe('globex');
     // Authorization, when sent, is the one that counts: a bad bearer is not rescued by x-api-key.
     expect(await auth.tenantFor('Bearer k2', 'k1')).toBe('initech');
     await expect(auth.tenantFor('Bearer nope', 'k1')).rejects.toMatchObject({ status: 401 });

@@ -44,8 +44,8 @@ export function createAuthenticator(
     isOpen,
     async tenantFor(authorization, apiKey) {
       if (await isOpen()) return OPEN_TENANT;
-      const key =
-        authorization === undefined ? apiKeyOf(apiKey) : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+      // An empty Authorization header is no header (a client told to clear it sends one).
+      const key = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : apiKeyOf(apiKey);
       if (!key)
         throw new ApiError(
           401,
