@@ -17,6 +17,7 @@ import {
   findSessionByPk,
   insertConversationLinks,
   rehashConversationLink,
+  storedMessageIds,
   type SessionRow,
 } from '@compactor/db';
 import {
@@ -194,7 +195,13 @@ export async function recordAnswer(
     // A concurrent identical request answered first: its answer is the conversation's.
     if (await conversationLinkAt(db, chain.sessionPk, position)) return;
     if (!(await findSessionByPk(db, chain.sessionPk))) return;
-    await deps.messages.append(session, { kind: 'parsed', messages: [{ ...answer.message, id }] }, deps.log);
+    // Stored already when an earlier attempt died before linking it: link it now.
+    if (!(await storedMessageIds(db, chain.sessionPk, [id])).has(id))
+      await deps.messages.append(
+        session,
+        { kind: 'parsed', messages: [{ ...answer.message, id }] },
+        deps.log,
+      );
     await insertConversationLinks(
       db,
       { sessionPk: chain.sessionPk, tenantId: session.tenantId, conversationKey: chain.conversationKey },
