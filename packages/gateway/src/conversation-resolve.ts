@@ -15,7 +15,7 @@ import {
   type ConversationLinkRow,
   type SessionRow,
 } from '@compactor/db';
-import type { GatewayDeps } from './conversation';
+import type { GatewayDeps } from './conversation-types';
 import { dropInMetadataOf } from './conversation-sessions';
 
 /** How long an answer is sent again to a request identical to the one it answered. */

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { PolicyInput } from '@compactor/core';
 import { findSession, type SessionRow } from '@compactor/db';
 import { Conflict, createSession } from '@compactor/sessions';
-import type { GatewayDeps } from './conversation';
+import type { GatewayDeps } from './conversation-types';
 
 /** What a drop-in session keeps in its metadata, under `dropin`. */
 export interface DropInMetadata {

@@ -19,7 +19,7 @@ import {
   type ToolCallOwner,
 } from '@compactor/db';
 import type { PartInput } from '@compactor/contract';
-import type { GatewayDeps } from './conversation';
+import type { GatewayDeps } from './conversation-types';
 
 /** An append carries at most this many messages (the contract's batch limit). */
 const APPEND_BATCH = 1000;

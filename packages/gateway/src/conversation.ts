@@ -4,13 +4,7 @@
  * upstream's answer stored so that the client's next request, which echoes it, extends the chain.
  */
 import { ClientId } from '@compactor/contract';
-import {
-  chainHash,
-  dropInMessageId,
-  DropInInputError,
-  type ConversationElement,
-  type DropInAnswer,
-} from '@compactor/core';
+import { chainHash, dropInMessageId, DropInInputError, type DropInAnswer } from '@compactor/core';
 import {
   clearStoredAnswer,
   conversationLinkAt,
@@ -20,62 +14,26 @@ import {
   storedMessageIds,
   type SessionRow,
 } from '@compactor/db';
-import {
-  InvalidInput,
-  type OperationLog,
-  type SessionMessages,
-  type SessionResources,
-  type SessionTarget,
-  type TenantLimits,
-} from '@compactor/sessions';
+import { InvalidInput } from '@compactor/sessions';
 import { conversationSerializer } from './conversation-locks';
+import type {
+  ConversationOutcome,
+  ConversationRequest,
+  GatewayDeps,
+  StoredAnswer,
+  SyncedConversation,
+} from './conversation-types';
 import { resolveConversation, type Resolution } from './conversation-resolve';
 import { createDropInSession, dropInMetadataOf } from './conversation-sessions';
 import { planSuffix, writeSuffix } from './conversation-writes';
 
-export interface GatewayDeps {
-  resources: SessionResources;
-  /** The API's single SessionMessages instance (its per-session write queue orders the writes). */
-  messages: SessionMessages;
-  limits: TenantLimits;
-  /** Where writes report their warnings (never message text). */
-  log: OperationLog;
-}
-
-export interface ConversationRequest {
-  tenantId: string;
-  protocol: 'openai' | 'anthropic';
-  /** `X-Compactor-Session`. */
-  sessionHeader: string | undefined;
-  /** The request's `model`. */
-  model: string;
-  /** `X-Compactor-Context-Window` / `-Max-Output-Tokens` / `-Recall`, used when the session is created. */
-  overrides: { contextWindow?: number; maxOutputTokens?: number; recall?: boolean };
-  elements: ConversationElement[];
-}
-
-export type ConversationOutcome = 'created' | 'extended' | 'replayed' | 'diverged';
-
-export interface SyncedConversation {
-  session: SessionTarget;
-  outcome: ConversationOutcome;
-  /** The session the request diverged from (outcome `diverged`). */
-  divergedFrom: string | null;
-  /** Outcome `replayed`: the stored raw upstream answer to send again. */
-  replay: StoredAnswer | null;
-  /** The chain position the answer will take (= elements.length). */
-  answerPosition: number;
-  /** Offer the recall tool upstream. */
-  recall: boolean;
-  /** Where the answer is linked: the session's key, the conversation key, the request's last chain hash. */
-  chain: { sessionPk: number; conversationKey: string | null; end: string };
-}
-
-export interface StoredAnswer {
-  protocol: 'openai' | 'anthropic';
-  /** The provider's answer JSON (a stream is stored accumulated). */
-  body: unknown;
-}
+export type {
+  ConversationOutcome,
+  ConversationRequest,
+  GatewayDeps,
+  StoredAnswer,
+  SyncedConversation,
+} from './conversation-types';
 
 /** Resolves the session and writes what is new (appends + tool-result patches), linking every element into the chain. */
 export async function syncConversation(
