@@ -35,7 +35,13 @@ export interface DropInApi {
 }
 
 export function useDropInApi(
-  options: { workers?: boolean; upstream?: LlmStubOptions; dropIn?: Partial<DropInSettings> } = {},
+  options: {
+    workers?: boolean;
+    upstream?: LlmStubOptions;
+    /** The workers' LLM (a slow one keeps a compaction running). */
+    summarizer?: LlmStubOptions;
+    dropIn?: Partial<DropInSettings>;
+  } = {},
 ): DropInApi {
   const database = useTestDatabase();
   let state:
@@ -62,7 +68,7 @@ export function useDropInApi(
     const address = await server.app.listen({ port: 0, host: '127.0.0.1' });
     state = { server, baseURL: `${address}/v1`, upstream, recorder };
     if (options.workers) {
-      const summarizer = await startLlmStub();
+      const summarizer = await startLlmStub(options.summarizer);
       const tokenizer = getTokenizer('o200k_base');
       state.summarizer = summarizer;
       state.workers = startWorkers(
