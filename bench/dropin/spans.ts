@@ -1,0 +1,88 @@
+/**
+ * Where a drop-in request's time goes, measured inside the API process without touching its
+ * code: preloaded there by the drop-in benchmark (`--import`) when BENCH_DROPIN_SPANS names a
+ * file. It times every Postgres statement (by kind), every upstream HTTP call (undici's
+ * diagnostics channels: the SDK's fetch), and every request the server answers; on SIGUSR2 it
+ * writes the sums since the previous SIGUSR2 to that file (then renamed into place) and starts
+ * again. What the three leave is the process's own work (parsing, hashing, rendering, waiting).
+ */
+import { subscribe } from 'node:diagnostics_channel';
+import { renameSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+
+interface Sum {
+  count: number;
+  ms: number;
+}
+
+const file = process.env.BENCH_DROPIN_SPANS;
+let statements = new Map<string, Sum>();
+let upstream: Sum = { count: 0, ms: 0 };
+let served: Sum = { count: 0, ms: 0 };
+
+const add = (sum: Sum, ms: number) => {
+  sum.count += 1;
+  sum.ms += ms;
+};
+
+/** A statement's kind: its verb and the table it names first (parameters and literals left out). */
+function kindOf(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const verb = /^(\w+)/.exec(flat)?.[1] ?? '?';
+  const table = /\b(?:from|into|update|join)\s+"?(\w+)"?/.exec(flat)?.[1] ?? '';
+  return `${verb} ${table}`.trim();
+}
+
+if (file) {
+  type Query = (this: pg.Client, ...args: unknown[]) => unknown;
+  const original = pg.Client.prototype.query as unknown as Query;
+  (pg.Client.prototype as unknown as { query: Query }).query = function timedQuery(...args) {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : ((first as { text?: string } | null)?.text ?? '');
+    const kind = kindOf(text);
+    const started = performance.now();
+    const done = () => {
+      const sum = statements.get(kind) ?? { count: 0, ms: 0 };
+      add(sum, performance.now() - started);
+      statements.set(kind, sum);
+    };
+    const callback = args.at(-1);
+    if (typeof callback === 'function') {
+      args[args.length - 1] = (...results: unknown[]) => {
+        done();
+        return (callback as (...a: unknown[]) => unknown)(...results);
+      };
+      return original.apply(this, args);
+    }
+    const result = original.apply(this, args);
+    if (result instanceof Promise) return result.finally(done);
+    return result;
+  };
+
+  const upstreamStarts = new WeakMap<object, number>();
+  subscribe('undici:request:create', (message) => {
+    upstreamStarts.set((message as { request: object }).request, performance.now());
+  });
+  subscribe('undici:request:trailers', (message) => {
+    const started = upstreamStarts.get((message as { request: object }).request);
+    if (started !== undefined) add(upstream, performance.now() - started);
+  });
+
+  const requestStarts = new WeakMap<object, number>();
+  subscribe('http.server.request.start', (message) => {
+    requestStarts.set((message as { response: object }).response, performance.now());
+  });
+  subscribe('http.server.response.finish', (message) => {
+    const started = requestStarts.get((message as { response: object }).response);
+    if (started !== undefined) add(served, performance.now() - started);
+  });
+
+  process.on('SIGUSR2', () => {
+    const sums = { served, upstream, statements: Object.fromEntries(statements) };
+    writeFileSync(`${file}.partial`, JSON.stringify(sums));
+    renameSync(`${file}.partial`, file);
+    statements = new Map();
+    upstream = { count: 0, ms: 0 };
+    served = { count: 0, ms: 0 };
+  });
+}
