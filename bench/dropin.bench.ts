@@ -175,17 +175,19 @@ interface Measured {
 }
 
 /** `samples` turns per mode, round robin over the agents, each also sent straight to the stub. */
-async function measureTurns(agents: Agent[], samples: number, withDirect = true): Promise<Measured> {
+async function measureTurns(agents: Agent[], samples: number): Promise<Measured> {
   const measured: Measured = { compactor: { whole: [], stream: [] }, direct: { whole: [], stream: [] } };
   // Warm-up: every conversation's first measured-like turn (JIT, statement plans, connections).
   for (const agent of agents) await turnViaCompactor(agent, false);
   for (let i = 0; i < 2 * samples; i++) {
     const agent = agents[i % agents.length]!;
-    const mode = Math.floor(i / agents.length) % 2 === 0 ? 'whole' : 'stream';
+    const mode = i % 2 === 0 ? 'whole' : 'stream';
     const stream = mode === 'stream';
-    if (withDirect && i % 2 === 0) measured.direct[mode].push(await turnDirect(agent, stream));
+    // Which goes first alternates, so both share whatever the machine does meanwhile.
+    const directFirst = Math.floor(i / 2) % 2 === 0;
+    if (directFirst) measured.direct[mode].push(await turnDirect(agent, stream));
     measured.compactor[mode].push(await turnViaCompactor(agent, stream));
-    if (withDirect && i % 2 === 1) measured.direct[mode].push(await turnDirect(agent, stream));
+    if (!directFirst) measured.direct[mode].push(await turnDirect(agent, stream));
   }
   return measured;
 }
