@@ -56,7 +56,7 @@ export async function relayStreamedStep(
   options: RelayOptions,
 ): Promise<RelayedStep> {
   const answer = new ChatChunkAccumulator();
-  const held: { raw: string; chunk: ChatCompletionChunk }[] = [];
+  const held: { raw: string; chunk: ChatCompletionChunk | null }[] = [];
   let hidden: ChatCompletionMessageFunctionToolCall[] = [];
   let sentContent = '';
   let done: string | null = null;
@@ -72,9 +72,11 @@ export async function relayStreamedStep(
       continue;
     }
     const chunk = parseChunk(sse.data);
-    // Not a chunk (an error event, a comment the provider sends): the client sees it as it came.
+    // Not a chunk (an error event, a comment the provider sends): the client sees it as it came,
+    // in its place among what is held.
     if (chunk === null) {
-      send(rawEvent(sse), null);
+      if (held.length > 0) held.push({ raw: rawEvent(sse), chunk: null });
+      else send(rawEvent(sse), null);
       continue;
     }
     answer.add(chunk);
@@ -91,7 +93,7 @@ export async function relayStreamedStep(
     if (!finishes(chunk)) continue;
     hidden = answer.toolCalls().filter((call) => options.isHiddenTool(call.function.name));
     for (const event of held.splice(0)) {
-      if (hidden.length === 0) send(event.raw, event.chunk);
+      if (hidden.length === 0 || event.chunk === null) send(event.raw, event.chunk);
       else {
         // The step is asked again: only its text reaches the client, without the calls or the end.
         const text = withoutCallsAndFinish(event.chunk);
