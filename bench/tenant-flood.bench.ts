@@ -7,14 +7,21 @@
  * is at most 2×). The API and the worker run as their own processes, with the API's default pool
  * (`DATABASE_POOL_SIZE` 10) and turns (`TENANT_REQUESTS_IN_FLIGHT` 2), as deployed;
  * `BENCH_TENANT_REQUESTS_IN_FLIGHT` sets another number of turns (0: none, every request at
- * once). A's writers wait out a 429's Retry-After, as the clients do. The machine's load average
- * is printed with each phase: a loaded machine inflates both. `npm run bench -- tenant-flood`.
+ * once). A's flood runs in a process of its own and its writers wait out a 429's Retry-After, as
+ * the clients do. With each phase it prints the load average, how busy the machine's cores were,
+ * the cores the API, the worker and Postgres used and both event loops' delay: a loaded machine
+ * inflates both phases. `npm run bench -- tenant-flood`.
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { deleteQueueKeys } from '@compactor/stack';
 import {
   cpuSecondsOf,
+  postgresCpuSeconds,
   dropDatabase,
   freshDatabase,
   startApiProcess,
@@ -30,7 +37,8 @@ const B_APPENDS = Number(process.env.BENCH_B_APPENDS ?? 300);
 const FLOOD_WRITERS = Number(process.env.BENCH_FLOOD_WRITERS ?? 100);
 const FLOOD_SESSIONS = 50;
 const FLOOD_BATCH = 20;
-const COMPACTION_EVERY_MS = 100;
+/** 0: A asks for no compactions (its appends alone, to tell the worker's share of B's wait). */
+const COMPACTION_EVERY_MS = Number(process.env.BENCH_COMPACTION_EVERY_MS ?? 100);
 /** B's pause between two appends: a steady trickle, not a flood of its own. */
 const B_PAUSE_MS = 10;
 const IN_FLIGHT = process.env.BENCH_TENANT_REQUESTS_IN_FLIGHT;
@@ -100,7 +108,7 @@ function floodOfA(api: string) {
     }
   });
   const compactions = (async () => {
-    for (let n = 0; flooding; n++) {
+    for (let n = 0; flooding && COMPACTION_EVERY_MS > 0; n++) {
       const answer = await postFor(api, 'key-a', `/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
       count(`compaction ${answer.status}`);
       await backOff(answer);
@@ -129,73 +137,144 @@ async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
   return { max: value('max'), p99: value('p99') };
 }
 
-/** B's appends, with the API's event-loop delay and the CPU (in cores) its process used meanwhile. */
-async function measured(api: { url: string; process: { pid?: number } }) {
+/** The machine's CPU time so far, busy and in all, in seconds over every core (/proc/stat). */
+function machineCpu(): { busy: number; total: number } {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number) as number[];
+  const busy = user! + nice! + system! + irq! + softirq! + steal!;
+  return { busy: busy / 100, total: (busy + idle! + iowait!) / 100 };
+}
+
+/**
+ * B's appends, with the API's event-loop delay and the CPU (in cores) its process used meanwhile,
+ * the event-loop delay of B's own process (what of B's time is the client's, not the API's), the
+ * cores the worker and every Postgres process used, and how busy the machine's cores were.
+ */
+async function measured(api: { url: string; process: { pid?: number } }, workerPid: number) {
   const pid = api.process.pid!;
   await loopDelay(api.url);
-  const [cpuBefore, started] = [cpuSecondsOf(pid), performance.now()];
+  const client = monitorEventLoopDelay({ resolution: 10 });
+  client.enable();
+  const before = { api: cpuSecondsOf(pid), worker: cpuSecondsOf(workerPid), pg: postgresCpuSeconds() };
+  const [machineBefore, started] = [machineCpu(), performance.now()];
   const times = await timeAppendsOfB(api.url);
-  const cores = (cpuSecondsOf(pid) - cpuBefore) / ((performance.now() - started) / 1000);
-  return { spread: spread(times), delay: await loopDelay(api.url), cores };
+  const seconds = (performance.now() - started) / 1000;
+  const machineAfter = machineCpu();
+  const cores = (cpuSecondsOf(pid) - before.api) / seconds;
+  const workerCores = (cpuSecondsOf(workerPid) - before.worker) / seconds;
+  const postgresCores = (postgresCpuSeconds() - before.pg) / seconds;
+  const machineBusy = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
+  client.disable();
+  const clientDelay = { p99: client.percentile(99) / 1e6, max: client.max / 1e6 };
+  return {
+    spread: spread(times),
+    delay: await loopDelay(api.url),
+    cores,
+    clientDelay,
+    workerCores,
+    postgresCores,
+    machineBusy,
+  };
 }
 
-await freshDatabase(DATABASE_URL);
-const prefix = `{bench-tenant-flood-${randomUUID().slice(0, 8)}}`;
-const stub = await startStubProcess({ LLM_STUB_LATENCY_MS: '200' });
-const env = { DATABASE_URL, REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' };
-const worker = await startWorkerProcess({ ...env, OPENAI_BASE_URL: stub.url, OPENAI_API_KEY: 'stub' });
-const api = await startApiProcess({
-  ...env,
-  API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
-  // A's compactions all run: the flood loads the workers too, not only the API.
-  TENANT_MAX_ACTIVE_COMPACTIONS: '0',
-  ...(IN_FLIGHT === undefined ? {} : { TENANT_REQUESTS_IN_FLIGHT: IN_FLIGHT }),
-});
-try {
-  await createSession(api.url, 'key-b', 'quiet');
-  for (let s = 0; s < FLOOD_SESSIONS; s++) await createSession(api.url, 'key-a', `a${s}`);
-  // Warm-up: the API's first appends pay for its JIT and its connections.
-  for (let s = 0; s < FLOOD_SESSIONS; s++)
-    await post(api.url, 'key-a', `/v1/sessions/a${s}/messages`, {
-      messages: messages(`warm${s}`, FLOOD_BATCH),
-    });
+/** Marks the process that runs A's flood (see {@link floodProcess}). */
+const FLOOD_CHILD = '--flood-of-a';
 
-  const loadIdle = loadavg()[0]!;
-  const idle = await measured(api);
-  const flood = floodOfA(api.url);
-  // Let A's requests fill the pool and the queues before measuring.
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
-  const loadFlood = loadavg()[0]!;
-  const flooded = await measured(api);
-  const { statuses, seconds } = await flood.stop();
+/**
+ * A's flood in a process of its own, as another tenant's clients would be: in B's process its 100
+ * writers' requests and responses would delay B's own on the shared event loop.
+ */
+function floodProcess(api: string) {
+  const child = fork(fileURLToPath(import.meta.url), [FLOOD_CHILD, api], { stdio: 'inherit' });
+  return {
+    stop: () =>
+      new Promise<{ statuses: Map<string, number>; seconds: number }>((resolve, reject) => {
+        child.once('message', (message) => {
+          const { statuses, seconds } = message as { statuses: Array<[string, number]>; seconds: number };
+          resolve({ statuses: new Map(statuses), seconds });
+        });
+        child.once('exit', (code) => reject(new Error(`A's flood exited (${code}) before reporting`)));
+        child.send('stop');
+      }),
+  };
+}
 
-  const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
-  const row = (label: string, r: Awaited<ReturnType<typeof measured>>, load: number) =>
+/** The flood's process: floods until told to stop, then reports what A's requests were answered. */
+function runFloodChild(api: string): void {
+  const flood = floodOfA(api);
+  process.once('message', () => {
+    void flood
+      .stop()
+      .then(({ statuses, seconds }) =>
+        process.send!({ statuses: [...statuses], seconds }, () => process.disconnect()),
+      );
+  });
+}
+
+async function benchmark(): Promise<void> {
+  await freshDatabase(DATABASE_URL);
+  const prefix = `{bench-tenant-flood-${randomUUID().slice(0, 8)}}`;
+  const stub = await startStubProcess({ LLM_STUB_LATENCY_MS: '200' });
+  const env = { DATABASE_URL, REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' };
+  const worker = await startWorkerProcess({ ...env, OPENAI_BASE_URL: stub.url, OPENAI_API_KEY: 'stub' });
+  const api = await startApiProcess({
+    ...env,
+    API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
+    // A's compactions all run: the flood loads the workers too, not only the API.
+    TENANT_MAX_ACTIVE_COMPACTIONS: '0',
+    ...(IN_FLIGHT === undefined ? {} : { TENANT_REQUESTS_IN_FLIGHT: IN_FLIGHT }),
+  });
+  try {
+    await createSession(api.url, 'key-b', 'quiet');
+    for (let s = 0; s < FLOOD_SESSIONS; s++) await createSession(api.url, 'key-a', `a${s}`);
+    // Warm-up: the API's first appends pay for its JIT and its connections.
+    for (let s = 0; s < FLOOD_SESSIONS; s++)
+      await post(api.url, 'key-a', `/v1/sessions/a${s}/messages`, {
+        messages: messages(`warm${s}`, FLOOD_BATCH),
+      });
+
+    const loadIdle = loadavg()[0]!;
+    const idle = await measured(api, worker.process.pid!);
+    const flood = floodProcess(api.url);
+    // Let A's requests fill the pool and the queues before measuring.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const loadFlood = loadavg()[0]!;
+    const flooded = await measured(api, worker.process.pid!);
+    const { statuses, seconds } = await flood.stop();
+
+    const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
+    const row = (label: string, r: Awaited<ReturnType<typeof measured>>, load: number) =>
+      console.log(
+        `${label.padEnd(18)} p50 ${ms(r.spread.p50)}   p95 ${ms(r.spread.p95)}   p99 ${ms(r.spread.p99)}   ` +
+          `max ${ms(r.spread.max)}   load ${load.toFixed(1)}   API event-loop delay p99 ${r.delay.p99.toFixed(0)} ms, ` +
+          `max ${r.delay.max.toFixed(0)} ms; API CPU ${r.cores.toFixed(2)} cores; ` +
+          `B's own event-loop delay p99 ${r.clientDelay.p99.toFixed(0)} ms; worker ${r.workerCores.toFixed(2)}, ` +
+          `every Postgres process ${r.postgresCores.toFixed(2)} cores; machine's cores ${(r.machineBusy * 100).toFixed(0)} % busy`,
+      );
     console.log(
-      `${label.padEnd(18)} p50 ${ms(r.spread.p50)}   p95 ${ms(r.spread.p95)}   p99 ${ms(r.spread.p99)}   ` +
-        `max ${ms(r.spread.max)}   load ${load.toFixed(1)}   API event-loop delay p99 ${r.delay.p99.toFixed(0)} ms, ` +
-        `max ${r.delay.max.toFixed(0)} ms; API CPU ${r.cores.toFixed(2)} cores`,
+      `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
+        `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends over ${FLOOD_SESSIONS} sessions, ` +
+        `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms); ` +
+        `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}`,
     );
-  console.log(
-    `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
-      `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends over ${FLOOD_SESSIONS} sessions, ` +
-      `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms); ` +
-      `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}`,
-  );
-  row('API idle', idle, loadIdle);
-  row("during A's flood", flooded, loadFlood);
-  console.log(
-    `A's requests during the run (${seconds.toFixed(1)} s, ${((statuses.get('append 201') ?? 0) / seconds).toFixed(0)} appends stored a second): ` +
-      [...statuses].map(([what, n]) => `${n} × ${what}`).join(', '),
-  );
-  console.log(
-    `p99 flooded / idle: ${(flooded.spread.p99 / idle.spread.p99).toFixed(2)}× (goal ≤ 2×); ` +
-      `p95 ${(flooded.spread.p95 / idle.spread.p95).toFixed(2)}×; load average now ${loadavg()[0]!.toFixed(1)}`,
-  );
-} finally {
-  await api.stop();
-  await worker.stop();
-  await stub.stop();
-  await deleteQueueKeys(REDIS_URL, prefix);
-  await dropDatabase(DATABASE_URL);
+    row('API idle', idle, loadIdle);
+    row("during A's flood", flooded, loadFlood);
+    console.log(
+      `A's requests during the run (${seconds.toFixed(1)} s, ${((statuses.get('append 201') ?? 0) / seconds).toFixed(0)} appends stored a second): ` +
+        [...statuses].map(([what, n]) => `${n} × ${what}`).join(', '),
+    );
+    console.log(
+      `p99 flooded / idle: ${(flooded.spread.p99 / idle.spread.p99).toFixed(2)}× (goal ≤ 2×); ` +
+        `p95 ${(flooded.spread.p95 / idle.spread.p95).toFixed(2)}×; load average now ${loadavg()[0]!.toFixed(1)}`,
+    );
+  } finally {
+    await api.stop();
+    await worker.stop();
+    await stub.stop();
+    await deleteQueueKeys(REDIS_URL, prefix);
+    await dropDatabase(DATABASE_URL);
+  }
 }
+
+if (process.argv[2] === FLOOD_CHILD) runFloodChild(process.argv[3]!);
+else await benchmark();
