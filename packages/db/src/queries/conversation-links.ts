@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 
@@ -32,27 +32,36 @@ export async function longestChainMatch(
   hashes: Buffer[],
 ): Promise<ChainMatch | null> {
   if (hashes.length === 0) return null;
-  const scope = conversationKey === null ? sql`` : sql` and c.conversation_key = ${conversationKey}`;
   const newest = hashes.slice(-NEWEST_PROBES).reverse();
-  const first = await executePrepared<MatchRow>(
-    db,
-    // Probed in the order given (newest first); the ordered subquery is never flattened.
-    sql`select l.session_pk, l.position
-        from (select hash, n from unnest(${sql.param(newest)}::bytea[]) with ordinality as u(hash, n) order by n) h
+  const first = await executePrepared<MatchRow>(db, newestProbesSql(tenantId, conversationKey, newest));
+  if (first.rows[0]) return matchOf(first.rows[0]);
+  const rest = hashes.slice(0, hashes.length - newest.length);
+  if (rest.length === 0) return null;
+  const searched = await executePrepared<MatchRow>(db, prefixSearchSql(tenantId, conversationKey, rest));
+  return searched.rows[0] ? matchOf(searched.rows[0]) : null;
+}
+
+const scopeOf = (conversationKey: string | null) =>
+  conversationKey === null ? sql`` : sql` and c.conversation_key = ${conversationKey}`;
+
+/** The first probe: `hashes` in the order given (newest first), stopping at the first stored one. */
+export function newestProbesSql(tenantId: string, conversationKey: string | null, hashes: Buffer[]): SQL {
+  // The ordered subquery is never flattened, so the nested loop walks it in order.
+  return sql`select l.session_pk, l.position
+        from (select hash, n from unnest(${sql.param(hashes)}::bytea[]) with ordinality as u(hash, n) order by n) h
         cross join lateral (
           select c.session_pk, c.position from conversation_links c
-          where c.tenant_id = ${tenantId}${scope} and c.chain_hash = h.hash
+          where c.tenant_id = ${tenantId}${scopeOf(conversationKey)} and c.chain_hash = h.hash
           order by c.session_pk desc limit 1) l
-        limit 1`,
-  );
-  if (first.rows[0]) return matchOf(first.rows[0]);
-  const rest = hashes.length - newest.length;
-  if (rest === 0) return null;
-  const searched = await executePrepared<MatchRow>(
-    db,
-    // Invariant: hs[1..lo] are stored, hs[hi+1..] are not; each step probes one index entry
-    // (`offset 0` keeps the probe one subquery: inlined, each use of `found` would probe again).
-    sql`with recursive req as materialized (select ${sql.param(hashes.slice(0, rest))}::bytea[] as hs),
+        limit 1`;
+}
+
+/** The binary search for the longest stored prefix of `hashes` (in request order). */
+export function prefixSearchSql(tenantId: string, conversationKey: string | null, hashes: Buffer[]): SQL {
+  const scope = scopeOf(conversationKey);
+  // Invariant: hs[1..lo] are stored, hs[hi+1..] are not; each step probes one index entry
+  // (`offset 0` keeps the probe one subquery: inlined, each use of `found` would probe again).
+  return sql`with recursive req as materialized (select ${sql.param(hashes)}::bytea[] as hs),
         bounds(lo, hi) as (
           select 0, cardinality(hs) from req
           union all
@@ -71,9 +80,7 @@ export async function longestChainMatch(
           select c.session_pk, c.position from conversation_links c
           where c.tenant_id = ${tenantId}${scope} and c.chain_hash = req.hs[b.lo]
           order by c.session_pk desc limit 1) l
-        where b.lo >= b.hi and b.lo > 0`,
-  );
-  return searched.rows[0] ? matchOf(searched.rows[0]) : null;
+        where b.lo >= b.hi and b.lo > 0`;
 }
 
 interface MatchRow extends Record<string, unknown> {
