@@ -8,7 +8,7 @@ import type { ChatCompletion, ChatCompletionCreateParams } from 'openai/resource
 import { recordAnswer, syncConversation, type GatewayDeps, type SyncedConversation } from './conversation';
 import { DropInError, UpstreamFailure } from './errors';
 import { relayStreamedStep, type RelayedStep } from './openai-stream-relay';
-import type { OpenAIUpstream } from './openai-upstream';
+import { openAIError, type OpenAIUpstream } from './openai-upstream';
 import { isRecallTool, upstreamTools } from './recall-loop';
 import { completionAsEvents } from './replay-stream';
 import {
@@ -139,7 +139,7 @@ async function whole(
   const { result, context } = await runSteps(deps, plan, async (body, _context, offersRecall) => {
     const response = await deps.upstream.send(call.endpoint, body, call);
     const text = await response.text();
-    const completion = JSON.parse(text) as ChatCompletion;
+    const completion = completionOf(text);
     const calls = offersRecall ? recallCallsOf(completion) : [];
     return { completion, recallCalls: calls, text };
   });
@@ -220,6 +220,25 @@ function withLeadingText(completion: ChatCompletion, leading: string): ChatCompl
         : choice,
     ),
   };
+}
+
+/** The provider's 2xx body as a completion; one that is none is the provider's fault, a 502. */
+function completionOf(text: string): ChatCompletion {
+  try {
+    const completion = JSON.parse(text) as ChatCompletion;
+    if (Array.isArray(completion?.choices)) return completion;
+  } catch {
+    // Said below.
+  }
+  throw new UpstreamFailure(
+    502,
+    openAIError(
+      'the upstream provider answered with something that is not a chat completion',
+      'api_error',
+      'upstream_invalid_response',
+    ),
+    'upstream answer is not a chat completion',
+  );
 }
 
 function recallCallsOf(completion: ChatCompletion) {

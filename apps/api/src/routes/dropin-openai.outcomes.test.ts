@@ -9,6 +9,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { READ_TOOL } from '../test-support/agent-loop';
 import { TENANT_A_KEY } from '../test-support/api';
 import { useDropInApi } from '../test-support/dropin-api';
+import { buildServerOn } from '../test-support/server-on';
 
 // One retry of its own and a short timeout, so the failures come quickly.
 const api = useDropInApi({ dropIn: { upstreamMaxRetries: 1, upstreamTimeoutMs: 1_000 } });
@@ -87,6 +88,49 @@ describe('refusals, in OpenAI error shape, with nothing written or sent upstream
       { authorization: '', 'x-api-key': TENANT_A_KEY },
     );
     expect(response.status).toBe(200);
+  });
+});
+
+describe('refusals of an API configured otherwise', () => {
+  it('no upstream configured: 503, nothing written', async () => {
+    const unconfigured = await buildServerOn(api.database.db, 'dropin-unconfigured');
+    try {
+      const before = await rowCounts();
+      const response = await unconfigured.request('POST', '/v1/chat/completions', {
+        model: 'gpt-4o',
+        messages: ask('hi'),
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({
+        error: { type: 'server_error', code: 'upstream_not_configured' },
+      });
+      expect(await rowCounts()).toEqual(before);
+    } finally {
+      await unconfigured.close();
+    }
+  });
+
+  it("a tenant past its session-creation rate: 429 with Retry-After, as the SDK's retry rules expect", async () => {
+    const capped = await buildServerOn(api.database.db, 'dropin-capped', {
+      dropIn: { openai: { baseURL: api.recorder.url, apiKey: 'stub' } },
+      tenantLimits: { sessionCreatesPerMinute: 1 },
+    });
+    try {
+      const first = await capped.request('POST', '/v1/chat/completions', {
+        model: 'gpt-4o',
+        messages: ask('first of the minute'),
+      });
+      expect(first.statusCode).toBe(200);
+      const second = await capped.request('POST', '/v1/chat/completions', {
+        model: 'gpt-4o',
+        messages: ask('one too many'),
+      });
+      expect(second.statusCode).toBe(429);
+      expect(Number(second.headers['retry-after'])).toBeGreaterThan(0);
+      expect(second.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'too_many_requests' } });
+    } finally {
+      await capped.close();
+    }
   });
 });
 
@@ -172,6 +216,16 @@ describe('the upstream', () => {
     expect(body).toBe(api.recorder.answers.at(-1)!.body);
     expect(api.upstream.requests.length - before).toBe(2);
     expect((await api.history('broken')).map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('a 200 whose body is no completion: 502 in OpenAI shape, the question kept, no answer stored', async () => {
+    const response = await post(
+      { model: 'gpt-4o', messages: ask('garbled upstream') },
+      { 'x-compactor-session': 'garbled', 'x-stub-output': 'malformed' },
+    );
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({ error: { code: 'upstream_invalid_response' } });
+    expect((await api.history('garbled')).map((m) => m.role)).toEqual(['system', 'user']);
   });
 
   it('an upstream that does not answer in time: 504 in OpenAI shape after the retry', async () => {
