@@ -60,8 +60,8 @@ interface TenantLine {
  *
  * A request may name a lane (the session it writes to): one admitted request per lane at a time.
  * Writes to one session run one at a time anyway (the session's write queue); admitting a second
- * one would spend one of its tenant's turns waiting behind the first, and with every turn spent
- * so the tenant's other sessions would wait for nothing. A lane stays taken until its request
+ * one would spend one of its tenant's turns waiting behind the first, and with all its turns
+ * spent that way the tenant's other sessions would wait for nothing. A lane stays taken until its request
  * leaves, past its lease too, so the next write to the session waits here, holding no turn.
  */
 export class TenantGate {
