@@ -10,6 +10,8 @@ import type { SessionMessages } from '@compactor/sessions';
 /** Runs tasks one at a time per key; keys without a waiting task hold no memory. */
 export class KeyedSerializer {
   private readonly tails = new Map<string, Promise<void>>();
+  /** Tasks finished so far, of every key: a caller that read it before deciding sees whether any ran since. */
+  completed = 0;
 
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve();
@@ -21,6 +23,7 @@ export class KeyedSerializer {
     try {
       return await task();
     } finally {
+      this.completed += 1;
       release();
       if (this.tails.get(key) === chained) this.tails.delete(key);
     }

@@ -45,14 +45,28 @@ export async function syncConversation(
     throw new InvalidInput(
       'X-Compactor-Session: a session id is 1-200 printable ASCII characters without spaces',
     );
-  const first = elements[0];
-  if (!first) throw new DropInInputError(['messages'], 'at least one message is required');
-  // Requests of one conversation share their header, else their first element's hash.
-  const lockKey = JSON.stringify([tenantId, sessionHeader ?? null, sessionHeader ? null : first.hash]);
-  return conversationSerializer(deps.messages).run(lockKey, async () => {
-    const resolution = await resolveConversation(deps, tenantId, sessionHeader, request.protocol, elements);
-    return apply(deps, request, resolution);
-  });
+  const last = elements[elements.length - 1];
+  if (!last) throw new DropInInputError(['messages'], 'at least one message is required');
+  const serializer = conversationSerializer(deps.messages);
+  const resolve = () => resolveConversation(deps, tenantId, sessionHeader, request.protocol, elements);
+  // Requests under one header are one conversation: one at a time.
+  if (sessionHeader !== undefined)
+    return serializer.run(JSON.stringify([tenantId, 'header', sessionHeader]), async () =>
+      apply(deps, request, await resolve()),
+    );
+  // Without one, the session the chain finds is the conversation (a key shared by many
+  // conversations, like their common first message, would queue unrelated agents behind each
+  // other); a request that creates one queues behind its identical twins. What ran meanwhile
+  // may have changed the answer: then it is resolved again, in turn.
+  const before = serializer.completed;
+  const first = await resolve();
+  const key =
+    first.kind === 'create'
+      ? JSON.stringify([tenantId, 'create', first.conversationKey, last.hash])
+      : JSON.stringify([tenantId, 'session', first.session.pk]);
+  return serializer.run(key, async () =>
+    apply(deps, request, serializer.completed === before ? first : await resolve()),
+  );
 }
 
 async function apply(
