@@ -4,7 +4,9 @@
  * Postgres (their sessions' rows locked by a connection outside the pool), and more of them wait
  * than its turns; tenant B's append is answered while every one of them is still held. Without
  * the gate A's appends take all four connections and B's waits for one of them to come back,
- * which none does until the lock goes. Events and states, not time: what is waiting where.
+ * which none does until the lock goes (B's append was a 503 after the pool's wait). Also: a second
+ * write to one session waits at the gate rather than in a turn, and event streams and large
+ * appends take no turn. Events and states, not time: what is waiting where.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
