@@ -103,6 +103,27 @@ describe('syncConversation when histories part', () => {
     const stored = await storedMessages(t, 't-race', results[0]!.session.id);
     expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'assistant']);
     expect(stored[2]?.parts).toEqual([{ type: 'tool', callId: 'k1', status: 'completed', output: '/work' }]);
+
+    // The next turn, sent twice at once: its tool result and message are written once.
+    history.push(reply('done'), user('next'), toolCall('k2', 'ls'));
+    const first = await turn(deps, chatRequest('t-race', history), toolCall('k3', 'cat'));
+    history.push(toolCall('k3', 'cat'), toolResult('k3', 'contents'));
+    const twins = await Promise.all([0, 1].map(() => syncConversation(deps, chatRequest('t-race', history))));
+    expect(twins.map((r) => r.outcome)).toEqual(['extended', 'extended']);
+    expect(twins.map((r) => r.session)).toEqual([first.session, first.session]);
+    const after = await storedMessages(t, 't-race', first.session.id);
+    expect(after.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'assistant',
+      'user',
+      'assistant',
+      'assistant',
+    ]);
+    expect(after[6]?.parts).toEqual([
+      { type: 'tool', callId: 'k3', status: 'completed', output: 'contents' },
+    ]);
   });
 
   it('writes identical requests of two processes (two write queues) once, in one session', async () => {
