@@ -24,6 +24,7 @@ import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
 import { dropInOpenAIRoutes } from './routes/dropin-openai';
+import { dropInAnthropicRoutes } from './routes/dropin-anthropic';
 import { admitTenantsInTurn } from './http/tenant-gate-hooks';
 import type { TenantGate } from './http/tenant-gate';
 import { sessionRoutes } from './routes/sessions';
@@ -200,6 +201,9 @@ export async function buildServer(
   await app.register(messageRoutes(resources, { messages }));
   await app.register(
     dropInOpenAIRoutes(resources, { limits, messages, settings: dropInSettings(options.dropIn) }),
+  );
+  await app.register(
+    dropInAnthropicRoutes(resources, { limits, messages, settings: dropInSettings(options.dropIn) }),
   );
   await app.register(contextRoutes(resources));
   await app.register(recallRoutes(resources));

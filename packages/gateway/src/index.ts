@@ -1,6 +1,11 @@
 // Public surface of @compactor/gateway: the drop-in endpoints' pipeline, for the API's routes to call.
 export * from './conversation';
-export { chatCompletions, type DropInDeps, type DropInRequest, type DropInResponder } from './openai-pipeline';
+export {
+  chatCompletions,
+  type DropInDeps,
+  type DropInRequest,
+  type DropInResponder,
+} from './openai-pipeline';
 export { OpenAIUpstream, openAIError } from './openai-upstream';
 export { DropInError, UpstreamFailure, type DropInErrorCode } from './errors';
 export {
@@ -10,3 +15,10 @@ export {
   type DropInSettings,
   type UpstreamEndpoint,
 } from './upstream-config';
+export { anthropicMessages, type AnthropicDropInDeps } from './anthropic-pipeline';
+export {
+  AnthropicUpstream,
+  anthropicError,
+  typeForStatus as anthropicErrorTypeFor,
+  type AnthropicErrorType,
+} from './anthropic-upstream';

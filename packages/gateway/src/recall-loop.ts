@@ -55,7 +55,12 @@ export async function recallExchange(
   return [{ role: 'assistant', content, tool_calls: calls }, ...answers];
 }
 
-async function answerRecallCall(db: Db, session: SessionTarget, argumentsJson: string): Promise<string> {
+/** One recall call answered: the text the model gets back (the clients' own wording). */
+export async function answerRecallCall(
+  db: Db,
+  session: SessionTarget,
+  argumentsJson: string,
+): Promise<string> {
   const query = recallQueryOf(argumentsJson);
   if (query === null) return INVALID_RECALL_ARGUMENTS;
   try {

@@ -60,3 +60,25 @@ export async function contextAfterOverflow(
   await waitForCompactionEnd(deps.resources, pk, report.compaction.id, waitMs);
   return servedOpenAIContext(deps, session, waitMs);
 }
+
+/**
+ * After an upstream overflow, whatever the protocol: reports it and waits `waitMs` at most for
+ * the emergency compaction it starts to end. False when no compaction was started (the session's
+ * policy turned automatic compaction off): the overflow stands.
+ */
+export async function awaitEmergencyCompaction(
+  deps: GatewayDeps,
+  session: SessionTarget,
+  failure: UpstreamFailure,
+  waitMs: number,
+): Promise<boolean> {
+  const report = await reportOverflow(deps.resources, deps.limits, session, {
+    error: failure.message,
+    status: failure.status,
+    body: JSON.stringify(failure.body),
+  });
+  if (!report.compaction) return false;
+  const { pk } = await requireSession(deps.resources.db, session.tenantId, session.id);
+  await waitForCompactionEnd(deps.resources, pk, report.compaction.id, waitMs);
+  return true;
+}

@@ -15,12 +15,15 @@ export interface UpstreamRecorder {
   /** Base URL to configure as the upstream (`…/v1`). */
   readonly url: string;
   readonly answers: RecordedAnswer[];
+  /** The request bodies as they were sent, in arrival order (the stub records what it reads of them). */
+  readonly requestBodies: string[];
   close(): Promise<void>;
 }
 
 export async function startUpstreamRecorder(target: string): Promise<UpstreamRecorder> {
   const origin = new URL(target).origin;
   const answers: RecordedAnswer[] = [];
+  const requestBodies: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,6 +33,7 @@ export async function startUpstreamRecorder(target: string): Promise<UpstreamRec
           typeof value === 'string' && name !== 'host' && name !== 'content-length' ? [[name, value]] : [],
         ),
       );
+      requestBodies.push(Buffer.concat(chunks).toString('utf8'));
       const abort = new AbortController();
       res.on('close', () => abort.abort());
       void fetch(`${origin}${req.url}`, {
@@ -56,6 +60,7 @@ export async function startUpstreamRecorder(target: string): Promise<UpstreamRec
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     answers,
+    requestBodies,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, inject } from 'vitest';
+import Anthropic from '@anthropic-ai/sdk';
+import type { Message } from '@compactor/contract';
+import { useTestDatabase, type TestDatabase } from '@compactor/db/testing';
+import type { DropInSettings } from '@compactor/gateway';
+import { createLlm } from '@compactor/llm';
+import { startLlmStub, type LlmStub, type LlmStubOptions } from '@compactor/llm-stub';
+import { startWorkers, type RunningWorkers } from '@compactor/queue';
+import { getTokenizer } from '@compactor/tokenizer';
+import { silentLog } from '@compactor/workflow';
+import { TENANT_A_KEY } from './api';
+import { buildServerOn, type ServerOn } from './server-on';
+import { startUpstreamRecorder, type UpstreamRecorder } from './upstream-recorder';
+
+/**
+ * `POST /v1/messages` as an agent meets it: a real API listening on a port, the LLM stub as its
+ * Anthropic upstream (behind a recorder of the stub's answers), and, when asked, compaction
+ * workers on a second stub (the summarizer), so compactions happen as in production.
+ */
+export interface AnthropicDropInApi {
+  readonly server: ServerOn;
+  readonly database: TestDatabase;
+  /** Compactor's base URL for an Anthropic SDK (the SDK adds `/v1/messages`). */
+  readonly baseURL: string;
+  /** The agent's model: what every upstream request looked like. */
+  readonly upstream: LlmStub;
+  /** What the upstream answered, byte for byte. */
+  readonly recorder: UpstreamRecorder;
+  /** An Anthropic SDK configured with only the base URL, a Compactor key and these headers (no retries of its own). */
+  client(headers?: Record<string, string>, key?: string): Anthropic;
+  /** A session's whole stored history, every page. */
+  history(sessionId: string): Promise<Message[]>;
+  /** The tenant's sessions, oldest first. */
+  sessionIds(): Promise<string[]>;
+  /** Rows of sessions, messages and conversation links, every tenant. */
+  rowCounts(): Promise<Record<string, number>>;
+}
+
+export function useAnthropicDropInApi(
+  options: {
+    workers?: boolean;
+    upstream?: LlmStubOptions;
+    /** The workers' LLM (a slow one keeps a compaction running). */
+    summarizer?: LlmStubOptions;
+    dropIn?: Partial<DropInSettings>;
+  } = {},
+): AnthropicDropInApi {
+  const database = useTestDatabase();
+  let state:
+    | {
+        server: ServerOn;
+        baseURL: string;
+        upstream: LlmStub;
+        recorder: UpstreamRecorder;
+        summarizer?: LlmStub;
+        workers?: RunningWorkers;
+      }
+    | undefined;
+
+  beforeAll(async () => {
+    const upstream = await startLlmStub(options.upstream);
+    const recorder = await startUpstreamRecorder(upstream.url);
+    const server = await buildServerOn(database.db, 'dropin-anthropic', {
+      dropIn: {
+        anthropic: { baseURL: new URL(recorder.url).origin, apiKey: 'stub' },
+        upstreamTimeoutMs: 10_000,
+        ...options.dropIn,
+      },
+    });
+    const baseURL = await server.app.listen({ port: 0, host: '127.0.0.1' });
+    state = { server, baseURL, upstream, recorder };
+    if (options.workers) {
+      const summarizer = await startLlmStub(options.summarizer);
+      const tokenizer = getTokenizer('o200k_base');
+      state.summarizer = summarizer;
+      state.workers = startWorkers(
+        {
+          db: database.db,
+          llm: createLlm({ apiKey: 'stub', baseURL: summarizer.url, timeoutMs: 20_000 }),
+          clock: () => new Date(),
+          log: silentLog,
+          tokenizerFor: () => tokenizer,
+          events: server.replica.publisher,
+        },
+        {
+          connection: { url: inject('redisUrl'), maxRetriesPerRequest: null },
+          prefix: server.replica.queues.prefix,
+          concurrency: 4,
+        },
+      );
+    }
+  });
+
+  afterAll(async () => {
+    await state?.workers?.close(10_000);
+    await state?.server.close();
+    await state?.recorder.close();
+    await state?.upstream.close();
+    await state?.summarizer?.close();
+  });
+
+  const current = () => {
+    if (!state) throw new Error('useAnthropicDropInApi(): it exists only inside tests and hooks');
+    return state;
+  };
+  return {
+    database,
+    get server() {
+      return current().server;
+    },
+    get baseURL() {
+      return current().baseURL;
+    },
+    get upstream() {
+      return current().upstream;
+    },
+    get recorder() {
+      return current().recorder;
+    },
+    client(headers = {}, key = TENANT_A_KEY) {
+      return new Anthropic({
+        baseURL: current().baseURL,
+        apiKey: key,
+        maxRetries: 0,
+        defaultHeaders: headers,
+      });
+    },
+    async history(sessionId) {
+      const messages: Message[] = [];
+      for (let afterSeq: number | null = 0; afterSeq !== null;) {
+        const response = await current().server.request(
+          'GET',
+          `/v1/sessions/${encodeURIComponent(sessionId)}/messages?limit=1000&afterSeq=${afterSeq}`,
+        );
+        if (response.statusCode !== 200) throw new Error(`history: ${response.statusCode} ${response.body}`);
+        const page = response.json() as { messages: Message[]; nextAfterSeq: number | null };
+        messages.push(...page.messages);
+        afterSeq = page.nextAfterSeq;
+      }
+      return messages;
+    },
+    async sessionIds() {
+      const { rows } = await database.database.pool.query<{ id: string }>(
+        `select id from sessions where tenant_id = 'tenant-a' order by created_at, pk`,
+      );
+      return rows.map((row) => row.id);
+    },
+    async rowCounts() {
+      const { rows } = await database.database.pool.query(
+        `select (select count(*) from sessions)::int as sessions, (select count(*) from messages)::int as messages,
+                (select count(*) from conversation_links)::int as links`,
+      );
+      return rows[0] as Record<string, number>;
+    },
+  };
+}
