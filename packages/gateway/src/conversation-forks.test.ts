@@ -99,7 +99,13 @@ describe('syncConversation when histories part', () => {
       turn(deps, chatRequest('t-race', history), reply('done')),
     ]);
     expect(new Set(results.map((r) => r.session.id)).size).toBe(1);
-    expect(results.map((r) => r.outcome).sort()).toEqual(['created', 'extended', 'extended']);
+    // One creates; each twin after it finds the session, and is answered the stored answer if the
+    // first one's answer was recorded by then (an identical retry), else sent upstream.
+    const outcomes = results.map((r) => r.outcome);
+    expect(outcomes.filter((o) => o === 'created')).toHaveLength(1);
+    expect(outcomes.filter((o) => o !== 'created').every((o) => o === 'extended' || o === 'replayed')).toBe(
+      true,
+    );
     const stored = await storedMessages(t, 't-race', results[0]!.session.id);
     expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'assistant']);
     expect(stored[2]?.parts).toEqual([{ type: 'tool', callId: 'k1', status: 'completed', output: '/work' }]);
