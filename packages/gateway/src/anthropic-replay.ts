@@ -41,9 +41,10 @@ export function messageAsEvents(message: Message): string[] {
 function blockEvents(block: ContentBlock): { start: unknown; deltas: Record<string, unknown>[] } {
   switch (block.type) {
     case 'text': {
-      const { text, citations, ...rest } = block;
-      const cited = (citations ?? []).map((citation) => ({ type: 'citations_delta', citation }));
-      return { start: { ...rest, text: '' }, deltas: [{ type: 'text_delta', text }, ...cited] };
+      // Citations come as deltas after the text, each appended to the start's (empty) list.
+      const cited = (block.citations ?? []).map((citation) => ({ type: 'citations_delta', citation }));
+      const start = { ...block, text: '', ...(cited.length > 0 ? { citations: [] } : {}) };
+      return { start, deltas: [{ type: 'text_delta', text: block.text }, ...cited] };
     }
     case 'thinking':
       return {
