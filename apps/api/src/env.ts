@@ -78,8 +78,8 @@ const EnvFields = z.object({
     .default(32 * 1024 * 1024),
   /**
    * Requests of one tenant doing their work at once in this process; the others wait their turn,
-   * so another tenant's request never queues behind a flood. Event streams and large appends
-   * take no turn. 0: every request runs at once.
+   * so another tenant's request never queues behind a flood. Event streams, drop-in requests
+   * and large appends take none. 0: every request runs at once.
    */
   TENANT_REQUESTS_IN_FLIGHT: z.coerce.number().int().min(0).max(100_000).default(2),
   /** Requests of one tenant waiting for their turn in this process before a 429. */

@@ -3,12 +3,23 @@ import type { Pass, TenantGate } from './tenant-gate';
 import { UnparsedBody } from './unparsed-body';
 
 /**
- * Requests that do not take a turn: an event stream lives as long as its client listens (its
- * tenant's cap on open streams bounds them), and a large append is bounded by the process's
- * large-append slots, its body parsed in a worker thread off the event loop.
+ * Routes that spend their life waiting on something else: an event stream lives as long as its
+ * client listens (its tenant's cap on open streams bounds them), and a drop-in request as long as
+ * the upstream provider answers, seconds, which would leave a tenant's agents a turn or two a
+ * second; their statements still take the pool's turns.
+ */
+const WAITING_ROUTES = new Set([
+  'GET /v1/sessions/:id/events',
+  'POST /v1/chat/completions',
+  'POST /v1/messages',
+]);
+
+/**
+ * Requests that do not take a turn: those of {@link WAITING_ROUTES}, and a large append, bounded
+ * by the process's large-append slots, its body parsed in a worker thread off the event loop.
  */
 function takesNoTurn(request: FastifyRequest): boolean {
-  if (request.method === 'GET' && request.routeOptions.url === '/v1/sessions/:id/events') return true;
+  if (WAITING_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return true;
   return request.body instanceof UnparsedBody;
 }
 

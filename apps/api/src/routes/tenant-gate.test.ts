@@ -5,8 +5,8 @@
  * than its turns; tenant B's append is answered while every one of them is still held. Without
  * the gate A's appends take all four connections and B's waits for one of them to come back,
  * which none does until the lock goes (B's append was a 503 after the pool's wait). Also: a second
- * write to one session waits at the gate rather than in a turn, and event streams and large
- * appends take no turn. Events and states, not time: what is waiting where.
+ * write to one session waits at the gate rather than in a turn, and event streams, drop-in
+ * requests and large appends take no turn. Events and states, not time: what is waiting where.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -173,7 +173,7 @@ describe('tenants taking turns at the API', () => {
     expect(gate.load('tenant-a')).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('lets an event stream and a large append of the tenant through while both of its turns are held', async () => {
+  it('lets an event stream, a drop-in request and a large append of the tenant through while both of its turns are held', async () => {
     await createSessions(TENANT_A_KEY, ['held0', 'held1', 'listened', 'large']);
     const url = await served.app.listen({ port: 0, host: '127.0.0.1' });
 
@@ -188,6 +188,13 @@ describe('tenants taking turns at the API', () => {
         const stream = await openStream(url, 'listened');
         expect(stream.status).toBe(200);
         stream.close();
+        // A drop-in request waits on its upstream for seconds: it takes no turn either (here
+        // none is configured, and the answer says so at once).
+        const dropIn = await request(TENANT_A_KEY, 'POST', '/v1/chat/completions', {
+          model: 'gpt-4o',
+          messages: [{ role: 'user', content: 'hi' }],
+        });
+        expect(dropIn.json()).toMatchObject({ error: { code: 'upstream_not_configured' } });
         // A body of 1 MiB or more is bounded by the large-append slots, not the turns.
         const large = await request(TENANT_A_KEY, 'POST', '/v1/sessions/large/messages', {
           messages: [
