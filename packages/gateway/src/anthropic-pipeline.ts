@@ -16,7 +16,7 @@ import {
   type AnthropicStepResult,
 } from './anthropic-steps';
 import { relayAnthropicStep, type ClientSequence } from './anthropic-stream-relay';
-import type { AnthropicUpstream } from './anthropic-upstream';
+import { anthropicError, type AnthropicUpstream } from './anthropic-upstream';
 import { recordAnswer, syncConversation, type GatewayDeps, type SyncedConversation } from './conversation';
 import { DropInError, UpstreamFailure } from './errors';
 import type { DropInRequest, DropInResponder } from './openai-pipeline';
@@ -123,7 +123,7 @@ async function whole(
   const { result, context } = await runAnthropicSteps(deps, plan, async (body, _context, offersRecall) => {
     const response = await deps.upstream.send(call.endpoint, body, call);
     const text = await response.text();
-    const message = JSON.parse(text) as Message;
+    const message = messageOf(text);
     return { message, recallCalls: offersRecall ? recallCallsOf(message.content) : [], text };
   });
   await store(deps, conversation, result.message);
@@ -175,6 +175,21 @@ async function streamed(
     responder.end();
     if (!(error instanceof UpstreamFailure)) throw error;
   }
+}
+
+/** A whole answer's Message; a body that is none is the provider's failure, not the client's. */
+function messageOf(text: string): Message {
+  try {
+    const message = JSON.parse(text) as Message;
+    if (message !== null && typeof message === 'object' && Array.isArray(message.content)) return message;
+  } catch {
+    // Not JSON: refused below.
+  }
+  throw new UpstreamFailure(
+    502,
+    anthropicError('api_error', 'the upstream provider answered with a body that is not a Message'),
+    'the upstream answer is not a Message',
+  );
 }
 
 /** A step whose stream was cut before its message was whole: nothing of it is stored. */

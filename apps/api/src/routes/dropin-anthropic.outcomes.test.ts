@@ -9,6 +9,7 @@ import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { ANTHROPIC_READ_TOOL } from '../test-support/anthropic-agent-loop';
 import { useAnthropicDropInApi } from '../test-support/anthropic-dropin-api';
 import { TENANT_A_KEY } from '../test-support/api';
+import { buildServerOn } from '../test-support/server-on';
 
 // One retry of its own and a short timeout, so the failures come quickly.
 const api = useAnthropicDropInApi({ dropIn: { upstreamMaxRetries: 1, upstreamTimeoutMs: 1_000 } });
@@ -108,6 +109,19 @@ describe('the conversation', () => {
     expect((await api.history('retried')).map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
   });
 
+  it('a streamed retry of an answer that called a tool is replayed as events the SDK assembles into it', async () => {
+    const client = api.client({ 'x-compactor-session': 'retried-tool' });
+    const request = { ...body('Read a.ts.'), tools: [ANTHROPIC_READ_TOOL] };
+    const first = await client.messages.stream(request).finalMessage();
+    expect(first.content.map((block) => block.type)).toEqual(['text', 'tool_use']);
+    const upstream = api.upstream.requests.length;
+    const stream = client.messages.stream(request);
+    const { response } = await stream.withResponse();
+    expect(response.headers.get('x-compactor-replayed')).toBe('true');
+    expect(await stream.finalMessage()).toMatchObject({ content: first.content, stop_reason: 'tool_use' });
+    expect(api.upstream.requests.length).toBe(upstream);
+  });
+
   it('a history that diverges starts a new session and says which it left; the old one is untouched', async () => {
     const client = api.client({ 'x-compactor-session': 'diverging' });
     const first = await client.messages.create(body('Plan the release.'));
@@ -194,6 +208,37 @@ describe('the upstream', () => {
     // Each attempt was given up at its timeout, not left running at the provider.
     await bothClosed;
     expect(attempts.every((r) => r.clientClosed)).toBe(true);
+  });
+
+  it('a body that is no Message: 502 api_error, no answer stored', async () => {
+    const response = await post(body('garbled upstream'), {
+      'x-compactor-session': 'garbled',
+      'x-stub-output': 'malformed',
+    });
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+    expect((await api.history('garbled')).map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('no Anthropic upstream configured: 503 saying so, nothing written', async () => {
+    const unconfigured = await buildServerOn(api.database.db, 'dropin-anthropic-none');
+    try {
+      const before = await api.rowCounts();
+      const response = await unconfigured.app.inject({
+        method: 'POST',
+        url: '/v1/messages',
+        headers: { 'x-api-key': TENANT_A_KEY },
+        payload: body('anyone there?'),
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({
+        type: 'error',
+        error: { message: expect.stringMatching(/UPSTREAM_ANTHROPIC_BASE_URL/) },
+      });
+      expect(await api.rowCounts()).toEqual(before);
+    } finally {
+      await unconfigured.close();
+    }
   });
 
   it('a client that leaves aborts the upstream call, and no answer is stored', async () => {
