@@ -19,7 +19,7 @@ import { mcpRoutes } from './routes/mcp';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { acceptEmptyJsonBodies } from './http/empty-json-body';
-import { registerMetrics, tenantLimitMetrics } from './http/metrics';
+import { registerMetrics, tenantGateRejections, tenantLimitMetrics } from './http/metrics';
 import { openApiOptions } from './http/openapi-options';
 import { QUEUE_DASHBOARD_PATH, registerQueueDashboard } from './http/queue-dashboard';
 import { messageRoutes } from './routes/messages';
@@ -174,7 +174,9 @@ export async function buildServer(
   });
 
   // Each tenant's requests take their turns to run (after the body is read, before the handler).
-  if (options.tenantGate) admitTenantsInTurn(app, options.tenantGate);
+  if (options.tenantGate) {
+    admitTenantsInTurn(app, options.tenantGate, options.metrics && tenantGateRejections(options.metrics));
+  }
   // The handler's statements, and whatever it leaves queued, wait for the pool as its tenant's
   // (a pool opened with `tenantShares` admits tenants in turn). Set as late as possible, so the
   // handler runs inside it: body parsing runs in the request stream's callbacks, whose async

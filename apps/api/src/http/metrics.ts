@@ -35,7 +35,7 @@ export function createApiMetrics(
     name: 'compactor_tenant_limit_rejections_total',
     help:
       'Requests answered 429 because their tenant was at a cap, by cap (event_streams, active_compactions, ' +
-      'session_create_rate). Never by tenant: tenants are unbounded.',
+      'session_create_rate, tenant_requests). Never by tenant: tenants are unbounded.',
     labelNames: ['limit'],
     registers: [registry],
   });
@@ -141,4 +141,10 @@ export function tenantLimitMetrics(registry: Registry): Required<TenantLimitObse
     autoCompactionDeferred: () => deferred.inc(),
     eventStreams: (open) => streams.set(open),
   };
+}
+
+/** Counts a request refused because its tenant's queue at the gate was full (`limit="tenant_requests"`). */
+export function tenantGateRejections(registry: Registry): () => void {
+  const rejections = registry.getSingleMetric('compactor_tenant_limit_rejections_total') as Counter;
+  return () => rejections.inc({ limit: 'tenant_requests' });
 }

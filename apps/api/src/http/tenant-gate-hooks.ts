@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Pass, TenantGate } from './tenant-gate';
+import { TenantRequestsQueued, type Pass, type TenantGate } from './tenant-gate';
 import { UnparsedBody } from './unparsed-body';
 
 /**
@@ -37,8 +37,9 @@ function laneOf(request: FastifyRequest): string | undefined {
  * upload holds no turn) and before their handler runs; the turn is given back as the answer is
  * sent (the handler's work is done), or when the response ends, whichever comes first. Register it
  * before the hook that sets the tenant's async context, so the handler still runs inside that.
+ * `onQueueFull` hears of each request refused because its tenant's queue was full (a metric).
  */
-export function admitTenantsInTurn(app: FastifyInstance, gate: TenantGate): void {
+export function admitTenantsInTurn(app: FastifyInstance, gate: TenantGate, onQueueFull?: () => void): void {
   const passes = new WeakMap<FastifyRequest, Pass>();
   const leave = (request: FastifyRequest) => {
     passes.get(request)?.leave();
@@ -54,7 +55,10 @@ export function admitTenantsInTurn(app: FastifyInstance, gate: TenantGate): void
         passes.set(request, pass);
         done();
       },
-      (error: Error) => done(error),
+      (error: Error) => {
+        if (error instanceof TenantRequestsQueued) onQueueFull?.();
+        done(error);
+      },
     );
   });
   app.addHook('onSend', (request, _reply, payload, done) => {

@@ -14,6 +14,8 @@ import { createDatabase, type Database } from '@compactor/db';
 import { useTestDatabase } from '@compactor/db/testing';
 import { TENANT_A_KEY, TENANT_B_KEY } from '../test-support/api';
 import { buildServerOn, type ServerOn } from '../test-support/server-on';
+import type { Counter } from 'prom-client';
+import { createApiMetrics } from '../http/metrics';
 import { TenantGate } from '../http/tenant-gate';
 import { LARGE_BODY_BYTES } from '../http/unparsed-body';
 import { openStream } from '../test-support/event-stream';
@@ -26,6 +28,12 @@ const testDatabase = useTestDatabase();
 let database: Database;
 let served: ServerOn;
 const gate = new TenantGate({ inFlight: IN_FLIGHT, queued: QUEUED, queuedPerLane: 8, leaseMs: 3_600_000 });
+const metrics = createApiMetrics();
+
+async function gateRejections(): Promise<number> {
+  const counter = metrics.getSingleMetric('compactor_tenant_limit_rejections_total') as Counter;
+  return (await counter.get()).values.find((v) => v.labels.limit === 'tenant_requests')?.value ?? 0;
+}
 
 beforeAll(async () => {
   database = createDatabase(testDatabase.url, {
@@ -36,7 +44,7 @@ beforeAll(async () => {
     // machine can outlast the default 15 s timeout.
     statementTimeoutMs: 0,
   });
-  served = await buildServerOn(database.db, 'tenant-gate', { tenantGate: gate });
+  served = await buildServerOn(database.db, 'tenant-gate', { tenantGate: gate, metrics });
 });
 
 afterAll(async () => {
@@ -133,6 +141,7 @@ describe('tenants taking turns at the API', () => {
       expect(refused.statusCode).toBe(429);
       expect(refused.json()).toMatchObject({ error: { code: 'too_many_requests' } });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(await gateRejections()).toBe(1);
 
       // B's append is answered while A's are all still held or waiting.
       const ofB = await appendTo(TENANT_B_KEY, 'quiet', 'm0');
