@@ -17,7 +17,8 @@
  * records give the served context's size), the summarizer's stub in a process. The load average
  * is printed with each phase. `npm run bench -- dropin`; BENCH_DROPIN_SAMPLES (turns per mode and
  * size, default 100), BENCH_DROPIN_SIZES (default 100,1000,10000), BENCH_DATABASE_URL,
- * BENCH_REDIS_URL; BENCH_CHILD_PROFILE_DIR profiles the API (bench/processes.ts).
+ * BENCH_REDIS_URL; BENCH_DROPIN_SPANS=1 breaks the API's time down (bench/dropin/spans.ts), with
+ * BENCH_DROPIN_CPU_PROFILE_DIR also a CPU profile of each size's measured turns.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -73,6 +74,7 @@ const api = await startApiProcess({
     ? {
         NODE_OPTIONS: `--import tsx --import ${join(import.meta.dirname, 'dropin', 'spans.ts')}`,
         BENCH_DROPIN_SPANS: spansFile,
+        BENCH_DROPIN_CPU_PROFILE_DIR: process.env.BENCH_DROPIN_CPU_PROFILE_DIR ?? '',
       }
     : {}),
   API_KEYS: `bench:${KEY}`,
@@ -200,6 +202,8 @@ interface SpanSums {
   served: Sum;
   upstream: Sum;
   statements: Record<string, Sum>;
+  /** The API's CPU profile of the period (BENCH_DROPIN_CPU_PROFILE_DIR). */
+  profile: string | null;
 }
 
 /** The API's spans since the previous call (null without BENCH_DROPIN_SPANS=1). */
@@ -243,6 +247,7 @@ async function brokenDown<T>(work: () => Promise<T>): Promise<{ result: T; lines
     .slice(0, 8)
     .map(([kind, sum]) => `${kind} ${(sum.count / n).toFixed(1)}× ${per(sum.ms)}`);
   lines.push(`  statements by time: ${top.join('; ')}`);
+  if (sums.profile) lines.push(`  the API's CPU profile of these turns: ${sums.profile}`);
   return { result, lines };
 }
 

@@ -5,9 +5,13 @@
  * diagnostics channels: the SDK's fetch), and every request the server answers; on SIGUSR2 it
  * writes the sums since the previous SIGUSR2 to that file (then renamed into place) and starts
  * again. What the three leave is the process's own work (parsing, hashing, rendering, waiting).
+ * With BENCH_DROPIN_CPU_PROFILE_DIR, each period between two SIGUSR2s is also a V8 CPU profile
+ * there, its path in the sums (`profile`), so a profile covers the measured turns alone.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { renameSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 
 interface Sum {
@@ -16,6 +20,7 @@ interface Sum {
 }
 
 const file = process.env.BENCH_DROPIN_SPANS;
+const profileDir = process.env.BENCH_DROPIN_CPU_PROFILE_DIR;
 let statements = new Map<string, Sum>();
 let upstream: Sum = { count: 0, ms: 0 };
 let served: Sum = { count: 0, ms: 0 };
@@ -77,12 +82,32 @@ if (file) {
     if (started !== undefined) add(served, performance.now() - started);
   });
 
+  let profiles = 0;
+  const profiler = profileDir ? new Session() : null;
+  profiler?.connect();
+  const startProfile = async () => {
+    await profiler?.post('Profiler.enable');
+    await profiler?.post('Profiler.start');
+  };
+  /** Ends the period's profile (if any) and starts the next one; the ended one's path. */
+  const nextProfile = async (): Promise<string | null> => {
+    if (!profiler || !profileDir) return null;
+    const { profile } = await profiler.post('Profiler.stop');
+    const path = join(profileDir, `dropin-api-${process.pid}-${++profiles}.cpuprofile`);
+    writeFileSync(path, JSON.stringify(profile));
+    await startProfile();
+    return path;
+  };
+  void startProfile();
+
   process.on('SIGUSR2', () => {
     const sums = { served, upstream, statements: Object.fromEntries(statements) };
-    writeFileSync(`${file}.partial`, JSON.stringify(sums));
-    renameSync(`${file}.partial`, file);
     statements = new Map();
     upstream = { count: 0, ms: 0 };
     served = { count: 0, ms: 0 };
+    void nextProfile().then((profile) => {
+      writeFileSync(`${file}.partial`, JSON.stringify({ ...sums, profile }));
+      renameSync(`${file}.partial`, file);
+    });
   });
 }
