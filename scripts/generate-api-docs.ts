@@ -196,7 +196,7 @@ export async function renderApiDocs(document: Record<string, unknown>, root: str
     '',
     doc.info.description ?? '',
     '',
-    'Every `/v1` route takes `Authorization: Bearer <key>` (see [apps/api](../apps/api/README.md#auth)).',
+    'Every `/v1` route takes the key as `Authorization: Bearer <key>` or as `x-api-key: <key>` (what the Anthropic SDK sends); see [apps/api](../apps/api/README.md#auth).',
     'The machine-readable version of this page is `GET /openapi.json` (OpenAPI 3.1); a typed client',
     'is [`@compactor/client`](../packages/client/README.md).',
     '',
