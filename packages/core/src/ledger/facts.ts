@@ -1,0 +1,79 @@
+/**
+ * Facts a user states in their own words: identifiers (`camelCase`, `snake_case`, `Foo.bar()`,
+ * anything in backticks), file paths, versions (`v1.2.3`, `node 20`), numbers with units
+ * (`250 ms`, `32 MiB`, `3.5x`, `95 %`) and URLs. Deterministic and deliberately literal: each fact
+ * is the text as written, so a later context can quote it back exactly.
+ */
+import { capText, MAX_LEDGER_FACT_CHARS, type LedgerFactKind } from './types';
+
+/** One fact found in a text, in order of appearance. */
+export interface FoundFact {
+  kind: LedgerFactKind;
+  text: string;
+}
+
+const URL = /\bhttps?:\/\/[^\s<>"'`]+/g;
+const BACKTICKED = /`([^`\n]{1,120})`/g;
+const SOFTWARE =
+  'node|node\\.js|nodejs|python|go|golang|java|jdk|ruby|php|rust|rustc|typescript|react|vue|angular|svelte|next\\.js|next|vite|webpack|django|rails|flask|spring|postgres|postgresql|mysql|sqlite|redis|mongodb|kafka|elasticsearch|ubuntu|debian|alpine|kotlin|swift|scala|dotnet|\\.net|gcc|clang|llvm|cuda|pytorch|torch|tensorflow|npm|pnpm|yarn|bun|deno|docker|kubernetes|k8s|helm|terraform|openssl|nginx|ios|android|macos|windows|es|ecmascript|c\\+\\+|gpt|claude|gemini|llama';
+const VERSION_PATTERNS: readonly RegExp[] = [
+  new RegExp(`(?<![\\w.])(?:${SOFTWARE})[ @-]?v?\\d+(?:\\.\\d+){0,3}(?:-[0-9A-Za-z.]+)?(?![\\w.])`, 'gi'),
+  /(?<![\w.])v\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.])/g,
+  /(?<![\w.\-/])\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?![\w.])/g,
+];
+const UNITS =
+  'ns|µs|us|ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|[KMGTP]i?B|[kmgt]b|bytes?|bits?|%|percent|px|rem|em|pt|tokens?|req/s|rps|qps|fps|Hz|kHz|MHz|GHz|°C|°F|cores?|CPUs?|GPUs?|vCPUs?|workers?|threads?|lines?|requests?|retries|k|K|M';
+const QUANTITY = new RegExp(
+  `(?<![\\w.])[-+~]?\\d+(?:[.,]\\d+)*(?:\\s?(?:${UNITS})(?![\\w/])|[x×](?![\\w]))`,
+  'g',
+);
+const PATH =
+  /(?<![\w/.:-])(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]*\.[A-Za-z0-9]{1,8}(?![\w/])|(?<![\w/.:-])[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml|md|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt)(?![\w/])/g;
+const IDENTIFIER_PATTERNS: readonly RegExp[] = [
+  /\b[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+\(\)/g, // Foo.bar(), mod::f()
+  /\b[A-Za-z_$][\w$]*\(\)/g, // parseDate()
+  /\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g, // camelCase
+  /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, // PascalCase with two humps at least
+  /\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b/g, // snake_case, SCREAMING_SNAKE
+];
+
+/** `text` with `[from, to)` blanked, so a span already taken is not found again by a looser pattern. */
+function blank(text: string, from: number, to: number): string {
+  return text.slice(0, from) + ' '.repeat(to - from) + text.slice(to);
+}
+
+/** Every fact in `text`, deduplicated, in order of first appearance. */
+export function factsInText(text: string): FoundFact[] {
+  const found: { kind: LedgerFactKind; text: string; at: number }[] = [];
+  let rest = text;
+  const take = (kind: LedgerFactKind, pattern: RegExp, group = 0): void => {
+    for (const match of [...rest.matchAll(pattern)]) {
+      const value = (match[group] ?? '').replace(/[.,;:!?)\]}'"]+$/, '');
+      if (value === '') continue;
+      found.push({ kind, text: capText(value, MAX_LEDGER_FACT_CHARS), at: match.index });
+      rest = blank(rest, match.index, match.index + match[0].length);
+    }
+  };
+  take('url', URL);
+  for (const match of [...rest.matchAll(BACKTICKED)]) {
+    const inner = match[1]!.trim();
+    const kind: LedgerFactKind = PATH.test(inner) && !/\s/.test(inner) ? 'path' : 'identifier';
+    PATH.lastIndex = 0;
+    if (inner !== '') found.push({ kind, text: capText(inner, MAX_LEDGER_FACT_CHARS), at: match.index });
+    rest = blank(rest, match.index, match.index + match[0].length);
+  }
+  take('path', PATH);
+  for (const pattern of VERSION_PATTERNS) take('version', pattern);
+  take('quantity', QUANTITY);
+  for (const pattern of IDENTIFIER_PATTERNS) take('identifier', pattern);
+  const seen = new Set<string>();
+  return found
+    .sort((a, b) => a.at - b.at)
+    .filter((fact) => {
+      const key = `${fact.kind}\u0000${fact.text}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    })
+    .map(({ kind, text: value }) => ({ kind, text: value }));
+}

@@ -1,0 +1,172 @@
+/**
+ * The ledger as text for a context or a summarizer's input, within a token budget: open errors
+ * first, then files modified, created and deleted, the commands run (each once, with its last
+ * outcome), the user's stated facts, and files read; newest first within each, paths grouped
+ * under their directory. What does not fit is named by count with the recall call that lists it.
+ *
+ * Every path, command and fact is data (a tool argument, a user's words): each sits after a
+ * `- ` on a line of its own, is cut to its first line, and is escaped with
+ * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
+ */
+import { escapePromptData } from '../prompt-data';
+import { groupPaths } from './group-paths';
+import { capText, type ArtifactLedger, type LedgerCommand, type LedgerFileKind } from './types';
+
+/** The recall calls that list each kind in full. */
+export const LEDGER_RECALL_CALLS = {
+  files: 'recall?kind=files',
+  commands: 'recall?kind=commands',
+  facts: 'recall?kind=facts',
+} as const;
+
+export type LedgerRecallKind = keyof typeof LEDGER_RECALL_CALLS;
+
+/** How the line naming what did not fit begins. */
+export const LEDGER_OVERFLOW_LEAD = 'Not listed here for space (the whole ledger is kept):';
+
+/** First line of the rendered ledger. */
+export const LEDGER_HEADING = 'What this session touched (newest first):';
+
+/** Longest command or fact shown on its line; the stored entry keeps the rest. */
+export const MAX_RENDERED_ENTRY_CHARS = 160;
+
+const NOUNS: Record<LedgerRecallKind, [string, string]> = {
+  files: ['file', 'files'],
+  commands: ['command', 'commands'],
+  facts: ['fact', 'facts'],
+};
+
+/** `Not listed here for space (…): 12 files (recall?kind=files), 1 command (recall?kind=commands).` */
+export function ledgerOverflowLine(omitted: Readonly<Partial<Record<LedgerRecallKind, number>>>): string {
+  const parts = (Object.keys(LEDGER_RECALL_CALLS) as LedgerRecallKind[])
+    .filter((kind) => (omitted[kind] ?? 0) > 0)
+    .map((kind) => {
+      const count = omitted[kind]!;
+      const noun = NOUNS[kind][count === 1 ? 0 : 1];
+      return `${count.toLocaleString('en-US')} ${noun} (${LEDGER_RECALL_CALLS[kind]})`;
+    });
+  return parts.length === 0 ? '' : `${LEDGER_OVERFLOW_LEAD} ${parts.join(', ')}.`;
+}
+
+/** How {@link renderLedger} fits its budget. */
+export interface RenderLedgerOptions {
+  maxTokens: number;
+  /** Tokens of a text, as the caller counts them: the result never counts more than `maxTokens`. */
+  count: (text: string) => number;
+}
+
+/** One section: its title, the lines of its first `n` entries, how many entries it has. */
+interface Section {
+  title: string;
+  kind: LedgerRecallKind;
+  size: number;
+  lines: (n: number) => string[];
+}
+
+/**
+ * A stored command or fact as one escaped display line: its lines joined by ` ↵ `, capped. Paths
+ * are never cut (a cut path names no file); they have no line breaks to join.
+ */
+function shown(text: string, max = MAX_RENDERED_ENTRY_CHARS): string {
+  const oneLine = text.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).join(' ↵ ');
+  return escapePromptData(capText(oneLine, max), 'inline');
+}
+
+function outcomeText(command: LedgerCommand): string {
+  const runs = command.count > 1 ? `${command.count} runs` : '';
+  const outcome =
+    command.outcome === 'unknown'
+      ? ''
+      : command.exitCode !== undefined
+        ? `${command.outcome}, exit code ${command.exitCode}`
+        : command.outcome;
+  const notes = [outcome, runs].filter((note) => note !== '');
+  return notes.length === 0 ? '' : ` — ${notes.join(', ')}`;
+}
+
+function sectionsOf(ledger: ArtifactLedger): Section[] {
+  const paths = (kind: LedgerFileKind): string[] =>
+    ledger.files.filter((file) => file.kind === kind).map((file) => file.path);
+  const fileSection = (title: string, kind: LedgerFileKind): Section => {
+    const list = paths(kind);
+    return {
+      title,
+      kind: 'files',
+      size: list.length,
+      lines: (n) => groupPaths(list.slice(0, n)).map((group) => shown(group, Infinity)),
+    };
+  };
+  const open = new Set(ledger.openErrors.map((error) => error.command));
+  const commands = ledger.commands.filter((command) => !open.has(command.command));
+  return [
+    {
+      title: 'Open errors (failed, not passed since):',
+      kind: 'commands',
+      size: ledger.openErrors.length,
+      lines: (n) =>
+        ledger.openErrors
+          .slice(0, n)
+          .map((error) => `${shown(error.command)} — ${shown(error.evidence ?? 'failed')}`),
+    },
+    fileSection('Files modified:', 'modified'),
+    fileSection('Files created:', 'created'),
+    fileSection('Files deleted:', 'deleted'),
+    {
+      title: 'Commands run:',
+      kind: 'commands',
+      size: commands.length,
+      lines: (n) => commands.slice(0, n).map((command) => `${shown(command.command)}${outcomeText(command)}`),
+    },
+    {
+      title: 'Stated by the user (identifiers, paths, versions, numbers, URLs):',
+      kind: 'facts',
+      size: ledger.facts.length,
+      lines: (n) => ledger.facts.slice(0, n).map((fact) => shown(fact.text)),
+    },
+    fileSection('Files read:', 'read'),
+  ];
+}
+
+function renderSections(sections: readonly Section[], shownCounts: readonly number[]): string {
+  const blocks: string[] = [];
+  const omitted: Partial<Record<LedgerRecallKind, number>> = {};
+  sections.forEach((section, index) => {
+    const n = shownCounts[index] ?? 0;
+    omitted[section.kind] = (omitted[section.kind] ?? 0) + section.size - n;
+    if (n > 0) blocks.push([section.title, ...section.lines(n).map((line) => `- ${line}`)].join('\n'));
+  });
+  const overflow = ledgerOverflowLine(omitted);
+  if (blocks.length === 0) return overflow;
+  return [LEDGER_HEADING, ...blocks, ...(overflow === '' ? [] : [overflow])].join('\n');
+}
+
+/**
+ * The ledger as text of at most `maxTokens` by `count` ('' when even the overflow line does not
+ * fit, or the ledger is empty). Sections fill in order, each taking as many of its newest entries
+ * as still fit, so a long list of one kind cannot keep a short later one out entirely.
+ */
+export function renderLedger(ledger: ArtifactLedger, options: RenderLedgerOptions): string {
+  const sections = sectionsOf(ledger);
+  const shownCounts = sections.map(() => 0);
+  const fits = (counts: readonly number[]): boolean =>
+    options.count(renderSections(sections, counts)) <= options.maxTokens;
+  if (!fits(shownCounts)) return '';
+  sections.forEach((section, index) => {
+    const trial = (n: number): number[] => shownCounts.map((value, at) => (at === index ? n : value));
+    if (section.size === 0) return;
+    if (fits(trial(section.size))) {
+      shownCounts[index] = section.size;
+      return;
+    }
+    // The largest prefix that fits: rendered length grows with the prefix (the overflow count's digits aside).
+    let low = 0;
+    let high = section.size - 1;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (fits(trial(middle))) low = middle;
+      else high = middle - 1;
+    }
+    shownCounts[index] = low;
+  });
+  return renderSections(sections, shownCounts);
+}
