@@ -109,7 +109,7 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
   });
   const reconciled = new Counter({
     name: 'compactor_reconciler_actions_total',
-    help: 'Reconciler actions: outbox entries dispatched, compactions re-enqueued or abandoned, deferred compactions started.',
+    help: 'Reconciler actions: outbox entries dispatched, compactions re-enqueued or abandoned, drafts whose job is gone retired, deferred compactions started.',
     labelNames: ['action'],
     registers,
   });
@@ -154,6 +154,7 @@ export function createWorkerMetrics(queues: JobQueues, jobs: JobGauges): WorkerM
       if (report.dispatched) reconciled.inc({ action: 'dispatched' }, report.dispatched);
       if (report.redriven) reconciled.inc({ action: 'redriven' }, report.redriven);
       if (report.abandoned) reconciled.inc({ action: 'abandoned' }, report.abandoned);
+      if (report.draftsRetired) reconciled.inc({ action: 'draft_retired' }, report.draftsRetired);
       if (report.deferredStarted) reconciled.inc({ action: 'deferred_started' }, report.deferredStarted);
     },
     compactionEnded({ compaction: row }) {

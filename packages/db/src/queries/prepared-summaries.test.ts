@@ -6,6 +6,7 @@ import { useTestDatabase } from '../test-support/test-database';
 import { markCoveredChange } from './covered-changes';
 import {
   beginPreparedSummary,
+  DRAFT_JOB_LOST,
   endPreparedSummary,
   findPreparedSummary,
   requestPreparedSummary,
@@ -56,6 +57,34 @@ describe('requestPreparedSummary: one request per session and boundary', () => {
     expect(await jobsFor('prp_b')).toEqual([]);
     expect(await jobsFor('prp_c')).toEqual([]);
     expect((await findPreparedSummary(t.db, session.pk))?.id).toBe('prp_a');
+  });
+
+  it('asks again on the same boundary once the reconciler retired the request as lost', async () => {
+    const session = await createTestSession(t.db);
+    await request(session.pk, 'prp_lost', 'cmp_1');
+    await beginPreparedSummary(t.db, session.pk, 'prp_lost', 10);
+    expect(await endPreparedSummary(t.db, session.pk, 'prp_lost', 'failed', DRAFT_JOB_LOST)).toBe(true);
+    // Ending it twice (two passes, or the job itself) ends nothing more.
+    expect(await endPreparedSummary(t.db, session.pk, 'prp_lost', 'failed', 'llm_retries_exhausted')).toBe(
+      false,
+    );
+    expect(await findPreparedSummary(t.db, session.pk)).toMatchObject({
+      status: 'failed',
+      errorCode: DRAFT_JOB_LOST,
+    });
+
+    const entry = await request(session.pk, 'prp_again', 'cmp_1');
+    expect(entry).toMatchObject({ jobId: 'prp_again', payload: { draftId: 'prp_again' } });
+    expect(await findPreparedSummary(t.db, session.pk)).toMatchObject({
+      id: 'prp_again',
+      status: 'pending',
+      baseCompactionId: 'cmp_1',
+      coversThroughSeq: null,
+      errorCode: null,
+    });
+    // The lost job, should it ever run, writes nothing; and the new request fires once.
+    expect(await savePreparedSummary(t.db, session.pk, 'prp_lost', draft(5))).toBe(false);
+    expect(await request(session.pk, 'prp_third', 'cmp_1')).toBeNull();
   });
 
   it('replaces the request once a compaction moved the boundary: the old job is fenced out', async () => {

@@ -11,12 +11,19 @@ export type PreparedSummaryRow = typeof preparedSummaries.$inferSelect;
 const outboxFromRow = rowMapper(outbox, '');
 
 /**
+ * The error code of a draft the reconciler retired because its job is gone (Redis lost it, or
+ * BullMQ failed it after its workers died): unlike a draft its job gave up, it never ran to an
+ * end, so a new one may be requested on the same boundary.
+ */
+export const DRAFT_JOB_LOST = 'job_lost';
+
+/**
  * Requests a prepared summary for the session, built on `baseCompactionId` (its latest completed
  * compaction, null before the first), with the outbox entry of its job (`{ sessionPk, draftId }`)
  * in ONE statement. It fires once per crossing of the soft threshold: a request built on the
  * same compaction already exists (pending, written or given up) and nothing is written, unless
  * that draft is ready but a message before its cut changed since (it can never serve, so a new
- * one may). A request replaced while its job runs is fenced out by its id. Returns the outbox
+ * one may), or the reconciler retired it because its job was lost ({@link DRAFT_JOB_LOST}). A request replaced while its job runs is fenced out by its id. Returns the outbox
  * entry to dispatch, or `null` when nothing was requested.
  */
 export async function requestPreparedSummary(
@@ -43,6 +50,7 @@ export async function requestPreparedSummary(
         error_code = null, requested_at = now(), prepared_at = null
       where prepared_summaries.base_compaction_id is distinct from excluded.base_compaction_id
          or (prepared_summaries.status = 'ready' and prepared_summaries.changed_seq < prepared_summaries.cut_seq)
+         or (prepared_summaries.status = 'failed' and prepared_summaries.error_code = ${DRAFT_JOB_LOST})
       returning session_pk, id
     )
     insert into outbox (job_name, job_id, payload)
@@ -106,15 +114,23 @@ export async function savePreparedSummary(
   return rows.length > 0;
 }
 
-/** Gives request `id` up (`failed` or `skipped`, with a code); a replaced request is left alone. */
+/**
+ * Gives request `id` up (`failed` or `skipped`, with a code); a replaced or already ended request
+ * is left alone. True when this call ended it.
+ */
 export async function endPreparedSummary(
   db: DbOrTx,
   sessionPk: number,
   id: string,
   status: 'failed' | 'skipped',
   errorCode: string,
-): Promise<void> {
-  await db.update(preparedSummaries).set({ status, errorCode }).where(pendingRequest(sessionPk, id));
+): Promise<boolean> {
+  const rows = await db
+    .update(preparedSummaries)
+    .set({ status, errorCode })
+    .where(pendingRequest(sessionPk, id))
+    .returning({ id: preparedSummaries.id });
+  return rows.length > 0;
 }
 
 function pendingRequest(sessionPk: number, id: string) {

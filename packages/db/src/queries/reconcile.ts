@@ -45,6 +45,32 @@ export async function findCompactionsToRedrive(
   }));
 }
 
+/** A pending draft (policy `prepare`) the reconciler should make sure a job exists for. */
+export interface DraftToCheck {
+  sessionPk: number;
+  /** The draft's id, which is its prepare job's id. */
+  id: string;
+}
+
+/**
+ * Pending drafts requested longer than `olderThanMs` ago, oldest first: the caller looks each
+ * one's job up and retires the draft when no live job is behind it. Reads the partial index
+ * `prepared_summaries_pending_idx` only: cost grows with pending drafts (at most one a session),
+ * not with the ready and given-up ones every preparing session keeps.
+ */
+export async function findPendingDraftsToCheck(
+  db: DbOrTx,
+  { olderThanMs, limit }: { olderThanMs: number; limit: number },
+): Promise<DraftToCheck[]> {
+  const result = await db.execute<{ session_pk: string; id: string }>(sql`
+    select session_pk, id from prepared_summaries
+    where status = 'pending' and requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    order by requested_at
+    limit ${limit}
+  `);
+  return result.rows.map((r) => ({ sessionPk: Number(r.session_pk), id: r.id }));
+}
+
 /**
  * Ends an active compaction the reconciler gave up on (it crashed its workers on every attempt,
  * say): `failed` with `code`, only if no attempt claimed it since `attempts` was read.

@@ -9,6 +9,7 @@ import {
   withReconcilerLock,
 } from '@compactor/db';
 import { dispatchOutbox, startDeferredCompactions, type DispatchDeps } from '../jobs/dispatch';
+import { LIVE_JOB_STATES, retireDraftsWithoutJob } from './reconciler-drafts';
 import { emitWorkerEvent, type ReconcileReport, type WorkerListeners } from './worker-events';
 
 export type { ReconcileReport } from './worker-events';
@@ -17,7 +18,10 @@ export type { ReconcileReport } from './worker-events';
 export type ReconcilerDeps = DispatchDeps;
 
 export interface ReconcilerOptions {
-  /** A `running` compaction silent (no fenced write) for longer than this is re-driven. */
+  /**
+   * A `running` compaction silent (no fenced write) for longer than this is re-driven, and a
+   * `pending` draft requested longer ago than this with no live job is retired.
+   */
   stepTimeoutMs: number;
   /** Outbox entries and `pending` rows younger than this are left to the API's own enqueue. */
   graceMs?: number;
@@ -26,15 +30,13 @@ export interface ReconcilerOptions {
   batch?: number;
 }
 
-/** BullMQ states in which a job will still run: its compaction needs nothing. */
-const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
-
 /**
  * One reconciler pass: Postgres is the system of record, Redis only a work list. It enqueues
  * outbox entries a crash left undispatched, re-enqueues active compactions whose job is
  * gone (Redis lost its data) or finished while the row is still active (a worker was killed
- * mid-try, a job stalled out), each at its rank in its tenant's backlog, and starts deferred
- * auto compactions whose tenants have room. One process at a time runs a pass (advisory lock);
+ * mid-try, a job stalled out), each at its rank in its tenant's backlog, retires pending drafts
+ * whose job is gone (reconciler-drafts.ts), and starts deferred auto compactions whose tenants
+ * have room. One process at a time runs a pass (advisory lock);
  * enqueueing is idempotent anyway (job id = compaction id).
  */
 /** Removes a finished job; false when BullMQ refused (the job is locked, Redis failed). */
@@ -70,7 +72,7 @@ export async function reconcileOnce(
     for (const row of candidates) {
       const job = await queue.getJob(row.id);
       const state = job ? await job.getState() : 'missing';
-      if (LIVE_STATES.has(state)) continue;
+      if (LIVE_JOB_STATES.has(state)) continue;
       if (row.attempts >= maxClaims) {
         const ended = await abandonCompaction(deps.db, row.id, {
           attempts: row.attempts,
@@ -96,15 +98,29 @@ export async function reconcileOnce(
       redriven++;
     }
 
+    const draftsRetired = await retireDraftsWithoutJob(deps, {
+      olderThanMs: options.stepTimeoutMs,
+      limit: batch,
+    });
+
     // Normally a compaction's end starts its tenant's next deferred one; this covers a worker
     // that died in between, and compactions this pass abandoned.
     let deferredStarted = 0;
     for (const tenantId of await tenantsWithDeferredCompactions(deps.db, batch)) {
       deferredStarted += (await startDeferredCompactions(deps, tenantId)).length;
     }
-    return { dispatched, redriven, abandoned, deferredStarted, skippedLocked: false };
+    return { dispatched, redriven, abandoned, draftsRetired, deferredStarted, skippedLocked: false };
   });
-  return report ?? { dispatched: 0, redriven: 0, abandoned: 0, deferredStarted: 0, skippedLocked: true };
+  return (
+    report ?? {
+      dispatched: 0,
+      redriven: 0,
+      abandoned: 0,
+      draftsRetired: 0,
+      deferredStarted: 0,
+      skippedLocked: true,
+    }
+  );
 }
 
 /**
@@ -131,7 +147,13 @@ export function startReconciler(
       current = reconcileOnce(deps, options)
         .then((report) => {
           void emitWorkerEvent(options.on, 'reconciler.passed', { report });
-          if (report.dispatched || report.redriven || report.abandoned || report.deferredStarted) {
+          const acted =
+            report.dispatched ||
+            report.redriven ||
+            report.abandoned ||
+            report.draftsRetired ||
+            report.deferredStarted;
+          if (acted) {
             deps.log.info({ ...report }, 'reconciler pass');
           }
         })

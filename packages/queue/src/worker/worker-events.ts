@@ -14,6 +14,8 @@ export interface ReconcileReport {
   dispatched: number;
   redriven: number;
   abandoned: number;
+  /** Pending drafts retired (`failed`, `job_lost`) because no live job would ever write them. */
+  draftsRetired: number;
   /** Deferred auto compactions started (their tenants had room and no compaction's end started them). */
   deferredStarted: number;
   skippedLocked: boolean;
