@@ -36,7 +36,7 @@ export interface AnthropicStepPlan {
   /** The client's body: every field is sent as it came but `system`, `messages` (and `tools` with recall). */
   clientBody: MessageCreateParams;
   context: AnthropicServedContext;
-  /** The tools to send while recall is offered; the client's own otherwise. */
+  /** The client's tools and recall, sent on every round when `recallOffered`. */
   toolsWithRecall: ToolUnion[] | undefined;
   recallOffered: boolean;
   waitMs: number;
@@ -85,12 +85,15 @@ export async function runAnthropicSteps<R extends AnthropicStepResult>(
   const breakpoints = Math.min(MESSAGE_BREAKPOINTS, MAX_MESSAGE_CACHE_BREAKPOINTS - toolMarks);
   for (let round = 0; ;) {
     const offersRecall = plan.recallOffered && round < MAX_RECALL_ROUNDS;
-    const tools = offersRecall ? plan.toolsWithRecall : clientTools;
+    const tools = plan.recallOffered ? plan.toolsWithRecall : clientTools;
     const body = {
       ...rest,
       ...(context.system !== undefined ? { system: context.system } : {}),
       messages: withCacheBreakpoints([...context.messages, ...exchanges], breakpoints),
       ...(tools != null ? { tools } : {}),
+      // The last round keeps recall defined (Anthropic refuses a tool_use of a tool it is not
+      // given) and forbids every call instead; `none` is valid with extended thinking too.
+      ...(plan.recallOffered && !offersRecall ? { tool_choice: { type: 'none' as const } } : {}),
     } as MessageCreateParams;
     let result: R;
     try {

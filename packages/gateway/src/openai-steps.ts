@@ -29,7 +29,7 @@ export interface StepPlan {
   /** The client's body: every field is sent as it came but `messages` (and `tools` with recall). */
   clientBody: ChatCompletionCreateParams;
   context: ServedContext;
-  /** The tools to send while recall is offered; the client's own otherwise. */
+  /** The client's tools and recall, sent on every round when `recallOffered`. */
   toolsWithRecall: ChatCompletionTool[] | undefined;
   recallOffered: boolean;
   waitMs: number;
@@ -49,11 +49,14 @@ export async function runSteps<R extends StepResult>(
   let overflowRetried = false;
   for (let round = 0; ;) {
     const offersRecall = plan.recallOffered && round < MAX_RECALL_ROUNDS;
-    const tools = offersRecall ? plan.toolsWithRecall : plan.clientBody.tools;
+    const tools = plan.recallOffered ? plan.toolsWithRecall : plan.clientBody.tools;
     const body: ChatCompletionCreateParams = {
       ...plan.clientBody,
       messages: [...(context.messages as ChatCompletionMessageParam[]), ...exchanges],
       ...(tools !== undefined ? { tools } : {}),
+      // The last round keeps recall defined (the exchanges call it, and a provider may refuse a
+      // call of a tool it is not given) and forbids every call instead.
+      ...(plan.recallOffered && !offersRecall ? { tool_choice: 'none' as const } : {}),
     };
     let result: R;
     try {

@@ -14,7 +14,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 
-/** Steps asked again after answering recall calls, at most; the last one is offered no recall tool. */
+/** Steps asked again after answering recall calls, at most; the last one may call no tool. */
 export const MAX_RECALL_ROUNDS = 4;
 
 export const isRecallTool = (name: string) => name === RECALL_TOOL_NAME;
