@@ -19,13 +19,13 @@ const EXIT_STATUS =
 
 /** Test-runner summaries that say something failed, most specific first. */
 const FAILED_SUMMARIES: readonly RegExp[] = [
-  /^.*\bTests?:?\s+\d+ failed\b.*$/m, // jest, vitest, playwright
-  /^.*\b\d+ (?:failed|failing|errors?)\b.*\b(?:passed|in [\d.]+s)\b.*$/m, // pytest, mocha
-  /^.*\b\d+ failed\b.*$/m,
+  /^.*\bTests?:?\s+[1-9]\d* failed\b.*$/m, // jest, vitest, playwright
+  /^.*\b[1-9]\d* (?:failed|failing|errors?)\b.*\b(?:passed|in [\d.]+s)\b.*$/m, // pytest, mocha
+  /^.*\b[1-9]\d* failed\b.*$/m,
   /^.*\btest result: FAILED\b.*$/m, // cargo
   /^--- FAIL\b.*$/m, // go test
   /^FAIL\b.*$/m,
-  /^.*\b\d+ failing\b.*$/m, // mocha
+  /^.*\b[1-9]\d* failing\b.*$/m, // mocha
   /^FAILED\b.*$/m,
   /^.*\bBUILD FAILED\b.*$/m,
 ];

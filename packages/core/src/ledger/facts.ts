@@ -37,6 +37,20 @@ const IDENTIFIER_PATTERNS: readonly RegExp[] = [
   /\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b/g, // snake_case, SCREAMING_SNAKE
 ];
 
+const count = (text: string, char: string): number => text.split(char).length - 1;
+
+/** `https://x.org/a).` → `https://x.org/a`: sentence punctuation, and closers nothing in the match opened. */
+function withoutTrailingPunctuation(value: string): string {
+  let text = value;
+  for (;;) {
+    const last = text.at(-1) ?? '';
+    const opener = { ')': '(', ']': '[', '}': '{' }[last];
+    if (/[.,;:!?'"]/.test(last) || (opener !== undefined && count(text, last) > count(text, opener))) {
+      text = text.slice(0, -1);
+    } else return text;
+  }
+}
+
 /** `text` with `[from, to)` blanked, so a span already taken is not found again by a looser pattern. */
 function blank(text: string, from: number, to: number): string {
   return text.slice(0, from) + ' '.repeat(to - from) + text.slice(to);
@@ -48,7 +62,7 @@ export function factsInText(text: string): FoundFact[] {
   let rest = text;
   const take = (kind: LedgerFactKind, pattern: RegExp, group = 0): void => {
     for (const match of [...rest.matchAll(pattern)]) {
-      const value = (match[group] ?? '').replace(/[.,;:!?)\]}'"]+$/, '');
+      const value = withoutTrailingPunctuation(match[group] ?? '');
       if (value === '') continue;
       found.push({ kind, text: capText(value, MAX_LEDGER_FACT_CHARS), at: match.index });
       rest = blank(rest, match.index, match.index + match[0].length);

@@ -70,7 +70,10 @@ function tokens(line: string): string[] {
     } else if (char === '>') {
       // `2>&1`, `>/dev/null`, `>> file`: the redirect becomes its own word.
       const fd = /^\d$/.test(word) ? word : '';
-      if (fd !== '') word = '';
+      if (fd !== '') {
+        word = '';
+        inWord = false;
+      }
       flush();
       const append = line[index + 1] === '>';
       if (append) index += 1;
