@@ -113,7 +113,11 @@ describe('the last recall round', () => {
       {
         session,
         clientBody: { model: 'claude-sonnet-4-5', max_tokens: 512, messages: [], tools: [ANTHROPIC_READ] },
-        context: { system: undefined, messages: [{ role: 'user', content: 'go' }], fit: 'view' },
+        context: {
+          system: undefined,
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }],
+          fit: 'view',
+        },
         toolsWithRecall: [ANTHROPIC_READ, ANTHROPIC_RECALL_TOOL],
         recallOffered: true,
         waitMs: 0,
@@ -127,7 +131,8 @@ describe('the last recall round', () => {
     );
 
     expect(sent).toHaveLength(MAX_RECALL_ROUNDS + 1);
-    for (const body of sent) expect(body.tools?.map((tool) => tool.name)).toEqual(['read', 'recall']);
+    for (const body of sent)
+      expect(body.tools?.map((tool) => ('name' in tool ? tool.name : ''))).toEqual(['read', 'recall']);
     expect(sent.map((body) => body.tool_choice)).toEqual([
       ...Array(MAX_RECALL_ROUNDS).fill(undefined),
       { type: 'none' },
