@@ -72,6 +72,23 @@ describe('isConstraintSentence', () => {
     ['Never.', false],
     ['Stay compatible with Node 20.', false],
     ['Run the tests before you say it is done.', false],
+    // only: as an imperative, before or after an instruction verb, or addressed.
+    ['Only change files under src/.', true],
+    ['Use only the standard library.', true],
+    ['Touch only the parser module.', true],
+    ['Please only edit the tests, not the fixtures.', true],
+    ['You should only run the billing suite.', true],
+    ['Fix the import, and only use relative paths.', true],
+    ['Keep the CLI as is; update only the docs.', true],
+    ['Just run only the unit tests', true],
+    // only: in statements about the code or the user.
+    ['It only fails on CI.', false],
+    ['I only saw it once.', false],
+    ['The export only breaks for accounts with 200k invoices.', false],
+    ['Build only fails on CI.', false],
+    ['Only the first row is missing.', false],
+    ['This is the only place that calls the parser.', false],
+    ['Does it only happen on Node 20?', false],
   ])('%s → %s', (sentence, expected) => {
     expect(isConstraintSentence(sentence)).toBe(expected);
   });
@@ -85,11 +102,13 @@ describe('constraintSentences', () => {
       '- Do not change the CSV column order: finance imports it as is.',
       '- Stay compatible with Node 20.',
       '- Never run the migration against production. Staging is fine.',
-      'It always crashes after about 40 minutes, e.g. at 02:40.',
+      '- Only touch files under src/billing/.',
+      'It always crashes after about 40 minutes, e.g. at 02:40. It only happens on large accounts.',
     ].join('\n');
     expect(constraintSentences(request)).toEqual([
       'Do not change the CSV column order: finance imports it as is.',
       'Never run the migration against production.',
+      'Only touch files under src/billing/.',
     ]);
   });
 });

@@ -15,7 +15,13 @@
  *   (sentence start, or after `,` `;` `:` `(` or a dash, optionally after and / but / also / so /
  *   then / just / please), or after you / we / please (optionally with should / will / must /
  *   need to / have to / want to / to): "Never run …", "If it fails, don't retry", "we always
- *   squash", "I want you to never …" — but not "It always fails on CI" or "I don't know why".
+ *   squash", "I want you to never …" — but not "It always fails on CI" or "I don't know why", or
+ * - says `only` as an imperative: at the start of a clause before one of the verbs of
+ *   {@link ONLY_VERBS} ("Only change files under src/"), right after one of them at the start of a
+ *   clause ("Use only the standard library", "touch only X"), or after you / we / please as above
+ *   ("you should only edit the tests") — but not "It only fails on CI" or "I only saw it once".
+ *   An "only" sentence has no other word that marks it as an order, so the verb that opens it
+ *   must be one an instruction to a coding agent opens with: a short list, not every verb.
  * A question is kept only as a polite request ("Can you make sure the tests pass?").
  */
 
@@ -34,6 +40,23 @@ const AFTER_ADDRESSEE = new RegExp(
   String.raw`\b(?:you|we|please)\s+(?:(?:should|will|must|need\s+to|have\s+to|want\s+to|to)\s+)?${IMPERATIVE_WORD}`,
   'i',
 );
+/** Verbs an "only" instruction opens with ("Only change …", "use only …"). */
+const ONLY_VERBS = String.raw`(?:use|change|touch|edit|modify|update|write|read|run|test|import|add|fix|commit|push|deploy|install|return|call|target|support|depend|rely|log|print|output|reply|respond|answer|refactor|rename|delete|remove|create|work|make|keep|ask|send|show|include|stage|query|fetch|build|mock)`;
+/** What follows "<verb> only" in a statement about a thing ("Build only fails on CI"). */
+const STATEMENT_VERB = String.raw`(?:fails?|failed|happens?|happened|works?|worked|runs?|ran|breaks?|broke|occurs?|occurred|seems?|appears?|passes|passed|crashes|crashed|times?\s+out|hangs?|hung)\b`;
+/** "only" as an imperative: before or after an instruction verb at a clause start, or addressed. */
+const ONLY_IMPERATIVE = [
+  new RegExp(String.raw`(?:^|[,;:(]\s*|\s[-–—]\s+)["']?${CLAUSE_LEAD}only\s+${ONLY_VERBS}\b`, 'i'),
+  new RegExp(
+    String.raw`(?:^|[,;:(]\s*|\s[-–—]\s+)["']?${CLAUSE_LEAD}${ONLY_VERBS}\s+only\b(?!\s+${STATEMENT_VERB})`,
+    'i',
+  ),
+  new RegExp(
+    String.raw`\b(?:you|we|please)\s+(?:(?:should|will|must|need\s+to|have\s+to|want\s+to|to|can)\s+)?only\b`,
+    'i',
+  ),
+];
+
 /** A question that is really a request. */
 const POLITE_REQUEST = /^(?:please\s+)?(?:can|could|would|will)\s+you\b/i;
 
@@ -73,7 +96,12 @@ export function isConstraintSentence(sentence: string): boolean {
   const text = sentence.replace(/[’‘]/g, "'").trim();
   if (text.split(/\s+/).length < 2) return false;
   if (text.endsWith('?') && !POLITE_REQUEST.test(text)) return false;
-  return ANYWHERE.test(text) || AT_CLAUSE_START.test(text) || AFTER_ADDRESSEE.test(text);
+  return (
+    ANYWHERE.test(text) ||
+    AT_CLAUSE_START.test(text) ||
+    AFTER_ADDRESSEE.test(text) ||
+    ONLY_IMPERATIVE.some((pattern) => pattern.test(text))
+  );
 }
 
 /** The constraint sentences of one user message's text, in order, as written. */

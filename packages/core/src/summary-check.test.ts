@@ -6,7 +6,6 @@ import {
   collectSummaryFacts,
   matchKey,
   PINNED_ITEM_MAX_CHARS,
-  PINNED_MAX_CONSTRAINTS,
   verifySummary,
   type SummaryFacts,
 } from './summary-check';
@@ -57,6 +56,7 @@ describe('collectSummaryFacts', () => {
         'Never run the migration against production.',
         "Don't change its public API.",
       ],
+      constraintCounts: [1, 1, 1],
       constraintsNotListed: 0,
       instructions: 'focus on the export code',
       latestRequest: LATEST,
@@ -228,29 +228,63 @@ describe('bounds', () => {
     { kept: [user('Go on with the export.')] },
   );
 
-  it(`keeps the newest ${PINNED_MAX_CONSTRAINTS} of 300 constraints and says how many it dropped`, () => {
+  /** The section's text, from its opening tag. */
+  const sectionOf = (text: string) => text.slice(text.indexOf('<pinned>'));
+
+  it('lists the newest constraints its budget holds, not a fixed number, and returns the rest', () => {
     const checked = verifySummary(EMPTY_SUMMARY, manyFacts, { budgetTokens: BUDGET });
     const section = parsePinnedSections(checked.text);
-    expect(section.constraints).toEqual(styleGuide.slice(-PINNED_MAX_CONSTRAINTS));
-    expect(section.constraintsNotListed).toBe(300 - PINNED_MAX_CONSTRAINTS);
-    expect(checked.text).toContain('- (280 earlier constraints no longer listed)');
-    expect(checked.repair.dropped.constraints).toBe(280);
+    const listed = section.constraints.length;
+    // Stated once each, so newest first: the listed ones are the style guide's last, in order.
+    expect(listed).toBeGreaterThan(20);
+    expect(section.constraints).toEqual(styleGuide.slice(-listed));
+    expect(checked.unlistedConstraints).toEqual(styleGuide.slice(0, -listed).reverse());
+    expect(section.constraintsNotListed).toBe(300 - listed);
+    expect(checked.text).toContain(`- (${300 - listed} earlier constraints no longer listed)`);
+    expect(checked.repair.dropped.constraints).toBe(300 - listed);
     // The listed ones, and the goal's own two, which its line carries.
-    expect(checked.repair.repaired.constraints).toBe(PINNED_MAX_CONSTRAINTS + 2);
+    expect(checked.repair.repaired.constraints).toBe(listed + 2);
+    // The next one would not have fitted in the quarter of the budget.
+    const next = `- Constraint: ${checked.unlistedConstraints[0]}\n`;
+    expect(sectionOf(checked.text).length + next.length).toBeGreaterThan(BUDGET * 0.25 * 4 - 60);
   });
 
-  it.each([
-    [8_192, 20],
-    [2_000, 19],
-    [500, 2],
-    [0, 0],
-  ])('fits a %i-token summary budget (a quarter of it): %i constraints listed', (budget, listed) => {
-    const checked = verifySummary(EMPTY_SUMMARY, manyFacts, { budgetTokens: budget });
-    const section = checked.text.slice(checked.text.indexOf('<pinned>'));
-    // A quarter of the budget's tokens, at four characters a token; the goal is kept whatever it costs.
-    expect(section.length).toBeLessThanOrEqual(Math.max(budget, 400));
-    expect(checked.repair.pinned.constraints).toBe(listed);
-    expect(checked.repair.pinned.goal).toBe(1);
+  it.each([8_192, 2_000, 500, 0])(
+    'fits a %i-token summary budget (a quarter of it), every constraint listed or returned',
+    (budget) => {
+      const checked = verifySummary(EMPTY_SUMMARY, manyFacts, { budgetTokens: budget });
+      // A quarter of the budget's tokens, at four characters a token; the goal is kept whatever it costs.
+      expect(sectionOf(checked.text).length).toBeLessThanOrEqual(Math.max(budget, 400));
+      // The goal's own constraints are carried by its line unless the budget cut it short.
+      const goalKey = matchKey(parsePinnedSections(checked.text).goal!);
+      const own = manyFacts.constraints.filter((c) => !goalKey.includes(matchKey(c)));
+      expect(checked.repair.pinned.constraints + checked.unlistedConstraints.length).toBe(own.length);
+      expect(checked.repair.pinned.goal).toBe(1);
+    },
+  );
+
+  it('ranks a constraint the user kept repeating above newer ones stated once', () => {
+    const repeated = 'Never edit the generated files under src/gen/.';
+    const facts = collectSummaryFacts(
+      conversation([
+        user(GOAL),
+        assistant('Read.'),
+        user(repeated),
+        assistant('Ok.'),
+        user(styleGuide.slice(0, 40).join('\n')),
+        assistant('Noted.'),
+        user(`I said it before. ${repeated}`),
+        assistant('Sorry.'),
+      ]),
+      { kept: [user('Go on.')] },
+    );
+    expect(facts.constraints.at(-1)).toBe(repeated);
+    expect(facts.constraintCounts!.at(-1)).toBe(2);
+    const checked = verifySummary(EMPTY_SUMMARY, facts, { budgetTokens: 1_000 });
+    const listed = parsePinnedSections(checked.text).constraints;
+    expect(listed).toContain(repeated);
+    expect(listed.length).toBeLessThan(41);
+    expect(checked.unlistedConstraints[0]).toBe(styleGuide[40 - listed.length]);
   });
 
   it('cuts a pasted 20,000-character first request, and keeps the goal even with no budget left', () => {

@@ -12,15 +12,24 @@
  * latest request matter to this summary only: pinned when the model's text misses them. Files
  * are carried by the `<read-files>` / `<modified-files>` blocks, rebuilt from metadata each time.
  *
+ * A user message's words are what it says around the text its agent harness wrote into it
+ * (harness-text.ts): a message that is only harness text (environment context, AGENTS.md
+ * instructions, a local command's output, an image note) is no request, so it is never the goal,
+ * the latest request or a source of constraints; it stays in the history as context.
+ *
  * Bounds, so a session with hundreds of constraint sentences still gets a summary that fits:
- * each item at most {@link PINNED_ITEM_MAX_CHARS}; at most {@link PINNED_MAX_CONSTRAINTS}
- * constraints, the newest; the whole section within {@link PINNED_BUDGET_SHARE} of the summary's
- * token budget, filled goal → instructions → latest request → constraints newest first. What the
- * bounds leave out is counted in the section ("(N earlier constraints no longer listed)").
+ * each item at most {@link PINNED_ITEM_MAX_CHARS}; the whole section within
+ * {@link PINNED_BUDGET_SHARE} of the summary's token budget, filled goal → instructions → latest
+ * request → constraints by rank (most-repeated, then newest: constraint-ranking.ts) while they
+ * fit. What the bounds leave out is counted in the section ("(N earlier constraints no longer
+ * listed)") and returned by the check, best-ranked first, for whatever lists it elsewhere.
  */
 import { isContinuationMessage } from './continuation';
+import { fitConstraints, rankConstraints } from './constraint-ranking';
 import { constraintSentences } from './constraints';
 import { withFileOps, type FileOps } from './file-ops';
+import { userWords } from './harness-text';
+import { clipItem, matchKey } from './match-key';
 import type { Message } from './model';
 import {
   parsePinnedSections,
@@ -39,11 +48,7 @@ import { CHARS_PER_TOKEN } from './tokens';
  */
 export const PINNED_ITEM_MAX_CHARS = 1_000;
 
-/**
- * Constraints listed at most, the newest. Real sessions state a handful; a list of hundreds
- * (a pasted style guide) would crowd out the summary, and the newest are the ones in force.
- */
-export const PINNED_MAX_CONSTRAINTS = 20;
+export { clipItem, matchKey } from './match-key';
 
 /**
  * Share of the summary's token budget the pinned section may take. The model's summary is asked
@@ -57,8 +62,10 @@ const MIN_CLIPPED_CHARS = 120;
 /** What a summary of a covered range must carry, before the bounds. */
 export interface SummaryFacts {
   goal: string | null;
-  /** Oldest first, each once. */
+  /** Oldest first (by their newest statement), each once. */
   constraints: string[];
+  /** How many times each of `constraints` was stated (same index); 1 each when absent. */
+  constraintCounts?: number[];
   /** Constraints earlier compactions' bounds dropped (carried in their pinned sections). */
   constraintsNotListed: number;
   instructions: string | null;
@@ -93,9 +100,14 @@ export interface SummaryCheck {
   /** The summary text, any pinned section it had replaced by the checked one, then the file-op blocks. */
   text: string;
   repair: SummaryRepair;
+  /** The constraints the section's budget left out, best-ranked first (their text, for recall to list). */
+  unlistedConstraints: string[];
 }
 
-/** A user message the user wrote: not a summary, marker or synthetic continuation, with text. */
+/**
+ * A user message the user wrote: not a summary, marker or synthetic continuation, with words of
+ * the user's own (text that is all harness-written is not a request).
+ */
 export function isUserRequest(message: Message): boolean {
   return (
     message.role === 'user' &&
@@ -105,11 +117,9 @@ export function isUserRequest(message: Message): boolean {
   );
 }
 
+/** The user's own words in a message: its text parts without what the harness wrote into them. */
 function requestText(message: Message): string {
-  return message.parts
-    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
-    .join('\n')
-    .trim();
+  return userWords(message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n'));
 }
 
 export interface CollectFactsOptions {
@@ -132,7 +142,7 @@ export interface CollectFactsOptions {
  * keep. The goal is the first user request; after an earlier compaction it is the one that
  * compaction's pinned section carries (none, for a summary written without one). Constraints are
  * the previous section's, then those of every user request in the range, each once at its newest
- * position.
+ * position with the number of times it was stated.
  */
 export function collectSummaryFacts(
   covered: readonly Message[],
@@ -147,10 +157,10 @@ export function collectSummaryFacts(
   const requests = covered.slice(leading).filter(isUserRequest).map(requestText);
   const goal = previous ? previous.goal : (requests[0] ?? null);
 
-  const constraints = newestOnce([
+  const stated = rankConstraints([
     ...(previous?.constraints ?? []),
     ...requests.flatMap((text) => constraintSentences(text).map(pinnedItemText)),
-  ]);
+  ]).sort((a, b) => a.newest - b.newest);
   const last = requests.at(-1);
   const latestCovered = !(options.kept ?? []).some(isUserRequest);
   const latestRequest =
@@ -158,45 +168,12 @@ export function collectSummaryFacts(
   const instructions = options.instructions?.trim() || null;
   return {
     goal,
-    constraints,
+    constraints: stated.map((c) => c.text),
+    constraintCounts: stated.map((c) => c.count),
     constraintsNotListed: previous?.constraintsNotListed ?? 0,
     instructions,
     latestRequest,
   };
-}
-
-/** Each item once (compared as {@link matchKey}), at its last position. */
-function newestOnce(items: readonly string[]): string[] {
-  const lastIndex = new Map<string, number>();
-  items.forEach((item, index) => lastIndex.set(matchKey(item), index));
-  return items.filter((item, index) => lastIndex.get(matchKey(item)) === index);
-}
-
-/**
- * How text is compared: Unicode-normalised, straight quotes, no Markdown code or emphasis marks,
- * whitespace collapsed, lower case, no trailing punctuation or ellipsis. A model that writes
- * "never run the migration against production" in a bullet keeps the constraint.
- */
-export function matchKey(text: string): string {
-  return text
-    .normalize('NFKC')
-    .replace(/[’‘]/g, "'")
-    .replace(/[“”]/g, '"')
-    .replace(/[`*]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .toLowerCase()
-    .replace(/[\s.!?;:,…]+$/, '');
-}
-
-/** `text` cut to `max` characters with `…`, never inside a surrogate pair. */
-export function clipItem(text: string, max: number): string {
-  const oneLine = pinnedItemText(text);
-  if (oneLine.length <= max) return oneLine;
-  let end = Math.max(0, max - 1);
-  const code = oneLine.charCodeAt(end);
-  if (code >= 0xdc00 && code <= 0xdfff) end -= 1;
-  return `${oneLine.slice(0, end).trimEnd()}…`;
 }
 
 export interface VerifyOptions {
@@ -241,7 +218,7 @@ export function verifySummary(summary: string, facts: SummaryFacts, options: Ver
   const latestRequest =
     !restated && absent('latestRequest', facts.latestRequest) ? facts.latestRequest : null;
 
-  const { items, dropped } = boundedItems(facts, instructions, latestRequest, options.budgetTokens);
+  const { items, dropped, unlisted } = boundedItems(facts, instructions, latestRequest, options.budgetTokens);
   const section = renderPinnedSection(items);
   const sectionKey = matchKey(section);
   const repaired = zero();
@@ -266,6 +243,7 @@ export function verifySummary(summary: string, facts: SummaryFacts, options: Ver
         notListed: (fileOps?.readFilesOmitted ?? 0) + (fileOps?.modifiedFilesOmitted ?? 0),
       },
     },
+    unlistedConstraints: unlisted,
   };
 }
 
@@ -281,7 +259,7 @@ function boundedItems(
   instructions: string | null,
   latestRequest: string | null,
   budgetTokens: number,
-): { items: PinnedItems; dropped: FactCounts } {
+): { items: PinnedItems; dropped: FactCounts; unlisted: string[] } {
   const budget = Math.floor(budgetTokens * PINNED_BUDGET_SHARE * CHARS_PER_TOKEN);
   let left = Math.max(0, budget - SECTION_OVERHEAD_CHARS);
   const dropped = zero();
@@ -305,18 +283,22 @@ function boundedItems(
   const pinnedInstructions = take('instructions', instructions);
   const pinnedRequest = take('latestRequest', latestRequest);
 
-  // Constraints the goal holds verbatim are carried by it; the rest, newest first, while they fit.
+  // Constraints the goal holds verbatim are carried by it; the rest by rank, while they fit.
   const goalKey = goal === null ? null : matchKey(goal);
-  const own = facts.constraints.filter((c) => goalKey === null || !goalKey.includes(matchKey(c)));
-  const constraints: string[] = [];
-  for (const constraint of [...own].reverse()) {
-    const text = clipItem(constraint, PINNED_ITEM_MAX_CHARS);
-    const cost = pinnedLabelChars('constraints') + text.length;
-    if (constraints.length >= PINNED_MAX_CONSTRAINTS || cost > left) break;
-    constraints.unshift(text);
-    left -= cost;
-  }
-  dropped.constraints = own.length - constraints.length;
+  const counts = facts.constraintCounts ?? [];
+  const own = facts.constraints.flatMap((text, index) =>
+    goalKey !== null && goalKey.includes(matchKey(text)) ? [] : [{ text, count: counts[index] ?? 1 }],
+  );
+  const fit = fitConstraints(
+    rankConstraints(
+      own.map((c) => c.text),
+      own.map((c) => c.count),
+    ),
+    left,
+    { itemMaxChars: PINNED_ITEM_MAX_CHARS, lineChars: () => pinnedLabelChars('constraints') },
+  );
+  const constraints = fit.listed.map((c) => c.text);
+  dropped.constraints = fit.notListed.length;
   return {
     items: {
       goal,
@@ -326,5 +308,6 @@ function boundedItems(
       latestRequest: pinnedRequest,
     },
     dropped,
+    unlisted: fit.notListed.map((c) => c.text),
   };
 }
