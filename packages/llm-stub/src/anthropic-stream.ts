@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { AnthropicBlock, AnthropicUsage } from './anthropic-wire';
 import { anthropicUsage, contentBlocks, messageBody, stopReason, thinkingBlock } from './anthropic-wire';
 import type { AnswerWrite } from './http-io';
-import { dropMidBody, SSE_HEADERS } from './http-io';
+import { endBody, SSE_HEADERS } from './http-io';
 
 /**
  * An Anthropic `Message` as JSON, or as the event stream the SDK's `MessageStream` assembles:
@@ -22,7 +22,7 @@ export function writeAnthropicMessage(res: http.ServerResponse, write: AnswerWri
         ? `{"id":"${id}","type":"message","content":[`
         : JSON.stringify(messageBody(id, request.model, blocks, output.finishReason, usage));
     res.writeHead(200, { 'content-type': 'application/json' });
-    return faults.drop === 'mid-body' ? dropMidBody(res, json) : void res.end(json);
+    return endBody(res, json, faults.drop);
   }
   res.writeHead(200, SSE_HEADERS);
   const events = streamEvents(id, request.model, blocks, stopReason(output.finishReason), usage, {
@@ -36,8 +36,7 @@ export function writeAnthropicMessage(res: http.ServerResponse, write: AnswerWri
       'event: content_block_delta\ndata: {"type":"content_block_delta",\n\n',
     );
   }
-  if (faults.drop === 'mid-body') return dropMidBody(res, events.join(''));
-  res.end(events.join(''));
+  endBody(res, events.join(''), faults.drop);
 }
 
 const sse = (type: string, data: object): string =>

@@ -16,8 +16,12 @@ export const STUB_OUTPUT_FAULTS = [
 ] as const;
 export type StubOutputFault = (typeof STUB_OUTPUT_FAULTS)[number];
 
-/** `before-response`: the socket is destroyed before a byte is written; `mid-body`: after part of it. */
-export const STUB_DROP_FAULTS = ['before-response', 'mid-body'] as const;
+/**
+ * `before-response`: the socket is destroyed before a byte is written; `mid-body`: after part of
+ * it; `stall-mid-body`: part of it is written, then nothing more while the client stays (the
+ * provider that hangs after its headers, which only a client's idle bound ends).
+ */
+export const STUB_DROP_FAULTS = ['before-response', 'mid-body', 'stall-mid-body'] as const;
 export type StubDropFault = (typeof STUB_DROP_FAULTS)[number];
 
 export interface StubFaults {

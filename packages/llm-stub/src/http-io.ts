@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { StubAnswer } from './completions';
 import type { StubRequest } from './conversation';
-import type { StubFaults } from './faults';
+import type { StubDropFault, StubFaults } from './faults';
 import { completionBody, errorBody, streamEvents, wireUsage } from './openai-wire';
 
 /** Request bodies above this are refused: the stub is for tests, not for load of that kind. */
@@ -70,7 +70,7 @@ export function writeCompletion(res: http.ServerResponse, write: AnswerWrite): v
         ? `{"id":"${id}","choices":[{"message":`
         : JSON.stringify(completionBody(id, request.model, output, usage));
     res.writeHead(200, { 'content-type': 'application/json' });
-    return faults.drop === 'mid-body' ? dropMidBody(res, json) : void res.end(json);
+    return endBody(res, json, faults.drop);
   }
   res.writeHead(200, SSE_HEADERS);
   const events = streamEvents(id, request.model, output, usage, {
@@ -80,8 +80,7 @@ export function writeCompletion(res: http.ServerResponse, write: AnswerWrite): v
   // A malformed stream: the role chunk, then an event that is not JSON, and no [DONE].
   if (faults.output === 'malformed')
     events.splice(1, events.length - 1, `data: {"id":"${id}","choices":[{\n\n`);
-  if (faults.drop === 'mid-body') return dropMidBody(res, events.join(''));
-  res.end(events.join(''));
+  endBody(res, events.join(''), faults.drop);
 }
 
 export const SSE_HEADERS = {
@@ -90,7 +89,16 @@ export const SSE_HEADERS = {
   connection: 'keep-alive',
 };
 
+/** Writes the answer whole, or broken as the drop fault says. */
+export function endBody(res: http.ServerResponse, body: string, drop: StubDropFault | null): void {
+  if (drop === 'mid-body') return dropMidBody(res, body);
+  if (drop === 'stall-mid-body') return void res.write(firstHalf(body));
+  res.end(body);
+}
+
+const firstHalf = (body: string) => body.slice(0, Math.max(1, body.length >> 1));
+
 /** Writes the first half of an answer, then kills the socket: the "connection reset" providers produce. */
 export function dropMidBody(res: http.ServerResponse, body: string): void {
-  res.write(body.slice(0, Math.max(1, body.length >> 1)), () => res.socket?.destroy());
+  res.write(firstHalf(body), () => res.socket?.destroy());
 }
