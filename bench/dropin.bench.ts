@@ -21,17 +21,15 @@
  * BENCH_DROPIN_CPU_PROFILE_DIR also a CPU profile of each size's measured turns.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { startLlmStub, type RecordedRequest } from '@compactor/llm-stub';
 import { deleteQueueKeys } from '@compactor/stack';
-import { AgentConversation, callModel, fileContent } from './dropin/conversation';
+import { brokenDown, spansEnv } from './dropin/breakdown';
+import { AgentConversation, callModel, storedHistoryBatch } from './dropin/conversation';
 import { apiHeaders, spread, type Spread } from './harness';
 import {
-  cpuSecondsOf,
   dropDatabase,
   freshDatabase,
   startApiProcess,
@@ -65,18 +63,10 @@ const upstream = await startLlmStub();
 const summarizer = await startStubProcess();
 const env = { DATABASE_URL, REDIS_URL, QUEUE_PREFIX: prefix, LOG_LEVEL: 'warn' };
 const worker = await startWorkerProcess({ ...env, OPENAI_BASE_URL: summarizer.url, OPENAI_API_KEY: 'stub' });
-// BENCH_DROPIN_SPANS=1: the API times its statements and upstream calls (bench/dropin/spans.ts).
-const spansFile =
-  process.env.BENCH_DROPIN_SPANS === '1' ? join(tmpdir(), `dropin-spans-${process.pid}.json`) : null;
 const api = await startApiProcess({
   ...env,
-  ...(spansFile
-    ? {
-        NODE_OPTIONS: `--import tsx --import ${join(import.meta.dirname, 'dropin', 'spans.ts')}`,
-        BENCH_DROPIN_SPANS: spansFile,
-        BENCH_DROPIN_CPU_PROFILE_DIR: process.env.BENCH_DROPIN_CPU_PROFILE_DIR ?? '',
-      }
-    : {}),
+  // BENCH_DROPIN_SPANS=1: the API times its statements and upstream calls (bench/dropin/spans.ts).
+  ...spansEnv(),
   API_KEYS: `bench:${KEY}`,
   UPSTREAM_OPENAI_BASE_URL: upstream.url,
   UPSTREAM_OPENAI_API_KEY: 'stub',
@@ -194,63 +184,6 @@ async function measureTurns(agents: Agent[], samples: number): Promise<Measured>
   return measured;
 }
 
-interface Sum {
-  count: number;
-  ms: number;
-}
-interface SpanSums {
-  served: Sum;
-  upstream: Sum;
-  statements: Record<string, Sum>;
-  /** The API's CPU profile of the period (BENCH_DROPIN_CPU_PROFILE_DIR). */
-  profile: string | null;
-}
-
-/** The API's spans since the previous call (null without BENCH_DROPIN_SPANS=1). */
-async function apiSpans(): Promise<SpanSums | null> {
-  if (!spansFile) return null;
-  rmSync(spansFile, { force: true });
-  api.process.kill('SIGUSR2');
-  const deadline = Date.now() + 10_000;
-  while (!existsSync(spansFile)) {
-    if (Date.now() > deadline) throw new Error('the API wrote no spans');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return JSON.parse(readFileSync(spansFile, 'utf8')) as SpanSums;
-}
-
-/** Runs `work`; then `lines` say where the API's time went per request (with spans). */
-async function brokenDown<T>(work: () => Promise<T>): Promise<{ result: T; lines: string[] }> {
-  await apiSpans();
-  const pid = api.process.pid!;
-  const cpuBefore = cpuSecondsOf(pid);
-  const result = await work();
-  const cpuSeconds = cpuSecondsOf(pid) - cpuBefore;
-  const sums = await apiSpans();
-  if (!sums) return { result, lines: [] };
-  const n = Math.max(1, sums.served.count);
-  const per = (ms: number) => `${(ms / n).toFixed(1)} ms`;
-  const db = Object.values(sums.statements).reduce(
-    (a, b) => ({ count: a.count + b.count, ms: a.ms + b.ms }),
-    {
-      count: 0,
-      ms: 0,
-    },
-  );
-  const lines = [
-    `  API, per drop-in request (${n}): answered in ${per(sums.served.ms)}: upstream ${per(sums.upstream.ms)}, ` +
-      `Postgres ${per(db.ms)} (${(db.count / n).toFixed(1)} statements), the rest ${per(sums.served.ms - sums.upstream.ms - db.ms)}; ` +
-      `API CPU ${per(cpuSeconds * 1000)}`,
-  ];
-  const top = Object.entries(sums.statements)
-    .sort((a, b) => b[1].ms - a[1].ms)
-    .slice(0, 8)
-    .map(([kind, sum]) => `${kind} ${(sum.count / n).toFixed(1)}× ${per(sum.ms)}`);
-  lines.push(`  statements by time: ${top.join('; ')}`);
-  if (sums.profile) lines.push(`  the API's CPU profile of these turns: ${sums.profile}`);
-  return { result, lines };
-}
-
 const f = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
 const row = (label: string, s: Spread) => `${label.padEnd(34)} p50 ${f(s.p50)}   p99 ${f(s.p99)}   (${s.n})`;
 const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
@@ -264,7 +197,7 @@ try {
     compactorPrompts = [];
     const load = loadavg()[0]!;
     const bytes = Buffer.byteLength(JSON.stringify(agents[0]!.conversation.body()));
-    const { result: measured, lines } = await brokenDown(() => measureTurns(agents, SAMPLES));
+    const { result: measured, lines } = await brokenDown(api.process, () => measureTurns(agents, SAMPLES));
     console.log(
       `\n${size} messages in the client's history (${(bytes / 1024).toFixed(0)} KiB a request; ` +
         `${count} conversations, ${SAMPLES} turns per mode); load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}; ` +
@@ -371,28 +304,7 @@ async function storedHistoryAlone(): Promise<void> {
 
 /** `count` messages of a tool-using history appended to a session through the messages API. */
 async function appendStored(session: string, from: number, count: number): Promise<void> {
-  const messages = Array.from({ length: count }, (_, i) => {
-    const n = from + i;
-    if (n % 2 === 0)
-      return { id: `s${n}`, role: 'user', parts: [{ type: 'text', text: `Task ${n}: fix module ${n}.` }] };
-    const path = `src/stored/module-${n}.ts`;
-    return {
-      id: `s${n}`,
-      role: 'assistant',
-      finish: 'tool-calls',
-      parts: [
-        { type: 'text', text: `Looking at ${path}.` },
-        {
-          type: 'tool',
-          callId: `call_s${n}`,
-          tool: 'read',
-          status: 'completed',
-          input: { path },
-          output: fileContent(path),
-        },
-      ],
-    };
-  });
+  const messages = storedHistoryBatch(from, count);
   const response = await fetch(`${api.url}/v1/sessions/${session}/messages`, {
     method: 'POST',
     headers: apiHeaders(KEY),

@@ -108,3 +108,33 @@ export async function callModel(
   const completion = await runner.finalChatCompletion();
   return completion.choices[0]!.message as ChatCompletionMessage;
 }
+
+/**
+ * Messages `from`…`from + count − 1` of a tool-using history in the messages API's format
+ * (a user request, then an assistant's `read` call with its ~1.2 KB result), for a session
+ * stored through that API rather than the drop-in route.
+ */
+export function storedHistoryBatch(from: number, count: number): unknown[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = from + i;
+    if (n % 2 === 0)
+      return { id: `s${n}`, role: 'user', parts: [{ type: 'text', text: `Task ${n}: fix module ${n}.` }] };
+    const path = `src/stored/module-${n}.ts`;
+    return {
+      id: `s${n}`,
+      role: 'assistant',
+      finish: 'tool-calls',
+      parts: [
+        { type: 'text', text: `Looking at ${path}.` },
+        {
+          type: 'tool',
+          callId: `call_s${n}`,
+          tool: 'read',
+          status: 'completed',
+          input: { path },
+          output: fileContent(path),
+        },
+      ],
+    };
+  });
+}
