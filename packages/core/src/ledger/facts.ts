@@ -17,9 +17,9 @@ const BACKTICKED = /`([^`\n]{1,120})`/g;
 const SOFTWARE =
   'node|node\\.js|nodejs|python|go|golang|java|jdk|ruby|php|rust|rustc|typescript|react|vue|angular|svelte|next\\.js|next|vite|webpack|django|rails|flask|spring|postgres|postgresql|mysql|sqlite|redis|mongodb|kafka|elasticsearch|ubuntu|debian|alpine|kotlin|swift|scala|dotnet|\\.net|gcc|clang|llvm|cuda|pytorch|torch|tensorflow|npm|pnpm|yarn|bun|deno|docker|kubernetes|k8s|helm|terraform|openssl|nginx|ios|android|macos|windows|es|ecmascript|c\\+\\+|gpt|claude|gemini|llama';
 const VERSION_PATTERNS: readonly RegExp[] = [
-  new RegExp(`(?<![\\w.])(?:${SOFTWARE})[ @-]?v?\\d+(?:\\.\\d+){0,3}(?:-[0-9A-Za-z.]+)?(?![\\w.])`, 'gi'),
-  /(?<![\w.])v\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?![\w.])/g,
-  /(?<![\w.\-/])\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?![\w.])/g,
+  new RegExp(`(?<![\\w.])(?:${SOFTWARE})[ @-]?v?\\d+(?:\\.\\d+){0,3}(?:-[0-9A-Za-z.]+)?(?!\\w|\\.\\d)`, 'gi'),
+  /(?<![\w.])v\d+(?:\.\d+){1,3}(?:-[0-9A-Za-z.]+)?(?!\w|\.\d)/g,
+  /(?<![\w.\-/])\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?!\w|\.\d)/g,
 ];
 const UNITS =
   'ns|µs|us|ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|[KMGTP]i?B|[kmgt]b|bytes?|bits?|%|percent|px|rem|em|pt|tokens?|req/s|rps|qps|fps|Hz|kHz|MHz|GHz|°C|°F|cores?|CPUs?|GPUs?|vCPUs?|workers?|threads?|lines?|requests?|retries|k|K|M';
@@ -59,7 +59,8 @@ function blank(text: string, from: number, to: number): string {
 /** Every fact in `text`, deduplicated, in order of first appearance. */
 export function factsInText(text: string): FoundFact[] {
   const found: { kind: LedgerFactKind; text: string; at: number }[] = [];
-  let rest = text;
+  // Markup tags (`<environment_context>`) are structure, not something the user said.
+  let rest = text.replace(/<\/?[A-Za-z][\w:-]*(?:\s[^<>]*)?\/?>/g, (tag) => ' '.repeat(tag.length));
   const take = (kind: LedgerFactKind, pattern: RegExp, group = 0): void => {
     for (const match of [...rest.matchAll(pattern)]) {
       const value = withoutTrailingPunctuation(match[group] ?? '');

@@ -103,11 +103,11 @@ export function isRecordablePath(path: string): boolean {
   return path.length <= MAX_LEDGER_PATH_CHARS && isListablePath(path) && !/^[a-z][\w+.-]*:\/\//i.test(path);
 }
 
-/** Whitespace runs inside lines collapsed, trailing spaces and blank lines dropped, then capped. */
+/** Whitespace runs collapsed and lines trimmed (indentation is not what a command did), blank lines dropped, then capped. */
 export function normaliseCommand(command: string): string {
   const lines = command
     .split(/\r?\n/)
-    .map((line) => line.replace(/[ \t]+/g, ' ').trimEnd())
+    .map((line) => line.replace(/[ \t]+/g, ' ').trim())
     .filter((line) => line.trim() !== '');
   return capText(lines.join('\n').trim(), MAX_LEDGER_COMMAND_CHARS);
 }
@@ -116,6 +116,8 @@ export function normaliseCommand(command: string): string {
 function commandOfVector(vector: readonly unknown[]): string | null {
   const words = vector.filter((word): word is string => typeof word === 'string');
   if (words.length === 0) return null;
+  // Codex's `["apply_patch", "*** Begin Patch…"]`: the patch keeps its lines so its headers can be read.
+  if (words[0] === 'apply_patch') return words.join('\n');
   const shell = /^(?:\/\S*\/)?(?:ba|z|da)?sh$/.test(words[0]!);
   if (shell && words.length >= 3 && /^-\w*c$/.test(words[1]!)) return words.slice(2).join(' ');
   return words.map((word) => (/\s/.test(word) ? JSON.stringify(word) : word)).join(' ');
