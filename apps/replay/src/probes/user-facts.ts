@@ -1,31 +1,26 @@
 /**
- * What a user told the agent, read from the transcript: the first goal, explicit constraints
- * (sentences with must, never, do not, don't, always), and the latest request. The probes check
- * that a compacted context still carries them.
+ * What a user told the agent, read from the transcript: the first goal, explicit constraints,
+ * and the latest request. The probes check that a compacted context still carries them. They are
+ * read as core reads them for the summary check: a user message's words are those its agent
+ * harness did not write (core `userWords`: environment context, AGENTS.md, local-command blocks
+ * and image notes are not requests), and its constraints are core's `constraintSentences`, so
+ * the report measures what Compactor is meant to keep, not the harness's text.
  */
+import { constraintSentences, userWords } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 
-/** The cue words that make a sentence a constraint, as the issue and the users phrase them. */
-export const CONSTRAINT_CUE = /\b(must|never|do not|don't|always)\b/i;
+/** The cue words of a constraint sentence: a summary that drops them lost the constraint. */
+export const CONSTRAINT_CUE = /\b(must|never|do not|don't|always|only|make sure)\b/i;
 /** Longer "sentences" are pasted logs or code, not something a user asked for. */
 const MAX_CONSTRAINT_CHARS = 300;
 /** The goal probed is the first request's opening, not a whole pasted specification. */
 const GOAL_CHARS = 180;
 
+/** The user's own words in a message (`''` for other roles and for harness-only text). */
 export function userText(message: MessageInput): string {
   return message.role !== 'user'
     ? ''
-    : message.parts
-        .map((p) => (p.type === 'text' ? p.text : ''))
-        .join('\n')
-        .trim();
-}
-
-function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
+    : userWords(message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
 }
 
 /** Cut at a word boundary to at most `max` characters. */
@@ -54,8 +49,8 @@ export interface Constraint {
 export function constraints(messages: readonly MessageInput[]): Constraint[] {
   const found: Constraint[] = [];
   messages.forEach((message, index) => {
-    for (const sentence of sentences(userText(message))) {
-      if (sentence.length > MAX_CONSTRAINT_CHARS || !CONSTRAINT_CUE.test(sentence)) continue;
+    for (const sentence of constraintSentences(userText(message))) {
+      if (sentence.length > MAX_CONSTRAINT_CHARS) continue;
       const cues = [...new Set(sentence.match(new RegExp(CONSTRAINT_CUE, 'gi')) ?? [])];
       // "don't" is matched as "do not" (mentions.ts normalises both spellings alike).
       found.push({
