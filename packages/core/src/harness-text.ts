@@ -71,7 +71,7 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const TAG_NAMES = HARNESS_TAGS.map(escape).join('|');
 /** An opening tag at a line's start, or right after another block's closing tag (`</bash-stdout><bash-stderr>`). */
 const OPEN_TAG = new RegExp(`(?:^|(?<=</(?:${TAG_NAMES})>))[ \\t]*<(${TAG_NAMES})(?:\\s[^>\\n]*)?>`, 'gm');
-const WRAPPER = new RegExp(`^[ \\t]*<(${USER_WRAPPERS.join('|')})>([\\s\\S]*?)</\\1>`, 'gm');
+const WRAPPER_OPEN = new RegExp(`^[ \\t]*<(${USER_WRAPPERS.join('|')})>`, 'gm');
 const AGENTS_MD = /^[ \t]*# AGENTS\.md instructions\b.*$/gm;
 
 /** aider's in-chat commands that manage the session (files, model, exit), not requests to the model. */
@@ -111,7 +111,7 @@ interface Span {
 /** The harness blocks of `text` and the user's own words around them (see the module comment). */
 export function harnessText(text: string): HarnessSplit {
   // A wrapper says where the user's words are, whatever the harness put around them.
-  const wrapped = [...text.matchAll(WRAPPER)];
+  const wrapped = closedBlocks(text, WRAPPER_OPEN, (tag) => `</${tag}>`, false);
   if (wrapped.length > 0) return unwrapped(text, wrapped);
   const lead = text.trimStart();
   for (const [kind, pattern] of WHOLE_MESSAGES) {
@@ -126,18 +126,13 @@ export function userWords(text: string): string {
 }
 
 function harnessSpans(text: string): Span[] {
-  const spans: Span[] = [];
-  for (const match of text.matchAll(OPEN_TAG)) {
-    const tag = match[1]!;
-    const close = text.indexOf(`</${tag}>`, match.index + match[0].length);
-    const end = close < 0 ? text.length : close + tag.length + 3;
-    spans.push({ start: match.index, end, kind: tag });
-  }
-  for (const match of text.matchAll(AGENTS_MD)) {
-    const close = text.indexOf('</INSTRUCTIONS>', match.index);
-    const end = close < 0 ? text.length : close + '</INSTRUCTIONS>'.length;
-    spans.push({ start: match.index, end, kind: 'agents-md' });
-  }
+  const spans: Span[] = [
+    ...closedBlocks(text, OPEN_TAG, (tag) => `</${tag}>`, true),
+    ...closedBlocks(text, AGENTS_MD, () => '</INSTRUCTIONS>', true).map((span) => ({
+      ...span,
+      kind: 'agents-md',
+    })),
+  ];
   for (const [kind, pattern] of LINE_NOTES) {
     for (const match of text.matchAll(pattern)) {
       spans.push({ start: match.index, end: match.index + match[0].length, kind });
@@ -151,6 +146,39 @@ function harnessSpans(text: string): Span[] {
     if (instructions) spans.push({ start: instructions.index, end: text.length, kind: 'swe-agent' });
   }
   return merged(spans);
+}
+
+/**
+ * Blocks from each match of `opening` (global; its first group names the block) through the
+ * nearest `closing(name)` after it; with `toEnd`, an unclosed block runs to the end of the text,
+ * else it is no block. An opening inside a block already found is part of it. Each closing tag is
+ * searched for once past the last one found, so a text of many unclosed openings stays linear.
+ */
+function closedBlocks(
+  text: string,
+  opening: RegExp,
+  closing: (name: string) => string,
+  toEnd: boolean,
+): Span[] {
+  const spans: Span[] = [];
+  const nextClose = new Map<string, number>();
+  let coveredTo = 0;
+  for (const match of text.matchAll(opening)) {
+    if (match.index < coveredTo) continue;
+    const name = match[1] ?? '';
+    const close = closing(name);
+    const from = match.index + match[0].length;
+    let at = nextClose.get(close);
+    if (at === undefined || (at >= 0 && at < from)) {
+      at = text.indexOf(close, from);
+      nextClose.set(close, at);
+    }
+    if (at < 0 && !toEnd) continue;
+    const end = at < 0 ? text.length : at + close.length;
+    spans.push({ start: match.index, end, kind: name });
+    coveredTo = end;
+  }
+  return spans;
 }
 
 /** Spans in order, overlapping ones joined (a block inside another is part of it). */
@@ -178,17 +206,15 @@ function split(text: string, spans: readonly Span[]): HarnessSplit {
   return { harness, userText: tidy(own.join('\n')) };
 }
 
-function unwrapped(text: string, wrapped: readonly RegExpMatchArray[]): HarnessSplit {
-  const spans = wrapped.map((match) => ({
-    start: match.index!,
-    end: match.index! + match[0].length,
-    kind: match[1]!,
-  }));
+function unwrapped(text: string, wrapped: readonly Span[]): HarnessSplit {
   // Around the wrappers is the harness's; inside them, the user's words.
-  const around = split(text, spans).userText;
+  const around = split(text, wrapped).userText;
+  const inside = wrapped.map(({ start, end, kind }) =>
+    text.slice(text.indexOf('>', start) + 1, end - `</${kind}>`.length),
+  );
   return {
     harness: around === '' ? [] : [{ kind: 'cline', text: around }],
-    userText: tidy(wrapped.map((match) => match[2] ?? '').join('\n\n')),
+    userText: tidy(inside.join('\n\n')),
   };
 }
 
