@@ -8,7 +8,7 @@
  * `- ` on a line of its own, is cut to its first line, and is escaped with
  * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
  */
-import { escapePromptData } from '../prompt-data';
+import { escapePromptData, promptLines } from '../prompt-data';
 import { groupPaths } from './group-paths';
 import { capText, type ArtifactLedger, type LedgerCommand, type LedgerFileKind } from './types';
 
@@ -22,7 +22,7 @@ export const LEDGER_RECALL_CALLS = {
 export type LedgerRecallKind = keyof typeof LEDGER_RECALL_CALLS;
 
 /** How the line naming what did not fit begins. */
-export const LEDGER_OVERFLOW_LEAD = 'Not listed here for space (the whole ledger is kept):';
+export const LEDGER_OVERFLOW_LEAD = 'Not listed for space:';
 
 /** First line of the rendered ledger. */
 export const LEDGER_HEADING = 'What this session touched (newest first):';
@@ -36,7 +36,7 @@ const NOUNS: Record<LedgerRecallKind, [string, string]> = {
   facts: ['fact', 'facts'],
 };
 
-/** `Not listed here for space (…): 12 files (recall?kind=files), 1 command (recall?kind=commands).` */
+/** `Not listed for space: 12 files (recall?kind=files), 1 command (recall?kind=commands).` */
 export function ledgerOverflowLine(omitted: Readonly<Partial<Record<LedgerRecallKind, number>>>): string {
   const parts = (Object.keys(LEDGER_RECALL_CALLS) as LedgerRecallKind[])
     .filter((kind) => (omitted[kind] ?? 0) > 0)
@@ -68,7 +68,8 @@ interface Section {
  * are never cut (a cut path names no file); they have no line breaks to join.
  */
 function shown(text: string, max = MAX_RENDERED_ENTRY_CHARS): string {
-  const oneLine = text.split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/).join(' ↵ ');
+  // Every break a model or a provider may honour (FS, GS and RS included) joins, none splits.
+  const oneLine = promptLines(text).join(' ↵ ');
   return escapePromptData(capText(oneLine, max), 'inline');
 }
 
@@ -118,7 +119,7 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
       lines: (n) => commands.slice(0, n).map((command) => `${shown(command.command)}${outcomeText(command)}`),
     },
     {
-      title: 'Stated by the user (identifiers, paths, versions, numbers, URLs):',
+      title: 'Stated by the user:',
       kind: 'facts',
       size: ledger.facts.length,
       lines: (n) => ledger.facts.slice(0, n).map((fact) => shown(fact.text)),
@@ -150,6 +151,8 @@ export function renderLedger(ledger: ArtifactLedger, options: RenderLedgerOption
   const shownCounts = sections.map(() => 0);
   const fits = (counts: readonly number[]): boolean =>
     options.count(renderSections(sections, counts)) <= options.maxTokens;
+  const everything = sections.map((section) => section.size);
+  if (fits(everything)) return renderSections(sections, everything);
   if (!fits(shownCounts)) return '';
   sections.forEach((section, index) => {
     const trial = (n: number): number[] => shownCounts.map((value, at) => (at === index ? n : value));

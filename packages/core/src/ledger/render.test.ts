@@ -1,0 +1,195 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { adversarialText, bracketLines } from '../test-support/adversarial-text';
+import { openErrorsOf } from './merge';
+import { LEDGER_OVERFLOW_LEAD, ledgerOverflowLine, renderLedger } from './render';
+import type { ArtifactLedger, LedgerCommand, LedgerFact, LedgerFile, LedgerFileKind } from './types';
+
+const file = (path: string, kind: LedgerFileKind, lastSeq: number): LedgerFile => ({
+  path,
+  kind,
+  firstSeq: 1,
+  lastSeq,
+  count: 1,
+});
+const command = (text: string, lastSeq: number, extra: Partial<LedgerCommand> = {}): LedgerCommand => ({
+  command: text,
+  outcome: 'unknown',
+  firstSeq: 1,
+  lastSeq,
+  count: 1,
+  ...extra,
+});
+const fact = (text: string, lastSeq: number): LedgerFact => ({
+  kind: 'identifier',
+  text,
+  firstSeq: lastSeq,
+  lastSeq,
+  count: 1,
+});
+
+function ledger(
+  files: LedgerFile[],
+  commands: LedgerCommand[] = [],
+  facts: LedgerFact[] = [],
+): ArtifactLedger {
+  const byRecency = <T extends { lastSeq: number }>(list: T[]): T[] =>
+    [...list].sort((a, b) => b.lastSeq - a.lastSeq);
+  const sortedCommands = byRecency(commands);
+  return {
+    version: 1,
+    throughSeq: 100,
+    files: byRecency(files),
+    commands: sortedCommands,
+    facts: byRecency(facts),
+    openErrors: openErrorsOf(sortedCommands),
+  };
+}
+
+const chars = (text: string): number => text.length;
+const quarterChars = (text: string): number => Math.ceil(text.length / 4);
+const words = (text: string): number => text.split(/\s+/).filter(Boolean).length;
+
+const SAMPLE = ledger(
+  [
+    file('src/api/routes.ts', 'modified', 9),
+    file('README.md', 'read', 8),
+    file('src/api/auth.ts', 'modified', 7),
+    file('src/api/new.ts', 'created', 6),
+    file('old/legacy.ts', 'deleted', 5),
+    file('src/db/query.ts', 'read', 4),
+    file('src/db/pool.ts', 'read', 3),
+  ],
+  [
+    command('npm test', 9, {
+      outcome: 'failed',
+      exitCode: 1,
+      evidence: 'Tests: 2 failed',
+      runner: 'npm test',
+      count: 3,
+    }),
+    command('npx tsc --noEmit', 8, { outcome: 'passed', exitCode: 0 }),
+    command('git status', 2),
+  ],
+  [fact('node 20', 5), fact('parseDate', 4)],
+);
+
+describe('renderLedger', () => {
+  it('puts open errors first, changed files before read ones, newest first, grouped by directory', () => {
+    expect(renderLedger(SAMPLE, { maxTokens: 10_000, count: chars })).toBe(
+      [
+        'What this session touched (newest first):',
+        'Open errors (failed, not passed since):',
+        '- npm test — Tests: 2 failed',
+        'Files modified:',
+        '- src/api/{routes.ts, auth.ts}',
+        'Files created:',
+        '- src/api/new.ts',
+        'Files deleted:',
+        '- old/legacy.ts',
+        'Commands run:',
+        '- npx tsc --noEmit — passed, exit code 0',
+        '- git status',
+        'Stated by the user:',
+        '- node 20',
+        '- parseDate',
+        'Files read:',
+        '- README.md',
+        '- src/db/{query.ts, pool.ts}',
+      ].join('\n'),
+    );
+  });
+
+  it('names what does not fit by count with the recall call that lists it', () => {
+    const text = renderLedger(SAMPLE, { maxTokens: 300, count: chars });
+    expect(text).toBe(
+      [
+        'What this session touched (newest first):',
+        'Open errors (failed, not passed since):',
+        '- npm test — Tests: 2 failed',
+        'Files modified:',
+        '- src/api/{routes.ts, auth.ts}',
+        // Created and deleted files and the commands did not fit; the facts, shorter, did.
+        'Stated by the user:',
+        '- node 20',
+        '- parseDate',
+        `${LEDGER_OVERFLOW_LEAD} 5 files (recall?kind=files), 2 commands (recall?kind=commands).`,
+      ].join('\n'),
+    );
+    expect(text.length).toBeLessThanOrEqual(300);
+  });
+
+  it('lets a short later section in when a long earlier one stops fitting', () => {
+    const many = ledger(
+      Array.from({ length: 50 }, (_, index) =>
+        file(`dir${index}/a-rather-long-file-name-${index}.ts`, 'modified', 100 + index),
+      ),
+      [command('ls', 1)],
+    );
+    const text = renderLedger(many, { maxTokens: 400, count: chars });
+    expect(text).toContain('Commands run:\n- ls');
+    expect(text).toMatch(/: \d+ files \(recall\?kind=files\)\.$/);
+    expect(text.length).toBeLessThanOrEqual(400);
+  });
+
+  it.each([
+    ['characters', chars],
+    ['a quarter of the characters', quarterChars],
+    ['words', words],
+  ] as const)('never exceeds its budget, counted in %s, and lists everything once it fits', (_, count) => {
+    const full = count(renderLedger(SAMPLE, { maxTokens: 1_000_000, count }));
+    for (let maxTokens = 0; maxTokens < full; maxTokens += 1) {
+      const text = renderLedger(SAMPLE, { maxTokens, count });
+      expect(count(text)).toBeLessThanOrEqual(maxTokens);
+      // Whatever is left out is named: an entry listed or counted, never lost.
+      if (text !== '') expect(text).toContain(LEDGER_OVERFLOW_LEAD);
+    }
+    expect(renderLedger(SAMPLE, { maxTokens: full, count })).not.toContain(LEDGER_OVERFLOW_LEAD);
+  });
+
+  it('is empty for an empty ledger and when not even the overflow line fits', () => {
+    expect(renderLedger(ledger([]), { maxTokens: 1_000, count: chars })).toBe('');
+    expect(renderLedger(SAMPLE, { maxTokens: 10, count: chars })).toBe('');
+  });
+
+  it('keeps paths whole, and cuts long commands to one line', () => {
+    const longPath = `/home/user/${'deep/'.repeat(60)}file.ts`;
+    const text = renderLedger(
+      ledger([file(longPath, 'modified', 2)], [command(`echo ${'x'.repeat(500)}\necho done`, 1)]),
+      {
+        maxTokens: 10_000,
+        count: chars,
+      },
+    );
+    expect(text).toContain(longPath);
+    expect(text).toMatch(/^- echo x+…$/m);
+  });
+
+  it('embeds paths, commands and facts as data: no hostile content becomes a structure line or a framing tag', () => {
+    fc.assert(
+      fc.property(adversarialText(), adversarialText(), adversarialText(), (path, text, said) => {
+        const hostile = ledger(
+          [file(path, 'modified', 3), file(`src/${path}`, 'read', 2)],
+          [command(text, 2, { outcome: 'failed', evidence: said })],
+          [fact(said, 1)],
+        );
+        const rendered = renderLedger(hostile, { maxTokens: 1_000_000, count: chars });
+        expect(bracketLines(rendered)).toEqual([]);
+        expect(rendered).not.toMatch(/(?<!\\)<\s*\/?\s*(?:conversation|summary|modified[-_\s]*files)/i);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('ledgerOverflowLine', () => {
+  it('is the exact wording, singular and plural, in files / commands / facts order', () => {
+    expect(ledgerOverflowLine({ facts: 1, files: 1_234, commands: 2 })).toBe(
+      'Not listed for space: 1,234 files (recall?kind=files), 2 commands (recall?kind=commands), 1 fact (recall?kind=facts).',
+    );
+    expect(ledgerOverflowLine({ commands: 1 })).toBe(
+      'Not listed for space: 1 command (recall?kind=commands).',
+    );
+    expect(ledgerOverflowLine({ files: 0 })).toBe('');
+  });
+});
