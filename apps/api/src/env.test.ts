@@ -71,6 +71,7 @@ describe('drop-in upstreams', () => {
       anthropic: null,
       passClientKey: false,
       compactionWaitMs: 10_000,
+      upstreamIdleMs: 60_000,
     });
     expect(dropInSettings(parseEnv({ UPSTREAM_OPENAI_BASE_URL: '' })).openai).toBeNull();
   });
@@ -82,12 +83,14 @@ describe('drop-in upstreams', () => {
       UPSTREAM_ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
       DROPIN_PASS_CLIENT_KEY: 'true',
       DROPIN_COMPACTION_WAIT_MS: '2500',
+      DROPIN_UPSTREAM_IDLE_MS: '15000',
     });
     expect(dropInSettings(env)).toEqual({
       openai: { baseURL: 'http://127.0.0.1:4010/v1', apiKey: 'sk-local' },
       anthropic: { baseURL: 'https://api.anthropic.com', apiKey: '' },
       passClientKey: true,
       compactionWaitMs: 2500,
+      upstreamIdleMs: 15_000,
     });
   });
 
@@ -96,6 +99,7 @@ describe('drop-in upstreams', () => {
       /UPSTREAM_OPENAI_BASE_URL/,
     );
     expect(() => parseEnv({ DROPIN_COMPACTION_WAIT_MS: '-1' })).toThrow(/DROPIN_COMPACTION_WAIT_MS/);
+    expect(() => parseEnv({ DROPIN_UPSTREAM_IDLE_MS: '1.5' })).toThrow(/DROPIN_UPSTREAM_IDLE_MS/);
   });
 });
 

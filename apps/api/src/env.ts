@@ -105,6 +105,12 @@ const EnvFields = z.object({
    * the emergency compaction after an upstream overflow) before it is served anyway.
    */
   DROPIN_COMPACTION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * The longest an upstream answer may stay silent once its headers came (the providers' SDK
+   * timeouts end at the headers): past it the call is aborted and the client gets a 504, or an
+   * error event in its stream; nothing of the answer is stored. 0: unbounded.
+   */
+  DROPIN_UPSTREAM_IDLE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /** Writes to one session that wait in this process (without a connection) before a 429. */
   SESSION_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(0).max(100_000).default(32),
   /**
@@ -188,6 +194,7 @@ export function dropInSettings(env: Env): Partial<DropInSettings> {
     anthropic: endpoint(env.UPSTREAM_ANTHROPIC_BASE_URL, env.UPSTREAM_ANTHROPIC_API_KEY),
     passClientKey: env.DROPIN_PASS_CLIENT_KEY,
     compactionWaitMs: env.DROPIN_COMPACTION_WAIT_MS,
+    upstreamIdleMs: env.DROPIN_UPSTREAM_IDLE_MS,
   };
 }
 

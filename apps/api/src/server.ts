@@ -31,6 +31,7 @@ import { sessionRoutes } from './routes/sessions';
 import { SessionMessages, TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
 import {
   DEFAULT_COMPACTION_WAIT_MS,
+  DEFAULT_UPSTREAM_IDLE_MS,
   DEFAULT_UPSTREAM_MAX_RETRIES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type DropInSettings,
@@ -224,6 +225,7 @@ function dropInSettings(settings: Partial<DropInSettings> = {}): DropInSettings 
     compactionWaitMs: DEFAULT_COMPACTION_WAIT_MS,
     upstreamTimeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,
     upstreamMaxRetries: DEFAULT_UPSTREAM_MAX_RETRIES,
+    upstreamIdleMs: DEFAULT_UPSTREAM_IDLE_MS,
     ...settings,
   };
 }

@@ -11,6 +11,7 @@ import Anthropic, {
 } from '@anthropic-ai/sdk';
 import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages';
 import { UpstreamFailure } from './errors';
+import { withIdleBound } from './upstream-idle';
 import type { UpstreamCall } from './openai-upstream';
 import type { DropInSettings, UpstreamEndpoint } from './upstream-config';
 
@@ -40,21 +41,43 @@ export function anthropicError(type: AnthropicErrorType, message: string): Anthr
 export class AnthropicUpstream {
   private readonly clients = new Map<string, Anthropic>();
 
-  constructor(private readonly settings: Pick<DropInSettings, 'upstreamTimeoutMs' | 'upstreamMaxRetries'>) {}
+  constructor(
+    private readonly settings: Pick<
+      DropInSettings,
+      'upstreamTimeoutMs' | 'upstreamMaxRetries' | 'upstreamIdleMs'
+    >,
+  ) {}
 
   /**
    * Sends the body; resolves with the provider's 2xx response, its body unread. Anything else
    * (an error status after the retries, a timeout, a refused connection) is an `UpstreamFailure`
    * carrying what the client should see; an abort rejects with the SDK's `APIUserAbortError`.
+   * The body fails with a 504 `UpstreamFailure` when it stays silent for `upstreamIdleMs`.
    */
   async send(endpoint: UpstreamEndpoint, body: MessageCreateParams, call: UpstreamCall): Promise<Response> {
+    const idle = new AbortController();
+    let response: Response;
     try {
-      return await this.client(endpoint)
-        .messages.create(body, { signal: call.signal, headers: call.headers })
+      response = await this.client(endpoint)
+        .messages.create(body, { signal: AbortSignal.any([call.signal, idle.signal]), headers: call.headers })
         .asResponse();
     } catch (error) {
       throw anthropicFailureOf(error) ?? error;
     }
+    const message = `the upstream provider stopped sending its answer (nothing for ${this.settings.upstreamIdleMs} ms)`;
+    return withIdleBound(
+      response,
+      this.settings.upstreamIdleMs,
+      () => idle.abort(),
+      // A whole answer is Anthropic's 504; a stream's error event carries an error type it sends
+      // mid-stream (`api_error`), the status being sent already.
+      () =>
+        new UpstreamFailure(
+          504,
+          anthropicError(body.stream === true ? 'api_error' : 'timeout_error', message),
+          'upstream answer idle',
+        ),
+    );
   }
 
   private client(endpoint: UpstreamEndpoint): Anthropic {

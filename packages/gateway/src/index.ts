@@ -10,6 +10,7 @@ export { OpenAIUpstream, openAIError } from './openai-upstream';
 export { DropInError, UpstreamFailure, type DropInErrorCode } from './errors';
 export {
   DEFAULT_COMPACTION_WAIT_MS,
+  DEFAULT_UPSTREAM_IDLE_MS,
   DEFAULT_UPSTREAM_MAX_RETRIES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type DropInSettings,

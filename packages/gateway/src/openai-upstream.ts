@@ -6,6 +6,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { UpstreamFailure } from './errors';
+import { withIdleBound } from './upstream-idle';
 import type { DropInSettings, UpstreamEndpoint } from './upstream-config';
 
 /** What one upstream call sends besides the body. */
@@ -20,25 +21,52 @@ export interface UpstreamCall {
 export class OpenAIUpstream {
   private readonly clients = new Map<string, OpenAI>();
 
-  constructor(private readonly settings: Pick<DropInSettings, 'upstreamTimeoutMs' | 'upstreamMaxRetries'>) {}
+  constructor(
+    private readonly settings: Pick<
+      DropInSettings,
+      'upstreamTimeoutMs' | 'upstreamMaxRetries' | 'upstreamIdleMs'
+    >,
+  ) {}
 
   /**
    * Sends the body; resolves with the provider's 2xx response, its body unread. Anything else
    * (an error status after the retries, a timeout, a refused connection) is an `UpstreamFailure`
    * carrying what the client should see; an abort rejects with the SDK's `APIUserAbortError`.
+   * The body fails with a 504 `UpstreamFailure` when it stays silent for `upstreamIdleMs`.
    */
   async send(
     endpoint: UpstreamEndpoint,
     body: ChatCompletionCreateParams,
     call: UpstreamCall,
   ): Promise<Response> {
+    const idle = new AbortController();
+    let response: Response;
     try {
-      return await this.client(endpoint)
-        .chat.completions.create(body, { signal: call.signal, headers: call.headers })
+      response = await this.client(endpoint)
+        .chat.completions.create(body, {
+          signal: AbortSignal.any([call.signal, idle.signal]),
+          headers: call.headers,
+        })
         .asResponse();
     } catch (error) {
       throw upstreamFailureOf(error) ?? error;
     }
+    const idleMs = this.settings.upstreamIdleMs;
+    return withIdleBound(
+      response,
+      idleMs,
+      () => idle.abort(),
+      () =>
+        new UpstreamFailure(
+          504,
+          openAIError(
+            `the upstream provider stopped sending its answer (nothing for ${idleMs} ms)`,
+            'timeout',
+            'upstream_idle',
+          ),
+          'upstream answer idle',
+        ),
+    );
   }
 
   private client(endpoint: UpstreamEndpoint): OpenAI {

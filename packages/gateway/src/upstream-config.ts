@@ -25,12 +25,20 @@ export interface DropInSettings {
   upstreamTimeoutMs: number;
   /** The SDK's own retries of 408/409/429/5xx answers and dropped connections. */
   upstreamMaxRetries: number;
+  /**
+   * The longest silence of an answer's body once its headers came (the SDK's timeout ends there):
+   * past it the upstream call is aborted and the client told (504, or an error event in a stream).
+   * 0: unbounded.
+   */
+  upstreamIdleMs: number;
 }
 
 /** @defaultValue 10 s: the plan's bounded wait for a compaction in progress. */
 export const DEFAULT_COMPACTION_WAIT_MS = 10_000;
 /** @defaultValue 10 minutes: a long completion at a slow provider still finishes. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
+/** @defaultValue 60 s: a provider thinking between chunks sends keep-alives well within it. */
+export const DEFAULT_UPSTREAM_IDLE_MS = 60_000;
 /** @defaultValue 2, as the issue asks. */
 export const DEFAULT_UPSTREAM_MAX_RETRIES = 2;
 
