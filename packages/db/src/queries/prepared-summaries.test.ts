@@ -8,6 +8,7 @@ import {
   beginPreparedSummary,
   DRAFT_JOB_LOST,
   endPreparedSummary,
+  failPreparedSummaries,
   findPreparedSummary,
   requestPreparedSummary,
   savePreparedSummary,
@@ -85,6 +86,39 @@ describe('requestPreparedSummary: one request per session and boundary', () => {
     // The lost job, should it ever run, writes nothing; and the new request fires once.
     expect(await savePreparedSummary(t.db, session.pk, 'prp_lost', draft(5))).toBe(false);
     expect(await request(session.pk, 'prp_third', 'cmp_1')).toBeNull();
+  });
+
+  it('retires many pending requests in one statement, leaving written and replaced ones alone', async () => {
+    const [lost, written, replaced] = [
+      await createTestSession(t.db),
+      await createTestSession(t.db),
+      await createTestSession(t.db),
+    ];
+    await request(lost.pk, 'prp_m_lost', null);
+    await request(written.pk, 'prp_m_written', null);
+    await savePreparedSummary(t.db, written.pk, 'prp_m_written', draft(4));
+    await request(replaced.pk, 'prp_m_old', null);
+    await request(replaced.pk, 'prp_m_new', 'cmp_9');
+    const retired = await failPreparedSummaries(
+      t.db,
+      [
+        { sessionPk: lost.pk, id: 'prp_m_lost' },
+        { sessionPk: written.pk, id: 'prp_m_written' },
+        { sessionPk: replaced.pk, id: 'prp_m_old' },
+      ],
+      DRAFT_JOB_LOST,
+    );
+    expect(retired).toEqual(['prp_m_lost']);
+    expect(await findPreparedSummary(t.db, lost.pk)).toMatchObject({
+      status: 'failed',
+      errorCode: DRAFT_JOB_LOST,
+    });
+    expect(await findPreparedSummary(t.db, written.pk)).toMatchObject({ status: 'ready', errorCode: null });
+    expect(await findPreparedSummary(t.db, replaced.pk)).toMatchObject({
+      id: 'prp_m_new',
+      status: 'pending',
+    });
+    expect(await failPreparedSummaries(t.db, [], DRAFT_JOB_LOST)).toEqual([]);
   });
 
   it('replaces the request once a compaction moved the boundary: the old job is fenced out', async () => {

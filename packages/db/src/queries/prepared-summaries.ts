@@ -133,6 +133,27 @@ export async function endPreparedSummary(
   return rows.length > 0;
 }
 
+/**
+ * Ends many requests at once as `failed` with `errorCode` (the reconciler's retirement of drafts
+ * whose job is gone), each only while it is still that pending request: one whose job wrote it
+ * or gave it up meanwhile, or which a newer request replaced, is left alone. One statement, one
+ * commit, however many. Returns the ids it ended.
+ */
+export async function failPreparedSummaries(
+  db: DbOrTx,
+  requests: ReadonlyArray<{ sessionPk: number; id: string }>,
+  errorCode: string,
+): Promise<string[]> {
+  if (requests.length === 0) return [];
+  const { rows } = await db.execute<{ id: string }>(sql`
+    update prepared_summaries p set status = 'failed', error_code = ${errorCode}
+    from unnest(${sql.param(requests.map((r) => r.sessionPk))}::bigint[], ${sql.param(requests.map((r) => r.id))}::text[])
+      as r(session_pk, id)
+    where p.session_pk = r.session_pk and p.id = r.id and p.status = 'pending'
+    returning p.id`);
+  return rows.map((r) => r.id);
+}
+
 function pendingRequest(sessionPk: number, id: string) {
   return and(
     eq(preparedSummaries.sessionPk, sessionPk),

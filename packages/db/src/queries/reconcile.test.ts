@@ -33,12 +33,37 @@ describe('findPendingDraftsToCheck: the reconciler’s pending drafts', () => {
     await endPreparedSummary(t.db, ended.pk, 'prp_q_ended', 'failed', 'llm_retries_exhausted');
 
     const fiveMinutes = 5 * 60_000;
-    expect(await findPendingDraftsToCheck(t.db, { olderThanMs: fiveMinutes, limit: 2 })).toEqual([
+    expect(await findPendingDraftsToCheck(t.db, { olderThanMs: fiveMinutes, limit: 2 })).toMatchObject([
       { sessionPk: oldest.pk, id: 'prp_q_oldest' },
       { sessionPk: older.pk, id: 'prp_q_older' },
     ]);
     const all = await findPendingDraftsToCheck(t.db, { olderThanMs: fiveMinutes, limit: 10 });
     expect(all.map((d) => d.id)).toEqual(['prp_q_oldest', 'prp_q_older', 'prp_q_old']);
+    // Resumed after the last one checked.
+    const after = await findPendingDraftsToCheck(t.db, {
+      olderThanMs: fiveMinutes,
+      limit: 1,
+      after: all[0]!.position,
+    });
+    expect(after.map((d) => d.id)).toEqual(['prp_q_older']);
+    expect(
+      await findPendingDraftsToCheck(t.db, { olderThanMs: fiveMinutes, limit: 10, after: all[2]!.position }),
+    ).toEqual([]);
+  });
+
+  it('resumes among drafts requested in the same instant by session', async () => {
+    const first = await draftRequested('prp_same_1', 15);
+    const second = await draftRequested('prp_same_2', 15);
+    await t.db.execute(
+      sql`update prepared_summaries set requested_at = (select requested_at from prepared_summaries where id = 'prp_same_1')
+          where id = 'prp_same_2'`,
+    );
+    const both = (await findPendingDraftsToCheck(t.db, { olderThanMs: 0, limit: 100 })).filter((d) =>
+      d.id.startsWith('prp_same_'),
+    );
+    expect(both.map((d) => d.sessionPk)).toEqual([first.pk, second.pk]);
+    const next = await findPendingDraftsToCheck(t.db, { olderThanMs: 0, limit: 1, after: both[0]!.position });
+    expect(next.map((d) => d.id)).toEqual(['prp_same_2']);
   });
 
   it('can read the pending drafts through their partial index alone', async () => {
@@ -49,7 +74,8 @@ describe('findPendingDraftsToCheck: the reconciler’s pending drafts', () => {
       const { rows } = await tx.execute<{ 'QUERY PLAN': string }>(sql`
         explain select session_pk, id from prepared_summaries
         where status = 'pending' and requested_at < now() - make_interval(secs => 300)
-        order by requested_at limit 500`);
+          and (requested_at, session_pk) > ('-infinity'::timestamptz, 0::bigint)
+        order by requested_at, session_pk limit 500`);
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
     expect(plan).toContain('Index Scan using prepared_summaries_pending_idx');

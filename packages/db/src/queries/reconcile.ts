@@ -45,30 +45,49 @@ export async function findCompactionsToRedrive(
   }));
 }
 
+/** Where a sweep of pending drafts stands: the last one it checked (`requested_at` at full precision). */
+export interface DraftSweepPosition {
+  requestedAt: string;
+  sessionPk: number;
+}
+
 /** A pending draft (policy `prepare`) the reconciler should make sure a job exists for. */
 export interface DraftToCheck {
   sessionPk: number;
   /** The draft's id, which is its prepare job's id. */
   id: string;
+  position: DraftSweepPosition;
 }
 
 /**
- * Pending drafts requested longer than `olderThanMs` ago, oldest first: the caller looks each
- * one's job up and retires the draft when no live job is behind it. Reads the partial index
- * `prepared_summaries_pending_idx` only: cost grows with pending drafts (at most one a session),
- * not with the ready and given-up ones every preparing session keeps.
+ * Pending drafts requested longer than `olderThanMs` ago, oldest first, after `after` (the last
+ * one a previous pass checked; `null` from the start): the caller looks each one's job up and
+ * retires the draft when no live job is behind it. Resuming after the last one checked keeps
+ * old drafts whose jobs still wait (a backlog behind the compactions) from filling every pass.
+ * Reads the partial index `prepared_summaries_pending_idx` only: cost grows with pending drafts
+ * (at most one a session), not with the ready and given-up ones every preparing session keeps.
  */
 export async function findPendingDraftsToCheck(
   db: DbOrTx,
-  { olderThanMs, limit }: { olderThanMs: number; limit: number },
+  {
+    olderThanMs,
+    limit,
+    after = null,
+  }: { olderThanMs: number; limit: number; after?: DraftSweepPosition | null },
 ): Promise<DraftToCheck[]> {
-  const result = await db.execute<{ session_pk: string; id: string }>(sql`
-    select session_pk, id from prepared_summaries
+  const result = await db.execute<{ session_pk: string; id: string; requested_at: string }>(sql`
+    select session_pk, id, requested_at::text as requested_at from prepared_summaries
     where status = 'pending' and requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    order by requested_at
+      and (requested_at, session_pk) > (coalesce(${after?.requestedAt ?? null}::timestamptz, '-infinity'),
+                                        coalesce(${after?.sessionPk ?? null}::bigint, 0))
+    order by requested_at, session_pk
     limit ${limit}
   `);
-  return result.rows.map((r) => ({ sessionPk: Number(r.session_pk), id: r.id }));
+  return result.rows.map((r) => ({
+    sessionPk: Number(r.session_pk),
+    id: r.id,
+    position: { requestedAt: r.requested_at, sessionPk: Number(r.session_pk) },
+  }));
 }
 
 /**

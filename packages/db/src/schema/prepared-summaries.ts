@@ -43,10 +43,11 @@ export const preparedSummaries = pgTable(
     preparedAt: timestamp('prepared_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [
-    // The reconciler looks for pending drafts whose job is gone, oldest first: it reads only
-    // pending rows (at most one per session), never the ready or given-up drafts that accumulate.
+    // The reconciler looks for pending drafts whose job is gone, oldest first, each pass resuming
+    // after the last it checked (session_pk breaks ties): it reads only pending rows (at most
+    // one per session), never the ready or given-up drafts that accumulate.
     index('prepared_summaries_pending_idx')
-      .on(t.requestedAt)
+      .on(t.requestedAt, t.sessionPk)
       .where(sql`${t.status} = 'pending'`),
   ],
 );

@@ -129,6 +129,24 @@ describe('reconciler: a draft whose job is gone', () => {
     }
   });
 
+  it('is reached past old drafts whose jobs still wait: each pass resumes after the last it checked', async () => {
+    const [waiting, lost] = [await seedPreparingSession(), await seedPreparingSession()];
+    const { jobId: waitingId } = (await startPrepare(q.dispatch, waiting, null, 0))!;
+    const { jobId: lostId } = (await startPrepare(q.dispatch, lost, null, 0))!;
+    await ageDraft(waitingId);
+    await ageDraft(lostId);
+    await q.queues.queue('prepare').remove(lostId);
+    // One draft a pass: from the oldest every time, the waiting draft would fill each one.
+    const oneAPass = { ...now, batch: 1 };
+    expect((await reconcileOnce(q.dispatch, oneAPass)).draftsRetired).toBe(0);
+    expect((await reconcileOnce(q.dispatch, oneAPass)).draftsRetired).toBe(0);
+    const draftCursor = { after: null };
+    expect((await reconcileOnce(q.dispatch, { ...oneAPass, draftCursor })).draftsRetired).toBe(0);
+    expect((await reconcileOnce(q.dispatch, { ...oneAPass, draftCursor })).draftsRetired).toBe(1);
+    expect(await findPreparedSummary(q.resources.db, lost.pk)).toMatchObject({ status: 'failed' });
+    expect(await findPreparedSummary(q.resources.db, waiting.pk)).toMatchObject({ status: 'pending' });
+  });
+
   it('is left to its job while younger than the step timeout, whatever Redis holds', async () => {
     const session = await seedPreparingSession();
     const { jobId: draftId } = (await startPrepare(q.dispatch, session, null, 0))!;

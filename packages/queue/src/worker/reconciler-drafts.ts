@@ -1,4 +1,9 @@
-import { DRAFT_JOB_LOST, endPreparedSummary, findPendingDraftsToCheck } from '@compactor/db';
+import {
+  DRAFT_JOB_LOST,
+  failPreparedSummaries,
+  findPendingDraftsToCheck,
+  type DraftSweepPosition,
+} from '@compactor/db';
 import type { DispatchDeps } from '../jobs/dispatch';
 
 /** BullMQ states in which a job will still run: its row needs nothing from the reconciler. */
@@ -9,6 +14,16 @@ export const LIVE_JOB_STATES: ReadonlySet<string> = new Set([
   'prioritized',
   'waiting-children',
 ]);
+
+/**
+ * Where the next pass resumes its sweep of pending drafts, kept by the reconciler loop across
+ * passes: a pass checks `limit` drafts after the last one the previous pass checked, and starts
+ * over from the oldest once it reached the end. Old drafts whose jobs still wait are passed over
+ * instead of filling every pass, so every pending draft is looked at within a few passes.
+ */
+export interface DraftSweepCursor {
+  after: DraftSweepPosition | null;
+}
 
 /**
  * Retires pending drafts (policy `prepare`) that no live job will ever write: their job is gone
@@ -24,25 +39,29 @@ export const LIVE_JOB_STATES: ReadonlySet<string> = new Set([
  * their way into the queue, and by then a job whose worker died has been handed back or failed
  * by BullMQ's stall check. A job that writes the draft meanwhile wins: the retirement is fenced
  * by the draft's id and `pending` status, and a draft it retired is fenced out of its old job's
- * writes the same way. Returns how many it retired.
+ * writes the same way. Without a cursor every pass starts from the oldest. Returns how many it
+ * retired.
  */
 export async function retireDraftsWithoutJob(
   deps: Pick<DispatchDeps, 'db' | 'queues' | 'log'>,
-  { olderThanMs, limit }: { olderThanMs: number; limit: number },
+  { olderThanMs, limit, cursor }: { olderThanMs: number; limit: number; cursor?: DraftSweepCursor },
 ): Promise<number> {
   const queue = deps.queues.queue('prepare');
-  let retired = 0;
-  for (const draft of await findPendingDraftsToCheck(deps.db, { olderThanMs, limit })) {
-    const job = await queue.getJob(draft.id);
-    const state = job ? await job.getState() : 'missing';
-    if (LIVE_JOB_STATES.has(state)) continue;
-    if (await endPreparedSummary(deps.db, draft.sessionPk, draft.id, 'failed', DRAFT_JOB_LOST)) {
-      deps.log.info(
-        { draftId: draft.id, sessionPk: draft.sessionPk, jobState: state },
-        'retired a draft whose job is gone',
-      );
-      retired++;
-    }
+  const drafts = await findPendingDraftsToCheck(deps.db, {
+    olderThanMs,
+    limit,
+    after: cursor?.after ?? null,
+  });
+  if (cursor) cursor.after = drafts.length < limit ? null : (drafts.at(-1)?.position ?? null);
+  // Looked up concurrently, so the pass waits for Redis about once rather than once a draft;
+  // `unknown` is a job Redis does not hold.
+  const states = new Map(
+    await Promise.all(drafts.map(async (draft) => [draft.id, await queue.getJobState(draft.id)] as const)),
+  );
+  const gone = drafts.filter((draft) => !LIVE_JOB_STATES.has(states.get(draft.id)!));
+  const retired = await failPreparedSummaries(deps.db, gone, DRAFT_JOB_LOST);
+  for (const draftId of retired) {
+    deps.log.info({ draftId, jobState: states.get(draftId) }, 'retired a draft whose job is gone');
   }
-  return retired;
+  return retired.length;
 }

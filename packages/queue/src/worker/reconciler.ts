@@ -9,7 +9,7 @@ import {
   withReconcilerLock,
 } from '@compactor/db';
 import { dispatchOutbox, startDeferredCompactions, type DispatchDeps } from '../jobs/dispatch';
-import { LIVE_JOB_STATES, retireDraftsWithoutJob } from './reconciler-drafts';
+import { LIVE_JOB_STATES, retireDraftsWithoutJob, type DraftSweepCursor } from './reconciler-drafts';
 import { emitWorkerEvent, type ReconcileReport, type WorkerListeners } from './worker-events';
 
 export type { ReconcileReport } from './worker-events';
@@ -28,6 +28,8 @@ export interface ReconcilerOptions {
   /** Claims beyond this end the compaction `failed` (it crashed every worker that took it). */
   maxClaims?: number;
   batch?: number;
+  /** Where the sweep of pending drafts resumes; the loop keeps one across its passes. */
+  draftCursor?: DraftSweepCursor;
 }
 
 /**
@@ -101,6 +103,7 @@ export async function reconcileOnce(
     const draftsRetired = await retireDraftsWithoutJob(deps, {
       olderThanMs: options.stepTimeoutMs,
       limit: batch,
+      ...(options.draftCursor ? { cursor: options.draftCursor } : {}),
     });
 
     // Normally a compaction's end starts its tenant's next deferred one; this covers a worker
@@ -137,6 +140,7 @@ export function startReconciler(
   },
 ): { stop(): Promise<void> } {
   const random = options.random ?? Math.random;
+  const passOptions = { ...options, draftCursor: options.draftCursor ?? { after: null } };
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
@@ -144,7 +148,7 @@ export function startReconciler(
     if (stopped) return;
     const delay = options.intervalMs * (0.8 + 0.4 * random());
     timer = setTimeout(() => {
-      current = reconcileOnce(deps, options)
+      current = reconcileOnce(deps, passOptions)
         .then((report) => {
           void emitWorkerEvent(options.on, 'reconciler.passed', { report });
           const acted =
