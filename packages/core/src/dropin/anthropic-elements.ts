@@ -59,7 +59,7 @@ export function anthropicMessageDraft(value: unknown, path: Path): ElementDraft 
   const parts = boundedParts(reader.parts, content);
   return {
     role,
-    canonical: { role, content: reader.canonical },
+    canonical: { content: reader.canonical, role },
     // A user message of tool results only adds no message: the results complete earlier calls.
     message:
       parts.length === 0 && reader.meta.kept.length === 0 && reader.results.length > 0
@@ -73,7 +73,7 @@ function systemDraft(blocks: { type: 'text'; text: string }[], path: Path): Elem
   const parts = blocks.map((block): PartInput => ({ type: 'text', text: block.text }));
   return {
     role: 'system',
-    canonical: { role: 'system', content: blocks },
+    canonical: { content: blocks, role: 'system' },
     message: { role: 'system', parts: boundedParts(parts, path) },
     toolResults: [],
   };
@@ -82,12 +82,12 @@ function systemDraft(blocks: { type: 'text'; text: string }[], path: Path): Elem
 /** A string or text blocks, empty texts left out. */
 function textBlocks(value: unknown, path: Path): { type: 'text'; text: string }[] {
   if (value === undefined || value === null) return [];
-  if (typeof value === 'string') return value === '' ? [] : [{ type: 'text', text: text(value, path) }];
+  if (typeof value === 'string') return value === '' ? [] : [{ text: text(value, path), type: 'text' }];
   return array(value, path).flatMap((item, i) => {
     const block = record(item, [...path, i]);
     if (block['type'] !== 'text') throw new DropInInputError([...path, i, 'type'], 'must be "text" here');
     const value = text(block['text'], [...path, i, 'text']);
-    return value === '' ? [] : [{ type: 'text' as const, text: value }];
+    return value === '' ? [] : [{ text: value, type: 'text' as const }];
   });
 }
 
@@ -108,7 +108,7 @@ class BlockReader {
       case 'text': {
         const value = text(block['text'], [...path, 'text']);
         if (value === '') return;
-        this.canonical.push({ type, text: value });
+        this.canonical.push({ text: value, type });
         this.parts.push({ type: 'text', text: value });
         return;
       }
@@ -123,7 +123,7 @@ class BlockReader {
         this.only('assistant', type, path);
         const thinking = text(block['thinking'], [...path, 'thinking']);
         const signature = optionalText(block['signature'], [...path, 'signature']);
-        this.canonical.push({ type, thinking, signature });
+        this.canonical.push({ signature, thinking, type });
         this.parts.push({ type: 'reasoning', text: thinking });
         if (signature) this.meta.thinking.push({ thinking, signature });
         return;
@@ -154,7 +154,7 @@ class BlockReader {
     const source = storableJson(record(block['source'], [...path, 'source']), [...path, 'source']) as Json;
     const title = optionalText(block['title'], [...path, 'title']);
     const context = optionalText(block['context'], [...path, 'context']);
-    this.canonical.push({ type, source, title, context });
+    this.canonical.push({ context, source, title, type });
     const part = filePart(source, type, title, [...path, 'source']);
     if (part) this.parts.push(part);
     else this.meta.kept.push({ after: this.parts.length, block: verbatim(block, path) });
@@ -167,7 +167,7 @@ class BlockReader {
     this.callIds.add(id);
     const name = toolName(block['name'], [...path, 'name']);
     const input = storableJson(record(block['input'] ?? {}, [...path, 'input']), [...path, 'input']);
-    this.canonical.push({ type: 'tool_use', id, name, input });
+    this.canonical.push({ id, input, name, type: 'tool_use' });
     this.parts.push({
       type: 'tool',
       callId: id,
@@ -193,10 +193,10 @@ class BlockReader {
     const canonical = content.flatMap((item, i) => resultBlock(item, [...at, i]));
     const isError = block['is_error'] === true;
     this.canonical.push({
-      type: 'tool_result',
-      tool_use_id: id,
       content: canonical,
       is_error: isError || undefined,
+      tool_use_id: id,
+      type: 'tool_result',
     });
     const output = canonical.map(resultText).join('\n\n');
     this.results.push(
@@ -225,7 +225,7 @@ function resultBlock(item: unknown, path: Path): Json[] {
   const block = record(item, path);
   if (block['type'] === 'text') {
     const value = text(block['text'], [...path, 'text']);
-    return value === '' ? [] : [{ type: 'text', text: value }];
+    return value === '' ? [] : [{ text: value, type: 'text' }];
   }
   text(block['type'], [...path, 'type']);
   return [canonicalKept(verbatim(block, path))];

@@ -4,6 +4,8 @@ import { canonicalJson, chainHash } from './chain-hash';
 import { dropInMessageId } from './elements';
 import { openAIChatElements } from './openai-elements';
 
+type Json = Record<string, unknown>;
+
 const hashes = (messages: unknown) => openAIChatElements(messages).map((element) => element.hash);
 
 describe('canonicalJson', () => {
@@ -11,6 +13,52 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: undefined }], c: null } })).toBe(
       '{"a":{"c":null,"d":[2,{"f":1}]},"b":1}',
     );
+  });
+
+  it('serialises any JSON value as sorting every object does, whatever order its keys come in', () => {
+    const sortedEverywhere = (value: unknown): unknown =>
+      value === null || typeof value !== 'object'
+        ? value
+        : Array.isArray(value)
+          ? value.map(sortedEverywhere)
+          : Object.fromEntries(
+              Object.entries(value)
+                .filter(([, item]) => item !== undefined)
+                .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+                .map(([key, item]) => [key, sortedEverywhere(item)]),
+            );
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(canonicalJson(value)).toBe(JSON.stringify(sortedEverywhere(value)));
+      }),
+    );
+    // Integer-like keys (which objects list first), `__proto__` as a field, undefined in arrays.
+    const tricky = JSON.parse('{"b":1,"10":2,"9":3,"__proto__":{"z":1,"a":2},"a":[null]}') as Json;
+    expect(canonicalJson({ ...tricky, u: undefined, l: [undefined, { y: 1, x: undefined }] })).toBe(
+      JSON.stringify(sortedEverywhere({ ...tricky, l: [undefined, { y: 1 }] })),
+    );
+    expect(canonicalJson({ at: new Date(0) })).toBe('{"at":{}}');
+  });
+
+  it("takes the element readers' canonical forms as they are: their keys come sorted", () => {
+    const elements = openAIChatElements([
+      { role: 'system', content: 'be brief' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'read a' },
+          { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'a' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    for (const { canonical } of elements) expect(canonicalJson(canonical)).toBe(JSON.stringify(canonical));
   });
 
   it('refuses nesting deeper than any canonical form instead of exhausting the stack', () => {

@@ -3,7 +3,7 @@
  * the canonical form its chain hash covers and the writes it implies.
  */
 import type { MessageInput } from '@compactor/contract';
-import { chainHash } from './chain-hash';
+import { chainDigest } from './chain-hash';
 
 /** One message as an append writes it: an element of `AppendMessagesBody['messages']`, validated. */
 export type AppendMessageInput = MessageInput;
@@ -51,10 +51,11 @@ export function dropInMessageId(position: number, hash: string): string {
 
 /** Positions and chain hashes for drafts in request order; message ids follow from them. */
 export function chainElements(drafts: readonly ElementDraft[]): ConversationElement[] {
-  let previous: string | null = null;
+  let previous: Buffer | null = null;
   return drafts.map((draft, position) => {
-    const hash = chainHash(previous, draft.canonical);
-    previous = hash;
+    const digest = chainDigest(previous, draft.canonical);
+    previous = digest;
+    const hash = digest.toString('hex');
     return {
       position,
       role: draft.role,

@@ -53,7 +53,7 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
       const content = textParts(message['content'], [...path, 'content']);
       return {
         role: 'system',
-        canonical: { role, name, content },
+        canonical: { content, name, role },
         message: { role: 'system', parts: boundedParts(content.map(textPart), [...path, 'content']) },
         toolResults: [],
       };
@@ -62,7 +62,7 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
       const content = userParts(message['content'], [...path, 'content']);
       return {
         role: 'user',
-        canonical: { role, name, content },
+        canonical: { content, name, role },
         message: { role: 'user', parts: boundedParts(content.map(userPart), [...path, 'content']) },
         toolResults: [],
       };
@@ -74,7 +74,7 @@ export function openAIMessageDraft(value: unknown, path: Path, index: number): E
       const content = textParts(message['content'], [...path, 'content']);
       return {
         role: 'tool',
-        canonical: { role, tool_call_id: id, content },
+        canonical: { content, role, tool_call_id: id },
         message: null,
         toolResults: [{ callId: id, output: content.map((part) => part.text).join('\n\n'), error: null }],
       };
@@ -114,15 +114,16 @@ function assistantDraft(message: Json, path: Path, index: number, name: string |
   }
   return {
     role: 'assistant',
+    // Keys in sorted order at every depth, as the chain hash reads them (see canonicalJson).
     canonical: {
-      role: 'assistant',
-      name,
       content,
-      tool_calls: calls.filter((call) => !call.legacy).map(({ legacy: _legacy, ...call }) => call),
       // The derived id is Compactor's, not the client's: the echo carries none.
       function_call: calls
         .filter((call) => call.legacy)
-        .map((call) => ({ name: call.name, arguments: call.arguments }))[0],
+        .map((call) => ({ arguments: call.arguments, name: call.name }))[0],
+      name,
+      role: 'assistant',
+      tool_calls: calls.filter((call) => !call.legacy).map(({ legacy: _legacy, ...call }) => call),
     },
     message: { role: 'assistant', parts: boundedParts(parts, [...path, 'content']) },
     toolResults: [],
@@ -165,9 +166,9 @@ function toolCalls(message: Json, path: Path, index: number): CanonicalCall[] {
         const name = toolName(custom['name'], [...at, 'custom', 'name']);
         calls.push({
           id,
-          type: 'custom',
-          name,
           input: text(custom['input'] ?? '', [...at, 'custom', 'input']),
+          name,
+          type: 'custom',
         });
         return;
       }
@@ -177,10 +178,10 @@ function toolCalls(message: Json, path: Path, index: number): CanonicalCall[] {
       const fn = record(call['function'], [...at, 'function']);
       const name = toolName(fn['name'], [...at, 'function', 'name']);
       calls.push({
-        id,
-        type: 'function',
-        name,
         arguments: text(fn['arguments'] ?? '', [...at, 'function', 'arguments']),
+        id,
+        name,
+        type: 'function',
       });
     });
   }
@@ -189,11 +190,11 @@ function toolCalls(message: Json, path: Path, index: number): CanonicalCall[] {
     const at = [...path, 'function_call'];
     const fn = record(legacy, at);
     calls.push({
+      arguments: text(fn['arguments'] ?? '', [...at, 'arguments']),
       // No id on the wire: one derived from the message's place, unique in the conversation.
       id: `function_call_${index}`,
-      type: 'function',
       name: toolName(fn['name'], [...at, 'name']),
-      arguments: text(fn['arguments'] ?? '', [...at, 'arguments']),
+      type: 'function',
       legacy: true,
     });
   }
@@ -213,14 +214,14 @@ function textParts(
   ignored: readonly string[] = [],
 ): { type: 'text'; text: string }[] {
   if (content === undefined || content === null) return [];
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: text(content, path) }];
+  if (typeof content === 'string') return content === '' ? [] : [{ text: text(content, path), type: 'text' }];
   const out: { type: 'text'; text: string }[] = [];
   array(content, path).forEach((item, i) => {
     const part = record(item, [...path, i]);
     if (typeof part['type'] === 'string' && ignored.includes(part['type'])) return;
     if (part['type'] !== 'text') throw new DropInInputError([...path, i, 'type'], 'must be "text" here');
     const value = text(part['text'], [...path, i, 'text']);
-    if (value !== '') out.push({ type: 'text', text: value });
+    if (value !== '') out.push({ text: value, type: 'text' });
   });
   return out;
 }
@@ -234,14 +235,14 @@ function userParts(content: unknown, path: Path): CanonicalPart[] {
     switch (part['type']) {
       case 'text': {
         const value = text(part['text'], [...at, 'text']);
-        return value === '' ? [] : [{ type: 'text', text: value }];
+        return value === '' ? [] : [{ text: value, type: 'text' }];
       }
       case 'image_url': {
         const image = record(part['image_url'], [...at, 'image_url']);
         const url = text(image['url'], [...at, 'image_url', 'url']);
         if (url === '') throw new DropInInputError([...at, 'image_url', 'url'], 'must not be empty');
         return [
-          { type: 'image_url', url, detail: optionalText(image['detail'], [...at, 'image_url', 'detail']) },
+          { detail: optionalText(image['detail'], [...at, 'image_url', 'detail']), type: 'image_url', url },
         ];
       }
       case 'input_audio': {
@@ -252,15 +253,15 @@ function userParts(content: unknown, path: Path): CanonicalPart[] {
             [...at, 'input_audio', 'format'],
             'must be an audio format such as "wav"',
           );
-        return [{ type: 'input_audio', format, data: text(audio['data'], [...at, 'input_audio', 'data']) }];
+        return [{ data: text(audio['data'], [...at, 'input_audio', 'data']), format, type: 'input_audio' }];
       }
       case 'file': {
         const file = record(part['file'], [...at, 'file']);
         const canonical = {
-          type: 'file' as const,
+          file_data: optionalText(file['file_data'], [...at, 'file', 'file_data']),
           file_id: optionalText(file['file_id'], [...at, 'file', 'file_id']),
           filename: optionalText(file['filename'], [...at, 'file', 'filename']),
-          file_data: optionalText(file['file_data'], [...at, 'file', 'file_data']),
+          type: 'file' as const,
         };
         if (!canonical.file_id && !canonical.file_data) {
           throw new DropInInputError([...at, 'file'], 'needs file_id or file_data');
