@@ -70,20 +70,13 @@ describe('ledgerOfMessages', () => {
     ]);
   });
 
-  it("takes facts from the user's own words only, as the caller splits them", () => {
-    const withoutHarness = (message: Message): string =>
-      textOfMessage(message).replace(/<environment_context>[\s\S]*?<\/environment_context>/g, '');
+  it("takes facts from the user's own words only: not from harness text, or as the caller splits them", () => {
     const messages = conversation([
-      user('<environment_context>shell zsh_v5 node 18</environment_context>\nuse v2.1.0'),
+      user('<environment_context>\nshell zsh_v5, node 18\n</environment_context>\nuse v2.1.0'),
     ]);
-    expect(ledgerOfMessages(messages).facts.map((fact) => fact.text)).toEqual([
-      'v2.1.0',
-      'node 18',
-      'zsh_v5',
-    ]);
-    expect(ledgerOfMessages(messages, { userWords: withoutHarness }).facts.map((fact) => fact.text)).toEqual([
-      'v2.1.0',
-    ]);
+    expect(ledgerOfMessages(messages).facts.map((fact) => fact.text)).toEqual(['v2.1.0']);
+    const everything = ledgerOfMessages(messages, { userWords: textOfMessage });
+    expect(everything.facts.map((fact) => fact.text)).toEqual(['v2.1.0', 'node 18', 'zsh_v5']);
   });
 
   it('ignores facts in assistant and summary messages', () => {

@@ -3,6 +3,7 @@
  * user's own words. Deterministic: the same messages give the same ledger, byte for byte.
  */
 import type { FileToolNames } from '../file-ops';
+import { userWords as ownWordsOf } from '../harness-text';
 import type { Message } from '../model';
 import { factsInText } from './facts';
 import { statedOutcome, testRunnerOf } from './command-outcome';
@@ -17,7 +18,7 @@ export interface LedgerOptions {
   /**
    * The user's own words in a user message, without text an agent harness injected there
    * (environment blocks, command caveats, reminders): facts come from these only.
-   * @defaultValue every text part of the message
+   * @defaultValue the message's text parts without harness text (core `userWords`)
    */
   userWords?: (message: Message) => string;
 }
@@ -50,7 +51,7 @@ const newestFirst = <T>(entries: Entries<T>): T[] => [...entries.values()].rever
 
 /** The artifact ledger of `messages` (the range one compaction covers, or a whole session). */
 export function ledgerOfMessages(messages: readonly Message[], options: LedgerOptions = {}): ArtifactLedger {
-  const userWords = options.userWords ?? textOfMessage;
+  const userWords = options.userWords ?? ((message: Message) => ownWordsOf(textOfMessage(message)));
   const files: Entries<LedgerFile> = new Map();
   const commands: Entries<LedgerCommand> = new Map();
   const facts: Entries<LedgerFact> = new Map();
