@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../client';
 
 /** An active compaction the reconciler should make sure a job exists for. */
@@ -59,34 +59,49 @@ export interface DraftToCheck {
   position: DraftSweepPosition;
 }
 
+/** What one pass of the draft sweep asks for. */
+export interface DraftSweepRequest {
+  olderThanMs: number;
+  limit: number;
+  /** The last draft a previous pass checked; `null` (or absent) from the oldest. */
+  after?: DraftSweepPosition | null;
+}
+
+/**
+ * The sweep's statement: pending drafts past the threshold after `after`, in the partial
+ * index's order (`requested_at`, `session_pk`), so the plan is a range scan that stops at
+ * `limit`. Exported for its plan test.
+ */
+export function pendingDraftsSweepSql({ olderThanMs, limit, after = null }: DraftSweepRequest): SQL {
+  return sql`
+    select session_pk, id, requested_at::text as position_at from prepared_summaries
+    where status = 'pending' and requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
+      and (requested_at, session_pk) > (coalesce(${after?.requestedAt ?? null}::timestamptz, '-infinity'),
+                                        coalesce(${after?.sessionPk ?? null}::bigint, 0))
+    order by requested_at, session_pk
+    limit ${limit}`;
+}
+
 /**
  * Pending drafts requested longer than `olderThanMs` ago, oldest first, after `after` (the last
  * one a previous pass checked; `null` from the start): the caller looks each one's job up and
  * retires the draft when no live job is behind it. Resuming after the last one checked keeps
  * old drafts whose jobs still wait (a backlog behind the compactions) from filling every pass.
  * Reads the partial index `prepared_summaries_pending_idx` only: cost grows with pending drafts
- * (at most one a session), not with the ready and given-up ones every preparing session keeps.
+ * (at most one a session), not with the ready and given-up ones every preparing session keeps
+ * (docs/plans/prepared-drafts-sweep-100k.txt).
  */
 export async function findPendingDraftsToCheck(
   db: DbOrTx,
-  {
-    olderThanMs,
-    limit,
-    after = null,
-  }: { olderThanMs: number; limit: number; after?: DraftSweepPosition | null },
+  request: DraftSweepRequest,
 ): Promise<DraftToCheck[]> {
-  const result = await db.execute<{ session_pk: string; id: string; requested_at: string }>(sql`
-    select session_pk, id, requested_at::text as requested_at from prepared_summaries
-    where status = 'pending' and requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
-      and (requested_at, session_pk) > (coalesce(${after?.requestedAt ?? null}::timestamptz, '-infinity'),
-                                        coalesce(${after?.sessionPk ?? null}::bigint, 0))
-    order by requested_at, session_pk
-    limit ${limit}
-  `);
+  const result = await db.execute<{ session_pk: string; id: string; position_at: string }>(
+    pendingDraftsSweepSql(request),
+  );
   return result.rows.map((r) => ({
     sessionPk: Number(r.session_pk),
     id: r.id,
-    position: { requestedAt: r.requested_at, sessionPk: Number(r.session_pk) },
+    position: { requestedAt: r.position_at, sessionPk: Number(r.session_pk) },
   }));
 }
 
