@@ -33,6 +33,7 @@ describe('factsInText: what a user states in their own words', () => {
       expected: facts('url', 'https://github.com/org/repo/issues/134', 'http://localhost:8080/api?x=1'),
     },
     { text: 'DATABASE_URL must point at the replica', expected: facts('identifier', 'DATABASE_URL') },
+    { text: 'Describe what is in the image located at 012.png', expected: facts('path', '012.png') },
     { text: 'Please make it faster. It is slow.', expected: [] },
     { text: 'I have 3 ideas and 2 questions', expected: [] },
     { text: 'the hex 0x1f is not a multiplier', expected: [] },

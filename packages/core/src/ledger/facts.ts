@@ -28,7 +28,7 @@ const QUANTITY = new RegExp(
   'g',
 );
 const PATH =
-  /(?<![\w/.:-])(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]*\.[A-Za-z0-9]{1,8}(?![\w/])|(?<![\w/.:-])[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml|md|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt)(?![\w/])/g;
+  /(?<![\w/.:-])(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]*\.[A-Za-z0-9]{1,8}(?![\w/])|(?<![\w/.:-])[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml|md|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt|csv|xml|log|png|jpe?g|gif|svg|pdf|ipynb|proto)(?![\w/])/g;
 const IDENTIFIER_PATTERNS: readonly RegExp[] = [
   /\b[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+\(\)/g, // Foo.bar(), mod::f()
   /\b[A-Za-z_$][\w$]*\(\)/g, // parseDate()

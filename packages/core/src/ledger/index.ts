@@ -41,3 +41,11 @@ export { fileOpsOfShellCommand } from './shell-files';
 export { statedOutcome, testRunnerOf, type StatedOutcome } from './command-outcome';
 export { factsInText, type FoundFact } from './facts';
 export { groupPaths } from './group-paths';
+export {
+  ArtifactLedgerSchema,
+  LedgerCommandSchema,
+  LedgerFactSchema,
+  LedgerFileSchema,
+  LedgerOpenErrorSchema,
+  ledgerFromStored,
+} from './schema';

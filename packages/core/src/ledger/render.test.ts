@@ -147,6 +147,25 @@ describe('renderLedger', () => {
     expect(renderLedger(SAMPLE, { maxTokens: full, count })).not.toContain(LEDGER_OVERFLOW_LEAD);
   });
 
+  it('never renders more entries than the budget has tokens, however large the ledger', () => {
+    const huge = ledger(
+      Array.from({ length: 50_000 }, (_, index) =>
+        file(`src/m${index % 100}/file-${index}.ts`, 'read', index),
+      ),
+    );
+    let largestTrial = 0;
+    const text = renderLedger(huge, {
+      maxTokens: 300,
+      count: (rendered) => {
+        largestTrial = Math.max(largestTrial, rendered.split('file-').length - 1);
+        return quarterChars(rendered);
+      },
+    });
+    expect(largestTrial).toBeLessThanOrEqual(300);
+    expect(quarterChars(text)).toBeLessThanOrEqual(300);
+    expect(text).toMatch(/: 49,\d{3} files \(recall\?kind=files\)\.$/);
+  });
+
   it('is empty for an empty ledger and when not even the overflow line fits', () => {
     expect(renderLedger(ledger([]), { maxTokens: 1_000, count: chars })).toBe('');
     expect(renderLedger(SAMPLE, { maxTokens: 10, count: chars })).toBe('');

@@ -151,19 +151,26 @@ export function renderLedger(ledger: ArtifactLedger, options: RenderLedgerOption
   const shownCounts = sections.map(() => 0);
   const fits = (counts: readonly number[]): boolean =>
     options.count(renderSections(sections, counts)) <= options.maxTokens;
+  // Every entry costs at least a token (its own line, or `, name` in a group): no more than
+  // `maxTokens` entries can fit, so no trial renders more, however large the ledger.
+  const most = Math.max(0, Math.floor(options.maxTokens));
   const everything = sections.map((section) => section.size);
-  if (fits(everything)) return renderSections(sections, everything);
+  if (everything.reduce((sum, size) => sum + size, 0) <= most && fits(everything)) {
+    return renderSections(sections, everything);
+  }
   if (!fits(shownCounts)) return '';
   sections.forEach((section, index) => {
     const trial = (n: number): number[] => shownCounts.map((value, at) => (at === index ? n : value));
-    if (section.size === 0) return;
-    if (fits(trial(section.size))) {
-      shownCounts[index] = section.size;
+    const room = most - shownCounts.reduce((sum, value) => sum + value, 0);
+    const largest = Math.min(section.size, room);
+    if (largest <= 0) return;
+    if (fits(trial(largest))) {
+      shownCounts[index] = largest;
       return;
     }
     // The largest prefix that fits: rendered length grows with the prefix (the overflow count's digits aside).
     let low = 0;
-    let high = section.size - 1;
+    let high = largest - 1;
     while (low < high) {
       const middle = Math.ceil((low + high) / 2);
       if (fits(trial(middle))) low = middle;
