@@ -10,11 +10,15 @@
  * The user's own words, kept verbatim across compactions:
  * - Goal: Add CSV export to the reports page.
  * - Constraint: Never run the migration against production.
+ * - Constraint (stated 3 times): Only change files under src/.
  * - (3 earlier constraints no longer listed)
  * - Instructions: focus on the export code
  * - Latest request: Now add a test for an empty report.
  * </pinned>
  * ```
+ *
+ * A constraint the user stated more than once says how often: the count ranks it (the most
+ * repeated are listed first when not all fit) and must survive the next compaction with it.
  *
  * Items are single lines (whitespace collapsed) and cannot close or open a block: `<pinned`,
  * `</pinned` and the file-op tags inside an item are written with `‹` instead of `<`.
@@ -29,6 +33,8 @@ export interface PinnedItems {
   goal: string | null;
   /** Oldest first. */
   constraints: string[];
+  /** How many times each constraint was stated (same index); 1 each when absent. */
+  constraintCounts?: number[];
   constraintsNotListed: number;
   instructions: string | null;
   latestRequest: string | null;
@@ -45,9 +51,22 @@ const LABELS = {
   latestRequest: 'Latest request',
 } as const;
 
-/** Characters a line adds around its item: `- Label: ` and the newline. */
-export function pinnedLabelChars(kind: 'goal' | 'constraints' | 'instructions' | 'latestRequest'): number {
-  const label = kind === 'constraints' ? LABELS.constraint : LABELS[kind];
+/** A constraint's label: with how often it was stated, when more than once. */
+function constraintLabel(count = 1): string {
+  return count > 1 ? `${LABELS.constraint} (stated ${count} times)` : LABELS.constraint;
+}
+
+const CONSTRAINT_LABEL = /^Constraint(?: \(stated (\d{1,9}) times\))?$/;
+
+/**
+ * Characters a line adds around its item: `- Label: ` and the newline (for a constraint, with its
+ * count when it was stated more than once).
+ */
+export function pinnedLabelChars(
+  kind: 'goal' | 'constraints' | 'instructions' | 'latestRequest',
+  count = 1,
+): number {
+  const label = kind === 'constraints' ? constraintLabel(count) : LABELS[kind];
   return label.length + 5;
 }
 
@@ -66,7 +85,9 @@ export function renderPinnedSection(items: PinnedItems): string {
     if (text !== null && text.trim() !== '') lines.push(`- ${label}: ${pinnedItemText(text)}`);
   };
   line(LABELS.goal, items.goal);
-  for (const constraint of items.constraints) line(LABELS.constraint, constraint);
+  items.constraints.forEach((constraint, index) =>
+    line(constraintLabel(items.constraintCounts?.[index]), constraint),
+  );
   if (items.constraintsNotListed > 0) {
     const n = items.constraintsNotListed;
     lines.push(`- (${n} earlier constraint${n === 1 ? '' : 's'} no longer listed)`);
@@ -99,9 +120,12 @@ export function parsePinnedSections(text: string): PinnedItems {
       const label = line.slice(0, colon);
       const value = line.slice(colon + 2).trim();
       if (value === '') continue;
+      const constraint = CONSTRAINT_LABEL.exec(label);
       if (label === LABELS.goal) items.goal = value;
-      else if (label === LABELS.constraint) items.constraints.push(value);
-      else if (label === LABELS.instructions) items.instructions = value;
+      else if (constraint) {
+        items.constraints.push(value);
+        (items.constraintCounts ??= []).push(Number(constraint[1] ?? 1));
+      } else if (label === LABELS.instructions) items.instructions = value;
       else if (label === LABELS.latestRequest) items.latestRequest = value;
     }
   }

@@ -157,10 +157,14 @@ export function collectSummaryFacts(
   const requests = covered.slice(leading).filter(isUserRequest).map(requestText);
   const goal = previous ? previous.goal : (requests[0] ?? null);
 
-  const stated = rankConstraints([
-    ...(previous?.constraints ?? []),
-    ...requests.flatMap((text) => constraintSentences(text).map(pinnedItemText)),
-  ]).sort((a, b) => a.newest - b.newest);
+  // A previous section's constraints keep the counts it carried; each new statement counts once.
+  const stated = rankConstraints(
+    [
+      ...(previous?.constraints ?? []),
+      ...requests.flatMap((text) => constraintSentences(text).map(pinnedItemText)),
+    ],
+    previous?.constraintCounts ?? [],
+  ).sort((a, b) => a.newest - b.newest);
   const last = requests.at(-1);
   const latestCovered = !(options.kept ?? []).some(isUserRequest);
   const latestRequest =
@@ -295,7 +299,10 @@ function boundedItems(
       own.map((c) => c.count),
     ),
     left,
-    { itemMaxChars: PINNED_ITEM_MAX_CHARS, lineChars: () => pinnedLabelChars('constraints') },
+    {
+      itemMaxChars: PINNED_ITEM_MAX_CHARS,
+      lineChars: (constraint) => pinnedLabelChars('constraints', constraint.count),
+    },
   );
   const constraints = fit.listed.map((c) => c.text);
   dropped.constraints = fit.notListed.length;
@@ -303,6 +310,7 @@ function boundedItems(
     items: {
       goal,
       constraints,
+      constraintCounts: fit.listed.map((c) => c.count),
       constraintsNotListed: facts.constraintsNotListed + dropped.constraints,
       instructions: pinnedInstructions,
       latestRequest: pinnedRequest,
