@@ -69,6 +69,7 @@ describe('drop-in upstreams', () => {
     expect(dropInSettings(parseEnv({}))).toEqual({
       openai: null,
       anthropic: null,
+      tenantUpstreams: new Map(),
       passClientKey: false,
       compactionWaitMs: 10_000,
       upstreamIdleMs: 60_000,
@@ -88,6 +89,7 @@ describe('drop-in upstreams', () => {
     expect(dropInSettings(env)).toEqual({
       openai: { baseURL: 'http://127.0.0.1:4010/v1', apiKey: 'sk-local' },
       anthropic: { baseURL: 'https://api.anthropic.com', apiKey: '' },
+      tenantUpstreams: new Map(),
       passClientKey: true,
       compactionWaitMs: 2500,
       upstreamIdleMs: 15_000,

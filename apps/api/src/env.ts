@@ -2,6 +2,7 @@ import { logLevelSchema, sharedEnvFields } from '@compactor/queue';
 import { z } from 'zod';
 import type { TenantLimitSettings } from '@compactor/sessions';
 import type { DropInSettings } from '@compactor/gateway';
+import { loadTenantUpstreams } from './dropin-tenant-upstreams';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -101,6 +102,13 @@ const EnvFields = z.object({
    */
   DROPIN_PASS_CLIENT_KEY: booleanFlag.default(false),
   /**
+   * A JSON file of tenant id → `{ openai?, anthropic? }`, each `{ baseURL, apiKey | apiKeyEnv }`:
+   * those tenants' drop-in requests go there instead of the UPSTREAM_* defaults (a protocol an
+   * entry leaves out goes to the default). Read and checked at start. Unset: every tenant uses
+   * the defaults.
+   */
+  DROPIN_TENANT_UPSTREAMS_FILE: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  /**
    * The longest a drop-in request waits for a running compaction (a context over the window, or
    * the emergency compaction after an upstream overflow) before it is served anyway.
    */
@@ -186,12 +194,23 @@ export function tenantLimitSettings(env: Env): TenantLimitSettings {
   };
 }
 
-/** The drop-in endpoints' upstreams as the server takes them (`ServerOptions.dropIn`). */
-export function dropInSettings(env: Env): Partial<DropInSettings> {
+/**
+ * The drop-in endpoints' upstreams as the server takes them (`ServerOptions.dropIn`); the
+ * per-tenant file is read here, its `apiKeyEnv` names looked up in `secrets`. Throws a
+ * `TenantUpstreamsError` for a file that is missing or wrong.
+ */
+export function dropInSettings(
+  env: Env,
+  secrets: Record<string, string | undefined> = process.env,
+): Partial<DropInSettings> {
   const endpoint = (baseURL: string | undefined, apiKey: string) => (baseURL ? { baseURL, apiKey } : null);
   return {
     openai: endpoint(env.UPSTREAM_OPENAI_BASE_URL, env.UPSTREAM_OPENAI_API_KEY),
     anthropic: endpoint(env.UPSTREAM_ANTHROPIC_BASE_URL, env.UPSTREAM_ANTHROPIC_API_KEY),
+    tenantUpstreams:
+      env.DROPIN_TENANT_UPSTREAMS_FILE === undefined
+        ? new Map()
+        : loadTenantUpstreams(env.DROPIN_TENANT_UPSTREAMS_FILE, secrets),
     passClientKey: env.DROPIN_PASS_CLIENT_KEY,
     compactionWaitMs: env.DROPIN_COMPACTION_WAIT_MS,
     upstreamIdleMs: env.DROPIN_UPSTREAM_IDLE_MS,

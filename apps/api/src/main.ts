@@ -38,8 +38,10 @@ import { buildServer } from './server';
 import { tenantGateOf } from './http/tenant-gate';
 
 let env: Env;
+let dropIn: ReturnType<typeof dropInSettings>;
 try {
   env = parseEnv();
+  dropIn = dropInSettings(env);
 } catch (error) {
   // A configuration mistake deserves a readable message, not a stack trace.
   console.error((error as Error).message);
@@ -168,7 +170,7 @@ async function main(): Promise<void> {
       trustProxy: env.TRUST_PROXY,
       sessionWriteQueueLimit: env.SESSION_WRITE_QUEUE_LIMIT,
       tenantLimits: tenantLimitSettings(env),
-      dropIn: dropInSettings(env),
+      dropIn,
       tenantGate: tenantGateOf(env),
       metrics,
       metricsOnOwnPort: env.METRICS_PORT !== undefined,

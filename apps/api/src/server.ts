@@ -221,6 +221,7 @@ function dropInSettings(settings: Partial<DropInSettings> = {}): DropInSettings 
   return {
     openai: null,
     anthropic: null,
+    tenantUpstreams: new Map(),
     passClientKey: false,
     compactionWaitMs: DEFAULT_COMPACTION_WAIT_MS,
     upstreamTimeoutMs: DEFAULT_UPSTREAM_TIMEOUT_MS,

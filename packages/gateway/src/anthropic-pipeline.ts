@@ -61,14 +61,15 @@ export async function anthropicMessages(
   const body = messagesBody(request.body);
   const elements = anthropicElements(body.system, body.messages);
   const endpoint = endpointFor(
-    deps.settings.anthropic,
     deps.settings,
+    request.tenantId,
+    'anthropic',
     headerValue(request.headers, UPSTREAM_KEY_HEADER),
   );
   if (endpoint === null)
     throw new DropInError(
       'upstream_not_configured',
-      'no Anthropic upstream is configured (UPSTREAM_ANTHROPIC_BASE_URL)',
+      'no Anthropic upstream is configured for this tenant (UPSTREAM_ANTHROPIC_BASE_URL or DROPIN_TENANT_UPSTREAMS_FILE)',
     );
   const conversation = await syncConversation(deps, {
     tenantId: request.tenantId,

@@ -14,6 +14,7 @@ export {
   DEFAULT_UPSTREAM_MAX_RETRIES,
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type DropInSettings,
+  type TenantUpstreams,
   type UpstreamEndpoint,
 } from './upstream-config';
 export { anthropicMessages, type AnthropicDropInDeps } from './anthropic-pipeline';

@@ -63,14 +63,15 @@ export async function chatCompletions(
   const body = chatBody(request.body);
   const elements = openAIChatElements(body.messages);
   const endpoint = endpointFor(
-    deps.settings.openai,
     deps.settings,
+    request.tenantId,
+    'openai',
     headerValue(request.headers, UPSTREAM_KEY_HEADER),
   );
   if (endpoint === null)
     throw new DropInError(
       'upstream_not_configured',
-      'no OpenAI-compatible upstream is configured (UPSTREAM_OPENAI_BASE_URL)',
+      'no OpenAI-compatible upstream is configured for this tenant (UPSTREAM_OPENAI_BASE_URL or DROPIN_TENANT_UPSTREAMS_FILE)',
     );
   const conversation = await syncConversation(deps, {
     tenantId: request.tenantId,

@@ -9,11 +9,24 @@ export interface UpstreamEndpoint {
   apiKey: string;
 }
 
+/** The upstreams one tenant's requests go to, instead of the default ones, per protocol. */
+export interface TenantUpstreams {
+  openai?: UpstreamEndpoint;
+  anthropic?: UpstreamEndpoint;
+}
+
+export type UpstreamProtocol = keyof TenantUpstreams;
+
 export interface DropInSettings {
-  /** The OpenAI-compatible upstream, or null when none is configured. */
+  /** The default OpenAI-compatible upstream, or null when none is configured. */
   openai: UpstreamEndpoint | null;
-  /** The Anthropic upstream, or null when none is configured. */
+  /** The default Anthropic upstream, or null when none is configured. */
   anthropic: UpstreamEndpoint | null;
+  /**
+   * Tenant id → its own upstreams. A protocol the tenant's entry does not name, like a tenant
+   * without an entry, goes to the default.
+   */
+  tenantUpstreams: ReadonlyMap<string, TenantUpstreams>;
   /**
    * A client may send its own provider key in `X-Upstream-Api-Key` (used instead of the
    * configured key, never stored or logged).
@@ -46,14 +59,17 @@ export const DEFAULT_UPSTREAM_MAX_RETRIES = 2;
 export const UPSTREAM_KEY_HEADER = 'x-upstream-api-key';
 
 /**
- * The endpoint a request is sent to: the configured one, with the client's own key in place of
- * Compactor's when the settings allow it and the client sent one; null when there is none.
+ * The endpoint a tenant's request is sent to: the tenant's own for the protocol, else the
+ * default, with the client's own key in place of Compactor's when the settings allow it and the
+ * client sent one; null when there is none.
  */
 export function endpointFor(
-  configured: UpstreamEndpoint | null,
-  settings: Pick<DropInSettings, 'passClientKey'>,
+  settings: Pick<DropInSettings, UpstreamProtocol | 'tenantUpstreams' | 'passClientKey'>,
+  tenantId: string,
+  protocol: UpstreamProtocol,
   clientKey: string | undefined,
 ): UpstreamEndpoint | null {
+  const configured = settings.tenantUpstreams.get(tenantId)?.[protocol] ?? settings[protocol];
   if (configured === null) return null;
   if (settings.passClientKey && clientKey !== undefined && clientKey !== '')
     return { ...configured, apiKey: clientKey };
