@@ -41,7 +41,8 @@ export function dropInOpenAIRoutes(
             '(`{ error: { message, type, code } }`): 400 a body or header it cannot use (nothing is written), ' +
             '401 no key (`Authorization: Bearer` or `x-api-key`), 429 a cap, 503 no upstream configured. ' +
             "The provider's own errors, after two retries, come back with its status and body; an overflow " +
-            'it reports is compacted away and retried once first.',
+            'it reports is compacted away and retried once first. An answer that stops coming for ' +
+            '`DROPIN_UPSTREAM_IDLE_MS` is a 504 (`upstream_idle`), or an `error` event ending a stream; nothing of it is stored.',
         },
       },
       async (request, reply) => {
