@@ -13,6 +13,7 @@ import { LIVE_JOB_STATES, retireDraftsWithoutJob, type DraftSweepCursor } from '
 import { emitWorkerEvent, type ReconcileReport, type WorkerListeners } from './worker-events';
 
 export type { ReconcileReport } from './worker-events';
+export type { DraftSweepCursor } from './reconciler-drafts';
 
 /** The reconciler starts deferred compactions the way the API does, events included. */
 export type ReconcilerDeps = DispatchDeps;
