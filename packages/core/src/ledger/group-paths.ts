@@ -28,3 +28,45 @@ export function groupPaths(paths: readonly string[]): string[] {
     return names.length === 1 ? `${key}${names[0]!}` : `${key}{${names.join(', ')}}`;
   });
 }
+
+/** What a shared root is written as at the start of a path under it. */
+export const ROOT_MARK = '…/';
+
+/** Shortest root worth a legend line: shorter prefixes cost about what they save. */
+const MIN_ROOT_CHARS = 16;
+
+/**
+ * The directory most worth writing once: the one whose prefix, shared by at least two of `paths`
+ * and at least {@link MIN_ROOT_CHARS} long, saves the most characters when each path under it is
+ * written `…/rest` and the root once in a legend. `null` when none saves anything. Agents name
+ * files by absolute paths under one worktree (`/home/me/.wasa/worktrees/0c1b…/task-141-…/`), so
+ * in real sessions most of a file list is that prefix again and again.
+ */
+export function sharedRoot(paths: readonly string[]): string | null {
+  const counts = new Map<string, number>();
+  for (const path of new Set(paths)) {
+    for (let slash = path.indexOf('/', 1); slash !== -1; slash = path.indexOf('/', slash + 1)) {
+      const prefix = path.slice(0, slash + 1);
+      counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+    }
+  }
+  let best: string | null = null;
+  let bestSaving = 0;
+  for (const [prefix, count] of counts) {
+    if (count < 2 || prefix.length < MIN_ROOT_CHARS) continue;
+    // Each path saves the prefix less the mark; the legend costs the prefix once and some words.
+    const saving = count * (prefix.length - ROOT_MARK.length) - prefix.length - 40;
+    if (saving > bestSaving || (saving === bestSaving && best !== null && prefix < best)) {
+      best = prefix;
+      bestSaving = saving;
+    }
+  }
+  return best;
+}
+
+/** `path` with `root` written as {@link ROOT_MARK}; unchanged when it is not under `root`. */
+export function underRoot(path: string, root: string | null): string {
+  return root !== null && path.startsWith(root) && path.length > root.length
+    ? `${ROOT_MARK}${path.slice(root.length)}`
+    : path;
+}

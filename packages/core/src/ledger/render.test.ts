@@ -171,6 +171,33 @@ describe('renderLedger', () => {
     expect(renderLedger(SAMPLE, { maxTokens: 10, count: chars })).toBe('');
   });
 
+  it('writes a long shared root once, in a legend, and the paths under it after …/', () => {
+    const root = '/home/me/.wasa/worktrees/0c1bb6a9d11f/task-141-upgrade-the-tui/';
+    const text = renderLedger(
+      ledger([
+        file(`${root}internal/tui/app.go`, 'modified', 5),
+        file(`${root}internal/tui/theme.go`, 'modified', 4),
+        file('/tmp/notes.md', 'created', 3),
+        file(`${root}go.mod`, 'read', 2),
+        file('README.md', 'read', 1),
+      ]),
+      { maxTokens: 10_000, count: chars },
+    );
+    expect(text).toBe(
+      [
+        'What this session touched (newest first):',
+        `(…/ at the start of a path stands for ${root})`,
+        'Files modified:',
+        '- …/internal/tui/{app.go, theme.go}',
+        'Files created:',
+        '- /tmp/notes.md',
+        'Files read:',
+        '- …/go.mod',
+        '- README.md',
+      ].join('\n'),
+    );
+  });
+
   it('keeps paths whole, and cuts long commands to one line', () => {
     const longPath = `/home/user/${'deep/'.repeat(60)}file.ts`;
     const text = renderLedger(
@@ -188,12 +215,19 @@ describe('renderLedger', () => {
     fc.assert(
       fc.property(adversarialText(), adversarialText(), adversarialText(), (path, text, said) => {
         const hostile = ledger(
-          [file(path, 'modified', 3), file(`src/${path}`, 'read', 2)],
+          [
+            file(path, 'modified', 3),
+            file(`src/${path}`, 'read', 2),
+            // Two paths under one long hostile directory: it becomes the legend's root.
+            file(`/home/${said}/0123456789abcdef0123456789abcdef0123456789abcdef/${path}a.ts`, 'created', 2),
+            file(`/home/${said}/0123456789abcdef0123456789abcdef0123456789abcdef/${path}b.ts`, 'created', 2),
+          ],
           [command(text, 2, { outcome: 'failed', evidence: said })],
           [fact(said, 1)],
         );
         const rendered = renderLedger(hostile, { maxTokens: 1_000_000, count: chars });
         expect(bracketLines(rendered)).toEqual([]);
+        expect(rendered).toContain('(…/ at the start of a path stands for /home/');
         expect(rendered).not.toMatch(/(?<!\\)<\s*\/?\s*(?:conversation|summary|modified[-_\s]*files)/i);
       }),
       { numRuns: 300 },

@@ -9,7 +9,7 @@
  * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
  */
 import { escapePromptData, promptLines } from '../prompt-data';
-import { groupPaths } from './group-paths';
+import { groupPaths, ROOT_MARK, sharedRoot, underRoot } from './group-paths';
 import { capText, type ArtifactLedger, type LedgerCommand, type LedgerFileKind } from './types';
 
 /** The recall calls that list each kind in full. */
@@ -55,12 +55,14 @@ export interface RenderLedgerOptions {
   count: (text: string) => number;
 }
 
-/** One section: its title, the lines of its first `n` entries, how many entries it has. */
+/** One section: its title, its entries' lines (paths under `root` shortened), how many entries it has. */
 interface Section {
   title: string;
   kind: LedgerRecallKind;
   size: number;
-  lines: (n: number) => string[];
+  lines: (n: number, root: string | null) => string[];
+  /** The paths of its first `n` entries (file sections only). */
+  paths?: (n: number) => string[];
 }
 
 /**
@@ -94,7 +96,11 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
       title,
       kind: 'files',
       size: list.length,
-      lines: (n) => groupPaths(list.slice(0, n)).map((group) => shown(group, Infinity)),
+      lines: (n, root) =>
+        groupPaths(list.slice(0, n).map((path) => underRoot(path, root))).map((group) =>
+          shown(group, Infinity),
+        ),
+      paths: (n) => list.slice(0, n),
     };
   };
   const open = new Set(ledger.openErrors.map((error) => error.command));
@@ -128,17 +134,26 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
   ];
 }
 
+/** The legend for paths written under a shared root. */
+export function rootLegend(root: string): string {
+  return `(${ROOT_MARK} at the start of a path stands for ${shown(root, Infinity)})`;
+}
+
 function renderSections(sections: readonly Section[], shownCounts: readonly number[]): string {
   const blocks: string[] = [];
   const omitted: Partial<Record<LedgerRecallKind, number>> = {};
+  const root = sharedRoot(
+    sections.flatMap((section, index) => section.paths?.(shownCounts[index] ?? 0) ?? []),
+  );
   sections.forEach((section, index) => {
     const n = shownCounts[index] ?? 0;
     omitted[section.kind] = (omitted[section.kind] ?? 0) + section.size - n;
-    if (n > 0) blocks.push([section.title, ...section.lines(n).map((line) => `- ${line}`)].join('\n'));
+    if (n > 0) blocks.push([section.title, ...section.lines(n, root).map((line) => `- ${line}`)].join('\n'));
   });
   const overflow = ledgerOverflowLine(omitted);
   if (blocks.length === 0) return overflow;
-  return [LEDGER_HEADING, ...blocks, ...(overflow === '' ? [] : [overflow])].join('\n');
+  const legend = root === null ? [] : [rootLegend(root)];
+  return [LEDGER_HEADING, ...legend, ...blocks, ...(overflow === '' ? [] : [overflow])].join('\n');
 }
 
 /**
