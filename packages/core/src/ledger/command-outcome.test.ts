@@ -111,8 +111,15 @@ describe('statedOutcome: what a command output says about how it ended', () => {
     expect(statedOutcome(output, failedCall)).toEqual(expected);
   });
 
+  it("reads a long output's head and tail, where outcomes are stated, not its middle", () => {
+    const middle = `${'log line\n'.repeat(5_000)}exit code 3\n${'log line\n'.repeat(5_000)}`;
+    expect(statedOutcome(middle)).toEqual({ outcome: 'unknown' });
+    expect(statedOutcome(`${middle}Tests: 1 failed`).outcome).toBe('failed');
+    expect(statedOutcome(`Exit code 1\n${middle}`).exitCode).toBe(1);
+  });
+
   it('caps the evidence line', () => {
-    const stated = statedOutcome(`FAILED ${'x'.repeat(1_000)}`);
+    const stated = statedOutcome(`FAILED ${'x'.repeat(250)}`);
     expect(stated.evidence?.length).toBe(200);
     expect(stated.evidence?.endsWith('…')).toBe(true);
   });

@@ -62,11 +62,29 @@ function firstMatch(text: string, patterns: readonly RegExp[]): string | null {
   return null;
 }
 
+/** What is read of an output: its head and tail, where harnesses and runners state outcomes. */
+const HEAD_CHARS = 2_000;
+const TAIL_CHARS = 8_000;
+/** Longest line read: summaries are short, and bounded lines keep every pattern linear. */
+const MAX_LINE_CHARS = 300;
+
+function outcomeText(output: string): string {
+  const sampled =
+    output.length <= HEAD_CHARS + TAIL_CHARS
+      ? output
+      : `${output.slice(0, HEAD_CHARS)}\n${output.slice(-TAIL_CHARS)}`;
+  return sampled
+    .split('\n')
+    .map((line) => line.slice(0, MAX_LINE_CHARS))
+    .join('\n');
+}
+
 /**
  * What `output` states about how the command ended. `failedCall`: the tool reported the call
  * itself as failed (`status: 'error'`), which is a failure whatever the text says.
  */
-export function statedOutcome(output: string, failedCall = false): StatedOutcome {
+export function statedOutcome(fullOutput: string, failedCall = false): StatedOutcome {
+  const output = outcomeText(fullOutput);
   const statuses = [...output.matchAll(EXIT_STATUS)];
   const last = statuses.at(-1);
   if (last) {

@@ -43,6 +43,12 @@ describe('factsInText: what a user states in their own words', () => {
     expect(factsInText(text)).toEqual(expected);
   });
 
+  it('reads lines up to 1,000 characters: a longer line is pasted data, not a statement', () => {
+    const pasted = `${'x'.repeat(1_000)} node 20`;
+    expect(factsInText(pasted)).toEqual([]);
+    expect(factsInText(`${'x'.repeat(1_000)}\nnode 20`)).toEqual(facts('version', 'node 20'));
+  });
+
   it('keeps facts in the order they appear', () => {
     expect(factsInText('v2.0.0 then `a.ts` then 5 ms').map((fact) => fact.text)).toEqual([
       'v2.0.0',

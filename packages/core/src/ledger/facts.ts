@@ -30,7 +30,8 @@ const QUANTITY = new RegExp(
 const PATH =
   /(?<![\w/.:-])(?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]*\.[A-Za-z0-9]{1,8}(?![\w/])|(?<![\w/.:-])[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|json|ya?ml|toml|md|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt|csv|xml|log|png|jpe?g|gif|svg|pdf|ipynb|proto)(?![\w/])/g;
 const IDENTIFIER_PATTERNS: readonly RegExp[] = [
-  /\b[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+\(\)/g, // Foo.bar(), mod::f()
+  // Starts where a dotted chain starts, so a long `a.b.c…` is scanned once, not from every link.
+  /(?<![\w$.:])[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+\(\)/g, // Foo.bar(), mod::f()
   /\b[A-Za-z_$][\w$]*\(\)/g, // parseDate()
   /\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g, // camelCase
   /\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b/g, // PascalCase with two humps at least
@@ -51,44 +52,67 @@ function withoutTrailingPunctuation(value: string): string {
   }
 }
 
-/** `text` with `[from, to)` blanked, so a span already taken is not found again by a looser pattern. */
-function blank(text: string, from: number, to: number): string {
-  return text.slice(0, from) + ' '.repeat(to - from) + text.slice(to);
+/** `text` with the given spans blanked, so a span already taken is not found again by a looser pattern. */
+function blank(text: string, spans: readonly (readonly [number, number])[]): string {
+  let result = '';
+  let from = 0;
+  for (const [start, end] of spans) {
+    result += text.slice(from, start) + ' '.repeat(end - start);
+    from = end;
+  }
+  return result + text.slice(from);
+}
+
+/**
+ * Longest line read for facts. Longer lines are pasted data (logs, minified code), not
+ * statements, and bounding them keeps every pattern's cost linear in the message.
+ */
+export const MAX_FACT_LINE_CHARS = 1_000;
+
+/** Facts of one line, each with its position. */
+function factsInLine(line: string): { kind: LedgerFactKind; text: string; at: number }[] {
+  const found: { kind: LedgerFactKind; text: string; at: number }[] = [];
+  // Markup tags (`<environment_context>`) are structure, not something the user said.
+  let rest = line.replace(/<\/?[A-Za-z][\w:-]*(?:\s[^<>]*)?\/?>/g, (tag) => ' '.repeat(tag.length));
+  const take = (kind: LedgerFactKind, pattern: RegExp, valueOf: (match: RegExpExecArray) => string): void => {
+    const spans: [number, number][] = [];
+    for (const match of rest.matchAll(pattern)) {
+      spans.push([match.index, match.index + match[0].length]);
+      const value = valueOf(match);
+      if (value !== '') found.push({ kind, text: capText(value, MAX_LEDGER_FACT_CHARS), at: match.index });
+    }
+    if (spans.length > 0) rest = blank(rest, spans);
+  };
+  const whole = (match: RegExpExecArray): string => withoutTrailingPunctuation(match[0]);
+  take('url', URL, whole);
+  const spans: [number, number][] = [];
+  for (const match of rest.matchAll(BACKTICKED)) {
+    const inner = match[1]!.trim();
+    PATH.lastIndex = 0;
+    const kind: LedgerFactKind = PATH.test(inner) && !/\s/.test(inner) ? 'path' : 'identifier';
+    if (inner !== '') found.push({ kind, text: capText(inner, MAX_LEDGER_FACT_CHARS), at: match.index });
+    spans.push([match.index, match.index + match[0].length]);
+  }
+  PATH.lastIndex = 0;
+  if (spans.length > 0) rest = blank(rest, spans);
+  take('path', PATH, whole);
+  for (const pattern of VERSION_PATTERNS) take('version', pattern, whole);
+  take('quantity', QUANTITY, whole);
+  for (const pattern of IDENTIFIER_PATTERNS) take('identifier', pattern, whole);
+  return found.sort((a, b) => a.at - b.at);
 }
 
 /** Every fact in `text`, deduplicated, in order of first appearance. */
 export function factsInText(text: string): FoundFact[] {
-  const found: { kind: LedgerFactKind; text: string; at: number }[] = [];
-  // Markup tags (`<environment_context>`) are structure, not something the user said.
-  let rest = text.replace(/<\/?[A-Za-z][\w:-]*(?:\s[^<>]*)?\/?>/g, (tag) => ' '.repeat(tag.length));
-  const take = (kind: LedgerFactKind, pattern: RegExp, group = 0): void => {
-    for (const match of [...rest.matchAll(pattern)]) {
-      const value = withoutTrailingPunctuation(match[group] ?? '');
-      if (value === '') continue;
-      found.push({ kind, text: capText(value, MAX_LEDGER_FACT_CHARS), at: match.index });
-      rest = blank(rest, match.index, match.index + match[0].length);
-    }
-  };
-  take('url', URL);
-  for (const match of [...rest.matchAll(BACKTICKED)]) {
-    const inner = match[1]!.trim();
-    const kind: LedgerFactKind = PATH.test(inner) && !/\s/.test(inner) ? 'path' : 'identifier';
-    PATH.lastIndex = 0;
-    if (inner !== '') found.push({ kind, text: capText(inner, MAX_LEDGER_FACT_CHARS), at: match.index });
-    rest = blank(rest, match.index, match.index + match[0].length);
-  }
-  take('path', PATH);
-  for (const pattern of VERSION_PATTERNS) take('version', pattern);
-  take('quantity', QUANTITY);
-  for (const pattern of IDENTIFIER_PATTERNS) take('identifier', pattern);
   const seen = new Set<string>();
-  return found
-    .sort((a, b) => a.at - b.at)
-    .filter((fact) => {
+  const facts: FoundFact[] = [];
+  for (const line of text.split('\n')) {
+    for (const fact of factsInLine(line.slice(0, MAX_FACT_LINE_CHARS))) {
       const key = `${fact.kind}\u0000${fact.text}`;
-      if (seen.has(key)) return false;
+      if (seen.has(key)) continue;
       seen.add(key);
-      return true;
-    })
-    .map(({ kind, text: value }) => ({ kind, text: value }));
+      facts.push({ kind: fact.kind, text: fact.text });
+    }
+  }
+  return facts;
 }
