@@ -71,10 +71,11 @@ export async function resolveConversation(
       };
     return { kind: 'create', id: null, conversationKey: key, divergedFrom: named };
   }
-  const session = await findSessionByPk(db, match.sessionPk);
-  const last = await lastConversationLink(db, match.sessionPk);
+  // The header's session is read already: the chain usually leads back to it.
+  const session = named?.pk === match.sessionPk ? named : await findSessionByPk(db, match.sessionPk);
+  const last = match.end;
   // Links go with their session: a session deleted since the lookup is a conversation unknown.
-  if (!session || !last) return { kind: 'create', id: null, conversationKey: key, divergedFrom: null };
+  if (!session) return { kind: 'create', id: null, conversationKey: key, divergedFrom: null };
   const conversationKey = key ?? dropInMetadataOf(session, protocol).conversationKey;
   const matched = match.position;
   const storedEnd = last.position;

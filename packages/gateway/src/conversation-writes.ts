@@ -12,6 +12,7 @@ import {
   type ToolResultWrite,
 } from '@compactor/core';
 import {
+  clearStoredAnswer,
   findToolCallOwners,
   insertConversationLinks,
   storedMessageIds,
@@ -85,14 +86,22 @@ export async function planSuffix(
   return { from, results, appends: fresh };
 }
 
-/** Writes a planned suffix into the session and links its elements into the chain. */
+/**
+ * Writes a planned suffix into the session and links its elements into the chain; drops the raw
+ * answer kept at `clearAnswerAt` (the chain moves past it) with the links, or alone when there
+ * are none.
+ */
 export async function writeSuffix(
   deps: GatewayDeps,
   target: ChainTarget,
   elements: readonly ConversationElement[],
   plan: SuffixPlan,
+  clearAnswerAt: number | null = null,
 ): Promise<void> {
-  if (plan.from >= elements.length) return;
+  if (plan.from >= elements.length) {
+    if (clearAnswerAt !== null) await clearStoredAnswer(deps.resources.db, target.session.pk, clearAnswerAt);
+    return;
+  }
   const { session } = target;
   const sessionTarget = { tenantId: session.tenantId, id: session.id };
   for (const [messageId, parts] of plan.results) {
@@ -110,10 +119,11 @@ export async function writeSuffix(
       chainHash: Buffer.from(element.hash, 'hex'),
       messageId: element.message?.id ?? null,
     })),
-    { now: deps.resources.clock() },
+    { now: deps.resources.clock(), clearRawAnswerAt: clearAnswerAt },
   );
 }
 
+/** The result on its call's part, with the call's stored input (the write need not read it again). */
 function resultPart(owner: ToolCallOwner, result: ToolResultWrite): PartInput {
   return result.error !== null
     ? {
@@ -121,6 +131,7 @@ function resultPart(owner: ToolCallOwner, result: ToolResultWrite): PartInput {
         callId: owner.callId,
         tool: owner.tool,
         status: 'error',
+        input: owner.input,
         output: null,
         error: result.error,
       }
@@ -129,6 +140,7 @@ function resultPart(owner: ToolCallOwner, result: ToolResultWrite): PartInput {
         callId: owner.callId,
         tool: owner.tool,
         status: 'completed',
+        input: owner.input,
         output: result.output ?? '',
         error: null,
       };

@@ -5,15 +5,7 @@
  */
 import { ClientId } from '@compactor/contract';
 import { chainHash, dropInMessageId, DropInInputError, type DropInAnswer } from '@compactor/core';
-import {
-  clearStoredAnswer,
-  conversationLinkAt,
-  findSessionByPk,
-  insertConversationLinks,
-  rehashConversationLink,
-  storedMessageIds,
-  type SessionRow,
-} from '@compactor/db';
+import { answerSlot, insertConversationLinks, rehashConversationLink, type SessionRow } from '@compactor/db';
 import { InvalidInput } from '@compactor/sessions';
 import { conversationSerializer } from './conversation-locks';
 import type {
@@ -103,8 +95,7 @@ async function apply(
       const plan = await planSuffix(deps, session, elements, resolution.from, request.protocol);
       if (echoAt !== null)
         await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
-      await writeSuffix(deps, { session, conversationKey }, elements, plan);
-      if (clearAnswerAt !== null) await clearStoredAnswer(db, session.pk, clearAnswerAt);
+      await writeSuffix(deps, { session, conversationKey }, elements, plan, clearAnswerAt);
       return synced(session, 'extended', conversationKey);
     }
     case 'create': {
@@ -164,11 +155,11 @@ export async function recordAnswer(
   const id = dropInMessageId(position, hash);
   const lockKey = JSON.stringify([session.tenantId, 'answer', chain.sessionPk, position]);
   await conversationSerializer(deps.messages).run(lockKey, async () => {
+    const slot = await answerSlot(db, chain.sessionPk, position, id);
     // A concurrent identical request answered first: its answer is the conversation's.
-    if (await conversationLinkAt(db, chain.sessionPk, position)) return;
-    if (!(await findSessionByPk(db, chain.sessionPk))) return;
+    if (slot.linked || !slot.sessionExists) return;
     // Stored already when an earlier attempt died before linking it: link it now.
-    if (!(await storedMessageIds(db, chain.sessionPk, [id])).has(id))
+    if (!slot.messageStored)
       await deps.messages.append(
         session,
         { kind: 'parsed', messages: [{ ...answer.message, id }] },

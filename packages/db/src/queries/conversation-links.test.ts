@@ -6,9 +6,11 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createTestSession } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
+import { appendTestMessages } from '../test-support/append-test-messages';
+import { createTestSession, newMessage, text } from '../test-support/fixtures';
 import {
+  answerSlot,
   insertConversationLinks,
   lastConversationLink,
   longestChainMatch,
@@ -45,9 +47,11 @@ describe('longestChainMatch', () => {
     expect(await longestChainMatch(t.db, 'chain-a', null, request)).toEqual({
       sessionPk: older.session.pk,
       position: 2,
+      // With the matched session's chain end, as lastConversationLink reads it.
+      end: await lastConversationLink(t.db, older.session.pk),
     });
     // Both hold the first two: the newer wins a tie.
-    expect(await longestChainMatch(t.db, 'chain-a', null, chain(['sys', 'hello', 'other']))).toEqual({
+    expect(await longestChainMatch(t.db, 'chain-a', null, chain(['sys', 'hello', 'other']))).toMatchObject({
       sessionPk: newer.session.pk,
       position: 1,
     });
@@ -66,7 +70,9 @@ describe('longestChainMatch', () => {
         kept === 0
           ? null
           : { sessionPk: kept <= 40 ? fork.session.pk : stored.session.pk, position: kept - 1 };
-      expect(await longestChainMatch(t.db, 'chain-long', null, request), `kept ${kept}`).toEqual(expected);
+      expect(await longestChainMatch(t.db, 'chain-long', null, request), `kept ${kept}`).toEqual(
+        expected && { ...expected, end: expect.objectContaining({ position: kept <= 40 ? 40 : 299 }) },
+      );
     }
   });
 
@@ -79,7 +85,7 @@ describe('longestChainMatch', () => {
     const keyed = await storeChain('chain-d', ['sys', 'q'], 'conv-1');
     await storeChain('chain-d', ['sys', 'q', 'a'], 'conv-2');
     const request = chain(['sys', 'q', 'a']);
-    expect(await longestChainMatch(t.db, 'chain-d', 'conv-1', request)).toEqual({
+    expect(await longestChainMatch(t.db, 'chain-d', 'conv-1', request)).toMatchObject({
       sessionPk: keyed.session.pk,
       position: 1,
     });
@@ -135,5 +141,47 @@ describe('conversation links', () => {
     await deleteSession(t.db, session.pk);
     expect(await lastConversationLink(t.db, session.pk)).toBeNull();
     expect(await longestChainMatch(t.db, 'chain-e', null, hashes)).toBeNull();
+  });
+
+  it('drops the raw answer kept at an earlier position in the statement that links the next elements', async () => {
+    const { session } = await storeChain('chain-f', ['sys', 'q']);
+    const target = { sessionPk: session.pk, tenantId: 'chain-f', conversationKey: null };
+    const link = (position: number) => ({ position, chainHash: Buffer.alloc(32, position), messageId: null });
+    await insertConversationLinks(t.db, target, [link(2)], { now, rawAnswer: { id: 'kept' } });
+    const inserted = await insertConversationLinks(t.db, target, [link(3), link(4)], {
+      now,
+      clearRawAnswerAt: 2,
+    });
+    expect(inserted).toEqual([3, 4]);
+    const { rows } = await t.db.execute<{ position: number; raw_answer: unknown; answer: boolean }>(
+      sql`select position, raw_answer, answer from conversation_links
+          where session_pk = ${session.pk} and position >= 2 order by position`,
+    );
+    expect(rows).toEqual([
+      { position: 2, raw_answer: null, answer: true },
+      { position: 3, raw_answer: null, answer: false },
+      { position: 4, raw_answer: null, answer: false },
+    ]);
+  });
+
+  it('reads where an answer goes in one statement: the position linked, the session, the message stored', async () => {
+    const { session } = await storeChain('chain-g', ['sys', 'q']);
+    await appendTestMessages(t.db, session.pk, [newMessage('assistant', [text('a')], { id: 'answer-2' })]);
+    expect(await answerSlot(t.db, session.pk, 2, 'answer-2')).toEqual({
+      linked: false,
+      sessionExists: true,
+      messageStored: true,
+    });
+    expect(await answerSlot(t.db, session.pk, 1, 'answer-1')).toEqual({
+      linked: true,
+      sessionExists: true,
+      messageStored: false,
+    });
+    await deleteSession(t.db, session.pk);
+    expect(await answerSlot(t.db, session.pk, 2, 'answer-2')).toEqual({
+      linked: false,
+      sessionExists: false,
+      messageStored: false,
+    });
   });
 });

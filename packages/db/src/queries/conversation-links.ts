@@ -11,6 +11,8 @@ import { executePrepared } from '../prepared';
 export interface ChainMatch {
   sessionPk: number;
   position: number;
+  /** That session's newest link (its chain's end), read with the match: one primary-key step more. */
+  end: ConversationLinkRow;
 }
 
 /** How many of a request's newest hashes the first probe tries: a usual request adds a few messages. */
@@ -33,12 +35,29 @@ export async function longestChainMatch(
 ): Promise<ChainMatch | null> {
   if (hashes.length === 0) return null;
   const newest = hashes.slice(-NEWEST_PROBES).reverse();
-  const first = await executePrepared<MatchRow>(db, newestProbesSql(tenantId, conversationKey, newest));
+  const first = await executePrepared<MatchRow>(
+    db,
+    withChainEnd(newestProbesSql(tenantId, conversationKey, newest)),
+  );
   if (first.rows[0]) return matchOf(first.rows[0]);
   const rest = hashes.slice(0, hashes.length - newest.length);
   if (rest.length === 0) return null;
-  const searched = await executePrepared<MatchRow>(db, prefixSearchSql(tenantId, conversationKey, rest));
+  const searched = await executePrepared<MatchRow>(
+    db,
+    withChainEnd(prefixSearchSql(tenantId, conversationKey, rest)),
+  );
   return searched.rows[0] ? matchOf(searched.rows[0]) : null;
+}
+
+/** A match (at most one row) with its session's newest link, which the caller reads next anyway. */
+function withChainEnd(match: SQL): SQL {
+  return sql`select m.session_pk, m.position, e.position as end_position, e.chain_hash, e.message_id,
+               e.answer, e.raw_answer, e.created_at
+        from (${match}) m
+        cross join lateral (
+          select position, chain_hash, message_id, answer, raw_answer, created_at
+          from conversation_links where session_pk = m.session_pk
+          order by position desc limit 1) e`;
 }
 
 const scopeOf = (conversationKey: string | null) =>
@@ -83,14 +102,34 @@ export function prefixSearchSql(tenantId: string, conversationKey: string | null
         where b.lo >= b.hi and b.lo > 0`;
 }
 
-interface MatchRow extends Record<string, unknown> {
-  session_pk: string | number;
-  position: number;
+interface MatchRow extends LinkRow {
+  end_position: number;
 }
 
 const matchOf = (row: MatchRow): ChainMatch => ({
   sessionPk: Number(row.session_pk),
   position: row.position,
+  end: linkOf({ ...row, position: row.end_position }),
+});
+
+interface LinkRow extends Record<string, unknown> {
+  session_pk: string | number;
+  position: number;
+  chain_hash: Buffer;
+  message_id: string | null;
+  answer: boolean;
+  raw_answer: unknown;
+  created_at: Date | string;
+}
+
+const linkOf = (row: LinkRow): ConversationLinkRow => ({
+  sessionPk: Number(row.session_pk),
+  position: row.position,
+  chainHash: row.chain_hash,
+  messageId: row.message_id,
+  answer: row.answer,
+  rawAnswer: row.raw_answer,
+  createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
 });
 
 /** A stored link, as the conversation store reads it. */
@@ -109,31 +148,13 @@ export async function lastConversationLink(
   db: DbOrTx,
   sessionPk: number,
 ): Promise<ConversationLinkRow | null> {
-  const { rows } = await executePrepared<{
-    session_pk: string | number;
-    position: number;
-    chain_hash: Buffer;
-    message_id: string | null;
-    answer: boolean;
-    raw_answer: unknown;
-    created_at: Date | string;
-  }>(
+  const { rows } = await executePrepared<LinkRow>(
     db,
     sql`select session_pk, position, chain_hash, message_id, answer, raw_answer, created_at
         from conversation_links where session_pk = ${sessionPk}
         order by position desc limit 1`,
   );
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    sessionPk: Number(row.session_pk),
-    position: row.position,
-    chainHash: row.chain_hash,
-    messageId: row.message_id,
-    answer: row.answer,
-    rawAnswer: row.raw_answer,
-    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
-  };
+  return rows[0] ? linkOf(rows[0]) : null;
 }
 
 /** Whether the session's chain has an element at `position` (a primary-key probe). */
@@ -143,6 +164,35 @@ export async function conversationLinkAt(db: DbOrTx, sessionPk: number, position
     sql`select 1 from conversation_links where session_pk = ${sessionPk} and position = ${position}`,
   );
   return rows.length > 0;
+}
+
+/** What storing an answer at `position` finds: the position linked, the session there, the message stored. */
+export interface AnswerSlot {
+  linked: boolean;
+  sessionExists: boolean;
+  messageStored: boolean;
+}
+
+/** {@link AnswerSlot} in one round trip: three primary-key or unique-index probes. */
+export async function answerSlot(
+  db: DbOrTx,
+  sessionPk: number,
+  position: number,
+  messageId: string,
+): Promise<AnswerSlot> {
+  const { rows } = await executePrepared<{
+    linked: boolean;
+    session_exists: boolean;
+    message_stored: boolean;
+  }>(
+    db,
+    sql`select
+          exists (select 1 from conversation_links where session_pk = ${sessionPk} and position = ${position}) as linked,
+          exists (select 1 from sessions where pk = ${sessionPk}) as session_exists,
+          exists (select 1 from messages where session_pk = ${sessionPk} and id = ${messageId}) as message_stored`,
+  );
+  const row = rows[0]!;
+  return { linked: row.linked, sessionExists: row.session_exists, messageStored: row.message_stored };
 }
 
 /** A link to write: the element at `position` with the chain hash up to it. */
@@ -155,18 +205,28 @@ export interface NewConversationLink {
 /**
  * Links elements into a session's chain; a position already linked keeps its row (a retried or
  * concurrent request writes the same links). `answer` marks them as the upstream's answer and
- * keeps its raw body for an identical retry. Answers the positions this call inserted.
+ * keeps its raw body for an identical retry. `clearRawAnswerAt` drops, in the same statement, the
+ * raw answer kept at that earlier position ({@link clearStoredAnswer}): the chain moves past it.
+ * Answers the positions this call inserted.
  */
 export async function insertConversationLinks(
   db: DbOrTx,
   target: { sessionPk: number; tenantId: string; conversationKey: string | null },
   links: NewConversationLink[],
-  options: { now: Date; rawAnswer?: unknown },
+  options: { now: Date; rawAnswer?: unknown; clearRawAnswerAt?: number | null },
 ): Promise<number[]> {
   if (links.length === 0) return [];
   const answer = options.rawAnswer !== undefined;
+  const clearAt = options.clearRawAnswerAt ?? null;
+  const clearing =
+    clearAt === null
+      ? sql``
+      : sql`with cleared as (
+          update conversation_links set raw_answer = null
+          where session_pk = ${target.sessionPk} and position = ${clearAt} and raw_answer is not null)
+        `;
   const result = await db.execute<{ position: number }>(
-    sql`insert into conversation_links
+    sql`${clearing}insert into conversation_links
           (session_pk, position, tenant_id, chain_hash, conversation_key, message_id, answer, raw_answer, created_at)
         select ${target.sessionPk}, l.position, ${target.tenantId}, l.chain_hash, ${target.conversationKey},
                l.message_id, ${answer}, ${answer ? storableJson(options.rawAnswer) : null}::jsonb, ${options.now}

@@ -7,6 +7,8 @@ export interface ToolCallOwner {
   messageId: string;
   tool: string;
   status: 'pending' | 'running' | 'completed' | 'error';
+  /** The call's stored input: a result written with it is counted without reading the part again. */
+  input: unknown;
 }
 
 /**
@@ -25,8 +27,9 @@ export async function findToolCallOwners(
     message_id: string;
     tool: string;
     tool_status: ToolCallOwner['status'];
+    tool_input: unknown;
   }>(
-    sql`select distinct on (p.call_id) p.call_id, m.id as message_id, p.tool, p.tool_status
+    sql`select distinct on (p.call_id) p.call_id, m.id as message_id, p.tool, p.tool_status, p.tool_input
         from parts p join messages m on m.pk = p.message_pk
         where p.session_pk = ${sessionPk} and p.type = 'tool'
           and p.call_id = any(${sql.param(callIds)}::text[])
@@ -35,7 +38,14 @@ export async function findToolCallOwners(
   return new Map(
     result.rows.map((r) => [
       r.call_id,
-      { callId: r.call_id, messageId: r.message_id, tool: r.tool, status: r.tool_status },
+      {
+        callId: r.call_id,
+        messageId: r.message_id,
+        tool: r.tool,
+        status: r.tool_status,
+        // As a stored part reads it (`partFromRow`): no input is an empty object.
+        input: r.tool_input ?? {},
+      },
     ]),
   );
 }
