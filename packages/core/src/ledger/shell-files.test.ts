@@ -68,6 +68,15 @@ describe('fileOpsOfShellCommand: commands that obviously touch files', () => {
       ],
     },
     {
+      command: 'cat <<A > a.txt\nrm x\nA\ncat <<-"B" > b.txt\nrm y\n  B\nrm z',
+      expected: [
+        { kind: 'modified', path: 'a.txt' },
+        { kind: 'modified', path: 'b.txt' },
+        { kind: 'deleted', path: 'z' },
+      ],
+    },
+    { command: 'cat <<EOF > c.txt\nrm never-closed', expected: [{ kind: 'modified', path: 'c.txt' }] },
+    {
       command: "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: src/new.ts\n+x\n*** End Patch\nEOF",
       expected: [{ kind: 'created', path: 'src/new.ts' }],
     },

@@ -44,11 +44,22 @@ function tokens(line: string): string[] {
       flush();
       out.push('\n');
       if (heredoc !== null) {
-        // The body runs to a line holding only the delimiter: none of it is shell.
-        const lines = line.slice(index + 1).split('\n');
-        const end = lines.findIndex((text) => text.trim() === heredoc);
-        const skipped = end === -1 ? lines.length : end + 1;
-        index += lines.slice(0, skipped).reduce((sum, text) => sum + text.length + 1, 0);
+        // The body runs to a line holding only the delimiter: none of it is shell. Scanned line by
+        // line from here, so many heredocs cost no more than their text.
+        let lineStart = index + 1;
+        for (;;) {
+          const lineEnd = line.indexOf('\n', lineStart);
+          const bodyLine = line.slice(lineStart, lineEnd === -1 ? line.length : lineEnd);
+          if (lineEnd === -1) {
+            index = line.length;
+            break;
+          }
+          if (bodyLine.trim() === heredoc) {
+            index = lineEnd - 1; // the delimiter line's break ends the command, next round
+            break;
+          }
+          lineStart = lineEnd + 1;
+        }
         heredoc = null;
       }
     } else if (/\s/.test(char)) {
