@@ -7,7 +7,7 @@ import { userWords as ownWordsOf } from '../harness-text';
 import type { Message } from '../model';
 import { factsInText } from './facts';
 import { statedOutcome, testRunnerOf } from './command-outcome';
-import { combineFileKinds, openErrorsOf } from './merge';
+import { combineFileEffects, openErrorsOf, withFileEffect } from './merge';
 import { artifactsOfToolPart } from './tool-calls';
 import type { ArtifactLedger, LedgerCommand, LedgerFact, LedgerFile } from './types';
 
@@ -79,7 +79,7 @@ export function ledgerOfMessages(messages: readonly Message[], options: LedgerOp
           op.path,
           seq,
           () => ({ path: op.path, kind: op.kind, firstSeq: seq, lastSeq: seq, count: 1 }),
-          (entry) => ({ ...entry, kind: combineFileKinds(entry.kind, op.kind) }),
+          (entry) => withFileEffect(entry, combineFileEffects(entry, { kind: op.kind })),
         );
       }
       const ran = artifacts.command;

@@ -16,7 +16,7 @@ export {
   type LedgerOpenError,
 } from './types';
 export { ledgerOfMessages, type LedgerOptions } from './extract';
-export { combineFileKinds, mergeLedgers, openErrorsOf } from './merge';
+export { combineFileEffects, mergeLedgers, openErrorsOf, type FileEffect } from './merge';
 export {
   LEDGER_HEADING,
   LEDGER_OVERFLOW_LEAD,

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Message } from '../model';
 import { assistant, conversation, toolCall, user } from '../test-support/builders';
 import { ledgerOfMessages } from './extract';
-import { combineFileKinds, mergeLedgers } from './merge';
-import { emptyLedger, type ArtifactLedger, type LedgerFileKind } from './types';
+import { combineFileEffects, mergeLedgers, type FileEffect } from './merge';
+import { emptyLedger, type ArtifactLedger } from './types';
 
 const FILES = [
   'src/api/routes.ts',
@@ -121,23 +121,70 @@ describe('mergeLedgers', () => {
   });
 });
 
-describe('combineFileKinds', () => {
-  const kinds: LedgerFileKind[] = ['read', 'modified', 'created', 'deleted'];
-  const table: Record<LedgerFileKind, Record<LedgerFileKind, LedgerFileKind>> = {
+describe('combineFileEffects', () => {
+  const effects: FileEffect[] = [
+    { kind: 'read' },
+    { kind: 'modified' },
+    { kind: 'created' },
+    { kind: 'deleted' },
+    { kind: 'created', recreated: true },
+  ];
+  const name = (effect: FileEffect): string => (effect.recreated ? 'recreated' : effect.kind);
+  const table: Record<string, Record<string, string>> = {
     // earlier → later → result
-    read: { read: 'read', modified: 'modified', created: 'modified', deleted: 'deleted' },
-    modified: { read: 'modified', modified: 'modified', created: 'modified', deleted: 'deleted' },
-    created: { read: 'created', modified: 'created', created: 'created', deleted: 'deleted' },
-    deleted: { read: 'deleted', modified: 'modified', created: 'created', deleted: 'deleted' },
-  };
-  it.each(kinds.flatMap((earlier) => kinds.map((later) => [earlier, later] as const)))(
-    '%s then %s',
-    (earlier, later) => {
-      expect(combineFileKinds(earlier, later)).toBe(table[earlier][later]);
-      // Merging the same later range twice changes nothing.
-      expect(combineFileKinds(combineFileKinds(earlier, later), later)).toBe(
-        combineFileKinds(earlier, later),
-      );
+    read: {
+      read: 'read',
+      modified: 'modified',
+      created: 'modified',
+      deleted: 'deleted',
+      recreated: 'recreated',
     },
-  );
+    modified: {
+      read: 'modified',
+      modified: 'modified',
+      created: 'modified',
+      deleted: 'deleted',
+      recreated: 'recreated',
+    },
+    created: {
+      read: 'created',
+      modified: 'created',
+      created: 'created',
+      deleted: 'deleted',
+      recreated: 'recreated',
+    },
+    deleted: {
+      read: 'deleted',
+      modified: 'recreated',
+      created: 'recreated',
+      deleted: 'deleted',
+      recreated: 'recreated',
+    },
+    recreated: {
+      read: 'recreated',
+      modified: 'recreated',
+      created: 'recreated',
+      deleted: 'deleted',
+      recreated: 'recreated',
+    },
+  };
+  it.each(
+    effects.flatMap((earlier) =>
+      effects.map((later) => [name(earlier), name(later), earlier, later] as const),
+    ),
+  )('%s then %s', (earlierName, laterName, earlier, later) => {
+    expect(name(combineFileEffects(earlier, later))).toBe(table[earlierName]![laterName]);
+  });
+
+  it('is associative, so however a session is cut, merging gives the same', () => {
+    for (const a of effects) {
+      for (const b of effects) {
+        for (const c of effects) {
+          expect(combineFileEffects(combineFileEffects(a, b), c)).toEqual(
+            combineFileEffects(a, combineFileEffects(b, c)),
+          );
+        }
+      }
+    }
+  });
 });

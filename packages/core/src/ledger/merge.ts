@@ -5,31 +5,39 @@
  * nothing, because a newer entry whose runs all fall within what the older ledger covered
  * (`throughSeq`) is not counted again.
  */
-import type {
-  ArtifactLedger,
-  LedgerCommand,
-  LedgerFact,
-  LedgerFile,
-  LedgerFileKind,
-  LedgerOpenError,
-} from './types';
+import type { ArtifactLedger, LedgerCommand, LedgerFact, LedgerFile, LedgerOpenError } from './types';
+
+/** What a run of calls did to one file: its kind, and whether it was deleted and written again. */
+export type FileEffect = Pick<LedgerFile, 'kind' | 'recreated'>;
 
 /**
- * What a file is after `earlier` then `later`: a read changes nothing already known; writing a
- * file the session had seen modifies it, writing one it had not (or had deleted) creates it; an
- * edit of a file created in the session leaves it created; a deletion is final until a new write.
+ * What a file is after `earlier` then `later`, each the effect of a run of calls. A read changes
+ * nothing already known; a write or edit of a file the session had read or modified modifies it,
+ * of one it created leaves it created, of one it deleted recreates it; a deletion is final until
+ * the next write. Each effect stands for a function from the file's earlier state to its later
+ * one, and this composes them, so it is associative: merging the ledgers of consecutive ranges
+ * gives what extracting them together gives, however the session was cut.
  */
-export function combineFileKinds(earlier: LedgerFileKind, later: LedgerFileKind): LedgerFileKind {
-  switch (later) {
+export function combineFileEffects(earlier: FileEffect, later: FileEffect): FileEffect {
+  if (later.kind === 'deleted') return { kind: 'deleted' };
+  if (later.recreated) return { kind: 'created', recreated: true };
+  if (later.kind === 'read')
+    return earlier.recreated ? { kind: earlier.kind, recreated: true } : { kind: earlier.kind };
+  switch (earlier.kind) {
     case 'read':
-      return earlier;
     case 'modified':
-      return earlier === 'created' ? 'created' : 'modified';
+      return { kind: 'modified' };
     case 'created':
-      return earlier === 'read' || earlier === 'modified' ? 'modified' : 'created';
+      return earlier.recreated ? { kind: 'created', recreated: true } : { kind: 'created' };
     case 'deleted':
-      return 'deleted';
+      return { kind: 'created', recreated: true };
   }
+}
+
+/** `file` with the effect's kind and flag (the flag absent unless set, so stored JSON stays minimal). */
+export function withFileEffect<T extends LedgerFile>(file: T, effect: FileEffect): T {
+  const { recreated: _, ...rest } = file;
+  return { ...rest, kind: effect.kind, ...(effect.recreated ? { recreated: true as const } : {}) } as T;
 }
 
 /**
@@ -66,8 +74,10 @@ interface Counted {
 }
 
 /**
- * `older` and `newer` entries by key, newest first (by `lastSeq`; on a tie newer's order, then
- * older's). `combine(old, new)` builds the entry both name from its fields.
+ * `older` and `newer` entries by key, newest first: by `lastSeq`, and within one message by the
+ * order of the ledger that holds the entry's last touch (both ledgers cover a message whole, so
+ * entries of one message always come from the same one). `combine(old, new)` builds the entry
+ * both name from its fields.
  */
 function mergeEntries<T extends Counted>(
   older: readonly T[],
@@ -76,41 +86,43 @@ function mergeEntries<T extends Counted>(
   key: (entry: T) => string,
   combine: (old: T, next: T) => T,
 ): T[] {
-  const olderByKey = new Map(older.map((entry) => [key(entry), entry]));
-  const merged: T[] = [];
+  const olderByKey = new Map(older.map((entry, index) => [key(entry), { entry, index }]));
+  const merged: { entry: T; rank: number }[] = [];
   const seen = new Set<string>();
-  for (const next of newer) {
+  newer.forEach((next, index) => {
     const id = key(next);
     seen.add(id);
     const old = olderByKey.get(id);
     if (old === undefined) {
-      merged.push(next);
-      continue;
+      merged.push({ entry: next, rank: index });
+      return;
     }
+    const newerIsLatest = next.lastSeq >= old.entry.lastSeq;
     // Runs the older ledger already counted are not counted twice.
     const disjoint = next.firstSeq > olderThrough;
-    const latest = next.lastSeq >= old.lastSeq ? combine(old, next) : combine(next, old);
     merged.push({
-      ...latest,
-      firstSeq: Math.min(old.firstSeq, next.firstSeq),
-      lastSeq: Math.max(old.lastSeq, next.lastSeq),
-      count: disjoint ? old.count + next.count : Math.max(old.count, next.count),
+      entry: {
+        ...(newerIsLatest ? combine(old.entry, next) : combine(next, old.entry)),
+        firstSeq: Math.min(old.entry.firstSeq, next.firstSeq),
+        lastSeq: Math.max(old.entry.lastSeq, next.lastSeq),
+        count: disjoint ? old.entry.count + next.count : Math.max(old.entry.count, next.count),
+      },
+      rank: newerIsLatest ? index : old.index,
     });
-  }
-  for (const old of older) if (!seen.has(key(old))) merged.push(old);
+  });
+  older.forEach((entry, index) => {
+    if (!seen.has(key(entry))) merged.push({ entry, rank: index });
+  });
   return merged
-    .map((entry, index) => ({ entry, index }))
-    .sort((a, b) => b.entry.lastSeq - a.entry.lastSeq || a.index - b.index)
+    .sort((a, b) => b.entry.lastSeq - a.entry.lastSeq || a.rank - b.rank)
     .map(({ entry }) => entry);
 }
 
 /** A command's last run decides its outcome: the newer entry replaces the older's fields whole. */
 const laterCommand = (_: LedgerCommand, next: LedgerCommand): LedgerCommand => ({ ...next });
 const laterFact = (_: LedgerFact, next: LedgerFact): LedgerFact => ({ ...next });
-const laterFile = (old: LedgerFile, next: LedgerFile): LedgerFile => ({
-  ...next,
-  kind: combineFileKinds(old.kind, next.kind),
-});
+const laterFile = (old: LedgerFile, next: LedgerFile): LedgerFile =>
+  withFileEffect(next, combineFileEffects(old, next));
 
 /**
  * `older` (what the session carried) with `newer` (the range a compaction just covered) merged

@@ -20,6 +20,7 @@ const exitCode = z.number().int().optional();
 export const LedgerFileSchema = z.object({
   path: z.string().min(1).max(MAX_LEDGER_PATH_CHARS),
   kind: z.enum(['read', 'modified', 'created', 'deleted']),
+  recreated: z.literal(true).optional(),
   ...counted,
 });
 

@@ -15,6 +15,12 @@ export type LedgerFileKind = 'read' | 'modified' | 'created' | 'deleted';
 export interface LedgerFile {
   path: string;
   kind: LedgerFileKind;
+  /**
+   * Deleted and then written again within what this entry covers (its kind is then `created`,
+   * whatever came before): kept so that merging a later range gives what extracting the whole
+   * session at once would (see `combineFileEffects`).
+   */
+  recreated?: true;
   /** `seq` of the message holding the first and last call that touched it. */
   firstSeq: number;
   lastSeq: number;
