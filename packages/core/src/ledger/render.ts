@@ -2,10 +2,11 @@
  * The ledger as text for a context or a summarizer's input, within a token budget: open errors
  * first, then files modified, created and deleted, the commands run (each once, with its last
  * outcome), the user's stated facts, and files read; newest first within each, paths grouped
- * under their directory. What does not fit is named by count with the recall call that lists it.
+ * under their directory, and a long directory most of them share written once in a legend
+ * (`…/`). What does not fit is named by count with the recall call that lists it.
  *
  * Every path, command and fact is data (a tool argument, a user's words): each sits after a
- * `- ` on a line of its own, is cut to its first line, and is escaped with
+ * `- ` on a line of its own, its line breaks joined into ` ↵ `, and is escaped with
  * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
  */
 import { escapePromptData, promptLines } from '../prompt-data';
