@@ -6,8 +6,12 @@ import {
   extractFileOps,
   extractPreviousFileOps,
   isUserRequest,
+  ledgerOfMessages,
   mergeFileOps,
+  mergeLedgers,
   storedTokens,
+  emptyLedger,
+  type ArtifactLedger,
   type CompactedCounts,
   type FileOps,
   type FileToolNames,
@@ -39,6 +43,8 @@ export interface CompactedRange {
   factsView: Message[];
   /** The previous summary's file lists merged with the compacted messages' (`fileOpsOf`). */
   fileOps: FileOps;
+  /** The artifact ledger of the compacted messages (core `ledgerOfMessages`), read in the same pass. */
+  ledger: ArtifactLedger;
   /** Compacted messages (not the leading summaries). */
   messagesCompacted: number;
   /** The truncate line's counts of the compacted messages from index `from` of `source` on. */
@@ -57,6 +63,7 @@ export function heldRange(history: Message[], prefix: Message[], fileTools?: Fil
     leading: messages.slice(0, leadingCount),
     factsView: messages,
     fileOps: mergeFileOps(extractPreviousFileOps(messages), extractFileOps(compacted, fileTools)),
+    ledger: ledgerOfMessages(compacted, fileTools ? { fileTools } : {}),
     messagesCompacted: compacted.length,
     countsFrom: async (from) => countCompacted(messages.slice(Math.max(from, leadingCount))),
   };
@@ -79,10 +86,14 @@ export async function streamedRange(
   const ranking = new FileOpsRanking(fileTools);
   const counts = countCompacted([]);
   const requests = new FactRequests();
+  const ledgerOptions = fileTools ? { fileTools } : {};
+  // Merging the ledgers of consecutive windows gives the ledger of the whole range (core merge).
+  let ledger = emptyLedger();
   let stored = 0;
   const pace = pacer();
   for await (const window of bodyWindows(body, undefined, { outputs: false })) {
     ranking.add(window);
+    ledger = mergeLedgers(ledger, ledgerOfMessages(window, ledgerOptions));
     addCompactedCounts(counts, window);
     stored += storedTokens(window);
     for (const message of window) requests.add(message);
@@ -91,6 +102,13 @@ export async function streamedRange(
     await pace();
   }
   ranking.add(rest);
+  ledger = mergeLedgers(
+    ledger,
+    ledgerOfMessages(
+      rest.filter((m) => !m.summary),
+      ledgerOptions,
+    ),
+  );
   const bodySource = keysetSource(body, counts.messages, stored);
   return {
     source: concatSources(arraySource(leading), bodySource, arraySource(rest)),
@@ -99,6 +117,7 @@ export async function streamedRange(
     leading,
     factsView: [...leading, ...requests.list(), ...rest],
     fileOps: mergeFileOps(extractPreviousFileOps(leading), ranking.result()),
+    ledger,
     messagesCompacted: counts.messages + rest.length,
     async countsFrom(from) {
       const inBody = from - leading.length;

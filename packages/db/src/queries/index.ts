@@ -23,3 +23,4 @@ export * from './cache-baseline';
 export * from './cache-effects';
 export * from './conversation-links';
 export * from './tool-call-owners';
+export * from './compaction-ledgers';

@@ -10,3 +10,4 @@ export * from './api-keys';
 export * from './outbox';
 export * from './prune-runs';
 export * from './conversation-links';
+export * from './compaction-ledgers';

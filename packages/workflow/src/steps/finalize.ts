@@ -1,4 +1,4 @@
-import { buildSummaryMessages, type Message } from '@compactor/core';
+import { buildSummaryMessages, emptyLedger, mergeLedgers, type Message } from '@compactor/core';
 import {
   completeCompactionFollowedUp,
   contentHash,
@@ -6,6 +6,8 @@ import {
   markRecallableBehind,
   recordCompactionCache,
   selectCacheBaseline,
+  selectLatestLedger,
+  upsertCompactionLedger,
   type CompactionRow,
   type CompactionWithOutbox,
   type CompletionMeasured,
@@ -66,6 +68,7 @@ export async function finalizeStep(
     first: outcome.boundarySeq,
     last: attempt.coversThroughSeq,
   });
+  await storeLedger(resources, attempt, outcome);
   const { completed, followUp, measured } = await completeCompactionFollowedUp(
     resources.db,
     {
@@ -114,6 +117,34 @@ export async function finalizeStep(
   );
   const recorded = await recordCompactionCache(resources.db, compaction.id, cache);
   return { completed: recorded ?? completed, followUp, measured };
+}
+
+/** Most unlisted constraints kept with a ledger: the oldest beyond these are the least likely to matter. */
+const MAX_UNLISTED_CONSTRAINTS = 500;
+
+/**
+ * Stores the ledger this compaction leaves in force: the previous completed compaction's (one
+ * row by key) merged with the range this one compacted, which the summarize step read anyway.
+ * Written before the completion: a row of a compaction that never completes is never read (the
+ * ledger in force is the latest completed compaction's), and a retry replaces it.
+ */
+async function storeLedger(
+  resources: WorkflowResources,
+  attempt: Attempt,
+  outcome: Pick<SummaryOutcome, 'ledger' | 'unlistedConstraints'>,
+): Promise<void> {
+  const { compaction, session } = attempt;
+  const previous = await selectLatestLedger(resources.db, session.pk, compaction.id);
+  const ledger = mergeLedgers(previous?.ledger ?? emptyLedger(), outcome.ledger ?? emptyLedger());
+  const unlisted = [
+    ...new Set([...(outcome.unlistedConstraints ?? []), ...(previous?.unlistedConstraints ?? [])]),
+  ];
+  await upsertCompactionLedger(resources.db, {
+    compactionId: compaction.id,
+    sessionPk: session.pk,
+    ledger,
+    unlistedConstraints: unlisted.slice(0, MAX_UNLISTED_CONSTRAINTS),
+  });
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   collectSummaryFacts,
   COMPACTED_MAX_USABLE_SHARE,
   compactionTargetTokens,
+  emptyLedger,
   excerptText,
   extractFileOps,
   fitFileOps,
@@ -10,7 +11,9 @@ import {
   formatCount,
   isPinnedMessage,
   isTurnStart,
+  ledgerOfMessages,
   mergeFileOps,
+  mergeLedgers,
   MIN_EXCERPT_TOKENS,
   MOVE_BACK_MAX_KEPT_FACTOR,
   PINNED_OPEN,
@@ -194,6 +197,11 @@ function droppingKept(
   const pinOn = attempt.policy.pinSystemMessages;
   const covered = view.filter((m) => !(pinOn && isPinnedMessage(m)) && (m.summary || m.seq < boundarySeq));
   const fileOps = mergeFileOps(outcome.fileOps, extractFileOps(extra, attempt.policy.fileTools));
+  const fileTools = attempt.policy.fileTools;
+  const ledger = mergeLedgers(
+    outcome.ledger ?? emptyLedger(),
+    ledgerOfMessages(extra, fileTools ? { fileTools } : {}),
+  );
   const checked = checkTruncateSummary(extra, {
     ...(outcome.summaryText !== null ? { previousSummary: outcome.summaryText } : {}),
     fileOps,
@@ -210,6 +218,8 @@ function droppingKept(
     boundarySeq,
     messagesCompacted: outcome.messagesCompacted + extra.length,
     fileOps,
+    ledger,
+    unlistedConstraints: checked.unlistedConstraints,
     detail: { ...outcome.detail, keptMessagesTruncated: dropped },
   };
 }

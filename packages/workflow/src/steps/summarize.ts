@@ -146,6 +146,7 @@ async function cutOutcome(
     boundarySeq: plan.boundarySeq ?? attempt.coversThroughSeq + 1,
     messagesCompacted: range.messagesCompacted,
     fileOps,
+    ledger: range.ledger,
     clamps: [],
     detail: {
       keepRecentTokens,
@@ -157,8 +158,20 @@ async function cutOutcome(
   };
   const unheldRequests = range.unheldRequests;
   if (compaction.strategy === 'truncate') {
-    const { summaryText, detail } = await truncateSummary(attempt, range, plan.kept, fileOps);
-    const outcome = { ...base, summaryText, writtenBy: 'truncate' as const, llm: null, fallback: null };
+    const { summaryText, detail, unlistedConstraints } = await truncateSummary(
+      attempt,
+      range,
+      plan.kept,
+      fileOps,
+    );
+    const outcome = {
+      ...base,
+      summaryText,
+      unlistedConstraints,
+      writtenBy: 'truncate' as const,
+      llm: null,
+      fallback: null,
+    };
     return { outcome: { ...outcome, detail: { ...base.detail, ...detail } }, unheldRequests };
   }
   const { turnPrefix } = plan;

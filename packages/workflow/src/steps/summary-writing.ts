@@ -7,6 +7,8 @@ import {
   mergeFileOps,
   summaryBudgetTokens,
   verifySummary,
+  ArtifactLedgerSchema,
+  type ArtifactLedger,
   type FileOps,
   type Message,
 } from '@compactor/core';
@@ -42,6 +44,13 @@ export type SummarizeOutcome =
       boundarySeq: number;
       messagesCompacted: number;
       fileOps: FileOps;
+      /**
+       * The artifact ledger of the messages this compaction compacted (not the previous
+       * summary's): finalize merges it into the ledger in force. Absent: it compacted none.
+       */
+      ledger?: ArtifactLedger;
+      /** The user's constraints the summary's pinned section had no room for (core `verifySummary`). */
+      unlistedConstraints?: string[];
       /** How the summary was written: by the LLM, the truncate strategy or fallback, or carried over. */
       writtenBy: 'llm' | 'truncate' | 'detector' | 'previous-summary' | 'none';
       llm: SummarySpend | null;
@@ -96,7 +105,9 @@ export async function writeSummary(
   fileOps: FileOps,
   kept: readonly Message[] | undefined,
   summarize: () => Promise<SummaryResult>,
-): Promise<Pick<SummaryOutcome, 'summaryText' | 'writtenBy' | 'llm' | 'fallback' | 'detail'>> {
+): Promise<
+  Pick<SummaryOutcome, 'summaryText' | 'writtenBy' | 'llm' | 'fallback' | 'detail' | 'unlistedConstraints'>
+> {
   // The facts of the whole range, so the fallback pins what a checked summary would.
   const facts = factsToKeep(attempt, compacted.factsView, kept);
   const budgetTokens = summaryBudgetTokens(attempt.model, attempt.policy);
@@ -133,6 +144,7 @@ export async function writeSummary(
       llm,
       fallback: { code, message },
       detail: { summaryCheck: checked.repair },
+      unlistedConstraints: checked.unlistedConstraints,
     };
   }
   const checked = verifySummary(result.text, facts, { budgetTokens, fileOps });
@@ -146,6 +158,7 @@ export async function writeSummary(
     },
     fallback: null,
     detail: { calls: result.calls, chunks: result.chunks, summaryCheck: checked.repair },
+    unlistedConstraints: checked.unlistedConstraints,
   };
 }
 
@@ -166,7 +179,7 @@ export async function truncateSummary(
   compacted: CompactedRange,
   kept: readonly Message[],
   fileOps: FileOps,
-): Promise<Pick<SummaryOutcome, 'summaryText' | 'detail'>> {
+): Promise<Pick<SummaryOutcome, 'summaryText' | 'detail' | 'unlistedConstraints'>> {
   const checked = checkTruncateSummary(compacted.leading, {
     fileOps,
     fileTools: attempt.policy.fileTools,
@@ -174,7 +187,11 @@ export async function truncateSummary(
     budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
     counts: await compacted.countsFrom(0),
   });
-  return { summaryText: checked.text, detail: { summaryCheck: checked.repair } };
+  return {
+    summaryText: checked.text,
+    detail: { summaryCheck: checked.repair },
+    unlistedConstraints: checked.unlistedConstraints,
+  };
 }
 
 /**
@@ -187,12 +204,16 @@ export function checkWrittenSummary(
   kept: readonly Message[],
   summaryText: string,
   fileOps: FileOps,
-): Pick<SummaryOutcome, 'summaryText' | 'detail'> {
+): Pick<SummaryOutcome, 'summaryText' | 'detail' | 'unlistedConstraints'> {
   const checked = verifySummary(summaryText, factsToKeep(attempt, covered, kept), {
     budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
     fileOps,
   });
-  return { summaryText: checked.text, detail: { summaryCheck: checked.repair } };
+  return {
+    summaryText: checked.text,
+    detail: { summaryCheck: checked.repair },
+    unlistedConstraints: checked.unlistedConstraints,
+  };
 }
 
 /**
@@ -228,6 +249,8 @@ const SummaryDraftSchema = z.object({
       readFilesOmitted: z.number().int().optional(),
       modifiedFilesOmitted: z.number().int().optional(),
     }),
+    ledger: ArtifactLedgerSchema.optional(),
+    unlistedConstraints: z.array(z.string()).optional(),
     writtenBy: z.enum(['llm', 'truncate', 'detector', 'previous-summary', 'none']),
     llm: z
       .object({

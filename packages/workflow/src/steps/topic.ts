@@ -2,6 +2,7 @@ import {
   buildTopicDetectionRequest,
   extractPreviousSummary,
   isPinnedMessage,
+  ledgerOfMessages,
   NO_TOPIC_BOUNDARY,
   planTopicCompaction,
   topicDetectionOutputTokens,
@@ -73,6 +74,10 @@ export async function topicOutcome(
     boundarySeq: plan.boundarySeq,
     messagesCompacted: plan.summaryCovers,
     fileOps,
+    ledger: ledgerOfMessages(
+      dropped.filter((m) => !m.summary),
+      policy.fileTools ? { fileTools: policy.fileTools } : {},
+    ),
     clamps: [],
     detail: {
       topicCase: plan.case,
