@@ -11,7 +11,7 @@ import type { SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileNamed } from '../prepared';
 import { useTestDatabase } from '../test-support/test-database';
-import { NEWEST_PROBES, newestProbesSql, prefixSearchSql } from './conversation-links';
+import { NEWEST_PROBES, newestProbesSql, prefixSearchSql, withChainEnd } from './conversation-links';
 
 const t = useTestDatabase();
 let client: pg.Client;
@@ -77,7 +77,7 @@ async function explained(name: string, query: SQL) {
   const result = await client.query(`execute ${name}(${params.map(literal).join(', ')})`);
   return {
     scans: linkScans(plan),
-    row: result.rows[0] as { session_pk: string; position: number } | undefined,
+    row: result.rows[0] as { session_pk: string; position: number; end_position?: number } | undefined,
   };
 }
 
@@ -88,6 +88,7 @@ describe('the chain lookup at size', () => {
     await prepare('newest', newestProbesSql('big', null, sample));
     await prepare('search', prefixSearchSql('big', null, sample));
     await prepare('newest_keyed', newestProbesSql('big', 'conv', sample));
+    await prepare('newest_end', withChainEnd(newestProbesSql('big', null, sample)));
 
     // Tenant big: S with 20,000 links, 300 forks sharing its first 10; tenant copy: S verbatim;
     // 100 other tenants with 2,000 links each.
@@ -126,6 +127,23 @@ describe('the chain lookup at size', () => {
     expect(usual.row).toMatchObject({ position: 19_997 });
     expect(usual.scans).toEqual([{ ...tenantIndex, probes: 3, perProbe: expect.any(Number) }]);
     expect(usual.scans[0]!.perProbe).toBeLessThanOrEqual(1);
+
+    // With the matched session's chain end, as longestChainMatch sends it: one backward step of
+    // the primary key more, however long the session.
+    const ended = await explained(
+      'newest_end',
+      withChainEnd(newestProbesSql('big', null, newestOf(extending))),
+    );
+    expect(ended.row).toMatchObject({ position: 19_997, end_position: 19_999 });
+    expect(ended.scans).toEqual([
+      { ...tenantIndex, probes: 3, perProbe: expect.any(Number) },
+      {
+        type: expect.stringMatching(/^Index/),
+        index: 'conversation_links_session_pk_position_pk',
+        probes: 1,
+        perProbe: 1,
+      },
+    ]);
 
     // An edit at message 10 of a 5,000-message history: 16 misses, then the search's steps.
     const edited = request(10, 5_000);

@@ -50,7 +50,7 @@ export async function longestChainMatch(
 }
 
 /** A match (at most one row) with its session's newest link, which the caller reads next anyway. */
-function withChainEnd(match: SQL): SQL {
+export function withChainEnd(match: SQL): SQL {
   return sql`select m.session_pk, m.position, e.position as end_position, e.chain_hash, e.message_id,
                e.answer, e.raw_answer, e.created_at
         from (${match}) m
