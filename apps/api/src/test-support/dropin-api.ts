@@ -13,36 +13,67 @@ import { buildServerOn, type ServerOn } from './server-on';
 import { startUpstreamRecorder, type UpstreamRecorder } from './upstream-recorder';
 
 /**
- * The drop-in endpoints as an agent meets them: a real API listening on a port, the LLM stub as
- * its upstream (behind a recorder of the stub's answers), and, when asked, compaction workers on
- * a second stub (the summarizer), so compactions happen as in production.
+ * A drop-in endpoint as an agent meets it: a real API listening on a port, the LLM stub as its
+ * upstream for one provider (behind a recorder of the stub's answers), and, when asked,
+ * compaction workers on a second stub (the summarizer), so compactions happen as in production.
  */
-export interface DropInApi {
+export interface DropInApiOf<Client> {
   readonly server: ServerOn;
   readonly database: TestDatabase;
-  /** Compactor's base URL for an OpenAI SDK (`…/v1`). */
+  /** Compactor's base URL for the provider's SDK (`…/v1` for OpenAI's; Anthropic's adds `/v1/messages`). */
   readonly baseURL: string;
   /** The agent's model: what every upstream request looked like. */
   readonly upstream: LlmStub;
   /** What the upstream answered, byte for byte. */
   readonly recorder: UpstreamRecorder;
-  /** An OpenAI SDK configured with only the base URL, a Compactor key and these headers (no retries of its own). */
-  client(headers?: Record<string, string>, key?: string): OpenAI;
+  /** The provider's SDK configured with only the base URL, a Compactor key and these headers (no retries of its own). */
+  client(headers?: Record<string, string>, key?: string): Client;
   /** A session's whole stored history, every page. */
   history(sessionId: string): Promise<Message[]>;
   /** The tenant's sessions, oldest first. */
   sessionIds(): Promise<string[]>;
+  /** Rows of sessions, messages and conversation links, every tenant. */
+  rowCounts(): Promise<Record<string, number>>;
 }
 
-export function useDropInApi(
-  options: {
-    workers?: boolean;
-    upstream?: LlmStubOptions;
-    /** The workers' LLM (a slow one keeps a compaction running). */
-    summarizer?: LlmStubOptions;
-    dropIn?: Partial<DropInSettings>;
-  } = {},
-): DropInApi {
+export interface DropInApiOptions {
+  workers?: boolean;
+  upstream?: LlmStubOptions;
+  /** The workers' LLM (a slow one keeps a compaction running). */
+  summarizer?: LlmStubOptions;
+  dropIn?: Partial<DropInSettings>;
+}
+
+/** How one provider's SDK reaches Compactor: its upstream setting, its base URL, its client. */
+export interface DropInProvider<Client> {
+  protocol: 'openai' | 'anthropic';
+  /** Compactor's base URL for the SDK, from the address the API listens on. */
+  baseURL(address: string): string;
+  client(options: {
+    baseURL: string;
+    apiKey: string;
+    maxRetries: 0;
+    defaultHeaders: Record<string, string>;
+  }): Client;
+}
+
+/** `POST /v1/chat/completions` through the OpenAI SDK. */
+export const OPENAI_DROP_IN: DropInProvider<OpenAI> = {
+  protocol: 'openai',
+  baseURL: (address) => `${address}/v1`,
+  client: (options) => new OpenAI(options),
+};
+
+export type DropInApi = DropInApiOf<OpenAI>;
+
+export function useDropInApi(options: DropInApiOptions = {}): DropInApi {
+  return useDropInApiOf(OPENAI_DROP_IN, options);
+}
+
+export function useDropInApiOf<Client>(
+  provider: DropInProvider<Client>,
+  options: DropInApiOptions = {},
+): DropInApiOf<Client> {
   const database = useTestDatabase();
   let state:
     | {
@@ -58,15 +89,17 @@ export function useDropInApi(
   beforeAll(async () => {
     const upstream = await startLlmStub(options.upstream);
     const recorder = await startUpstreamRecorder(upstream.url);
-    const server = await buildServerOn(database.db, 'dropin', {
+    // The Anthropic SDK adds `/v1/messages` to its base URL; the OpenAI SDK `/chat/completions`.
+    const upstreamURL = provider.protocol === 'anthropic' ? new URL(recorder.url).origin : recorder.url;
+    const server = await buildServerOn(database.db, `dropin-${provider.protocol}`, {
       dropIn: {
-        openai: { baseURL: recorder.url, apiKey: 'stub' },
+        [provider.protocol]: { baseURL: upstreamURL, apiKey: 'stub' },
         upstreamTimeoutMs: 10_000,
         ...options.dropIn,
       },
     });
-    const address = await server.app.listen({ port: 0, host: '127.0.0.1' });
-    state = { server, baseURL: `${address}/v1`, upstream, recorder };
+    const baseURL = provider.baseURL(await server.app.listen({ port: 0, host: '127.0.0.1' }));
+    state = { server, baseURL, upstream, recorder };
     if (options.workers) {
       const summarizer = await startLlmStub(options.summarizer);
       const tokenizer = getTokenizer('o200k_base');
@@ -116,7 +149,12 @@ export function useDropInApi(
       return current().recorder;
     },
     client(headers = {}, key = TENANT_A_KEY) {
-      return new OpenAI({ baseURL: current().baseURL, apiKey: key, maxRetries: 0, defaultHeaders: headers });
+      return provider.client({
+        baseURL: current().baseURL,
+        apiKey: key,
+        maxRetries: 0,
+        defaultHeaders: headers,
+      });
     },
     async history(sessionId) {
       const messages: Message[] = [];
@@ -137,6 +175,13 @@ export function useDropInApi(
         `select id from sessions where tenant_id = 'tenant-a' order by created_at, pk`,
       );
       return rows.map((row) => row.id);
+    },
+    async rowCounts() {
+      const { rows } = await database.database.pool.query(
+        `select (select count(*) from sessions)::int as sessions, (select count(*) from messages)::int as messages,
+                (select count(*) from conversation_links)::int as links`,
+      );
+      return rows[0] as Record<string, number>;
     },
   };
 }
