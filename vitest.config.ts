@@ -10,6 +10,7 @@ export default defineConfig({
       'apps/*/src/**/*.test.ts',
       'test/**/*.test.ts',
       'scripts/**/*.test.ts',
+      'bench/**/*.test.ts',
     ],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',

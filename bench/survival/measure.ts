@@ -1,0 +1,91 @@
+/**
+ * How much of what an agent should know a context still holds: an item is **present** when its
+ * text is a verbatim substring of the context once whitespace is collapsed on both sides (no
+ * word-bag matching: a paraphrase is not the path, the command or the user's sentence), and
+ * **recoverable** when it is missing but a recall search (or the ledger's `kind=` listing) returns
+ * a passage holding it verbatim under the same rule. Pure but for the recall function passed in.
+ */
+import { SURVIVAL_CLASSES, type SurvivalClass, type SurvivalItems } from './items';
+
+/** Whitespace collapsed to single spaces, trimmed; case kept (a path's case is part of it). */
+export function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** A context's text, normalised once, to test many items against. */
+export interface ContextText {
+  readonly text: string;
+}
+
+export function contextText(parts: readonly string[]): ContextText {
+  return { text: collapseWhitespace(parts.join('\n')) };
+}
+
+export function isPresent(context: ContextText, item: string): boolean {
+  const needle = collapseWhitespace(item);
+  return needle !== '' && context.text.includes(needle);
+}
+
+/** Counts of one class at one compaction: items, present, and recovered among the missing. */
+export interface ClassCount {
+  total: number;
+  present: number;
+  recoverable: number;
+}
+
+export type SurvivalCounts = Record<SurvivalClass, ClassCount> & { modifiedFiles: ClassCount };
+
+const emptyCount = (): ClassCount => ({ total: 0, present: 0, recoverable: 0 });
+
+export function emptyCounts(): SurvivalCounts {
+  return {
+    files: emptyCount(),
+    commands: emptyCount(),
+    facts: emptyCount(),
+    constraints: emptyCount(),
+    latest: emptyCount(),
+    modifiedFiles: emptyCount(),
+  };
+}
+
+/** Whether recall finds an item the context lacks; `null` for a system without recall. */
+export type RecallCheck = ((kind: SurvivalClass, item: string) => Promise<boolean>) | null;
+
+/** What a context keeps of `items`, each missing one looked up through `recall`. */
+export async function countSurvival(
+  items: SurvivalItems,
+  context: ContextText,
+  recall: RecallCheck,
+): Promise<SurvivalCounts> {
+  const counts = emptyCounts();
+  const classes: [keyof SurvivalCounts, SurvivalClass, readonly string[]][] = [
+    ...SURVIVAL_CLASSES.map((c) => [c, c, items[c]] as [SurvivalClass, SurvivalClass, string[]]),
+    ['modifiedFiles', 'files', items.modifiedFiles],
+  ];
+  for (const [key, kind, list] of classes) {
+    const count = counts[key];
+    for (const item of list) {
+      count.total++;
+      if (isPresent(context, item)) count.present++;
+      else if (recall && (await recall(kind, item))) count.recoverable++;
+    }
+  }
+  return counts;
+}
+
+/** Sums counts (over compactions, transcripts). */
+export function addCounts(into: SurvivalCounts, more: SurvivalCounts): SurvivalCounts {
+  for (const key of Object.keys(into) as (keyof SurvivalCounts)[]) {
+    into[key].total += more[key].total;
+    into[key].present += more[key].present;
+    into[key].recoverable += more[key].recoverable;
+  }
+  return into;
+}
+
+/** `present % / recoverable %` of one class (`–` when there was nothing to keep). */
+export function shareCell(count: ClassCount): string {
+  if (count.total === 0) return '–';
+  const pct = (n: number) => `${Math.round((100 * n) / count.total)}`;
+  return `${pct(count.present)} / ${pct(count.recoverable)}`;
+}
