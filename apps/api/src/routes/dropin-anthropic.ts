@@ -1,6 +1,6 @@
 import { anthropicMessages, AnthropicUpstream } from '@compactor/gateway';
 import type { ApiResources } from '../resources';
-import { anthropicErrorHandler } from '../http/anthropic-errors';
+import { anthropicErrorHandler } from '../http/dropin-errors';
 import { dropInRoute, type DropInRouteOptions } from './dropin-route';
 
 /**

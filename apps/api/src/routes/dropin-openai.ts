@@ -1,6 +1,6 @@
 import { chatCompletions, OpenAIUpstream } from '@compactor/gateway';
 import type { ApiResources } from '../resources';
-import { openAIErrorHandler } from '../http/openai-errors';
+import { openAIErrorHandler } from '../http/dropin-errors';
 import { dropInRoute, type DropInRouteOptions } from './dropin-route';
 
 /**
