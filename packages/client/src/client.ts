@@ -32,6 +32,8 @@ import {
   type PatchSessionRequest,
   type PruneResponse,
   type RecallOutput,
+  type RecallLedger,
+  type RecallLedgerKind,
   type RecallSearch,
   type RevertCompactionResponse,
   type Session,
@@ -220,6 +222,12 @@ export class CompactorClient {
   recall(id: string, query: { callId: string }, options?: CallOptions): Promise<RecallOutput>;
   /** `GET /v1/sessions/:id/recall?q=`: passages of the history out of the model's view that match, best first. */
   recall(id: string, query: { q: string; limit?: number }, options?: CallOptions): Promise<RecallSearch>;
+  /** `GET /v1/sessions/:id/recall?kind=`: a section of what the session touched, whole, newest first, a page at a time. */
+  recall(
+    id: string,
+    query: { kind: RecallLedgerKind; limit?: number; cursor?: string },
+    options?: CallOptions,
+  ): Promise<RecallLedger>;
   recall(id: string, query: RecallRequest, options?: CallOptions): Promise<RecallResponse>;
   recall(id: string, query: RecallRequest, options: CallOptions = {}): Promise<RecallResponse> {
     return this.json(

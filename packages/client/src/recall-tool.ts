@@ -11,6 +11,8 @@ import {
   RecallToolArguments,
   type OpenAIToolMessage,
   type RecallHit,
+  type RecallLedger,
+  type RecallLedgerKind,
   type RecallOutput,
   type RecallResponse,
   type RecallSearch,
@@ -23,9 +25,14 @@ export interface ToolCallLike {
   function: { name: string; arguments: string };
 }
 
-/** A recall request: one cleared output by call id, or a search (`limit` 1–20, default 5). */
+/**
+ * A recall request: one cleared output by call id, a search (`limit` 1–20, default 5), or a
+ * section of the artifact ledger (`limit` 1–500, default 100; `cursor` a page's `nextCursor`).
+ */
 export type RecallRequest =
-  { callId: string; q?: undefined } | { q: string; limit?: number; callId?: undefined };
+  | { callId: string; q?: undefined; kind?: undefined }
+  | { q: string; limit?: number; callId?: undefined; kind?: undefined }
+  | { kind: RecallLedgerKind; limit?: number; cursor?: string; callId?: undefined; q?: undefined };
 
 /** What the model is told when its arguments cannot be a recall request. */
 export const INVALID_RECALL_ARGUMENTS =
@@ -42,15 +49,45 @@ export function recallQueryOf(argumentsJson: string): RecallRequest | null {
   }
   const args = RecallToolArguments.safeParse(parsed);
   if (!args.success) return null;
-  const { callId, query, limit } = args.data;
+  const { callId, query, kind, limit } = args.data;
   if (callId !== undefined) return { callId };
+  if (kind !== undefined) return { kind };
   if (query === undefined) return null;
   return limit === undefined ? { q: query } : { q: query, limit };
 }
 
 /** The tool message's text for an answer of the recall route. */
 export function recallAnswerText(answer: RecallResponse): string {
+  if (answer.kind === 'ledger') return ledgerText(answer);
   return answer.kind === 'call' ? callText(answer) : searchText(answer);
+}
+
+/** One entry of a ledger section as a line: the path, command or fact, then what is known of it. */
+function ledgerEntryLine(entry: RecallLedger['entries'][number]): string {
+  if ('path' in entry) return `- ${entry.path} (${entry.kind})`;
+  if ('command' in entry) {
+    const exit = entry.exitCode === undefined ? '' : `, exit code ${entry.exitCode}`;
+    return `- ${entry.command} (${entry.outcome}${exit})`;
+  }
+  return `- ${entry.text} (${entry.kind})`;
+}
+
+function ledgerText(answer: RecallLedger): string {
+  const lines = [
+    `${answer.total} ${answer.section} in what this session touched, newest first` +
+      (answer.entries.length < answer.total ? ` (${answer.entries.length} shown):` : ':'),
+    ...answer.entries.map(ledgerEntryLine),
+  ];
+  if (answer.openErrors && answer.openErrors.length > 0) {
+    lines.push('Open errors (failed, not passed since):', ...answer.openErrors.map((e) => `- ${e.command}`));
+  }
+  if (answer.unlistedConstraints && answer.unlistedConstraints.length > 0) {
+    lines.push(
+      'Constraints the summary had no room for:',
+      ...answer.unlistedConstraints.map((constraint) => `- ${constraint}`),
+    );
+  }
+  return lines.join('\n');
 }
 
 function callText(answer: RecallOutput): string {
@@ -80,7 +117,8 @@ function hitLabel(hit: RecallHit, index: number): string {
 export function recallRefusalText(query: RecallRequest, error: unknown): string | null {
   if (!(error instanceof CompactorApiError)) return null;
   if (error.status === 400 && error.code === 'validation_error') return INVALID_RECALL_ARGUMENTS;
-  // A search cannot miss but for the session itself, which the caller named: not the model's doing.
+  // A search or a ledger section cannot miss but for the session itself, which the caller named:
+  // not the model's doing.
   if (query.callId === undefined) return null;
   if (error.status === 404) {
     return `No tool call "${query.callId}" is stored in this session: use the call id a cleared output's marker names.`;

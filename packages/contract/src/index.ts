@@ -16,3 +16,4 @@ export * from './recall.js';
 export * from './recall-tool.js';
 export * from './events.js';
 export * from './health.js';
+export * from './recall-ledger.js';

@@ -9,6 +9,7 @@ import {
   MAX_RECALL_LIMIT,
   MAX_RECALL_QUERY_LENGTH,
 } from './recall.js';
+import { RECALL_LEDGER_KINDS } from './recall-ledger.js';
 
 /** The tools a context can be served with, by name. */
 export const CONTEXT_TOOL_NAMES = ['recall'] as const;
@@ -47,7 +48,11 @@ export const RECALL_TOOL: OpenAITool = {
       'Recall what was taken out of your context to keep it within the window. A tool output shown ' +
       `as "${clearedOutputMarker('<callId>')}" is given back whole by its callId. ` +
       'Earlier conversation that was summarized, and cleared outputs, can be searched by words with ' +
-      'query: the best matching passages come back. Give either callId or query, not both.',
+      'query (a file path or a command finds the calls whose arguments named it): the best matching ' +
+      'passages come back. kind lists what the session touched, whole, newest first: "files" (read, ' +
+      'modified, created, deleted), "commands" (with how each last ended, and the errors still open) ' +
+      'or "facts" (what the user stated, and the constraints the summary had no room for); the ' +
+      'summary names the count it left out with recall?kind=…. Give exactly one of callId, query and kind.',
     parameters: {
       type: 'object',
       properties: {
@@ -63,6 +68,11 @@ export const RECALL_TOOL: OpenAITool = {
           minLength: 1,
           maxLength: MAX_RECALL_QUERY_LENGTH,
         },
+        kind: {
+          type: 'string',
+          enum: [...RECALL_LEDGER_KINDS],
+          description: 'A section of what the session touched, listed whole',
+        },
         limit: {
           type: 'integer',
           description: `With query: how many passages to return (default ${DEFAULT_RECALL_LIMIT})`,
@@ -76,21 +86,24 @@ export const RECALL_TOOL: OpenAITool = {
 };
 
 /**
- * The arguments of a recall call as a model writes them: exactly one of `callId` and `query`,
- * `limit` with `query` only. A model's call breaking these rules gets a tool message that says so.
+ * The arguments of a recall call as a model writes them: exactly one of `callId`, `query` and
+ * `kind`, `limit` with `query` only. A model's call breaking these rules gets a tool message that says so.
  */
 export const RecallToolArguments = z
   .object({
     callId: z.string().min(1).max(MAX_CALL_ID_LENGTH).optional(),
     query: z.string().min(1).max(MAX_RECALL_QUERY_LENGTH).optional(),
+    kind: z.enum(RECALL_LEDGER_KINDS).optional(),
     limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).optional(),
   })
   .strict()
   .superRefine((args, ctx) => {
-    if ((args.callId === undefined) === (args.query === undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'give exactly one of callId and query', path: ['callId'] });
+    const given = [args.callId, args.query, args.kind].filter((value) => value !== undefined).length;
+    if (given !== 1) {
+      const message = 'give exactly one of callId, query and kind';
+      ctx.addIssue({ code: 'custom', message, path: ['callId'] });
     }
-    if (args.callId !== undefined && args.limit !== undefined) {
+    if (args.query === undefined && args.limit !== undefined) {
       ctx.addIssue({ code: 'custom', message: 'limit applies to query only', path: ['limit'] });
     }
   });

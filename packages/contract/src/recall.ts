@@ -7,6 +7,14 @@
 import { z } from 'zod';
 import { SafeText } from './primitives.js';
 import { ROLES } from './vocabulary.js';
+import {
+  DEFAULT_RECALL_LEDGER_LIMIT,
+  ledgerCursorOffset,
+  MAX_RECALL_LEDGER_LIMIT,
+  RECALL_LEDGER_KINDS,
+  RecallLedger,
+  recallLedgerExample,
+} from './recall-ledger.js';
 
 /** The longest search query, in UTF-16 units. */
 export const MAX_RECALL_QUERY_LENGTH = 500;
@@ -21,7 +29,10 @@ export function clearedOutputMarker(callId: string): string {
   return `[Old tool result content cleared — recall ${callId}]`;
 }
 
-/** `?callId=` (one cleared output) or `?q=&limit=` (a search): exactly one of `callId` and `q`. */
+/**
+ * `?callId=` (one cleared output), `?q=&limit=` (a search) or `?kind=&limit=&cursor=` (a section of
+ * the artifact ledger): exactly one of `callId`, `q` and `kind`.
+ */
 export const RecallQuery = z
   .object({
     callId: SafeText.min(1).max(200).optional().describe('The call named by a cleared marker'),
@@ -29,21 +40,47 @@ export const RecallQuery = z
       .max(MAX_RECALL_QUERY_LENGTH)
       .optional()
       .describe('Words to find in the history the model no longer sees verbatim'),
+    kind: z
+      .enum(RECALL_LEDGER_KINDS)
+      .optional()
+      .describe('A section of the artifact ledger to list whole: files, commands or facts'),
     limit: z.coerce
       .number()
       .int()
       .min(1)
-      .max(MAX_RECALL_LIMIT)
+      .max(MAX_RECALL_LEDGER_LIMIT)
       .optional()
-      .describe(`With q only: passages to return (default ${DEFAULT_RECALL_LIMIT})`),
+      .describe(
+        `With q: passages to return (default ${DEFAULT_RECALL_LIMIT}, at most ${MAX_RECALL_LIMIT}); ` +
+          `with kind: entries per page (default ${DEFAULT_RECALL_LEDGER_LIMIT})`,
+      ),
+    cursor: SafeText.min(1)
+      .max(20)
+      .optional()
+      .describe('With kind only: the `nextCursor` of the previous page'),
   })
   .strict()
   .superRefine((query, ctx) => {
-    if ((query.callId === undefined) === (query.q === undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'give exactly one of callId and q', path: ['callId'] });
+    const given = [query.callId, query.q, query.kind].filter((value) => value !== undefined).length;
+    if (given !== 1) {
+      const message = 'give exactly one of callId, q and kind';
+      ctx.addIssue({ code: 'custom', message, path: ['callId'] });
     }
     if (query.callId !== undefined && query.limit !== undefined) {
-      ctx.addIssue({ code: 'custom', message: 'limit applies to q only', path: ['limit'] });
+      ctx.addIssue({ code: 'custom', message: 'limit applies to q and kind only', path: ['limit'] });
+    }
+    if (query.q !== undefined && query.limit !== undefined && query.limit > MAX_RECALL_LIMIT) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `with q, limit is at most ${MAX_RECALL_LIMIT}`,
+        path: ['limit'],
+      });
+    }
+    if (query.cursor !== undefined && query.kind === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'cursor applies to kind only', path: ['cursor'] });
+    }
+    if (query.cursor !== undefined && ledgerCursorOffset(query.cursor) === null) {
+      ctx.addIssue({ code: 'custom', message: 'not a cursor this API wrote', path: ['cursor'] });
     }
   });
 /** The recall query as a client writes it. */
@@ -123,10 +160,10 @@ export const RecallSearch = RecallSearchFields.meta({ id: 'RecallSearch', exampl
 /** A recall search as a client receives it. */
 export type RecallSearch = z.output<typeof RecallSearch>;
 
-/** Either answer of the recall route, told apart by `kind`. */
-export const RecallResponse = z.discriminatedUnion('kind', [RecallOutput, RecallSearch]).meta({
+/** Any answer of the recall route, told apart by `kind`. */
+export const RecallResponse = z.discriminatedUnion('kind', [RecallOutput, RecallSearch, RecallLedger]).meta({
   id: 'RecallResponse',
-  examples: [recallOutputExample, recallSearchExample],
+  examples: [recallOutputExample, recallSearchExample, recallLedgerExample],
 });
 /** A recall answer as a client receives it. */
 export type RecallResponse = z.output<typeof RecallResponse>;

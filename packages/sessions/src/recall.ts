@@ -1,13 +1,18 @@
 import type { PolicyInput } from '@compactor/core';
 import {
+  DEFAULT_RECALL_LEDGER_LIMIT,
   DEFAULT_RECALL_LIMIT,
+  ledgerCursor,
+  ledgerCursorOffset,
+  type RecallLedger,
+  type RecallLedgerKind,
   MAX_RECALL_EXCERPT_LENGTH,
   type RecallOutput,
   type RecallQuery,
   type RecallResponse,
   type RecallSearch,
 } from '@compactor/contract';
-import { findRecallCall, searchRecall, type Db } from '@compactor/db';
+import { findRecallCall, searchRecall, selectLatestLedger, type Db } from '@compactor/db';
 import { resolveStoredPolicy } from '@compactor/workflow';
 import type { z } from 'zod';
 import { CallNotFound, CallOutputPurged, InvalidInput } from './errors';
@@ -17,7 +22,8 @@ import { requireSession, type SessionTarget } from './sessions';
  * `GET /v1/sessions/:id/recall`: what compaction took out of the model's view, given back. By
  * call id, the stored result of the call a cleared marker names (`CallOutputPurged` once
  * retention purged it);
- * by query, passages of the history the model no longer sees verbatim (see db `searchRecall`).
+ * by query, passages of the history the model no longer sees verbatim (see db `searchRecall`);
+ * by kind, one section of the artifact ledger in force (its latest completed compaction's), whole.
  * Another tenant's session is not found like a missing one, so its call ids and words find nothing.
  */
 export async function recall(
@@ -31,8 +37,13 @@ export async function recall(
     const { pinSystemMessages } = resolveStoredPolicy(session.policy as PolicyInput);
     return recallSearch(db, session.pk, query.q, query.limit ?? DEFAULT_RECALL_LIMIT, pinSystemMessages);
   }
+  if (query.kind !== undefined) {
+    const offset = query.cursor === undefined ? 0 : ledgerCursorOffset(query.cursor);
+    if (offset === null) throw new InvalidInput('not a cursor this API wrote');
+    return recallLedger(db, session.pk, query.kind, offset, query.limit ?? DEFAULT_RECALL_LEDGER_LIMIT);
+  }
   // The contract's schema refuses this before it gets here.
-  throw new InvalidInput('give exactly one of callId and q');
+  throw new InvalidInput('give exactly one of callId, q and kind');
 }
 
 async function recallCall(db: Db, sessionPk: number, callId: string): Promise<RecallOutput> {
@@ -69,4 +80,38 @@ async function recallSearch(
     pinSystemMessages,
   });
   return { kind: 'search', query, results };
+}
+
+/**
+ * One page of a ledger section, newest first. The ledger is one stored row (read whole): a page
+ * is a slice of it, and the cursor the index where the next page starts.
+ */
+async function recallLedger(
+  db: Db,
+  sessionPk: number,
+  kind: RecallLedgerKind,
+  offset: number,
+  limit: number,
+): Promise<RecallLedger> {
+  const stored = await selectLatestLedger(db, sessionPk);
+  const ledger = stored?.ledger;
+  const section: RecallLedger['entries'] =
+    ledger === undefined
+      ? []
+      : kind === 'files'
+        ? ledger.files.map(({ recreated: _recreated, ...file }) => file)
+        : kind === 'commands'
+          ? ledger.commands.map(({ runner: _runner, ...command }) => command)
+          : ledger.facts;
+  const end = offset + limit;
+  return {
+    kind: 'ledger',
+    section: kind,
+    entries: section.slice(offset, end),
+    total: section.length,
+    nextCursor: end < section.length ? ledgerCursor(end) : null,
+    ...(kind === 'commands' ? { openErrors: ledger?.openErrors ?? [] } : {}),
+    ...(kind === 'facts' ? { unlistedConstraints: stored?.unlistedConstraints ?? [] } : {}),
+    throughSeq: ledger?.throughSeq ?? 0,
+  };
 }

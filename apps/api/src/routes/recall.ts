@@ -4,7 +4,7 @@ import { recall } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 
-/** `GET /v1/sessions/:id/recall`: what compaction cleared, by call id or by words (`recall`). */
+/** `GET /v1/sessions/:id/recall`: what compaction cleared, by call id, by words, or by ledger section (`recall`). */
 export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
@@ -12,7 +12,8 @@ export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['context'],
-          summary: 'Recall what compaction cleared: one output by call id, or a search of the history',
+          summary:
+            'Recall what compaction cleared: one output by call id, a search of the history, or a ledger section',
           description:
             'Compaction deletes nothing until retention purges it. `callId` (the id a marker ' +
             "`[Old tool result content cleared — recall <callId>]` names) returns that call's stored " +
@@ -21,7 +22,13 @@ export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
             'searches what the model no longer sees verbatim — messages before the boundary (not the ' +
             'pinned system messages nor summaries) and cleared tool outputs — and returns up to `limit` ' +
             'passages, best first, each an excerpt of at most 1,000 characters around the match ' +
-            '(`kind: "search"`); purged text is not searched. Give exactly one of `callId` and `q`.',
+            '(`kind: "search"`); purged text is not searched. `kind` (`files`, `commands` or `facts`) ' +
+            "lists that section of the session's artifact ledger whole — everything its completed " +
+            'compactions covered, newest first, `limit` entries a page (default 100, at most 500) from ' +
+            "`cursor` (the previous page's `nextCursor`) — with the open errors (commands) or the " +
+            'constraints the summary had no room for (facts) (`kind: "ledger"`; empty before the first ' +
+            "compaction; a revert puts the previous compaction's ledger back). Give exactly one of " +
+            '`callId`, `q` and `kind`.',
           params: SessionParams,
           querystring: RecallQuery,
           response: { 200: RecallResponse, ...commonErrors, 410: ErrorBody },
