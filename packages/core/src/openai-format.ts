@@ -153,8 +153,11 @@ function fileNote(part: FilePart): string {
   return `[Attached file: ${part.filename ?? 'unnamed'} (${part.mime})]`;
 }
 
-/** Parts that cannot be expressed where they are (a tool part on a user message) become notes. */
-function textOfPart(part: Exclude<Part, { type: 'reasoning' }>): string {
+/**
+ * A part as text where no block of its own fits (a file in a system message, a tool part on a
+ * user message): the note every provider rendering writes.
+ */
+export function partAsNote(part: Exclude<Part, { type: 'reasoning' }>): string {
   switch (part.type) {
     case 'text':
       return part.text;
@@ -177,7 +180,7 @@ function renderUser(message: Message): OpenAIChatMessage[] {
       content.push({ type: 'image_url', image_url: { url: part.url } });
       continue;
     }
-    const text = textOfPart(part);
+    const text = partAsNote(part);
     if (text.trim() !== '') content.push({ type: 'text', text });
   }
   if (content.length === 0) return [];
@@ -189,7 +192,7 @@ function renderUser(message: Message): OpenAIChatMessage[] {
 
 function renderSystem(message: Message): OpenAIChatMessage[] {
   const text = message.parts
-    .flatMap((part) => (part.type === 'reasoning' ? [] : [textOfPart(part)]))
+    .flatMap((part) => (part.type === 'reasoning' ? [] : [partAsNote(part)]))
     .filter((piece) => piece.trim() !== '')
     .join('\n\n');
   return text === '' ? [] : [{ role: 'system', content: text }];
@@ -225,7 +228,7 @@ function renderAssistant(message: Message, allocateId: (callId: string) => strin
       calls.push(part);
       continue;
     }
-    const text = textOfPart(part);
+    const text = partAsNote(part);
     if (text.trim() === '') continue;
     // A text after tool calls belongs to the next step: the calls' results come first.
     if (calls.length > 0) flushStep();

@@ -5,8 +5,13 @@
  */
 import { renderMessage } from '../context';
 import { assertNever, type FilePart, type Message, type Part, type ToolPart } from '../model';
-import { openAIToolName, toolCallArguments, toolCallIdAllocator, toolResultContent } from '../openai-format';
-import { COMPACTION_MARKER_TEXT } from '../summary-messages';
+import {
+  openAIToolName,
+  partAsNote,
+  toolCallArguments,
+  toolCallIdAllocator,
+  toolResultContent,
+} from '../openai-format';
 import { readAnthropicMetadata, REDACTED_THINKING_TEXT, type AnthropicMetadata } from './anthropic-metadata';
 import type { Json } from './read-input';
 
@@ -105,7 +110,7 @@ function userBlocks(message: Message): AnthropicContentBlock[] {
     const { part } = item;
     if (part.type === 'reasoning') return [];
     if (part.type === 'file') return [fileBlock(part)];
-    const text = noteText(part);
+    const text = partAsNote(part);
     return text.trim() === '' ? [] : [{ type: 'text', text }];
   });
 }
@@ -151,7 +156,7 @@ function renderAssistant(
       }
       continue;
     }
-    const text = noteText(part);
+    const text = partAsNote(part);
     if (text.trim() !== '') blocks.push({ type: 'text', text });
   }
   flush();
@@ -171,41 +176,21 @@ function toolResult(id: string, part: ToolPart): AnthropicContentBlock {
 
 function noteTexts(parts: readonly Part[]): string[] {
   return parts
-    .flatMap((part) => (part.type === 'reasoning' ? [] : [noteText(part)]))
+    .flatMap((part) => (part.type === 'reasoning' ? [] : [partAsNote(part)]))
     .filter((text) => text.trim() !== '');
-}
-
-/** A part as text where no block of its own fits (a file in a system message, a tool call on a user message). */
-function noteText(part: Exclude<Part, { type: 'reasoning' }>): string {
-  switch (part.type) {
-    case 'text':
-      return part.text;
-    case 'file':
-      return fileNote(part);
-    case 'compaction':
-      return COMPACTION_MARKER_TEXT;
-    case 'tool':
-      return `[Tool call ${part.tool}(${toolCallArguments(part.input)}) returned: ${toolResultContent(part)}]`;
-    default:
-      return assertNever(part, 'part');
-  }
-}
-
-function fileNote(part: FilePart): string {
-  return `[Attached file: ${part.filename ?? 'unnamed'} (${part.mime})]`;
 }
 
 /** An image or PDF as its block by the source its URL names; any other file as a note. */
 function fileBlock(part: FilePart): AnthropicContentBlock {
   const source = fileSource(part);
-  if (source === null) return { type: 'text', text: fileNote(part) };
+  if (source === null) return { type: 'text', text: partAsNote(part) };
   if (part.mime.startsWith('image/') && source.type !== 'text') return { type: 'image', source };
   if (part.mime === 'application/pdf' || source.type === 'text') {
     return part.filename === null
       ? { type: 'document', source }
       : { type: 'document', source, title: part.filename };
   }
-  return { type: 'text', text: fileNote(part) };
+  return { type: 'text', text: partAsNote(part) };
 }
 
 function fileSource(part: FilePart): ImageOrDocumentSource | null {
