@@ -5,6 +5,7 @@ import {
   messagesFromRows,
   revertCompaction,
   schema,
+  searchRecall,
   selectLatestLedger,
   type SessionRow,
 } from '@compactor/db';
@@ -73,5 +74,29 @@ describe('the artifact ledger a compaction stores', () => {
     expect(inForce?.compactionId).toBe(second.id);
     expect(inForce!.ledger).toEqual(await wholeLedgerBefore(session.pk, second.boundarySeq!));
     expect(inForce!.ledger.throughSeq).toBeLessThan(stored!.ledger.throughSeq);
+  });
+});
+
+describe('recall over tool arguments', () => {
+  it('finds a call by a path only its arguments named, once a compaction put it behind the boundary', async () => {
+    const session = await w.seedSession([...ledgerSegment(7), ...ledgerSegment(8)], { policy });
+    const search = (query: string) =>
+      searchRecall(w.resources.db, session.pk, {
+        query,
+        limit: 5,
+        excerptChars: 300,
+        pinSystemMessages: true,
+      });
+    // Before: nothing is behind a boundary, and no output or text names the file read.
+    expect(await search('src/mod7/reader_1.ts')).toEqual([]);
+
+    await compact(session);
+    const hits = await search('src/mod7/reader_1.ts');
+    expect(hits.map((hit) => hit.callId)).toEqual(['seg7_t1_c0']);
+    expect(hits[0]!.tool).toBe('read');
+    expect(hits[0]!.excerpt).toBe('src/mod7/reader_1.ts');
+    // A command is found by what it ran; its output's matches are still shown by the output.
+    const commands = await search('"npm test -- mod7"');
+    expect(commands.map((hit) => hit.callId).sort()).toEqual(['seg7_t0_c2', 'seg7_t1_c2', 'seg7_t2_c2']);
   });
 });

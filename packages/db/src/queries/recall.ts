@@ -97,6 +97,12 @@ const RECALL_VECTOR = sql.raw(
 );
 
 /**
+ * The words of a tool call's `recall_arguments` (the paths and commands its arguments named),
+ * spelled exactly as `parts_recall_arguments_idx` indexes them (migration 0023).
+ */
+const ARGUMENTS_VECTOR = sql.raw(`to_tsvector('simple'::regconfig, ${wordsOf('p.recall_arguments')})`);
+
+/**
  * Matches ranked at most: the newest this many searchable matches are ranked and excerpted (each
  * one's text is read and parsed again), so a word found all over a long session reads this many
  * texts; finding its matches still costs their index entries and heap rows.
@@ -188,7 +194,8 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
       select p.pk, p.message_pk, p.seq, p.idx, p.call_id, p.tool
       from parts p
       where p.session_pk = ${sessionPk} and p.recallable and p.type in ('text', 'reasoning', 'tool')
-        and ${RECALL_VECTOR} @@ ${tsquery}
+        and (${RECALL_VECTOR} @@ ${tsquery}
+             or (p.recall_arguments is not null and ${ARGUMENTS_VECTOR} @@ ${tsquery}))
         -- A one-time check: a query the index cannot look up would scan the session's entries.
         and querytree(${tsquery}) not in ('', 'T')
         and p.purged_at is null
@@ -204,7 +211,10 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
     -- Of those, what the view does not show otherwise: not summaries, not pinned system messages.
     -- Those are a handful in a session, so the candidates above leave room for them.
     searchable as (
-      select c.seq, c.idx, c.call_id, c.tool, ${RECALL_DOCUMENT} as doc,
+      -- A call found by its arguments alone is shown by them (the paths and command it named).
+      select c.seq, c.idx, c.call_id, c.tool,
+             case when p.recall_arguments is not null and not (${RECALL_VECTOR} @@ ${tsquery})
+                  then p.recall_arguments else ${RECALL_DOCUMENT} end as doc,
              m.id as message_id, m.role, pp.compacted_at is not null as cleared
       from matched c
       join parts p on p.pk = c.pk

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
+import { indexToolArguments } from './recall-arguments';
 import { viewBoundsCte } from './view-bounds';
 
 /**
@@ -17,7 +18,8 @@ export const RECALLABLE_WINDOW = 500;
  * its completion: a part flagged early is still in view until the boundary moves, and the recall
  * query checks visibility, so nothing shows early; a retry or a replan flags again and finds the
  * flagged parts already done (`not recallable`). Parts behind the current boundary were flagged
- * by the compaction that put them there (or migration 0016's backfill). Returns the parts flagged.
+ * by the compaction that put them there (or migration 0016's backfill). Each window's tool calls
+ * get their `recall_arguments` (db `indexToolArguments`) in the same pass. Returns the parts flagged.
  */
 export async function markRecallableBehind(
   db: DbOrTx,
@@ -31,7 +33,10 @@ export async function markRecallableBehind(
   );
   let flagged = 0;
   for (let from = rows[0]?.first_kept ?? 0; from < boundarySeq; from += window) {
-    flagged += await markRecallableSeqs(db, sessionPk, from, Math.min(from + window, boundarySeq));
+    const before = Math.min(from + window, boundarySeq);
+    flagged += await markRecallableSeqs(db, sessionPk, from, before);
+    // The calls' paths and commands too, so recall finds a call by what its arguments named.
+    await indexToolArguments(db, sessionPk, from, before);
   }
   return flagged;
 }
