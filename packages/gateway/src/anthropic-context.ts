@@ -5,7 +5,7 @@
  * signature), and after an upstream overflow, read again once the emergency compaction has ended.
  */
 import { toAnthropicMessages, type AnthropicMessageParam, type Message } from '@compactor/core';
-import { sessionContext, type SessionTarget } from '@compactor/sessions';
+import { sessionContext, type ContextKnown, type SessionTarget } from '@compactor/sessions';
 import type { ContextFitKind } from '@compactor/contract';
 import type { GatewayDeps } from './conversation';
 import type { UpstreamFailure } from './errors';
@@ -21,8 +21,14 @@ export async function servedAnthropicContext(
   deps: GatewayDeps,
   session: SessionTarget,
   waitMs: number,
+  known: ContextKnown = {},
 ): Promise<AnthropicServedContext> {
-  const context = await sessionContext(deps.resources, session, { format: 'native', fit: 'auto', waitMs });
+  const context = await sessionContext(
+    deps.resources,
+    session,
+    { format: 'native', fit: 'auto', waitMs },
+    known,
+  );
   const rendered = toAnthropicMessages({ messages: context.messages as Message[] });
   return { ...rendered, fit: context.fit };
 }

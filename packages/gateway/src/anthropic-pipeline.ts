@@ -79,7 +79,10 @@ export async function anthropicMessages(
     overrides: overridesOf(request.headers),
     elements,
   });
-  const context = await servedAnthropicContext(deps, conversation.session, deps.settings.compactionWaitMs);
+  const context = await servedAnthropicContext(deps, conversation.session, deps.settings.compactionWaitMs, {
+    session: conversation.row,
+    reading: conversation.reading,
+  });
   const headers: Headers = (fit) => ({ ...conversationHeaders(conversation), 'x-compactor-fit': fit });
 
   if (conversation.outcome === 'replayed' && conversation.replay) {

@@ -3,7 +3,9 @@
  * request brings, what the store answers, and the deps it works with. conversation.ts re-exports it.
  */
 import type { ConversationElement } from '@compactor/core';
+import type { SessionRow } from '@compactor/db';
 import type {
+  FreshReading,
   OperationLog,
   SessionMessages,
   SessionResources,
@@ -45,6 +47,13 @@ export interface SyncedConversation {
   answerPosition: number;
   /** Offer the recall tool upstream. */
   recall: boolean;
+  /** The session's row as this request read or wrote it (the context read does not read it again). */
+  row: SessionRow;
+  /**
+   * The status the request's last write read, under the session's write queue, while it still
+   * describes the session as that write left it; null when nothing was written or it does not.
+   */
+  reading: FreshReading | null;
   /** Where the answer is linked: the session's key, the conversation key, the request's last chain hash. */
   chain: { sessionPk: number; conversationKey: string | null; end: string };
 }

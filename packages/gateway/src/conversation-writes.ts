@@ -20,6 +20,7 @@ import {
   type ToolCallOwner,
 } from '@compactor/db';
 import type { PartInput } from '@compactor/contract';
+import type { FreshReading } from '@compactor/sessions';
 import type { GatewayDeps } from './conversation-types';
 
 /** An append carries at most this many messages (the contract's batch limit). */
@@ -89,7 +90,8 @@ export async function planSuffix(
 /**
  * Writes a planned suffix into the session and links its elements into the chain; drops the raw
  * answer kept at `clearAnswerAt` (the chain moves past it) with the links, or alone when there
- * are none.
+ * are none. Returns the status reading of its last write to the session's messages (see
+ * `SyncedConversation.reading`), null when it wrote none.
  */
 export async function writeSuffix(
   deps: GatewayDeps,
@@ -97,19 +99,31 @@ export async function writeSuffix(
   elements: readonly ConversationElement[],
   plan: SuffixPlan,
   clearAnswerAt: number | null = null,
-): Promise<void> {
+): Promise<FreshReading | null> {
   if (plan.from >= elements.length) {
     if (clearAnswerAt !== null) await clearStoredAnswer(deps.resources.db, target.session.pk, clearAnswerAt);
-    return;
+    return null;
   }
   const { session } = target;
   const sessionTarget = { tenantId: session.tenantId, id: session.id };
+  // Only the last write's reading can describe the session as this request leaves it.
+  let reading: FreshReading | null = null;
   for (const [messageId, parts] of plan.results) {
-    await deps.messages.finish(sessionTarget, messageId, { parts }, deps.log);
+    ({ reading } = await deps.messages.finishWithReading(
+      sessionTarget,
+      messageId,
+      { parts },
+      deps.log,
+      session,
+    ));
   }
   for (let i = 0; i < plan.appends.length; i += APPEND_BATCH) {
     const batch = plan.appends.slice(i, i + APPEND_BATCH);
-    await deps.messages.append(sessionTarget, { kind: 'parsed', messages: batch }, deps.log);
+    ({ reading } = await deps.messages.appendWithReading(
+      sessionTarget,
+      { kind: 'parsed', messages: batch },
+      deps.log,
+    ));
   }
   await insertConversationLinks(
     deps.resources.db,
@@ -121,6 +135,7 @@ export async function writeSuffix(
     })),
     { now: deps.resources.clock(), clearRawAnswerAt: clearAnswerAt },
   );
+  return reading;
 }
 
 /** The result on its call's part, with the call's stored input (the write need not read it again). */

@@ -6,7 +6,7 @@
 import { ClientId } from '@compactor/contract';
 import { chainHash, dropInMessageId, DropInInputError, type DropInAnswer } from '@compactor/core';
 import { answerSlot, insertConversationLinks, rehashConversationLink, type SessionRow } from '@compactor/db';
-import { InvalidInput } from '@compactor/sessions';
+import { InvalidInput, type FreshReading } from '@compactor/sessions';
 import { conversationSerializer } from './conversation-locks';
 import type {
   ConversationOutcome,
@@ -72,7 +72,12 @@ async function apply(
     session: SessionRow,
     outcome: ConversationOutcome,
     conversationKey: string | null,
-    extra: { divergedFrom?: string; replay?: StoredAnswer; answerPosition?: number } = {},
+    extra: {
+      divergedFrom?: string;
+      replay?: StoredAnswer;
+      answerPosition?: number;
+      reading?: FreshReading | null;
+    } = {},
   ): SyncedConversation => ({
     session: { tenantId: session.tenantId, id: session.id },
     outcome,
@@ -80,6 +85,8 @@ async function apply(
     replay: extra.replay ?? null,
     answerPosition: extra.answerPosition ?? elements.length,
     recall: dropInMetadataOf(session, request.protocol).recall,
+    row: extra.reading?.session ?? session,
+    reading: extra.reading ?? null,
     chain: { sessionPk: session.pk, conversationKey, end },
   });
 
@@ -95,8 +102,8 @@ async function apply(
       const plan = await planSuffix(deps, session, elements, resolution.from, request.protocol);
       if (echoAt !== null)
         await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
-      await writeSuffix(deps, { session, conversationKey }, elements, plan, clearAnswerAt);
-      return synced(session, 'extended', conversationKey);
+      const reading = await writeSuffix(deps, { session, conversationKey }, elements, plan, clearAnswerAt);
+      return synced(session, 'extended', conversationKey, { reading });
     }
     case 'create': {
       const { divergedFrom, conversationKey } = resolution;
@@ -133,10 +140,10 @@ async function apply(
         },
         chainEnd: end,
       });
-      await writeSuffix(deps, { session, conversationKey }, elements, plan);
+      const reading = await writeSuffix(deps, { session, conversationKey }, elements, plan);
       return divergedFrom
-        ? synced(session, 'diverged', conversationKey, { divergedFrom: divergedFrom.id })
-        : synced(session, 'created', conversationKey);
+        ? synced(session, 'diverged', conversationKey, { divergedFrom: divergedFrom.id, reading })
+        : synced(session, 'created', conversationKey, { reading });
     }
   }
 }
@@ -158,9 +165,10 @@ export async function recordAnswer(
     const slot = await answerSlot(db, chain.sessionPk, position, id);
     // A concurrent identical request answered first: its answer is the conversation's.
     if (slot.linked || !slot.sessionExists) return;
-    // Stored already when an earlier attempt died before linking it: link it now.
+    // Stored already when an earlier attempt died before linking it: link it now. The client
+    // waits for the answer's commit, not for the status and auto trigger that follow it.
     if (!slot.messageStored)
-      await deps.messages.append(
+      await deps.messages.appendSettlingLater(
         session,
         { kind: 'parsed', messages: [{ ...answer.message, id }] },
         deps.log,

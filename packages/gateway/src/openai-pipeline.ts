@@ -81,7 +81,10 @@ export async function chatCompletions(
     overrides: overridesOf(request.headers),
     elements,
   });
-  const context = await servedOpenAIContext(deps, conversation.session, deps.settings.compactionWaitMs);
+  const context = await servedOpenAIContext(deps, conversation.session, deps.settings.compactionWaitMs, {
+    session: conversation.row,
+    reading: conversation.reading,
+  });
   const headers = (fit: string): Record<string, string> => ({
     ...conversationHeaders(conversation),
     'x-compactor-fit': fit,

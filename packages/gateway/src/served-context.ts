@@ -9,6 +9,7 @@ import {
   requireSession,
   sessionContext,
   waitForCompactionEnd,
+  type ContextKnown,
   type SessionTarget,
 } from '@compactor/sessions';
 import type { ContextFitKind } from '@compactor/contract';
@@ -20,13 +21,22 @@ export interface ServedContext {
   fit: ContextFitKind;
 }
 
-/** The served context as Chat Completions messages (pinned system messages first). */
+/**
+ * The served context as Chat Completions messages (pinned system messages first). `known`: what
+ * the request's own writes read of the session (`SyncedConversation.row` / `.reading`).
+ */
 export async function servedOpenAIContext(
   deps: GatewayDeps,
   session: SessionTarget,
   waitMs: number,
+  known: ContextKnown = {},
 ): Promise<ServedContext> {
-  const context = await sessionContext(deps.resources, session, { format: 'openai', fit: 'auto', waitMs });
+  const context = await sessionContext(
+    deps.resources,
+    session,
+    { format: 'openai', fit: 'auto', waitMs },
+    known,
+  );
   return { messages: context.messages as OpenAIChatMessage[], fit: context.fit };
 }
 

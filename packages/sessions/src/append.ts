@@ -70,7 +70,8 @@ const MODEL_CHANGES_TOLERATED = 2;
  * from any replica), nothing was written: the batch is counted again with the session's model
  * and sent again; a serialised batch that statement could not decide (a re-post, a call stored
  * unfinished) is sent again as its messages. The status inputs are read in the same round trip
- * (see {@link KnownSession}), and returned when they are the session's after this append.
+ * (see {@link KnownSession}), and returned when they are the session's after this append
+ * (unless `statusInRoundTrip` is false: the caller reads the status later, if at all).
  *
  * Before each write, the batch's usage reports are checked against the window of the model it
  * was counted for (`checkUsageReports`): a refused batch writes nothing. That window is the one
@@ -83,7 +84,12 @@ export async function appendCounted(
   target: { tenantId: string; id: string },
   known: KnownSession,
   prepared: PreparedAppend,
-  { source, sessions, key }: { source: AppendSource; sessions: KnownSessions; key: string },
+  {
+    source,
+    sessions,
+    key,
+    statusInRoundTrip = true,
+  }: { source: AppendSource; sessions: KnownSessions; key: string; statusInRoundTrip?: boolean },
 ): Promise<{
   session: SessionRow;
   appended: AppendedMessage[];
@@ -99,7 +105,12 @@ export async function appendCounted(
   };
   for (let attempt = 0; ; attempt++) {
     checkUsageReports(usagePeaks, contextWindow, appendedUsagePath);
-    const outcome = await appendToSession(resources.db, { ...target, modelId }, batch, { readAfter });
+    const outcome = await appendToSession(
+      resources.db,
+      { ...target, modelId },
+      batch,
+      statusInRoundTrip ? { readAfter } : {},
+    );
     if (outcome.kind === 'missing') {
       sessions.delete(key);
       throw new SessionNotFound();

@@ -8,7 +8,7 @@ import {
 import { safeErrorMessage, type CompactionRow, type SessionRow } from '@compactor/db';
 import type { OperationLog, SessionResources } from './resources';
 import type { SessionStatus as StatusView, TurnPruneView } from '@compactor/contract';
-import { statusSnapshot, type PrefetchedStatus } from './status';
+import { statusSnapshot, type PrefetchedStatus, type StatusSnapshot } from './status';
 import type { TenantLimits } from './tenant-limits';
 import { turnPrune } from './turn-prune';
 import { compactionView } from './views';
@@ -21,6 +21,11 @@ export interface AfterWrite {
   /** The prune job this write queued, or the prune that waited for the prompt cache, if any. */
   prune: TurnPruneView;
   verdict: TriggerVerdict | null;
+  /**
+   * The snapshot the status was read from, when it still describes the session as the write
+   * left it: the write started no compaction (a started one is active now, which it does not show).
+   */
+  unchanged: StatusSnapshot | null;
 }
 
 /**
@@ -116,5 +121,5 @@ export async function afterWrite(
     // Policy `pruning.cacheAware`: it may wait for the prompt cache (see turnPrune).
     prune = await turnPrune(resources, limits, session, snapshot, verdict, log);
   }
-  return { status, compaction, prune, verdict };
+  return { status, compaction, prune, verdict, unchanged: status === snapshot.status ? snapshot : null };
 }

@@ -27,6 +27,24 @@ export interface ContextRequest {
   waitMs?: number | undefined;
 }
 
+/**
+ * A status read by the caller after its last write to the session, under the session's write
+ * queue (the append or finish it made returned it), with the session row that write returned:
+ * the context read takes it instead of reading the status again when the view it then reads is
+ * the one this status describes (see {@link readContextAfter}).
+ */
+export interface FreshReading {
+  session: SessionRow;
+  snapshot: StatusSnapshot;
+}
+
+/** What the caller already holds: a fresh status reading, or at least the session row. */
+export interface ContextKnown {
+  reading?: FreshReading | null | undefined;
+  /** The session's row as read in this request (it is not read again). */
+  session?: SessionRow | undefined;
+}
+
 /** One consistent reading of the session: its status and the context view it describes. */
 interface ContextReading {
   snapshot: StatusSnapshot;
@@ -46,9 +64,15 @@ export async function sessionContext(
   resources: Pick<SessionResources, 'db' | 'tokenizerFor' | 'events'>,
   target: SessionTarget,
   request: ContextRequest,
+  known: ContextKnown = {},
 ): Promise<ContextAnswer> {
-  const session = await requireSession(resources.db, target.tenantId, target.id);
-  let reading = await readContext(resources.db, session);
+  const session =
+    known.reading?.session ??
+    known.session ??
+    (await requireSession(resources.db, target.tenantId, target.id));
+  let reading =
+    (known.reading && (await readContextAfter(resources.db, known.reading))) ??
+    (await readContext(resources.db, session));
   const active = reading.snapshot.active;
   if (request.fit === 'auto' && overUsable(reading.snapshot) && active && request.waitMs) {
     if (await waitForCompactionEnd(resources, session.pk, active.id, request.waitMs))
@@ -88,6 +112,28 @@ async function readContext(db: Db, session: SessionRow): Promise<ContextReading>
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },
   );
+}
+
+/**
+ * The view alone, read in one statement (one snapshot), with the caller's status when the two
+ * describe the same messages: the same latest compaction, message count, newest message and
+ * stored tokens. Anything written since the status was read (another client's append or patch,
+ * a compaction or prune that completed) shows in one of these, and then null: the caller reads
+ * both again in one transaction.
+ */
+async function readContextAfter(db: Db, { session, snapshot }: FreshReading): Promise<ContextReading | null> {
+  const { pinSystemMessages } = snapshot.policy;
+  const rows = await loadContextRows(db, session.pk, { pinSystemMessages });
+  const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
+    pinSystemMessages,
+  });
+  const { stats, latestCompleted } = snapshot;
+  const same =
+    context.compactionId === (latestCompleted?.id ?? null) &&
+    rows.messages.length === stats.contextMessages &&
+    (rows.messages.at(-1)?.seq ?? null) === stats.newestSeq &&
+    context.tokens === stats.storedTokens;
+  return same ? { snapshot, context } : null;
 }
 
 /** The status's own verdict: the estimated next prompt exceeds the usable input. */

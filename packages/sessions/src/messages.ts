@@ -6,8 +6,10 @@ import {
   loadHistoryPage,
   partFromRow,
   patchMessage,
+  type AppendedMessage,
   type CompactionRow,
   type Db,
+  type SessionRow,
 } from '@compactor/db';
 import type { AppendMessagesBody, PartInput, PatchMessageBody } from '@compactor/contract';
 import type { z } from 'zod';
@@ -15,7 +17,8 @@ import type { AppendAnswer, FinishMessageAnswer, HistoryPageAnswer } from './ans
 import { appendCounted, KnownSessions, knownSession } from './append';
 import { parsedBody, unparsedBody } from './append-sources';
 import { keyedIdPrefix } from './keyed-message-ids';
-import { afterWrite } from './auto-trigger';
+import { afterWrite, type AfterWrite } from './auto-trigger';
+import type { FreshReading } from './context';
 import { AppendBodyThread } from './large-bodies/append-body-thread';
 import { LARGE_APPENDS_IN_FLIGHT, LargeAppendSlots } from './large-bodies/large-append-slots';
 import type { OperationLog, SessionResources } from './resources';
@@ -55,6 +58,8 @@ export class SessionMessages {
   private readonly sessions = new KnownSessions();
   private readonly bodyThread = new AppendBodyThread();
   private readonly largeAppends: LargeAppendSlots;
+  /** What {@link appendSettlingLater} left running. */
+  private readonly settling = new Set<Promise<void>>();
 
   constructor(
     private readonly resources: SessionResources,
@@ -74,12 +79,73 @@ export class SessionMessages {
    * the auto trigger started.
    */
   async append(target: SessionTarget, body: AppendBody, log: OperationLog): Promise<AppendAnswer> {
+    return (await this.appendWithReading(target, body, log)).answer;
+  }
+
+  /**
+   * {@link append}, with the status reading it ended with while it still describes the session
+   * as this append left it (null when the auto trigger started a compaction): a context read
+   * right after may take it instead of reading the status again (`sessionContext`).
+   */
+  async appendWithReading(
+    target: SessionTarget,
+    body: AppendBody,
+    log: OperationLog,
+  ): Promise<{ answer: AppendAnswer; reading: FreshReading | null }> {
+    const { appended, settled } = await this.write(target, body, { log, statusInRoundTrip: true });
+    const { session, after } = await settled;
+    return {
+      answer: {
+        messages: appended,
+        status: after.status,
+        compaction: triggered(after.compaction),
+        prune: after.prune,
+      },
+      reading: after.unchanged && { session, snapshot: after.unchanged },
+    };
+  }
+
+  /**
+   * Appends a batch and returns once it is committed; the status and the auto trigger run after,
+   * still in the session's write queue (the next write to the session waits for them), without
+   * the caller waiting: for a write whose caller needs no status, such as a drop-in answer the
+   * client is waiting for. Their failure is logged; `close` waits for them.
+   */
+  async appendSettlingLater(target: SessionTarget, body: AppendBody, log: OperationLog): Promise<void> {
+    const { settled } = await this.write(target, body, { log, statusInRoundTrip: false });
+    const running = settled.then(
+      () => undefined,
+      (error: unknown) =>
+        log.warn(
+          { sessionId: target.id, err: { name: (error as Error).name } },
+          'status after an append could not be read; the next write evaluates the trigger again',
+        ),
+    );
+    this.settling.add(running);
+    void running.finally(() => this.settling.delete(running));
+  }
+
+  /**
+   * The write of an append, resolved once it is committed, and what follows it (`settled`: the
+   * status and the auto trigger) still holding the session's place in the queue until it ends.
+   * `statusInRoundTrip`: the status inputs are read in the write's round trip, for a caller that
+   * waits for the status anyway.
+   */
+  private async write(
+    target: SessionTarget,
+    body: AppendBody,
+    { log, statusInRoundTrip }: { log: OperationLog; statusInRoundTrip: boolean },
+  ): Promise<{ appended: AppendedMessage[]; settled: Promise<{ session: SessionRow; after: AfterWrite }> }> {
     const { resources, limits, sessions } = this;
     const key = sessionKey(target.tenantId, target.id);
     // Its place in the session's queue first: a refused append costs no counting.
     const place = this.writes.reserve(key);
     // A large body keeps its bytes and rows in memory until written: a bounded number at once.
     let release: (() => void) | undefined;
+    const done = () => {
+      place.release();
+      release?.();
+    };
     try {
       release = body.kind === 'unparsed' ? this.largeAppends.take() : undefined;
       // The model whose encoding counts the batch: the one the session had at its last append
@@ -97,34 +163,33 @@ export class SessionMessages {
       // Counted before the write: tokenizing large outputs must not wait in the session's queue.
       const prepared = await source.prepare(known.modelId);
       // The write and what it triggers, one at a time per session (see SessionWriteQueue).
-      const { appended, after } = await place.run(async () => {
+      let written!: (appended: AppendedMessage[]) => void;
+      const committed = new Promise<AppendedMessage[]>((resolve) => (written = resolve));
+      const settled = place.run(async () => {
         const { session, appended, turnEnds, statusInputs } = await appendCounted(
           resources,
           { tenantId: target.tenantId, id: target.id },
           known,
           prepared,
-          { source, sessions, key },
+          { source, sessions, key, statusInRoundTrip },
         );
+        written(appended);
         // A re-posted (not created) message finishes nothing new.
         const finishedTurn = appended.some((message, i) => message.created && turnEnds[i] === true);
-        return {
-          appended,
-          after: await afterWrite(resources, limits, session, {
-            finishedTurn,
-            log,
-            ...(statusInputs ? { prefetched: statusInputs } : {}),
-          }),
-        };
+        const after = await afterWrite(resources, limits, session, {
+          finishedTurn,
+          log,
+          ...(statusInputs ? { prefetched: statusInputs } : {}),
+        });
+        return { session, after };
       });
-      return {
-        messages: appended,
-        status: after.status,
-        compaction: triggered(after.compaction),
-        prune: after.prune,
-      };
-    } finally {
-      place.release();
-      release?.();
+      void settled.then(done, done);
+      // A write that failed rejects `settled` before `committed` resolves.
+      const appended = await Promise.race([committed, settled.then(() => committed)]);
+      return { appended, settled };
+    } catch (error) {
+      done();
+      throw error;
     }
   }
 
@@ -138,8 +203,22 @@ export class SessionMessages {
     body: z.infer<typeof PatchMessageBody>,
     log: OperationLog,
   ): Promise<FinishMessageAnswer> {
+    return (await this.finishWithReading(target, messageId, body, log)).answer;
+  }
+
+  /**
+   * {@link finish}, with the status reading it ended with (as {@link appendWithReading}).
+   * `known`: the session's row as the caller read it in this request (it is not read again).
+   */
+  async finishWithReading(
+    target: SessionTarget,
+    messageId: string,
+    body: z.infer<typeof PatchMessageBody>,
+    log: OperationLog,
+    known?: SessionRow,
+  ): Promise<{ answer: FinishMessageAnswer; reading: FreshReading | null }> {
     const { resources, limits } = this;
-    const session = await requireSession(resources.db, target.tenantId, target.id);
+    const session = known ?? (await requireSession(resources.db, target.tenantId, target.id));
     if (body.usage) checkUsageReports(usagePeaks([body.usage]), session.contextWindow, () => '/usage');
     const counter = resources.tokenizerFor(session.modelId);
     const inputs = await withStoredToolInputs(resources.db, session.pk, messageId, body.parts);
@@ -160,15 +239,19 @@ export class SessionMessages {
       return { message, after };
     });
     return {
-      ...message,
-      status: after.status,
-      compaction: triggered(after.compaction),
-      prune: after.prune,
+      answer: {
+        ...message,
+        status: after.status,
+        compaction: triggered(after.compaction),
+        prune: after.prune,
+      },
+      reading: after.unchanged && { session, snapshot: after.unchanged },
     };
   }
 
-  /** Stops the large-body thread (bodies still waiting for it fail). */
-  close(): Promise<void> {
+  /** Waits for the statuses still settling after appends, then stops the large-body thread (bodies still waiting for it fail). */
+  async close(): Promise<void> {
+    await Promise.all(this.settling);
     return this.bodyThread.close();
   }
 }
