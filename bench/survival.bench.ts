@@ -129,8 +129,9 @@ try {
       kindRecall ||= done.some((r) => r.kindRecall);
       rows.push(...rowsOf(summarizer, window, done));
       const used = done.filter((r) => r.compactions >= MIN_CHAIN).length;
+      const longest = Math.max(0, ...done.map((r) => r.compactions));
       console.log(
-        `${summarizer} at ${window}: ${used} of ${transcripts.length} transcripts made a chain of ${MIN_CHAIN}+ (${((performance.now() - started) / 1000).toFixed(0)} s so far)`,
+        `${summarizer} at ${window}: ${used} of ${transcripts.length} transcripts made a chain of ${MIN_CHAIN}+ (longest ${longest}; ${((performance.now() - started) / 1000).toFixed(0)} s so far)`,
       );
     }
   }
