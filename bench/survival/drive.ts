@@ -180,7 +180,9 @@ async function kindRecall(
       `${api.apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}/recall?kind=${kind}`,
       { headers: { authorization: `Bearer ${api.apiKey}` } },
     );
-    return response.ok ? await response.text() : null;
+    if (!response.ok) return null;
+    // The listing's strings as text (a JSON body escapes quotes and line breaks a command holds).
+    return inputStrings(await response.json()).join('\n');
   };
   return (await get('files')) === null ? null : get;
 }
