@@ -4,7 +4,12 @@
  * nor the answers are stored (the client never saw them, so its next request cannot echo them);
  * the texts are the ones the clients' own recall helpers give the model.
  */
-import { INVALID_RECALL_ARGUMENTS, recallAnswerText, recallQueryOf } from '@compactor/client';
+import {
+  INVALID_RECALL_ARGUMENTS,
+  recallAnswerText,
+  recallQueryOf,
+  type RecallRequest,
+} from '@compactor/client';
 import { RECALL_TOOL, RECALL_TOOL_NAME } from '@compactor/contract';
 import { CallNotFound, CallOutputPurged, recall, type SessionTarget } from '@compactor/sessions';
 import type { Db } from '@compactor/db';
@@ -64,13 +69,7 @@ export async function answerRecallCall(
   const query = recallQueryOf(argumentsJson);
   if (query === null) return INVALID_RECALL_ARGUMENTS;
   try {
-    const answer = await recall(
-      db,
-      session,
-      query.callId !== undefined
-        ? { callId: query.callId }
-        : { q: query.q, ...(query.limit !== undefined ? { limit: query.limit } : {}) },
-    );
+    const answer = await recall(db, session, recallQuery(query));
     return recallAnswerText(answer);
   } catch (error) {
     if (error instanceof CallNotFound && query.callId !== undefined)
@@ -79,4 +78,11 @@ export async function answerRecallCall(
       return `The output of tool call "${query.callId}" is no longer stored: retention has removed it.`;
     throw error;
   }
+}
+
+/** The recall route's query for the tool's arguments: a call by id, a ledger section, or words. */
+function recallQuery(query: RecallRequest): Parameters<typeof recall>[2] {
+  if ('callId' in query) return { callId: query.callId };
+  if ('kind' in query) return { kind: query.kind };
+  return { q: query.q, ...(query.limit !== undefined ? { limit: query.limit } : {}) };
 }
