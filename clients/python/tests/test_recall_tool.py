@@ -176,7 +176,8 @@ class RecallLiveTest(unittest.TestCase):
     def test_the_context_offers_the_tool_and_a_call_id_gives_the_output_back(self) -> None:
         api, sid = self.pruned_session("r1")
         tool = api.get_context(sid, format="openai", tools="recall")["tools"][0]
-        self.assertEqual(sorted(tool["function"]["parameters"]["properties"]), ["callId", "limit", "query"])
+        properties = sorted(tool["function"]["parameters"]["properties"])
+        self.assertEqual(properties, ["callId", "kind", "limit", "query"])
         self.assertNotIn("tools", api.get_context(sid, format="openai"))
         message = api.execute_recall_tool_call(sid, recall_call("call_r1", {"callId": "call_parser"}))
         self.assertEqual(

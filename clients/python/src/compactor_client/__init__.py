@@ -10,6 +10,16 @@ from ._version import __version__
 from .client import Client, CompactorClient
 from .errors import CompactorApiError, CompactorError, CompactorResponseError, CompactorTransportError
 from .events import EventStream
+from .recall_ledger import (
+    RECALL_LEDGER_KINDS,
+    LedgerCommandEntry,
+    LedgerFactEntry,
+    LedgerFileEntry,
+    LedgerOpenError,
+    RecallLedger,
+    RecallLedgerKind,
+    ledger_text,
+)
 from .recall_tool import (
     INVALID_RECALL_ARGUMENTS,
     RECALL_TOOL_NAME,
@@ -67,6 +77,14 @@ __all__ = [
     "RECALL_TOOL_NAME",
     "ChatTool",
     "OpenAIContextWithTools",
+    "RECALL_LEDGER_KINDS",
+    "LedgerCommandEntry",
+    "LedgerFactEntry",
+    "LedgerFileEntry",
+    "LedgerOpenError",
+    "RecallLedger",
+    "RecallLedgerKind",
+    "ledger_text",
     "RecallHit",
     "RecallOutput",
     "RecallResponse",

@@ -7,7 +7,14 @@ from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Un
 from .errors import CompactorApiError
 from .message_ids import with_message_ids
 from .events import EventStream
-from .recall_tool import OpenAIContextWithTools, RecallResponse, execute_recall_tool_call
+from .recall_ledger import RecallLedger, RecallLedgerKind
+from .recall_tool import (
+    OpenAIContextWithTools,
+    RecallOutput,
+    RecallResponse,
+    RecallSearch,
+    execute_recall_tool_call,
+)
 from .retry import RetryPolicy
 from .transport import Settings, exchange, parse_base_url, segment, send
 from .types import (
@@ -208,20 +215,41 @@ class CompactorClient:
         query = {"format": format, "tools": tools, "fit": fit, "wait": wait_ms}
         return cast(Context, self._json("GET", _session_path(session_id) + "/context", query=query))
 
+    @overload
+    def recall(self, session_id: str, call_id: str) -> RecallOutput: ...
+
+    @overload
+    def recall(self, session_id: str, *, q: str, limit: Optional[int] = None) -> RecallSearch: ...
+
+    @overload
+    def recall(
+        self,
+        session_id: str,
+        *,
+        kind: RecallLedgerKind,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> RecallLedger: ...
+
     def recall(
         self,
         session_id: str,
         call_id: Optional[str] = None,
         q: Optional[str] = None,
         limit: Optional[int] = None,
+        kind: Optional[RecallLedgerKind] = None,
+        cursor: Optional[str] = None,
     ) -> RecallResponse:
         """``GET /v1/sessions/:id/recall``: what compaction took out of the model's view.
 
         ``call_id=``: one cleared tool output as stored (a :class:`RecallOutput`; 404 unknown, 410
         once retention purged it). ``q=`` (and ``limit=``, 1–20, default 5): passages of the
         summarized or cleared history that match, best first (a :class:`RecallSearch`).
+        ``kind="files" | "commands" | "facts"`` (and ``limit=``, 1–500, default 100, and
+        ``cursor=``, a page's ``nextCursor``): a section of what the session touched, whole, newest
+        first, a page at a time (a :class:`RecallLedger`).
         """
-        query = {"callId": call_id, "q": q, "limit": limit}
+        query = {"callId": call_id, "q": q, "kind": kind, "limit": limit, "cursor": cursor}
         return cast(RecallResponse, self._json("GET", _session_path(session_id) + "/recall", query=query))
 
     def execute_recall_tool_call(self, session_id: str, tool_call: Any) -> OpenAIToolMessage:
@@ -235,8 +263,9 @@ class CompactorClient:
         """
 
         def recall(query: Dict[str, Any]) -> RecallResponse:
-            call_id, q, limit = query.get("callId"), query.get("q"), query.get("limit")
-            return self.recall(session_id, call_id=call_id, q=q, limit=limit)
+            # The request's keys are the route's query parameters already.
+            path = _session_path(session_id) + "/recall"
+            return cast(RecallResponse, self._json("GET", path, query=query))
 
         return execute_recall_tool_call(recall, tool_call)
 

@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union
 
 from .errors import CompactorApiError
+from .recall_ledger import RECALL_LEDGER_KINDS, RecallLedger, ledger_text
 from .types import OpenAIContext, OpenAIToolMessage
 
 #: The recall tool's name, as the model calls it.
@@ -66,7 +67,7 @@ class RecallSearch(TypedDict):
     results: List[RecallHit]
 
 
-RecallResponse = Union[RecallOutput, RecallSearch]
+RecallResponse = Union[RecallOutput, RecallSearch, RecallLedger]
 
 
 class _ToolFunction(TypedDict):
@@ -89,11 +90,14 @@ class OpenAIContextWithTools(OpenAIContext):
 
 
 def _is_text(value: Any, longest: int) -> bool:
+    # Lengths in code points, as the API's schema (zod) counts them: an emoji is one.
     return isinstance(value, str) and 1 <= len(value) <= longest
 
 
 def recall_query_of(arguments: Any) -> Optional[Dict[str, Any]]:
-    """The recall request a call's arguments make (``{"callId"}`` or ``{"q", "limit"?}``), or None.
+    """The recall request a call's arguments make (``{"callId"}``, ``{"q", "limit"?}`` or
+    ``{"kind"}``), or None: exactly one of ``callId``, ``query`` and ``kind``, ``limit`` with
+    ``query`` only, as ``RecallToolArguments`` of ``@compactor/contract`` has it.
 
     ``arguments``: the JSON text a model wrote, or that text already parsed.
     """
@@ -102,12 +106,16 @@ def recall_query_of(arguments: Any) -> Optional[Dict[str, Any]]:
             arguments = json.loads(arguments or "{}")
         except ValueError:
             return None
-    if not isinstance(arguments, Mapping) or not set(arguments) <= {"callId", "query", "limit"}:
+    if not isinstance(arguments, Mapping) or not set(arguments) <= {"callId", "query", "kind", "limit"}:
         return None
     if "callId" in arguments:
         call_id = arguments["callId"]
         only = len(arguments) == 1
         return {"callId": call_id} if only and _is_text(call_id, MAX_CALL_ID_LENGTH) else None
+    if "kind" in arguments:
+        kind = arguments["kind"]
+        only = len(arguments) == 1
+        return {"kind": kind} if only and isinstance(kind, str) and kind in RECALL_LEDGER_KINDS else None
     query = arguments.get("query")
     if not _is_text(query, MAX_RECALL_QUERY_LENGTH):
         return None
@@ -124,6 +132,8 @@ def recall_query_of(arguments: Any) -> Optional[Dict[str, Any]]:
 
 def recall_answer_text(answer: Mapping[str, Any]) -> str:
     """The tool message's text for an answer of the recall route."""
+    if answer["kind"] == "ledger":
+        return ledger_text(answer)
     if answer["kind"] == "call":
         call = 'Tool call "{}" ({})'.format(answer["callId"], answer["tool"])
         if answer["status"] == "error":
@@ -155,7 +165,8 @@ def recall_refusal_text(query: Mapping[str, Any], error: Exception) -> Optional[
         return None
     if error.status == 400 and error.code == "validation_error":
         return INVALID_RECALL_ARGUMENTS
-    # A search cannot miss but for the session itself, which the caller named: not the model's doing.
+    # A search or a ledger section cannot miss but for the session itself, which the caller named:
+    # not the model's doing.
     call_id = query.get("callId")
     if call_id is None:
         return None
