@@ -36,8 +36,9 @@ export type RecallRequest =
 
 /** What the model is told when its arguments cannot be a recall request. */
 export const INVALID_RECALL_ARGUMENTS =
-  'recall was not run: its arguments must be {"callId": "<the call id a cleared output names>"} ' +
-  'or {"query": "<words to look for>", "limit": <1 to 20, optional>}.';
+  'recall was not run: its arguments must be {"callId": "<the call id a cleared output names>"}, ' +
+  '{"query": "<words to look for>", "limit": <1 to 20, optional>} ' +
+  'or {"kind": "files" | "commands" | "facts"}.';
 
 /** The recall request a call's arguments make, or null when they make none. */
 export function recallQueryOf(argumentsJson: string): RecallRequest | null {

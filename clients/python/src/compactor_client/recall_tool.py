@@ -25,8 +25,9 @@ MAX_RECALL_LIMIT = 20
 
 #: What the model is told when its arguments cannot be a recall request.
 INVALID_RECALL_ARGUMENTS = (
-    'recall was not run: its arguments must be {"callId": "<the call id a cleared output names>"} '
-    'or {"query": "<words to look for>", "limit": <1 to 20, optional>}.'
+    'recall was not run: its arguments must be {"callId": "<the call id a cleared output names>"}, '
+    '{"query": "<words to look for>", "limit": <1 to 20, optional>} '
+    'or {"kind": "files" | "commands" | "facts"}.'
 )
 
 
