@@ -362,9 +362,23 @@ function fileBlock(
   return `<${tag}>\n${listed.join('\n')}${line}\n</${tag}>`;
 }
 
-const FILE_OPS_BLOCK = /<(read-files|modified-files)>[\s\S]*?<\/\1>/g;
+/**
+ * Tag around the rendered artifact ledger a summary message shows in place of the file lists
+ * (summary-messages.ts). Its entries are escaped prompt data, so a closing tag inside one has a
+ * backslash before it and does not end the block.
+ */
+export const LEDGER_BLOCK_TAG = 'session-ledger';
 
-/** `text` without any `<read-files>` / `<modified-files>` blocks (e.g. echoed by the summarizer). */
+const FILE_OPS_BLOCK = new RegExp(
+  `<(read-files|modified-files|${LEDGER_BLOCK_TAG})>[\\s\\S]*?(?<!\\\\)<\\/\\1>`,
+  'g',
+);
+
+/**
+ * `text` without any `<read-files>` / `<modified-files>` blocks (e.g. echoed by the summarizer)
+ * or ledger block: they are rendered again from metadata and the stored ledger, so a summary fed
+ * back as the previous one would otherwise carry them twice.
+ */
 export function stripFileOpsBlocks(text: string): string {
   return text
     .replace(FILE_OPS_BLOCK, '')

@@ -45,11 +45,12 @@ const ANGLE_OPENERS = '<\\uFE64\\uFF1C';
 const LINE_START_BRACKET = new RegExp(`(^|[${BREAK_CLASS}])${INLINE_INVISIBLE}\\\\*[${OPENERS}]`, 'gu');
 
 /**
- * The names of the prompts' framing tags (and `summary`, which summary messages and answers are
- * wrapped in), however a tag is spelt: `</ Conversation\n>`, `<previous_summary id=1>`.
+ * The names of the prompts' framing tags (and `summary` and `session-ledger`, which summary
+ * messages wrap their text and ledger in), however a tag is spelt: `</ Conversation\n>`,
+ * `<previous_summary id=1>`.
  */
 const FRAMING_TAG = new RegExp(
-  `[${ANGLE_OPENERS}]\\s*(?:\\/\\s*)?(?:conversation|previous[-_\\s]*summary|instructions|read[-_\\s]*files|modified[-_\\s]*files|summary)`,
+  `[${ANGLE_OPENERS}]\\s*(?:\\/\\s*)?(?:conversation|previous[-_\\s]*summary|instructions|read[-_\\s]*files|modified[-_\\s]*files|session[-_\\s]*ledger|summary)`,
   'giu',
 );
 

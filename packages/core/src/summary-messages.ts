@@ -12,7 +12,16 @@
  * All of them are stored with `summary: true` and the compaction's id; the context view shows
  * only the latest completed compaction's ones.
  */
-import { fileOpsFromMetadata, mergeFileOps, stripFileOpsBlocks, withFileOps, type FileOps } from './file-ops';
+import {
+  fileOpsFromMetadata,
+  LEDGER_BLOCK_TAG,
+  mergeFileOps,
+  stripFileOpsBlocks,
+  withFileOps,
+  type FileOps,
+} from './file-ops';
+import { renderLedger } from './ledger/render';
+import type { ArtifactLedger } from './ledger/types';
 import { assertNever, type Message } from './model';
 import type { Policy } from './policy';
 import { estimateTokens, type CountTokens } from './tokens';
@@ -63,8 +72,16 @@ export interface SummaryMessagesInput {
   auto: boolean;
   /** How many messages the summary replaces (shown by the `system` style, kept in metadata). */
   messagesCompacted: number;
-  /** Cumulative file ops: rendered after the summary and kept in metadata for the next cycle. */
+  /**
+   * Cumulative file ops: kept in metadata for the next cycle, and rendered after the summary
+   * unless `ledgerBlock` is given.
+   */
   fileOps?: FileOps | null;
+  /**
+   * The session's ledger as {@link fitLedgerBlock} rendered it: shown after the summary in place
+   * of the file lists ('' shows neither).
+   */
+  ledgerBlock?: string;
   /** ISO time for `createdAt` (core takes no clock). */
   createdAt: string;
   /**
@@ -86,7 +103,10 @@ export interface SummaryMessagesInput {
 export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] {
   const countTokens = input.countTokens ?? estimateTokens;
   const fileOps = mergeFileOps(input.fileOps);
-  const body = withFileOps(input.summaryText, fileOps);
+  const body =
+    input.ledgerBlock === undefined
+      ? withFileOps(input.summaryText, fileOps)
+      : [stripFileOpsBlocks(input.summaryText), input.ledgerBlock].filter((text) => text !== '').join('\n\n');
   const summaryId = input.ids?.summary ?? `${input.compactionId}-summary`;
   const base = {
     finish: null,
@@ -140,6 +160,25 @@ export function buildSummaryMessages(input: SummaryMessagesInput): NewMessage[] 
     default:
       return assertNever(input.style, 'summary message style');
   }
+}
+
+/** The ledger wrapped in its block tag, as a summary message shows it. */
+function ledgerBlockOf(rendered: string): string {
+  return rendered === '' ? '' : `<${LEDGER_BLOCK_TAG}>\n${rendered}\n</${LEDGER_BLOCK_TAG}>`;
+}
+
+/**
+ * The session's ledger as the block a summary message shows in place of the file lists: modified
+ * files before read ones, newest first, grouped by directory, commands with their last outcome,
+ * what does not fit named with its recall call; the block, tags included, at most `maxTokens` by
+ * `count` ('' when nothing fits or the ledger is empty).
+ */
+export function fitLedgerBlock(
+  ledger: ArtifactLedger,
+  maxTokens: number,
+  count: (text: string) => number,
+): string {
+  return ledgerBlockOf(renderLedger(ledger, { maxTokens, count: (text) => count(ledgerBlockOf(text)) }));
 }
 
 /** Openings that mark a message as a summary when it lacks the `summary` flag (imported histories). */

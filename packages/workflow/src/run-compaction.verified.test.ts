@@ -147,7 +147,7 @@ describe('verified summaries', () => {
 });
 
 describe('bounded file lists', () => {
-  it('a session that read 8,000 files gets bounded metadata, blocks and context, newest files kept', async () => {
+  it('a session that read 8,000 files gets bounded metadata, ledger block and context, newest files kept', async () => {
     /** 4,000 reads of distinct files, 50 a message, numbered from `from`. */
     const reads = (from: number): MessageInput[] =>
       Array.from({ length: 80 }, (_, m) =>
@@ -183,7 +183,9 @@ describe('bounded file lists', () => {
     expect(readFiles).toHaveLength(MAX_LISTED_FILES);
     expect(readFiles[0]).toBe('packages/app/src/feature-7999/index.ts');
     expect(summary.metadata['readFilesOmitted']).toBe(8_000 - MAX_LISTED_FILES);
-    expect(textOf(summary)).toContain('(… and 7,900 more files read, not listed)');
+    // The text shows the ledger within its share, newest first; the rest is named with its recall call.
+    expect(textOf(summary)).toContain('…/feature-7999/index.ts');
+    expect(textOf(summary)).toMatch(/Not listed for space: [\d,]+ files \(recall\?kind=files\)/);
     // The native context a client fetches every turn: about 10 KB, not the 400 KB of every path.
     expect(JSON.stringify(summary.metadata).length).toBeLessThan(5_000);
     expect(JSON.stringify(context).length).toBeLessThan(12_000);

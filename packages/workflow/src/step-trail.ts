@@ -113,11 +113,18 @@ export class StepTrail {
 
 /**
  * What a step's record keeps of its result: plain numbers and labels, never message text
- * (summaries, instructions and file paths stay out of step records). Finalize's record is
+ * (summaries, instructions, file paths and the ledger's entries stay out of step records). Finalize's record is
  * written by `completeCompaction`: the new view's size.
  */
 export function stepDetail(result: unknown): Record<string, unknown> {
   if (result === null || typeof result !== 'object') return {};
-  const { summaryText: _text, fileOps: _ops, ...rest } = result as Record<string, unknown>;
+  const {
+    summaryText: _text,
+    fileOps: _ops,
+    ledger: _ledger,
+    ledgerBlock: _block,
+    unlistedConstraints: _constraints,
+    ...rest
+  } = result as Record<string, unknown>;
   return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
 }

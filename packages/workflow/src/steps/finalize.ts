@@ -175,7 +175,7 @@ export function tokenizerFor(resources: WorkflowResources, attempt: Attempt): To
  */
 export function summaryMessagesFor(
   attempt: Attempt,
-  outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps'>,
+  outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps' | 'ledgerBlock'>,
   tokenizer: Pick<Tokenizer, 'countSync'>,
   now: Date,
 ): Array<Omit<Message, 'seq'>> {
@@ -188,6 +188,7 @@ export function summaryMessagesFor(
     auto: compaction.reason !== 'manual',
     messagesCompacted: outcome.messagesCompacted,
     fileOps: outcome.fileOps,
+    ...(outcome.ledgerBlock !== undefined ? { ledgerBlock: outcome.ledgerBlock } : {}),
     createdAt: now.toISOString(),
     countTokens: (text) => tokenizer.countSync(text),
   });

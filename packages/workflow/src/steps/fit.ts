@@ -8,6 +8,7 @@ import {
   extractFileOps,
   fitFileOps,
   fitKeptMessages,
+  fitLedgerBlock,
   formatCount,
   isPinnedMessage,
   isTurnStart,
@@ -20,19 +21,30 @@ import {
   storedTokens,
   summaryBudgetTokens,
   usableTokens,
+  type ArtifactLedger,
   type Message,
   type Part,
   type PartClamp,
 } from '@compactor/core';
-import { canonicalJson, type StoredClamp } from '@compactor/db';
+import { canonicalJson, selectLatestLedger, type StoredClamp } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
 import { summaryMessagesFor, tokenizerFor } from './finalize';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
-/** The file lists a summary message renders take at most this share of the summary budget. */
+/** The file lists or ledger a summary message renders take at most this share of the summary budget. */
 const FILE_LISTS_BUDGET_SHARE = 0.25;
+
+/**
+ * The ledger in force before this compaction (the latest completed compaction's), read before the
+ * fit step measures: finalize merges the same one into what it stores (a compaction runs alone in
+ * its session), so the block measured is the block written.
+ */
+export async function ledgerInForce(resources: WorkflowResources, attempt: Attempt): Promise<ArtifactLedger> {
+  const stored = await selectLatestLedger(resources.db, attempt.session.pk, attempt.compaction.id);
+  return stored?.ledger ?? emptyLedger();
+}
 
 /** What measuring a candidate outcome needs: the view's parts, the budgets, exact counters. */
 interface FitContext {
@@ -43,7 +55,11 @@ interface FitContext {
   /** What the compaction aims for (the trigger's point, and room for the next turns). */
   target: number;
   countText: (text: string) => number;
-  summaryTokens: (outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps'>) => number;
+  summaryTokens: (
+    outcome: Pick<SummaryOutcome, 'summaryText' | 'messagesCompacted' | 'fileOps' | 'ledgerBlock'>,
+  ) => number;
+  /** The outcome with its ledger block rendered: the ledger in force merged with its range's. */
+  withLedgerBlock: (outcome: SummaryOutcome) => SummaryOutcome;
 }
 
 /** An outcome measured: its clamps and what the context holds after it. */
@@ -71,6 +87,7 @@ export function fitOutcome(
   view: readonly Message[],
   outcome: SummarizeOutcome,
   keepRecentTokens: number,
+  previousLedger: ArtifactLedger,
 ): SummarizeOutcome {
   if (outcome.kind !== 'summary') return outcome;
   const { model, policy } = attempt;
@@ -85,7 +102,15 @@ export function fitOutcome(
   // The size the compaction started from (before its prune step), as the row records it.
   const before = attempt.compaction.tokensBefore ?? storedTokens(view);
   const lists = FILE_LISTS_BUDGET_SHARE * summaryBudgetTokens(model, policy);
-  const bounded = { ...outcome, fileOps: fitFileOps(outcome.fileOps, lists, countText) };
+  const withLedgerBlock = (candidate: SummaryOutcome): SummaryOutcome => ({
+    ...candidate,
+    ledgerBlock: fitLedgerBlock(
+      mergeLedgers(previousLedger, candidate.ledger ?? emptyLedger()),
+      lists,
+      countText,
+    ),
+  });
+  const bounded = withLedgerBlock({ ...outcome, fileOps: fitFileOps(outcome.fileOps, lists, countText) });
 
   let fitted: Fitted;
   if (usable === null) {
@@ -101,7 +126,16 @@ export function fitOutcome(
       compactionTargetTokens(model, policy) ?? usable,
       room,
     );
-    const context: FitContext = { attempt, view, pinnedTokens, usable, target, countText, summaryTokens };
+    const context: FitContext = {
+      attempt,
+      view,
+      pinnedTokens,
+      usable,
+      target,
+      countText,
+      summaryTokens,
+      withLedgerBlock,
+    };
     fitted = measure(context, bounded);
     if (!fitted.fits) fitted = moveBoundary(context, fitted);
     if (!fitted.fits) fitted = cutSummary(context, fitted);
@@ -212,7 +246,7 @@ function droppingKept(
     }),
     budgetTokens: summaryBudgetTokens(attempt.model, attempt.policy),
   });
-  return {
+  return context.withLedgerBlock({
     ...outcome,
     summaryText: checked.text,
     boundarySeq,
@@ -221,7 +255,7 @@ function droppingKept(
     ledger,
     unlistedConstraints: checked.unlistedConstraints,
     detail: { ...outcome.detail, keptMessagesTruncated: dropped },
-  };
+  });
 }
 
 /** Index in `kept` of the current turn's first message with a call still pending or running. */

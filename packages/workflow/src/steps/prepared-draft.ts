@@ -11,7 +11,7 @@ import type { Attempt } from '../attempt';
 import { loadCoveredView } from '../compaction-view';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
-import { fitOutcome } from './fit';
+import { fitOutcome, ledgerInForce } from './fit';
 import { parseSummaryDraft, type SummaryOutcome } from './summary-writing';
 
 /**
@@ -96,8 +96,9 @@ export async function preparedOutcome(
       prepared: { draftId: row.id, preparedAt: row.preparedAt?.toISOString() ?? null },
     },
   };
+  const previousLedger = await ledgerInForce(resources, attempt);
   try {
-    const fitted = fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
+    const fitted = fitOutcome(resources, attempt, view, candidate, keepRecentTokens, previousLedger);
     if (fitted.kind === 'summary') {
       resources.log.info(ids, 'finalizing a prepared summary');
       return fitted;

@@ -18,7 +18,7 @@ import { loadCoveredView } from '../compaction-view';
 import { loadCoveredHistory, type CoveredHistory } from '../covered-history';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
-import { fitOutcome } from './fit';
+import { fitOutcome, ledgerInForce } from './fit';
 import { preparedOutcome } from './prepared-draft';
 import {
   summarizerSettings,
@@ -62,7 +62,14 @@ export async function summarizeStep(
     assertPinnedFit(attempt, view);
     const outcome = await topicOutcome(resources, attempt, view);
     const candidate = outcome.kind === 'summary' ? outcome : clampOnly(attempt, view, outcome);
-    return fitOutcome(resources, attempt, view, candidate, keepRecentTokens);
+    return fitOutcome(
+      resources,
+      attempt,
+      view,
+      candidate,
+      keepRecentTokens,
+      await ledgerInForce(resources, attempt),
+    );
   }
   if (policy.prepare !== null) {
     // A summary written ahead of the trigger that still covers a prefix: no LLM call.
@@ -78,6 +85,7 @@ export async function summarizeStep(
     withUnheld(view, covered, unheldRequests),
     candidate,
     keepRecentTokens,
+    await ledgerInForce(resources, attempt),
   );
 }
 

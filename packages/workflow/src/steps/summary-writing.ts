@@ -49,6 +49,11 @@ export type SummarizeOutcome =
        * summary's): finalize merges it into the ledger in force. Absent: it compacted none.
        */
       ledger?: ArtifactLedger;
+      /**
+       * The ledger in force after this compaction, rendered within its share of the summary
+       * budget (steps/fit.ts): shown in the summary message in place of the file lists.
+       */
+      ledgerBlock?: string;
       /** The user's constraints the summary's pinned section had no room for (core `verifySummary`). */
       unlistedConstraints?: string[];
       /** How the summary was written: by the LLM, the truncate strategy or fallback, or carried over. */
