@@ -42,6 +42,7 @@ describe('GET /v1/sessions/:id/context?tools=recall', () => {
       properties: {
         callId: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 200 }),
         query: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 500 }),
+        kind: expect.objectContaining({ type: 'string', enum: ['files', 'commands', 'facts'] }),
         limit: expect.objectContaining({ type: 'integer', minimum: 1, maximum: 20 }),
       },
       additionalProperties: false,
