@@ -17,23 +17,20 @@ import {
 } from './anthropic-steps';
 import { relayAnthropicStep, type ClientSequence } from './anthropic-stream-relay';
 import { anthropicError, type AnthropicUpstream } from './anthropic-upstream';
-import { recordAnswer, syncConversation, type GatewayDeps, type SyncedConversation } from './conversation';
-import { DropInError, UpstreamFailure } from './errors';
-import type { DropInRequest, DropInResponder } from './openai-pipeline';
+import type { GatewayDeps, SyncedConversation } from './conversation';
+import {
+  answerOrPassOnFailure,
+  openConversation,
+  sendReplay,
+  storeAnswer,
+  type AnswerHeaders,
+  type DropInResponder,
+} from './dropin-request';
+import { UpstreamFailure } from './errors';
+import type { DropInRequest } from './openai-pipeline';
 import { isRecallTool } from './recall-loop';
-import {
-  forwardedHeaders,
-  headerValue,
-  overridesOf,
-  sessionHeaderOf,
-  type RequestHeaders,
-} from './request-headers';
-import {
-  endpointFor,
-  UPSTREAM_KEY_HEADER,
-  type DropInSettings,
-  type UpstreamEndpoint,
-} from './upstream-config';
+import { forwardedHeaders, headerValue, type RequestHeaders } from './request-headers';
+import type { DropInSettings, UpstreamEndpoint } from './upstream-config';
 
 export interface AnthropicDropInDeps extends GatewayDeps {
   upstream: AnthropicUpstream;
@@ -46,7 +43,7 @@ interface UpstreamTarget {
   headers: Record<string, string>;
 }
 
-type Headers = (fit: string) => Record<string, string>;
+type Headers = AnswerHeaders;
 
 /**
  * Answers one request through `responder`. Compactor's refusals are thrown before anything is
@@ -60,38 +57,22 @@ export async function anthropicMessages(
 ): Promise<void> {
   const body = messagesBody(request.body);
   const elements = anthropicElements(body.system, body.messages);
-  const endpoint = endpointFor(
-    deps.settings,
-    request.tenantId,
+  const { endpoint, conversation, headers } = await openConversation(
+    deps,
+    request,
     'anthropic',
-    headerValue(request.headers, UPSTREAM_KEY_HEADER),
-  );
-  if (endpoint === null)
-    throw new DropInError(
-      'upstream_not_configured',
-      'no Anthropic upstream is configured for this tenant (UPSTREAM_ANTHROPIC_BASE_URL or DROPIN_TENANT_UPSTREAMS_FILE)',
-    );
-  const conversation = await syncConversation(deps, {
-    tenantId: request.tenantId,
-    protocol: 'anthropic',
-    sessionHeader: sessionHeaderOf(request.headers),
-    model: body.model,
-    overrides: overridesOf(request.headers),
+    body.model,
     elements,
-  });
+  );
   const context = await servedAnthropicContext(deps, conversation.session, deps.settings.compactionWaitMs, {
     session: conversation.row,
     reading: conversation.reading,
   });
-  const headers: Headers = (fit) => ({ ...conversationHeaders(conversation), 'x-compactor-fit': fit });
 
   if (conversation.outcome === 'replayed' && conversation.replay) {
     const stored = conversation.replay.body as Message;
-    const replayed = { ...headers(context.fit), 'x-compactor-replayed': 'true' };
-    if (body.stream !== true) return responder.send(200, replayed, JSON.stringify(stored));
-    responder.startStream(replayed);
-    for (const event of messageAsEvents(stored)) responder.write(event);
-    return responder.end();
+    const events = body.stream === true ? () => messageAsEvents(stored) : null;
+    return sendReplay(responder, headers(context.fit), stored, events);
   }
 
   const { tools, recallOffered } = anthropicUpstreamTools(body.tools, conversation.recall);
@@ -104,16 +85,15 @@ export async function anthropicMessages(
     waitMs: deps.settings.compactionWaitMs,
   };
   const call = { endpoint, signal: request.signal, headers: anthropicHeaders(request.headers) };
-  try {
-    if (body.stream === true) await streamed(deps, conversation, plan, call, responder, headers);
-    else await whole(deps, conversation, plan, call, responder, headers);
-  } catch (error) {
-    if (request.signal.aborted) return;
-    if (!(error instanceof UpstreamFailure)) throw error;
-    const answerHeaders = headers(context.fit);
-    if (error.retryAfter !== null) answerHeaders['retry-after'] = error.retryAfter;
-    responder.send(error.status, answerHeaders, JSON.stringify(error.body));
-  }
+  await answerOrPassOnFailure(
+    responder,
+    () => headers(context.fit),
+    request.signal,
+    () =>
+      body.stream === true
+        ? streamed(deps, conversation, plan, call, responder, headers)
+        : whole(deps, conversation, plan, call, responder, headers),
+  );
 }
 
 async function whole(
@@ -130,7 +110,7 @@ async function whole(
     const message = messageOf(text);
     return { message, recallCalls: offersRecall ? recallCallsOf(message.content) : [], text };
   });
-  await store(deps, conversation, result.message);
+  await storeAnthropic(deps, conversation, result.message);
   responder.send(200, headers(context.fit), result.text);
 }
 
@@ -168,7 +148,8 @@ async function streamed(
       const recallCalls = step.calledHidden ? recallCallsOf(message.content) : [];
       return { message, recallCalls, stop: step.stop, complete: step.message !== null };
     });
-    if (result.complete) await store(deps, conversation, { ...result.message, id: first!.id, content: sent });
+    if (result.complete)
+      await storeAnthropic(deps, conversation, { ...result.message, id: first!.id, content: sent });
     if (result.stop !== null) responder.write(result.stop);
     responder.end();
   } catch (error) {
@@ -199,35 +180,6 @@ function messageOf(text: string): Message {
 /** A step whose stream was cut before its message was whole: nothing of it is stored. */
 function emptyMessage(): Message {
   return { content: [] } as unknown as Message;
-}
-
-/**
- * Stores the answer the client got. A failure to store is logged, not answered: the client has
- * its answer, and its next request, which echoes it, stores it as a client message instead.
- */
-async function store(
-  deps: AnthropicDropInDeps,
-  conversation: SyncedConversation,
-  message: Message,
-): Promise<void> {
-  try {
-    await recordAnswer(deps, conversation, anthropicAnswer(message), {
-      protocol: 'anthropic',
-      body: message,
-    });
-  } catch (error) {
-    deps.log.warn(
-      { sessionId: conversation.session.id, err: { name: (error as Error).name } },
-      'drop-in answer not stored',
-    );
-  }
-}
-
-function conversationHeaders(conversation: SyncedConversation): Record<string, string> {
-  return {
-    'x-compactor-session': conversation.session.id,
-    ...(conversation.divergedFrom !== null ? { 'x-compactor-diverged-from': conversation.divergedFrom } : {}),
-  };
 }
 
 /** The client's provider headers, Anthropic's own (`anthropic-version`, `anthropic-beta`) besides. */
@@ -261,4 +213,8 @@ function messagesBody(value: unknown): MessageCreateParams & { tools?: ToolUnion
     });
   }
   return body as unknown as MessageCreateParams & { tools?: ToolUnion[] };
+}
+
+function storeAnthropic(deps: AnthropicDropInDeps, conversation: SyncedConversation, message: Message) {
+  return storeAnswer(deps, conversation, anthropicAnswer(message), { protocol: 'anthropic', body: message });
 }

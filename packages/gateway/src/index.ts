@@ -1,11 +1,7 @@
 // Public surface of @compactor/gateway: the drop-in endpoints' pipeline, for the API's routes to call.
 export * from './conversation';
-export {
-  chatCompletions,
-  type DropInDeps,
-  type DropInRequest,
-  type DropInResponder,
-} from './openai-pipeline';
+export { chatCompletions, type DropInDeps, type DropInRequest } from './openai-pipeline';
+export type { DropInResponder } from './dropin-request';
 export { OpenAIUpstream, openAIError } from './openai-upstream';
 export { DropInError, UpstreamFailure, type DropInErrorCode } from './errors';
 export {

@@ -5,27 +5,23 @@
  */
 import { DropInInputError, openAIAnswer, openAIChatElements } from '@compactor/core';
 import type { ChatCompletion, ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import { recordAnswer, syncConversation, type GatewayDeps, type SyncedConversation } from './conversation';
-import { DropInError, UpstreamFailure } from './errors';
+import type { GatewayDeps, SyncedConversation } from './conversation';
+import {
+  answerOrPassOnFailure,
+  openConversation,
+  sendReplay,
+  storeAnswer,
+  type DropInResponder,
+} from './dropin-request';
+import { UpstreamFailure } from './errors';
 import { relayStreamedStep, type RelayedStep } from './openai-stream-relay';
 import { openAIError, type OpenAIUpstream } from './openai-upstream';
 import { isRecallTool, upstreamTools } from './recall-loop';
 import { completionAsEvents } from './replay-stream';
-import {
-  forwardedHeaders,
-  headerValue,
-  overridesOf,
-  sessionHeaderOf,
-  type RequestHeaders,
-} from './request-headers';
+import { forwardedHeaders, type RequestHeaders } from './request-headers';
 import { servedOpenAIContext, type ServedContext } from './served-context';
 import { runSteps, type StepPlan, type StepResult } from './openai-steps';
-import {
-  endpointFor,
-  UPSTREAM_KEY_HEADER,
-  type DropInSettings,
-  type UpstreamEndpoint,
-} from './upstream-config';
+import type { DropInSettings, UpstreamEndpoint } from './upstream-config';
 
 export interface DropInDeps extends GatewayDeps {
   upstream: OpenAIUpstream;
@@ -41,15 +37,6 @@ export interface DropInRequest {
   signal: AbortSignal;
 }
 
-/** The client's response, written once: a whole answer, or an event stream. */
-export interface DropInResponder {
-  send(status: number, headers: Record<string, string>, body: string): void;
-  /** Starts a 200 `text/event-stream` answer with these headers. */
-  startStream(headers: Record<string, string>): void;
-  write(text: string): void;
-  end(): void;
-}
-
 /**
  * Answers one request through `responder`. Compactor's refusals are thrown before anything is
  * written or sent (`DropInError`, core's `DropInInputError`, the sessions' errors); the
@@ -62,42 +49,23 @@ export async function chatCompletions(
 ): Promise<void> {
   const body = chatBody(request.body);
   const elements = openAIChatElements(body.messages);
-  const endpoint = endpointFor(
-    deps.settings,
-    request.tenantId,
+  const { endpoint, conversation, headers } = await openConversation(
+    deps,
+    request,
     'openai',
-    headerValue(request.headers, UPSTREAM_KEY_HEADER),
-  );
-  if (endpoint === null)
-    throw new DropInError(
-      'upstream_not_configured',
-      'no OpenAI-compatible upstream is configured for this tenant (UPSTREAM_OPENAI_BASE_URL or DROPIN_TENANT_UPSTREAMS_FILE)',
-    );
-  const conversation = await syncConversation(deps, {
-    tenantId: request.tenantId,
-    protocol: 'openai',
-    sessionHeader: sessionHeaderOf(request.headers),
-    model: body.model,
-    overrides: overridesOf(request.headers),
+    body.model,
     elements,
-  });
+  );
   const context = await servedOpenAIContext(deps, conversation.session, deps.settings.compactionWaitMs, {
     session: conversation.row,
     reading: conversation.reading,
-  });
-  const headers = (fit: string): Record<string, string> => ({
-    ...conversationHeaders(conversation),
-    'x-compactor-fit': fit,
   });
   const clientWantsUsage = body.stream_options?.include_usage === true;
 
   if (conversation.outcome === 'replayed' && conversation.replay) {
     const stored = conversation.replay.body as ChatCompletion;
-    const replayed = { ...headers(context.fit), 'x-compactor-replayed': 'true' };
-    if (body.stream !== true) return responder.send(200, replayed, JSON.stringify(stored));
-    responder.startStream(replayed);
-    for (const event of completionAsEvents(stored, clientWantsUsage)) responder.write(event);
-    return responder.end();
+    const events = body.stream === true ? () => completionAsEvents(stored, clientWantsUsage) : null;
+    return sendReplay(responder, headers(context.fit), stored, events);
   }
 
   const { tools, recallOffered } = upstreamTools(body.tools, conversation.recall);
@@ -113,17 +81,15 @@ export async function chatCompletions(
     waitMs: deps.settings.compactionWaitMs,
   };
   const call = { endpoint, signal: request.signal, headers: forwardedHeaders(request.headers) };
-  try {
-    if (body.stream === true)
-      await streamed(deps, conversation, plan, call, responder, { clientWantsUsage, headers });
-    else await whole(deps, conversation, plan, call, responder, headers);
-  } catch (error) {
-    if (request.signal.aborted) return;
-    if (!(error instanceof UpstreamFailure)) throw error;
-    const answerHeaders = headers(context.fit);
-    if (error.retryAfter !== null) answerHeaders['retry-after'] = error.retryAfter;
-    responder.send(error.status, answerHeaders, JSON.stringify(error.body));
-  }
+  await answerOrPassOnFailure(
+    responder,
+    () => headers(context.fit),
+    request.signal,
+    () =>
+      body.stream === true
+        ? streamed(deps, conversation, plan, call, responder, { clientWantsUsage, headers })
+        : whole(deps, conversation, plan, call, responder, headers),
+  );
 }
 
 interface UpstreamTarget {
@@ -147,7 +113,7 @@ async function whole(
     const calls = offersRecall ? recallCallsOf(completion) : [];
     return { completion, recallCalls: calls, text };
   });
-  await store(deps, conversation, result.completion);
+  await storeOpenAI(deps, conversation, result.completion);
   responder.send(200, headers(context.fit), result.text);
 }
 
@@ -179,7 +145,7 @@ async function streamed(
         return { ...step, recallCalls: step.hiddenCalls };
       },
     );
-    await store(deps, conversation, withLeadingText(result.completion, sentBefore));
+    await storeOpenAI(deps, conversation, withLeadingText(result.completion, sentBefore));
     if (result.done !== null) responder.write(result.done);
     responder.end();
   } catch (error) {
@@ -188,28 +154,6 @@ async function streamed(
     if (error instanceof UpstreamFailure) responder.write(`data: ${JSON.stringify(error.body)}\n\n`);
     responder.end();
     if (!(error instanceof UpstreamFailure)) throw error;
-  }
-}
-
-/**
- * Stores the answer the client got. A failure to store is logged, not answered: the client has
- * its answer, and its next request, which echoes it, stores it as a client message instead.
- */
-async function store(
-  deps: DropInDeps,
-  conversation: SyncedConversation,
-  completion: ChatCompletion,
-): Promise<void> {
-  try {
-    await recordAnswer(deps, conversation, openAIAnswer(completion), {
-      protocol: 'openai',
-      body: completion,
-    });
-  } catch (error) {
-    deps.log.warn(
-      { sessionId: conversation.session.id, err: { name: (error as Error).name } },
-      'drop-in answer not stored',
-    );
   }
 }
 
@@ -251,13 +195,6 @@ function recallCallsOf(completion: ChatCompletion) {
   );
 }
 
-function conversationHeaders(conversation: SyncedConversation): Record<string, string> {
-  return {
-    'x-compactor-session': conversation.session.id,
-    ...(conversation.divergedFrom !== null ? { 'x-compactor-diverged-from': conversation.divergedFrom } : {}),
-  };
-}
-
 /** The body's fields the pipeline reads, checked; every other field goes upstream as it came. */
 function chatBody(value: unknown): ChatCompletionCreateParams {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
@@ -276,3 +213,7 @@ function chatBody(value: unknown): ChatCompletionCreateParams {
 }
 
 export type { ServedContext };
+
+function storeOpenAI(deps: DropInDeps, conversation: SyncedConversation, completion: ChatCompletion) {
+  return storeAnswer(deps, conversation, openAIAnswer(completion), { protocol: 'openai', body: completion });
+}
