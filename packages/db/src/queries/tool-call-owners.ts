@@ -14,7 +14,7 @@ export interface ToolCallOwner {
 /**
  * The messages holding the session's tool calls `callIds`, by call id: of several calls with one
  * id (ids are unique per message, not per session), the newest. One probe of
- * `parts_session_call_idx` per id, whatever the history's length.
+ * `parts_session_call_idx` per id, however often an id recurs in the history.
  */
 export async function findToolCallOwners(
   db: DbOrTx,
@@ -29,11 +29,17 @@ export async function findToolCallOwners(
     tool_status: ToolCallOwner['status'];
     tool_input: unknown;
   }>(
-    sql`select distinct on (p.call_id) p.call_id, m.id as message_id, p.tool, p.tool_status, p.tool_input
-        from parts p join messages m on m.pk = p.message_pk
-        where p.session_pk = ${sessionPk} and p.type = 'tool'
-          and p.call_id = any(${sql.param(callIds)}::text[])
-        order by p.call_id, p.seq desc`,
+    // Per id the newest call: one backward step of `parts_session_call_idx` (session, id, seq).
+    sql`select o.call_id, m.id as message_id, o.tool, o.tool_status, o.tool_input
+        from unnest(${sql.param(callIds)}::text[]) as wanted(call_id)
+        cross join lateral (
+          select p.call_id, p.message_pk, p.tool, p.tool_status, p.tool_input
+          from parts p
+          where p.session_pk = ${sessionPk} and p.type = 'tool' and p.call_id = wanted.call_id
+          order by p.seq desc
+          limit 1
+        ) o
+        join messages m on m.pk = o.message_pk`,
   );
   return new Map(
     result.rows.map((r) => [

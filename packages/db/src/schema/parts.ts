@@ -79,9 +79,10 @@ export const parts = pgTable(
     index('parts_session_unfinished_call_idx')
       .on(t.sessionPk, t.callId)
       .where(sql`${t.toolStatus} in ('pending', 'running')`),
-    // Recall by call id: a session's tool calls by id (unique per message, not per session).
+    // A session's tool calls by id, newest first (ids are unique per message, not per session):
+    // recall by call id, and the drop-in's tool results (one entry each, however often an id recurs).
     index('parts_session_call_idx')
-      .on(t.sessionPk, t.callId)
+      .on(t.sessionPk, t.callId, t.seq)
       .where(sql`${t.type} = 'tool'`),
     // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
     // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
