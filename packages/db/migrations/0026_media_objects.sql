@@ -1,0 +1,2 @@
+-- Placeholder: this migration number is reserved; it changes nothing yet.
+SELECT 1;
