@@ -44,6 +44,16 @@ export const PolicyPresetSchema = z.enum(POLICY_PRESET_NAMES);
 export type PolicyPreset = z.infer<typeof PolicyPresetSchema>;
 
 /** A fully resolved policy, as stored with a session. Every field is present. */
+/** Which tool calls are tasks: tool names, `name[field]` when a truthy input field makes it one. */
+export const TasksPolicySchema = z.strictObject({
+  tools: z
+    .array(z.string().regex(/^[A-Za-z0-9_.:-]{1,64}(?:\[[A-Za-z0-9_.-]{1,64}\])?$/))
+    .max(100)
+    .describe(
+      "Tool names whose calls are tasks (case- and separator-insensitive); `Bash[run_in_background]`: only calls whose input has that field true. A client marks other calls by listing their ids in the message's `metadata.taskCallIds`",
+    ),
+});
+
 export const PolicySchema = z.strictObject({
   preset: PolicyPresetSchema,
   /** Automatic compaction (threshold and usage overflow); `false` also disables auto emergencies. */
@@ -132,6 +142,10 @@ export const PolicySchema = z.strictObject({
   prepare: PrepareSchema.nullable().describe(
     'Summarise ahead of the trigger, so the compaction at the trigger only finalizes the draft (no LLM call while the agent waits); null: off',
   ),
+  /** Which tool calls are tasks (docs/TASKS.md); absent: core's `DEFAULT_TASK_TOOLS`. */
+  tasks: TasksPolicySchema.optional().describe(
+    'Sub-agents and background tasks carried across compactions (docs/TASKS.md); absent: the defaults for Claude Code, Codex and OpenCode',
+  ),
 });
 /** A complete, validated policy: get one from `resolvePolicy` or `POLICY_PRESETS` (@compactor/core). */
 export type Policy = z.infer<typeof PolicySchema>;
@@ -197,6 +211,7 @@ export const PolicyInputSchema = z.strictObject({
   instructions: PolicySchema.shape.instructions.optional(),
   pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
   prepare: PolicySchema.shape.prepare.optional(),
+  tasks: PolicySchema.shape.tasks,
 });
 /** A policy as a client sends it, every field optional; `resolvePolicy` (@compactor/core) completes and validates it. */
 export type PolicyInput = z.input<typeof PolicyInputSchema>;

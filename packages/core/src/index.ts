@@ -41,3 +41,4 @@ export * from './openai-format';
 export * from './read-fit-marker';
 export * from './read-fit';
 export * from './dropin';
+export * from './tasks';
