@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './policy.js';
 export * from './vocabulary.js';
 export * from './messages.js';
+export * from './media.js';
 export * from './cache-effect.js';
 export * from './compactions.js';
 export * from './overflow.js';

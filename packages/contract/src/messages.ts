@@ -11,6 +11,7 @@ import {
   SafeText,
 } from './primitives.js';
 import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
+import { dataUrlProblem, isDataUrl } from './media.js';
 
 /**
  * A tool's name as the providers accept one in a tool definition (letters, digits, `_`, `-`, and
@@ -62,7 +63,12 @@ const FilePartIn = z
     filename: SafeText.nullable().optional(),
     url: SafeText.min(1),
   })
-  .strict();
+  .strict()
+  .superRefine((part, ctx) => {
+    if (!isDataUrl(part.url)) return;
+    const problem = dataUrlProblem(part.url);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['url'] });
+  });
 
 /** A part as a client posts it: text, reasoning, a tool call with its result, or a file by URL. */
 export const PartIn = z.discriminatedUnion('type', [TextPartIn, ReasoningPartIn, ToolPartIn, FilePartIn]);

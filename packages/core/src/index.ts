@@ -41,4 +41,5 @@ export * from './openai-format';
 export * from './read-fit-marker';
 export * from './read-fit';
 export * from './dropin';
+export * from './media';
 export * from './tasks';
