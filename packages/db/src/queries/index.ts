@@ -24,3 +24,4 @@ export * from './cache-effects';
 export * from './conversation-links';
 export * from './tool-call-owners';
 export * from './compaction-ledgers';
+export * from './session-tasks';

@@ -11,3 +11,4 @@ export * from './outbox';
 export * from './prune-runs';
 export * from './conversation-links';
 export * from './compaction-ledgers';
+export * from './session-tasks';
