@@ -33,6 +33,7 @@ export * from './constraints';
 export * from './constraint-ranking';
 export * from './pinned-section';
 export * from './summary-check';
+export * from './verbatim';
 export * from './topic-detection';
 export * from './topic';
 export * from './context';
