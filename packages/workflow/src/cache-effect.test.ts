@@ -197,8 +197,10 @@ describe('the cache effect of a prune job', () => {
       tenantId: 'tenant-cache',
       parts: 1,
       tokens: 3_000,
-      tokensBefore: 7_760,
-      tokensAfter: 4_773,
+      // The size as the provider last measured it (7,900 prompt + 100 output; nothing stored
+      // since), less what the marks saved (3,000 less the marker).
+      tokensBefore: 8_000,
+      tokensAfter: 5_013,
       cacheInvalidatedTokens: 6_450,
       cacheRewriteCostUsd: 0.01105125,
       cacheSavingPerTurnUsd: 0.0008961,

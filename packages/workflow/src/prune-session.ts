@@ -1,4 +1,4 @@
-import { PolicyError, type CacheEffect, type PolicyInput } from '@compactor/core';
+import { PolicyError, reportedContextTokens, type CacheEffect, type PolicyInput } from '@compactor/core';
 import {
   findLatestCompletedCompaction,
   findSessionByPk,
@@ -6,6 +6,7 @@ import {
   markPrunedRecallable,
   pruneToolOutputs,
   selectCacheBaseline,
+  selectCacheHead,
   type SessionRow,
 } from '@compactor/db';
 import { cacheEffectOfChange } from './cache-effect';
@@ -54,14 +55,17 @@ export async function pruneSession(
     throw error;
   }
   if (!policy.prune) return { parts: 0, tokens: 0, skipped: 'policy' };
-  const { parts, tokens, markedSeqs } =
+  const { parts, tokens, markedSeqs, savedTokens } =
     policy.tokenCount === 'chars'
-      ? await pruneByCharEstimate(resources.db, session.pk, {
-          coversThroughSeq: session.lastSeq,
-          policy,
-          at: resources.clock(),
-          by: jobId,
-        })
+      ? {
+          ...(await pruneByCharEstimate(resources.db, session.pk, {
+            coversThroughSeq: session.lastSeq,
+            policy,
+            at: resources.clock(),
+            by: jobId,
+          })),
+          savedTokens: undefined,
+        }
       : await pruneToolOutputs(resources.db, session.pk, {
           coversThroughSeq: session.lastSeq,
           pinSystemMessages: policy.pinSystemMessages,
@@ -74,6 +78,7 @@ export async function pruneSession(
     trigger,
     parts,
     tokens,
+    savedTokens: parts > 0 ? savedTokens : undefined,
     pinSystemMessages: policy.pinSystemMessages,
   });
   if (resources.events) {
@@ -107,10 +112,8 @@ async function keptRange(
 }
 
 /**
- * Records the job in `prune_runs`, with its cache effect measured on the view after its marks:
- * the parts before the first one it marked are served as they were, the view weighed what its
- * marks saved more before, and the latest usage report is the one before the change (a prune
- * writes no message). Returns the effect.
+ * Records the job in `prune_runs`, with its cache effect (see {@link measurePruneRun}). Returns
+ * the effect.
  */
 async function recordPruneRun(
   resources: WorkflowResources,
@@ -120,22 +123,13 @@ async function recordPruneRun(
     trigger: 'turn' | 'manual';
     parts: number;
     tokens: number;
+    /** What the view serves less for this run's marks, as the prune statement summed it. */
+    savedTokens: number | undefined;
     pinSystemMessages: boolean;
   },
 ): Promise<CacheEffect> {
-  const baseline = await selectCacheBaseline(resources.db, session.pk, {
-    pinSystemMessages: run.pinSystemMessages,
-    prunedBy: run.jobId,
-  });
-  const tokensAfter = baseline.storedTokens;
-  const tokensBefore = tokensAfter + baseline.prunedSavedTokens;
   const ranAt = resources.clock();
-  const cache = cacheEffectOfChange(
-    session,
-    baseline,
-    { tokensBefore, tokensAfter, unchangedPrefixTokens: baseline.prefixTokens ?? tokensBefore },
-    ranAt,
-  );
+  const { tokensBefore, tokensAfter, cache } = await measurePruneRun(resources, session, run, ranAt);
   await insertPruneRun(resources.db, {
     jobId: run.jobId,
     sessionPk: session.pk,
@@ -148,4 +142,46 @@ async function recordPruneRun(
     ranAt,
   });
   return cache;
+}
+
+/**
+ * The job's cache effect and the served context's size around its marks. The parts before the
+ * first one it marked are served as they were; the provider caches at most what its latest usage
+ * report measured, so the view is read only that far (db `selectCacheHead`), and the size is
+ * that report's context plus what was stored after it, less what the marks saved. Without a
+ * report nothing is cached, and the size is the view's stored sum; so is it when this run did
+ * not sum its own marks (a retry that found them written, or the chars estimate).
+ */
+async function measurePruneRun(
+  resources: WorkflowResources,
+  session: SessionRow,
+  run: { jobId: string; savedTokens: number | undefined; pinSystemMessages: boolean },
+  ranAt: Date,
+): Promise<{ tokensBefore: number; tokensAfter: number; cache: CacheEffect }> {
+  const options = { pinSystemMessages: run.pinSystemMessages, prunedBy: run.jobId };
+  const head =
+    run.savedTokens === undefined ? null : await selectCacheHead(resources.db, session.pk, options);
+  if (head?.report && run.savedTokens !== undefined) {
+    const tokensBefore = reportedContextTokens(head.report.usage) + head.tokensAfterReport;
+    const tokensAfter = Math.max(0, tokensBefore - run.savedTokens);
+    // What the provider holds of the view: no more than the view served before the change.
+    const cachedTokens = Math.min(head.report.cachedTokens, head.headTokens);
+    const cache = cacheEffectOfChange(
+      session,
+      { lastUsage: { cachedTokens, at: head.report.at } },
+      { tokensBefore, tokensAfter, unchangedPrefixTokens: head.prefixTokens ?? tokensBefore },
+      ranAt,
+    );
+    return { tokensBefore, tokensAfter, cache };
+  }
+  const baseline = await selectCacheBaseline(resources.db, session.pk, options);
+  const tokensAfter = baseline.storedTokens;
+  const tokensBefore = tokensAfter + baseline.prunedSavedTokens;
+  const cache = cacheEffectOfChange(
+    session,
+    baseline,
+    { tokensBefore, tokensAfter, unchangedPrefixTokens: baseline.prefixTokens ?? tokensBefore },
+    ranAt,
+  );
+  return { tokensBefore, tokensAfter, cache };
 }

@@ -20,6 +20,7 @@ export * from './tenant-compactions';
 export * from './deferred-compactions';
 export * from './prepared-summaries';
 export * from './cache-baseline';
+export * from './cache-head';
 export * from './cache-effects';
 export * from './conversation-links';
 export * from './tool-call-owners';

@@ -125,7 +125,18 @@ describe('selectPrunablePartsInSql and pruneToolOutputs agree with core selectPr
         }
 
         const by = `prune_${randomUUID()}`;
-        expect(await pruneToolOutputs(t.db, session.pk, { ...options, at: new Date(), by })).toEqual({
+        const served = async () =>
+          (await contextTokenStats(t.db, session.pk, { pinSystemMessages: rest.pinSystemMessages }))
+            .storedTokens;
+        const servedBefore = await served();
+        const { savedTokens, ...result } = await pruneToolOutputs(t.db, session.pk, {
+          ...options,
+          at: new Date(),
+          by,
+        });
+        // What the statement says its marks saved is what the view serves less.
+        expect(savedTokens).toBe(servedBefore - (await served()));
+        expect(result).toEqual({
           parts: expected.parts.length,
           tokens: expected.prunedTokens,
           candidateTokens: expected.candidateTokens,

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import type { PruningPolicy } from '@compactor/core';
+import { prunedOutputMarkerTokens, type PruningPolicy } from '@compactor/core';
 import { appendTestMessages } from '../test-support/append-test-messages';
 import type { NewMessage } from '../operations/new-message';
 import { createTestSession, newMessage } from '../test-support/fixtures';
@@ -293,6 +293,8 @@ describe('pruneToolOutputs', () => {
     return session;
   }
   const options = { coversThroughSeq: 5, pinSystemMessages: true, pruning: { ...SMALL, protectTokens: 0 } };
+  /** Tokens of the marker that replaces a pruned output (its call id is one letter). */
+  const MARKER = prunedOutputMarkerTokens('a');
 
   it('marks the selection in part_prunes, and a repeat marks nothing', async () => {
     const session = await prunableSession();
@@ -302,6 +304,7 @@ describe('pruneToolOutputs', () => {
       tokens: 600,
       candidateTokens: 600,
       markedSeqs: { first: 2, last: 4 },
+      savedTokens: 600 - 3 * MARKER,
     });
     expect(await markedBy(session.pk, 'prune_1')).toEqual(['a', 'b', 'c']);
     const rows = await t.db.execute<{ compacted_at: Date }>(
@@ -316,6 +319,7 @@ describe('pruneToolOutputs', () => {
       tokens: 0,
       candidateTokens: 0,
       markedSeqs: null,
+      savedTokens: 0,
     });
     expect(await markedBy(session.pk, 'prune_2')).toEqual([]);
   });
@@ -328,7 +332,7 @@ describe('pruneToolOutputs', () => {
       at: new Date(),
       by: 'prune_1',
     });
-    expect(result).toEqual({ parts: 0, tokens: 0, candidateTokens: 600, markedSeqs: null });
+    expect(result).toEqual({ parts: 0, tokens: 0, candidateTokens: 600, markedSeqs: null, savedTokens: 0 });
     expect(await markedBy(session.pk, 'prune_1')).toEqual([]);
   });
 
@@ -341,6 +345,7 @@ describe('pruneToolOutputs', () => {
       tokens: 300,
       candidateTokens: 300,
       markedSeqs: { first: 2, last: 4 },
+      savedTokens: 300 - 2 * MARKER,
     });
   });
 
@@ -365,6 +370,7 @@ describe('pruneToolOutputs', () => {
         tokens: 100,
         candidateTokens: 100,
         markedSeqs: { first: 4, last: 4 },
+        savedTokens: 100 - MARKER,
       });
       expect(await markedBy(session.pk, 'p')).toEqual(['c']);
       expect(await markedBy(session.pk, 'other')).toEqual(['b']);

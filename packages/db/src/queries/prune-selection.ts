@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PrunablePart, PruneBudgets, PruneSelection } from '@compactor/core';
 import type { Db, DbOrTx } from '../client';
+import { prunedMarkerTokensSql } from './context-tokens';
 import { shownOutputTokens } from './parts';
 import { seqRange, type SeqRange } from './recallable';
 import { viewBoundsCte } from './view-bounds';
@@ -115,7 +116,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
       ) st on true
     ),
     walked as (
-      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens
+      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens, ${savedTokens()} as saved
       from stop s
       join parts p on p.session_pk = ${sessionPk}
         and p.seq >= greatest(s.first_kept, s.stop_seq) and p.seq <= s.last_seq
@@ -123,7 +124,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
         and ${eligible(sql`p`)}
         and (s.stop_seq is null or (p.seq, p.idx) > (s.stop_seq, s.stop_idx))
       union all
-      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens
+      select p.seq, p.idx, ${shownOutputTokens()} as output_tokens, ${savedTokens()} as saved
       from stop s
       join messages m on m.session_pk = ${sessionPk} and s.walks_pinned
         and m.role = 'system' and not m.summary
@@ -139,9 +140,20 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
     ),
     totals as (
       select coalesce(sum(output_tokens) filter (where running > ${pruning.protectTokens}), 0) as candidate_tokens,
-             coalesce(sum(output_tokens), 0) as scanned_tokens
+             coalesce(sum(output_tokens), 0) as scanned_tokens,
+             coalesce(sum(saved) filter (where running > ${pruning.protectTokens}), 0) as saved_tokens
       from scored
     )`;
+}
+
+/**
+ * What the view serves less once output `p` is pruned (a pruned output is served as its marker):
+ * its stored tokens, or its clamp's, less what stays of them and the marker. Summed over the
+ * marks by the prune statement itself, so its cache effect needs no second read of them.
+ */
+function savedTokens(): SQL {
+  const tokens = sql`case when p.clamped then (select c.tokens from part_clamps c where c.part_pk = p.pk) else p.tokens end`;
+  return sql`(least(${tokens}, ${shownOutputTokens()}) - ${prunedMarkerTokensSql(sql`p.call_id`)})::bigint`;
 }
 
 /** A candidate of `scored` (see {@link selectionCtes}) that is pruned: past the protection, and the total worth it. */
@@ -217,6 +229,8 @@ export interface PruneToolOutputsResult {
    * `markPrunedRecallable` finds its marks without reading the session's others.
    */
   markedSeqs: SeqRange | null;
+  /** What the view serves less because of this call's marks (their tokens less their markers). */
+  savedTokens: number;
 }
 
 /**
@@ -268,6 +282,7 @@ async function pruneOnce(
     candidate_tokens: string;
     first_seq: number | null;
     last_seq: number | null;
+    saved_tokens: string;
   }>(
     db,
     sql`
@@ -281,7 +296,8 @@ async function pruneOnce(
       returning seq, idx
     )
     select m.parts, case when m.parts = 0 then 0 else t.candidate_tokens end as tokens,
-           t.candidate_tokens, m.first_seq, m.last_seq
+           t.candidate_tokens, m.first_seq, m.last_seq,
+           case when m.parts = 0 then 0 else t.saved_tokens end as saved_tokens
     from totals t
     cross join (select count(*) as parts, min(seq) as first_seq, max(seq) as last_seq from marked) m`,
   );
@@ -291,5 +307,6 @@ async function pruneOnce(
     tokens: Number(row?.tokens ?? 0),
     candidateTokens: Number(row?.candidate_tokens ?? 0),
     markedSeqs: seqRange(row?.first_seq, row?.last_seq),
+    savedTokens: Number(row?.saved_tokens ?? 0),
   };
 }

@@ -19,7 +19,10 @@ export const pruneRuns = pgTable(
     /** Tool outputs the job marked, and their output tokens as the selection counted them. */
     parts: integer('parts').notNull(),
     tokens: integer('tokens').notNull(),
-    /** The view's stored tokens before and after the marks. */
+    /**
+     * The context's size before and after the marks: the latest usage report's context plus the
+     * tokens stored after it (the view's stored sum without a report); after = before − saved.
+     */
     tokensBefore: integer('tokens_before').notNull(),
     tokensAfter: integer('tokens_after').notNull(),
     cacheInvalidatedTokens: integer('cache_invalidated_tokens').notNull(),

@@ -46,7 +46,11 @@ export async function pruneStep(resources: WorkflowResources, attempt: Attempt):
     });
     return { ...marked, skipped: null };
   }
-  const { markedSeqs: _, ...marked } = await pruneToolOutputs(resources.db, attempt.session.pk, {
+  const {
+    markedSeqs: _,
+    savedTokens: __,
+    ...marked
+  } = await pruneToolOutputs(resources.db, attempt.session.pk, {
     coversThroughSeq: attempt.coversThroughSeq,
     pinSystemMessages: attempt.policy.pinSystemMessages,
     pruning: attempt.policy.pruning,
