@@ -3,7 +3,7 @@
  * is stored, the provider gets the session's served context in its place, and its answer goes
  * back to the client as it came (streamed or whole) and is stored.
  */
-import { anthropicAnswer, anthropicElements, DropInInputError } from '@compactor/core';
+import { anthropicAnswer, DropInInputError } from '@compactor/core';
 import type { Message, MessageCreateParams, ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import type { AnthropicServedContext } from './anthropic-context';
 import { servedAnthropicContext } from './anthropic-context';
@@ -26,6 +26,7 @@ import {
   type AnswerHeaders,
   type DropInResponder,
 } from './dropin-request';
+import { elementMemos, memoScope } from './element-memos';
 import { UpstreamFailure } from './errors';
 import type { DropInRequest } from './openai-pipeline';
 import { isRecallTool } from './recall-loop';
@@ -56,7 +57,7 @@ export async function anthropicMessages(
   responder: DropInResponder,
 ): Promise<void> {
   const body = messagesBody(request.body);
-  const elements = anthropicElements(body.system, body.messages);
+  const elements = elementMemos.anthropic(memoScope(request), body.system, body.messages);
   const { endpoint, conversation, headers } = await openConversation(
     deps,
     request,

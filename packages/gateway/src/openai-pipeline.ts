@@ -3,7 +3,7 @@
  * new of it is stored, the provider gets the session's served context in its place, and its
  * answer goes back to the client as it came (streamed or whole) and is stored.
  */
-import { DropInInputError, openAIAnswer, openAIChatElements } from '@compactor/core';
+import { DropInInputError, openAIAnswer } from '@compactor/core';
 import type { ChatCompletion, ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import type { GatewayDeps, SyncedConversation } from './conversation';
 import {
@@ -13,6 +13,7 @@ import {
   storeAnswer,
   type DropInResponder,
 } from './dropin-request';
+import { elementMemos, memoScope } from './element-memos';
 import { UpstreamFailure } from './errors';
 import { relayStreamedStep, type RelayedStep } from './openai-stream-relay';
 import { openAIError, type OpenAIUpstream } from './openai-upstream';
@@ -48,7 +49,7 @@ export async function chatCompletions(
   responder: DropInResponder,
 ): Promise<void> {
   const body = chatBody(request.body);
-  const elements = openAIChatElements(body.messages);
+  const elements = elementMemos.openAI(memoScope(request), body.messages);
   const { endpoint, conversation, headers } = await openConversation(
     deps,
     request,

@@ -39,6 +39,12 @@ export function anthropicElements(system: unknown, messages: unknown): Conversat
   return chainElements(drafts);
 }
 
+/** The draft of a Messages request's `system` field: element 0, or null when it says nothing (no element). */
+export function anthropicSystemDraft(system: unknown): ElementDraft | null {
+  const blocks = textBlocks(system, ['system']);
+  return blocks.length > 0 ? systemDraft(blocks, ['system']) : null;
+}
+
 /** One Messages message (request shape, or a response's `role` + `content`) as an element draft. */
 export function anthropicMessageDraft(value: unknown, path: Path): ElementDraft {
   const message = record(value, path);

@@ -3,6 +3,7 @@
 export * from './input-error';
 export * from './chain-hash';
 export * from './elements';
+export * from './element-memo';
 export * from './suffix-writes';
 export * from './answer';
 export * from './openai-elements';
