@@ -84,6 +84,11 @@ export const parts = pgTable(
     index('parts_session_call_idx')
       .on(t.sessionPk, t.callId, t.seq)
       .where(sql`${t.type} = 'tool'`),
+    // A prune's walk over the completed outputs, index-only: migration 0027 adds INCLUDE (tool,
+    // output_tokens, tokens, clamped, call_id, pk), which drizzle cannot spell.
+    index('parts_session_output_idx')
+      .on(t.sessionPk, t.seq, t.idx)
+      .where(sql`${t.type} = 'tool' and ${t.toolStatus} = 'completed'`),
     // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
     // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
     // expression).
