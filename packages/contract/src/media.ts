@@ -1,8 +1,9 @@
 /**
  * Media in file parts: what a `data:` URL may carry. A file part by `https:` URL (or any other
  * scheme) is a reference the API keeps as it is; a `data:` URL's bytes are stored out of line,
- * so they are checked here, before anything is written: base64 only, a type on the allow-list
- * (no SVG: it can carry script), well-formed base64, and at most {@link MAX_MEDIA_BYTES} decoded.
+ * so they are checked here, before anything is written: a type on the allow-list (no SVG: it can
+ * carry script), well-formed base64 (percent-encoded only for text), and at most
+ * {@link MAX_MEDIA_BYTES} decoded.
  * The image's header (its format and size in pixels) is checked where it is counted (@compactor/db).
  */
 
@@ -19,7 +20,14 @@ export const MEDIA_DOCUMENT_MIMES = [
   'text/csv',
   'application/json',
 ] as const;
-const ALLOWED = new Set<string>([...MEDIA_IMAGE_MIMES, ...MEDIA_DOCUMENT_MIMES, 'image/jpg']);
+/** Audio a `data:` URL may carry (what Chat Completions' `input_audio` takes). */
+export const MEDIA_AUDIO_MIMES = ['audio/wav', 'audio/mp3', 'audio/mpeg'] as const;
+const ALLOWED = new Set<string>([
+  ...MEDIA_IMAGE_MIMES,
+  ...MEDIA_DOCUMENT_MIMES,
+  ...MEDIA_AUDIO_MIMES,
+  'image/jpg',
+]);
 
 /** A `data:` URL taken apart: its media type (lower case, parameters dropped) and base64 payload. */
 export interface DataUrl {
@@ -77,6 +85,8 @@ export function base64DecodedLength(text: string): number {
   return (n / 4) * 3 - padding;
 }
 
+const tooLarge = `the data: URL holds more than ${MAX_MEDIA_BYTES} bytes, the most one part may hold`;
+
 /**
  * What is wrong with a `data:` URL, in words for the client, or null when it may be stored. The
  * size is checked before the base64 is scanned, so an oversized URL costs no pass over it.
@@ -87,10 +97,13 @@ export function dataUrlProblem(url: string): string | null {
   if (parsed.mime === 'image/svg+xml')
     return 'SVG images are not accepted (they can carry script): send PNG, JPEG, GIF or WebP';
   if (!ALLOWED.has(parsed.mime))
-    return `media type ${parsed.mime} is not accepted in a data: URL (images: ${MEDIA_IMAGE_MIMES.join(', ')}; documents: ${MEDIA_DOCUMENT_MIMES.join(', ')})`;
-  if (!parsed.encoded) return 'a data: URL must be base64-encoded (data:<type>;base64,<data>)';
-  if (Math.floor(parsed.base64.length / 4) * 3 > MAX_MEDIA_BYTES)
-    return `the data: URL decodes to more than ${MAX_MEDIA_BYTES} bytes, the most one part may hold`;
+    return `media type ${parsed.mime} is not accepted in a data: URL (images: ${MEDIA_IMAGE_MIMES.join(', ')}; documents: ${MEDIA_DOCUMENT_MIMES.join(', ')}; audio: ${MEDIA_AUDIO_MIMES.join(', ')})`;
+  if (!parsed.encoded) {
+    // Percent-encoded text (an Anthropic plain-text document as the drop-in stores it) stays inline.
+    if (parsed.mime.startsWith('text/')) return url.length > MAX_MEDIA_BYTES ? tooLarge : null;
+    return 'a data: URL of this type must be base64-encoded (data:<type>;base64,<data>)';
+  }
+  if (Math.floor(parsed.base64.length / 4) * 3 > MAX_MEDIA_BYTES) return tooLarge;
   if (parsed.base64.length === 0) return 'the data: URL is empty';
   if (!isWellFormedBase64(parsed.base64)) return 'the data: URL is not well-formed base64';
   return null;

@@ -11,5 +11,6 @@ export * from './queries';
 export * from './operations';
 export * as schema from './schema';
 export * from './scratch-database';
+export * from './media';
 // The sessions package's context test seeds by session pk through this name; every other test
 // imports appendTestMessages from @compactor/db/testing.

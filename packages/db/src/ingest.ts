@@ -1,6 +1,7 @@
 import type { MessageInput, PartInput } from '@compactor/contract';
-import type { Part } from '@compactor/core';
-import { assertNever } from '@compactor/core';
+import type { MediaFamily, Part } from '@compactor/core';
+import { assertNever, inspectMedia, MediaRejected } from '@compactor/core';
+import { mediaObjectOf, mediaReference, type MediaObjectInput } from './media/references';
 import { canonicalJson, contentHash } from './hashing';
 import { newId } from './ids';
 import type { NewMessage } from './operations/new-message';
@@ -19,17 +20,26 @@ export interface TokenCounter {
 }
 
 /**
- * What a file part costs is up to the provider (OpenAI: 85–1,105 tokens per image tile set,
- * Anthropic: about 1,600 for a full-size image); a flat 1,000 keeps estimates on the safe side
- * without fetching the file.
+ * What a file part by URL (not `data:`) costs: its size is not known without fetching it, and a
+ * flat 1,000 is about a full-size image (OpenAI: 85–1,445 tokens, Anthropic: about 1,600). A
+ * `data:` URL is counted by its header instead, as the session's model family counts it.
  */
 export const FILE_PART_TOKENS = 1000;
+
+/**
+ * Where the bytes of `data:` URLs go while a batch is prepared: each becomes a media object to
+ * store, its part a reference to it. `family` counts images as the session's model does.
+ */
+export interface MediaIngest {
+  family: MediaFamily;
+  objects: MediaObjectInput[];
+}
 
 /**
  * Counts a part's tokens once, at write time. A tool part costs its name, its arguments and its
  * result (output or error); `outputTokens` is the output alone, what pruning would save.
  */
-export async function countPart(part: PartInput, counter: TokenCounter): Promise<Part> {
+export async function countPart(part: PartInput, counter: TokenCounter, media?: MediaIngest): Promise<Part> {
   switch (part.type) {
     case 'text':
     case 'reasoning':
@@ -54,14 +64,33 @@ export async function countPart(part: PartInput, counter: TokenCounter): Promise
         outputTokens,
       };
     }
-    case 'file':
-      return {
-        type: 'file',
-        mime: part.mime,
-        filename: part.filename ?? null,
-        url: part.url,
-        tokens: FILE_PART_TOKENS + (part.filename ? await counter.count(part.filename) : 0),
-      };
+    case 'file': {
+      const filename = part.filename ?? null;
+      const nameTokens = filename ? await counter.count(filename) : 0;
+      // Throws MediaRejected (a 400, nothing written) for a data: URL that is not what it claims.
+      const inspected = inspectMedia(part, media?.family ?? 'any');
+      if (inspected.kind === 'reference')
+        return {
+          type: 'file',
+          mime: part.mime,
+          filename,
+          url: part.url,
+          tokens: FILE_PART_TOKENS + nameTokens,
+        };
+      if (inspected.kind === 'inline')
+        return {
+          type: 'file',
+          mime: part.mime,
+          filename,
+          url: part.url,
+          tokens: inspected.tokens + nameTokens,
+        };
+      const tokens = inspected.tokens + nameTokens;
+      if (!media) return { type: 'file', mime: inspected.mime, filename, url: part.url, tokens };
+      const object = mediaObjectOf(part.url, inspected);
+      media.objects.push(object);
+      return { type: 'file', mime: inspected.mime, filename, url: mediaReference(object.sha256), tokens };
+    }
     default:
       return assertNever(part, 'part');
   }
@@ -69,18 +98,29 @@ export async function countPart(part: PartInput, counter: TokenCounter): Promise
 
 /**
  * Turns validated API messages into rows to store: ids assigned where the client sent none,
- * parts counted, and a hash of the content as posted (id excluded) for idempotent re-posts.
+ * parts counted, and a hash of the content as posted (id excluded) for idempotent re-posts. The
+ * bytes of `data:` URLs are taken out into each message's `media` (stored before the message,
+ * append-messages.ts), their parts counted as `mediaFamily` counts images.
  */
 export async function prepareMessages(
   inputs: MessageInput[],
   counter: TokenCounter,
   now: Date,
+  { mediaFamily = 'any' }: { mediaFamily?: MediaFamily } = {},
 ): Promise<NewMessage[]> {
   const prepared: NewMessage[] = [];
   for (const input of inputs) {
     const { id, ...content } = input;
     const parts: Part[] = [];
-    for (const part of input.parts) parts.push(await countPart(part, counter));
+    const media: MediaIngest = { family: mediaFamily, objects: [] };
+    for (const [index, part] of input.parts.entries()) {
+      try {
+        parts.push(await countPart(part, counter, media));
+      } catch (error) {
+        if (!(error instanceof MediaRejected)) throw error;
+        throw new MediaRejected(error.message, ['messages', prepared.length, 'parts', index, 'url']);
+      }
+    }
     prepared.push({
       id: id ?? newId('msg'),
       role: input.role,
@@ -91,6 +131,7 @@ export async function prepareMessages(
       createdAt: input.createdAt ? new Date(input.createdAt) : now,
       metadata: input.metadata ?? {},
       contentHash: contentHash(content),
+      ...(media.objects.length > 0 ? { media: media.objects } : {}),
     });
   }
   return prepared;

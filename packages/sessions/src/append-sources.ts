@@ -1,4 +1,4 @@
-import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
+import { finishesTurn, mediaFamilyOf, usagePeaks, type UsagePeaks } from '@compactor/core';
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, type NewMessage, type SerializedBatch } from '@compactor/db';
 import { ENCODING_NAMES, type EncodingName } from '@compactor/tokenizer';
@@ -7,6 +7,7 @@ import { InvalidInput, UnparsableBody } from './errors';
 import type { SessionResources } from './resources';
 import type { AppendBodyThread } from './large-bodies/append-body-thread';
 import { KeyedIdTaken, withKeyedIds } from './keyed-message-ids';
+import { refusingMedia } from './media-refusal';
 
 /** A batch counted for one model, ready for `appendCounted`. */
 export interface PreparedAppend {
@@ -36,7 +37,11 @@ export function parsedBody(
 ): AppendSource {
   const keyed = keyedIds(messages, keyedIdPrefix);
   const count = (modelId: string) =>
-    prepareMessages(keyed, resources.tokenizerFor(modelId), resources.clock());
+    refusingMedia(
+      prepareMessages(keyed, resources.tokenizerFor(modelId), resources.clock(), {
+        mediaFamily: mediaFamilyOf(modelId),
+      }),
+    );
   return {
     prepare: async (modelId) => parsedBatch(await count(modelId)),
     messages: count,
@@ -60,13 +65,17 @@ export function unparsedBody(
   const onTheEventLoop = (modelId: string) => {
     const text = Buffer.concat(segments).toString('utf8');
     const { messages } = AppendMessagesBody.parse(JSON.parse(text.replace(/^\uFEFF/, '')));
-    return prepareMessages(keyedIds(messages, keyedIdPrefix), resources.tokenizerFor(modelId), now);
+    return refusingMedia(
+      prepareMessages(keyedIds(messages, keyedIdPrefix), resources.tokenizerFor(modelId), now, {
+        mediaFamily: mediaFamilyOf(modelId),
+      }),
+    );
   };
   return {
     prepare: async (modelId) => {
       const encoding = encodingOf(resources.tokenizerFor(modelId));
       if (!encoding) return parsedBatch(await onTheEventLoop(modelId));
-      const answer = await thread.prepare(segments, encoding, now, keyedIdPrefix);
+      const answer = await thread.prepare(segments, encoding, now, keyedIdPrefix, mediaFamilyOf(modelId));
       segments = [answer.bytes];
       const { outcome } = answer;
       switch (outcome.kind) {

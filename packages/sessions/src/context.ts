@@ -8,7 +8,13 @@ import {
   type FitCounters,
   type Message,
 } from '@compactor/core';
-import { canonicalJson, loadContextRows, type Db, type SessionRow } from '@compactor/db';
+import {
+  canonicalJson,
+  loadContextRows,
+  resolveMediaReferences,
+  type Db,
+  type SessionRow,
+} from '@compactor/db';
 import type { ContextFitKind } from '@compactor/contract';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { ContextAnswer } from './answers';
@@ -84,11 +90,10 @@ export async function sessionContext(
     request.fit === 'none' || !overUsable(snapshot)
       ? { messages: context.messages, tokens: context.tokens, fit: overUsable(snapshot) ? 'over' : 'view' }
       : await fitToUsable(resources, session, reading);
+  // Media parts hold references to their bytes: the messages served get them back, only those.
+  const messages = await resolveMediaReferences(resources.db, target.tenantId, served.messages);
   return {
-    messages:
-      request.format === 'openai'
-        ? toOpenAIMessages({ ...context, messages: served.messages })
-        : served.messages,
+    messages: request.format === 'openai' ? toOpenAIMessages({ ...context, messages }) : messages,
     compactionId: context.compactionId,
     boundarySeq: context.boundarySeq,
     tokens: served.tokens,

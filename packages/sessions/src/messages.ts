@@ -1,4 +1,4 @@
-import { finishesTurn, usagePeaks, type Part } from '@compactor/core';
+import { finishesTurn, mediaFamilyOf, usagePeaks, type Part } from '@compactor/core';
 import {
   countPart,
   findMessage,
@@ -6,7 +6,10 @@ import {
   loadHistoryPage,
   partFromRow,
   patchMessage,
+  resolveMediaReferences,
+  storeMediaObjects,
   type AppendedMessage,
+  type MediaIngest,
   type CompactionRow,
   type Db,
   type SessionRow,
@@ -26,6 +29,7 @@ import { SessionWriteQueue, sessionKey } from './session-writes';
 import { requireSession, type SessionTarget } from './sessions';
 import type { TenantLimits } from './tenant-limits';
 import { checkUsageReports } from './usage-check';
+import { refusingMedia } from './media-refusal';
 
 /** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
 export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
@@ -223,7 +227,9 @@ export class SessionMessages {
     const counter = resources.tokenizerFor(session.modelId);
     const inputs = await withStoredToolInputs(resources.db, session.pk, messageId, body.parts);
     const parts: Part[] = [];
-    for (const part of inputs) parts.push(await countPart(part, counter));
+    const media: MediaIngest = { family: mediaFamilyOf(session.modelId), objects: [] };
+    for (const part of inputs) parts.push(await refusingMedia(countPart(part, counter, media)));
+    await storeMediaObjects(resources.db, target.tenantId, media.objects);
     const { finish, error, usage } = body;
     const { message, after } = await this.writes.run(sessionKey(target.tenantId, target.id), async () => {
       const message = await patchMessage(resources.db, session.pk, messageId, {
@@ -263,7 +269,8 @@ export async function historyPage(
   query: Parameters<typeof loadHistoryPage>[2],
 ): Promise<HistoryPageAnswer> {
   const session = await requireSession(db, target.tenantId, target.id);
-  return loadHistoryPage(db, session.pk, query);
+  const page = await loadHistoryPage(db, session.pk, query);
+  return { ...page, messages: await resolveMediaReferences(db, target.tenantId, page.messages) };
 }
 
 /**

@@ -16,7 +16,11 @@ export const MAX_IMAGE_PIXELS = 100_000_000;
 
 /** Media refused at ingest: the client gets a 400 with this message, and nothing is written. */
 export class MediaRejected extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Where in the request body, once known (`messages`, index, `parts`, index, `url`). */
+    readonly path: Array<string | number> = [],
+  ) {
     super(message);
     this.name = 'MediaRejected';
   }
@@ -26,6 +30,8 @@ export class MediaRejected extends Error {
 export type InspectedMedia =
   /** A URL that is not `data:`: kept as the client sent it; its size is not known here. */
   | { kind: 'reference' }
+  /** Percent-encoded text in a `data:` URL: small, kept inline, counted by its length. */
+  | { kind: 'inline'; tokens: number }
   | { kind: 'image'; mime: string; bytes: number; width: number; height: number; tokens: number }
   | { kind: 'document'; mime: string; bytes: number; pages: number | null; tokens: number };
 
@@ -62,6 +68,7 @@ export function inspectMedia(
   const problem = dataUrlProblem(part.url);
   if (problem) throw new MediaRejected(problem);
   const parsed = parseDataUrl(part.url)!;
+  if (!parsed.encoded) return { kind: 'inline', tokens: Math.ceil(part.url.length / 4) };
   const source = base64Source(parsed.base64);
   if ((MEDIA_IMAGE_MIMES as readonly string[]).includes(parsed.mime)) {
     const header = readImageHeader(source);
@@ -87,6 +94,14 @@ export function inspectMedia(
       tokens: documentTokens(pages),
     };
   }
+  if (parsed.mime.startsWith('audio/'))
+    return {
+      kind: 'document',
+      mime: parsed.mime,
+      bytes: source.length,
+      pages: null,
+      tokens: documentTokens(null),
+    };
   // A text document: about four bytes a token, as the text estimate counts (tokens.ts).
   return {
     kind: 'document',

@@ -166,7 +166,7 @@ describe('inspectMedia', () => {
       /SVG/,
     ],
     ['an unlisted type', dataUrl('application/x-msdownload', new Uint8Array(4)), /not accepted/],
-    ['a percent-encoded data URL', 'data:image/png,%89PNG', /base64/],
+    ['a percent-encoded image', 'data:image/png,%89PNG', /base64/],
   ])('refuses %s', (_, url, message) => {
     expect(() => inspectMedia({ mime: 'image/png', url }, 'openai')).toThrow(MediaRejected);
     expect(() => inspectMedia({ mime: 'image/png', url }, 'openai')).toThrow(message);

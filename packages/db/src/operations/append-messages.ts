@@ -22,6 +22,8 @@ import {
 import { findUnfinishedToolCalls } from '../queries/parts';
 import { executePipelined } from '../pipeline';
 import type { NewMessage } from './new-message';
+import { storeMediaObjects } from '../media/store';
+import type { MediaObjectInput } from '../media/references';
 
 /** Where one message of a batch landed; {@link appendToSession} returns these in batch order. */
 export interface AppendedMessage {
@@ -60,6 +62,8 @@ export interface SerializedBatch {
   messageIds: string[];
   callIds: string[];
   rows: SerializedBatchRows;
+  /** The media objects its file parts refer to (stored before the rows). */
+  media?: MediaObjectInput[];
 }
 
 /**
@@ -69,10 +73,12 @@ export interface SerializedBatch {
 export function serializeBatch(batch: NewMessage[]): SerializedBatch | null {
   const calls = toolCallsOf(batch);
   if (batch.length === 0 || ownDeferredResult(calls)) return null;
+  const media = batch.flatMap((m) => m.media ?? []);
   return {
     messageIds: batch.map((m) => m.id),
     callIds: calls.map((c) => c.part.callId),
     rows: serializeBatchRows(batchRows(batch)),
+    ...(media.length > 0 ? { media } : {}),
   };
 }
 
@@ -119,6 +125,10 @@ export async function appendToSession(
   { readAfter }: { readAfter?: { sessionPk: number; query: SQL } } = {},
 ): Promise<SessionAppend> {
   const serialized = Array.isArray(batch) ? null : batch;
+  // The bytes first: a stored part never refers to an object that is not there (an append then
+  // refused leaves the object, content-addressed, for the tenant's next post of it).
+  const media = serialized ? (serialized.media ?? []) : (batch as NewMessage[]).flatMap((m) => m.media ?? []);
+  if (media.length > 0) await storeMediaObjects(db, target.tenantId, media);
   const call = serialized
     ? { messageIds: serialized.messageIds, callIds: serialized.callIds, batch: serialized.rows }
     : statementCall(batch as NewMessage[]);

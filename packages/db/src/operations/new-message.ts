@@ -1,4 +1,5 @@
 import type { Finish, MessageError, Part, Role, Usage } from '@compactor/core';
+import type { MediaObjectInput } from '../media/references';
 
 /** A message ready to store: parts already token-counted, content already hashed. */
 export interface NewMessage {
@@ -14,4 +15,6 @@ export interface NewMessage {
   contentHash: string;
   summary?: boolean;
   compactionId?: string | null;
+  /** The bytes its file parts refer to (`compactor-media:` URLs), stored before the message is. */
+  media?: MediaObjectInput[];
 }

@@ -12,3 +12,4 @@ export * from './prune-runs';
 export * from './conversation-links';
 export * from './compaction-ledgers';
 export * from './session-tasks';
+export * from './media-objects';

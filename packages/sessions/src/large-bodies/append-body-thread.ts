@@ -3,6 +3,7 @@ import type { EncodingName } from '@compactor/tokenizer';
 import type { AppendBodyAnswer, AppendBodyJob } from './append-body-worker';
 import { movableBuffers } from './movable-buffers';
 import type { PreparedAppendBody } from './prepare-append-body';
+import type { MediaFamily } from '@compactor/core';
 
 interface Pending {
   job: AppendBodyJob;
@@ -33,11 +34,12 @@ export class AppendBodyThread {
     encoding: EncodingName,
     now: Date,
     keyedIdPrefix?: string,
+    mediaFamily?: MediaFamily,
   ): Promise<{ bytes: Uint8Array; outcome: PreparedAppendBody }> {
     if (this.closed) return Promise.reject(new Error('the append body thread is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({
-        job: { id: this.nextId++, segments, encoding, nowMs: now.getTime(), keyedIdPrefix },
+        job: { id: this.nextId++, segments, encoding, nowMs: now.getTime(), keyedIdPrefix, mediaFamily },
         resolve,
         reject,
       });

@@ -8,6 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import type { EncodingName } from '@compactor/tokenizer';
 import { prepareAppendBody, type PreparedAppendBody } from './prepare-append-body';
 import { movableBuffers } from './movable-buffers';
+import type { MediaFamily } from '@compactor/core';
 
 /** A body to prepare, as the thread is sent it. */
 export interface AppendBodyJob {
@@ -18,6 +19,8 @@ export interface AppendBodyJob {
   nowMs: number;
   /** An `Idempotency-Key`'s id prefix, for the messages sent without an id. */
   keyedIdPrefix?: string | undefined;
+  /** How the session's model counts images (`any` when not given). */
+  mediaFamily?: MediaFamily | undefined;
 }
 
 /** The thread's answer to one job, with the body whole: the outcome, or the message of what it threw. */
@@ -48,7 +51,7 @@ port.on('message', (job: AppendBodyJob) => {
 });
 
 async function answer(job: AppendBodyJob, bytes: Uint8Array): Promise<PreparedAppendBody> {
-  return prepareAppendBody(bytes, job.encoding, new Date(job.nowMs), job.keyedIdPrefix);
+  return prepareAppendBody(bytes, job.encoding, new Date(job.nowMs), job.keyedIdPrefix, job.mediaFamily);
 }
 
 function send(message: AppendBodyAnswer): void {

@@ -1,7 +1,7 @@
 import { AppendMessagesBody } from '@compactor/contract';
 import { prepareMessages, serializeBatch, type SerializedBatch } from '@compactor/db';
 import { getTokenizer, type EncodingName } from '@compactor/tokenizer';
-import { finishesTurn, usagePeaks, type UsagePeaks } from '@compactor/core';
+import { finishesTurn, MediaRejected, usagePeaks, type MediaFamily, type UsagePeaks } from '@compactor/core';
 import { KeyedIdTaken, withKeyedIds } from '../keyed-message-ids';
 
 /** What {@link prepareAppendBody} made of an append's body. */
@@ -38,6 +38,7 @@ export function prepareAppendBody(
   encoding: EncodingName,
   now: Date,
   keyedIdPrefix?: string,
+  mediaFamily: MediaFamily = 'any',
 ): Promise<PreparedAppendBody> | PreparedAppendBody {
   const parsed = parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   if (parsed === undefined) return { kind: 'invalid-json' };
@@ -58,17 +59,27 @@ export function prepareAppendBody(
     if (!(error instanceof KeyedIdTaken)) throw error;
     return { kind: 'invalid', issues: [{ path: ['messages', error.index, 'id'], message: error.message }] };
   }
-  return countAndSerialize(messages, encoding, now);
+  return countAndSerialize(messages, encoding, now, mediaFamily);
 }
 
 async function countAndSerialize(
   messages: Parameters<typeof prepareMessages>[0],
   encoding: EncodingName,
   now: Date,
+  mediaFamily: MediaFamily,
 ): Promise<PreparedAppendBody> {
   const tokenizer = getTokenizer(encoding);
   // A thread of its own: counting in one go is faster than in slices, and holds up no request.
-  const prepared = await prepareMessages(messages, { count: async (text) => tokenizer.countSync(text) }, now);
+  let prepared: Awaited<ReturnType<typeof prepareMessages>>;
+  try {
+    prepared = await prepareMessages(messages, { count: async (text) => tokenizer.countSync(text) }, now, {
+      mediaFamily,
+    });
+  } catch (error) {
+    // Media the header check refuses: the validator's answer, at the part's path.
+    if (!(error instanceof MediaRejected)) throw error;
+    return { kind: 'invalid', issues: [{ path: error.path, message: error.message }] };
+  }
   const batch = serializeBatch(prepared);
   if (!batch) return { kind: 'undecidable' };
   return {

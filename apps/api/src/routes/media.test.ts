@@ -1,0 +1,139 @@
+/**
+ * Media parts end to end: a data: URL's bytes are stored once per tenant out of line, the part
+ * counted by its header as the session's model counts it, and served back as posted in every
+ * format; hostile media is a 400 with nothing written.
+ */
+import { toAnthropicMessages, type Message } from '@compactor/core';
+import { describe, expect, it } from 'vitest';
+import { useTestApi } from '../test-support/api';
+import { newSession } from '../test-support/helpers';
+
+const api = useTestApi();
+
+/** A PNG's signature and IHDR chunk of `width × height`, then `padding` bytes (no real pixels). */
+function png(width: number, height: number, padding = 64): string {
+  const bytes = Buffer.alloc(33 + padding, 7);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
+  bytes.writeUInt32BE(13, 8);
+  bytes.write('IHDR', 12, 'ascii');
+  bytes.writeUInt32BE(width, 16);
+  bytes.writeUInt32BE(height, 20);
+  return `data:image/png;base64,${bytes.toString('base64')}`;
+}
+
+const post = (session: string, messages: unknown[]) =>
+  api.request({
+    method: 'POST',
+    url: `/v1/sessions/${session}/messages`,
+    payload: JSON.stringify({ messages }),
+    headers: { 'content-type': 'application/json' },
+  });
+
+const imageMessage = (id: string, url: string) => ({
+  id,
+  role: 'user',
+  parts: [
+    { type: 'text', text: 'what is wrong on this screen?' },
+    { type: 'file', mime: 'image/png', filename: 'screen.png', url },
+  ],
+});
+
+async function stored(session: string) {
+  const { rows } = await api.database.database.pool.query(
+    `select p.url, p.tokens, p.mime from parts p join sessions s on s.pk = p.session_pk
+      where s.id = $1 and p.type = 'file' order by p.seq, p.idx`,
+    [session],
+  );
+  return rows as Array<{ url: string; tokens: number; mime: string }>;
+}
+async function mediaRows() {
+  const { rows } = await api.database.database.pool.query('select sha256, tenant_id from media_objects');
+  return rows;
+}
+
+describe('media parts', () => {
+  it('stores the bytes once by hash, counts the image by its header, serves it back in every format', async () => {
+    await newSession(api, 'media-openai');
+    await newSession(api, 'media-claude', { model: { id: 'claude-sonnet-4-5' } });
+    const shot = png(3840, 2160);
+    const before = (await mediaRows()).length;
+    for (const session of ['media-openai', 'media-claude']) {
+      const response = await post(session, [
+        imageMessage(`${session}-1`, shot),
+        imageMessage(`${session}-2`, shot),
+      ]);
+      expect(response.statusCode, response.body).toBe(201);
+    }
+    // Four parts, one object.
+    expect((await mediaRows()).length).toBe(before + 1);
+    const [openai, claude] = [await stored('media-openai'), await stored('media-claude')];
+    expect(openai[0]!.url).toMatch(/^compactor-media:sha256:[0-9a-f]{64}$/);
+    // 1,105 (OpenAI: 6 tiles) and 1,638 (Anthropic after its resize), plus the file name's tokens.
+    expect(openai[0]!.tokens - 1105).toBeGreaterThan(0);
+    expect(openai[0]!.tokens - 1105).toBeLessThan(5);
+    expect(claude[0]!.tokens - 1638).toBeGreaterThan(0);
+    expect(claude[0]!.tokens - 1638).toBeLessThan(5);
+
+    const history = await api.request({ method: 'GET', url: '/v1/sessions/media-openai/messages' });
+    expect(history.json().messages[0].parts[1].url).toBe(shot);
+    const native = await api.request({
+      method: 'GET',
+      url: '/v1/sessions/media-openai/context?format=native',
+    });
+    const messages = native.json().messages as Message[];
+    expect(messages[0]!.parts[1]).toMatchObject({ type: 'file', url: shot, mime: 'image/png' });
+    const chat = await api.request({ method: 'GET', url: '/v1/sessions/media-openai/context?format=openai' });
+    expect(chat.json().messages[0].content[1]).toEqual({ type: 'image_url', image_url: { url: shot } });
+    const anthropic = toAnthropicMessages({ messages });
+    expect(JSON.stringify(anthropic.messages[0])).toContain(
+      JSON.stringify({ type: 'base64', media_type: 'image/png', data: shot.split(',')[1] }),
+    );
+  });
+
+  it('takes an image through the large-body thread alike', async () => {
+    await newSession(api, 'media-large');
+    const big = png(1024, 1024, 1_200_000);
+    const response = await post('media-large', [imageMessage('large-1', big)]);
+    expect(response.statusCode, response.body).toBe(201);
+    const [part] = await stored('media-large');
+    expect(part!.url).toMatch(/^compactor-media:/);
+    expect(part!.tokens - 765).toBeLessThan(5);
+    const native = await api.request({
+      method: 'GET',
+      url: '/v1/sessions/media-large/context?format=native',
+    });
+    expect(native.json().messages[0].parts[1].url).toBe(big);
+  });
+
+  it.each([
+    ['a header claiming 100,000 × 100,000 px', png(100_000, 100_000), /100000×100000/],
+    [
+      'an image that is no image',
+      `data:image/png;base64,${Buffer.from('not an image at all').toString('base64')}`,
+      /not a readable/,
+    ],
+    ['broken base64', 'data:image/png;base64,iVBORw0KGgo*AAA', /well-formed base64/],
+    [
+      'an SVG with script',
+      `data:image/svg+xml;base64,${Buffer.from('<svg><script>alert(1)</script></svg>').toString('base64')}`,
+      /SVG/,
+    ],
+  ])('refuses %s with a 400 and writes nothing', async (_, url, message) => {
+    const session = `media-hostile-${Math.random().toString(36).slice(2, 8)}`;
+    await newSession(api, session);
+    const before = (await mediaRows()).length;
+    const response = await post(session, [
+      { id: 'ok', role: 'user', parts: [{ type: 'text', text: 'fine' }] },
+      imageMessage('bad', url),
+    ]);
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json().error.message).toMatch(message);
+    expect(await stored(session)).toEqual([]);
+    const { rows } = await api.database.database.pool.query(
+      'select count(*)::int as n from messages m join sessions s on s.pk = m.session_pk where s.id = $1',
+      [session],
+    );
+    expect(rows[0].n).toBe(0);
+    expect((await mediaRows()).length).toBe(before);
+  });
+});
