@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
@@ -62,6 +63,16 @@ export function seqRange(first: number | null | undefined, last: number | null |
 export const RECALLABLE_CHUNK = 500;
 
 /**
+ * How long {@link markPrunedRecallable} waits after a chunk that flipped flags, as a share of
+ * the time the chunk took (at most {@link RECALLABLE_PAUSE_MAX_MS}): computing the words of
+ * 100 MB of outputs is minutes of one backend's CPU on a loaded machine, and with a pause as long
+ * as each chunk the job takes at most half of a core from the other tenants' statements. The
+ * marks are served already; recall by call id finds the outputs meanwhile.
+ */
+export const RECALLABLE_YIELD = 1;
+export const RECALLABLE_PAUSE_MAX_MS = 500;
+
+/**
  * Flags the outputs `by` (a prune job or a compaction) marked pruned within `seqs` as
  * `recallable`, {@link RECALLABLE_CHUNK} marks a statement: the next marks of the range by
  * `part_prunes_pk`, from the last one read (other writers' marks in the range are read and
@@ -71,7 +82,8 @@ export const RECALLABLE_CHUNK = 500;
  * outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait for it
  * (nor run into the statement timeout). A crash between the marks and this is mended by the
  * prune job's retry (workflow `pruneSession`, `retry`: over the view's kept range); recall by
- * call id finds those outputs meanwhile. Returns the parts flagged.
+ * call id finds those outputs meanwhile. After a chunk that flipped flags it pauses
+ * ({@link RECALLABLE_YIELD}). Returns the parts flagged.
  */
 export async function markPrunedRecallable(
   db: DbOrTx,
@@ -79,11 +91,13 @@ export async function markPrunedRecallable(
   by: string,
   seqs: SeqRange,
   chunk: number = RECALLABLE_CHUNK,
+  { yieldRatio = RECALLABLE_YIELD }: { yieldRatio?: number } = {},
 ): Promise<number> {
   let flagged = 0;
   // After (seq, idx): idx is never negative, so (first, -1) starts at the first seq's first part.
   let after = { seq: seqs.first, idx: -1 };
   while (after.seq <= seqs.last) {
+    const started = performance.now();
     const { rows } = await executePrepared<{
       flagged: string;
       marks: string;
@@ -114,7 +128,11 @@ export async function markPrunedRecallable(
           left join lateral (select c.seq, c.idx from chunk c order by c.seq desc, c.idx desc limit 1) l on true`,
     );
     const row = rows[0];
-    flagged += Number(row?.flagged ?? 0);
+    const flipped = Number(row?.flagged ?? 0);
+    flagged += flipped;
+    if (flipped > 0 && yieldRatio > 0) {
+      await sleep(Math.min(RECALLABLE_PAUSE_MAX_MS, (performance.now() - started) * yieldRatio));
+    }
     if (Number(row?.marks ?? 0) < chunk || row?.last_seq == null || row.last_idx == null) break;
     after = { seq: row.last_seq, idx: row.last_idx };
   }
