@@ -42,6 +42,9 @@ const COMPACTION_EVERY_MS = Number(process.env.BENCH_COMPACTION_EVERY_MS ?? 100)
 /** B's pause between two appends: a steady trickle, not a flood of its own. */
 const B_PAUSE_MS = 10;
 const IN_FLIGHT = process.env.BENCH_TENANT_REQUESTS_IN_FLIGHT;
+const YIELD_MS = process.env.BENCH_TENANT_YIELD_MS;
+/** How long A's flood runs alone before B's appends, its appends counted over the last of it. */
+const ALONE_MS = Number(process.env.BENCH_ALONE_MS ?? 5_000);
 
 function messages(prefix: string, count: number) {
   return Array.from({ length: count }, (_, i) => ({
@@ -116,6 +119,7 @@ function floodOfA(api: string) {
     }
   })();
   return {
+    stored: () => statuses.get('append 201') ?? 0,
     async stop() {
       flooding = false;
       await Promise.all([...writers, compactions]);
@@ -187,6 +191,12 @@ const FLOOD_CHILD = '--flood-of-a';
 function floodProcess(api: string) {
   const child = fork(fileURLToPath(import.meta.url), [FLOOD_CHILD, api], { stdio: 'inherit' });
   return {
+    /** A's appends stored so far. */
+    stored: () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (message) => resolve((message as { stored: number }).stored));
+        child.send('count');
+      }),
     stop: () =>
       new Promise<{ statuses: Map<string, number>; seconds: number }>((resolve, reject) => {
         child.once('message', (message) => {
@@ -202,7 +212,8 @@ function floodProcess(api: string) {
 /** The flood's process: floods until told to stop, then reports what A's requests were answered. */
 function runFloodChild(api: string): void {
   const flood = floodOfA(api);
-  process.once('message', () => {
+  process.on('message', (message) => {
+    if (message === 'count') return void process.send!({ stored: flood.stored() });
     void flood
       .stop()
       .then(({ statuses, seconds }) =>
@@ -223,6 +234,7 @@ async function benchmark(): Promise<void> {
     // A's compactions all run: the flood loads the workers too, not only the API.
     TENANT_MAX_ACTIVE_COMPACTIONS: '0',
     ...(IN_FLIGHT === undefined ? {} : { TENANT_REQUESTS_IN_FLIGHT: IN_FLIGHT }),
+    ...(YIELD_MS === undefined ? {} : { TENANT_YIELD_MS: YIELD_MS }),
   });
   try {
     await createSession(api.url, 'key-b', 'quiet');
@@ -236,10 +248,16 @@ async function benchmark(): Promise<void> {
     const loadIdle = loadavg()[0]!;
     const idle = await measured(api, worker.process.pid!);
     const flood = floodProcess(api.url);
-    // Let A's requests fill the pool and the queues before measuring.
+    // Let A's requests fill the pool and the queues before measuring, then count A's appends alone.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const aloneFrom = { stored: await flood.stored(), at: performance.now() };
+    await new Promise((resolve) => setTimeout(resolve, ALONE_MS));
+    const aloneTo = { stored: await flood.stored(), at: performance.now() };
+    const aloneRate = (aloneTo.stored - aloneFrom.stored) / ((aloneTo.at - aloneFrom.at) / 1000);
     const loadFlood = loadavg()[0]!;
     const flooded = await measured(api, worker.process.pid!);
+    const withB = { stored: await flood.stored(), at: performance.now() };
+    const withBRate = (withB.stored - aloneTo.stored) / ((withB.at - aloneTo.at) / 1000);
     const { statuses, seconds } = await flood.stop();
 
     const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
@@ -255,13 +273,17 @@ async function benchmark(): Promise<void> {
       `tenant B's appends (2 messages, ${B_APPENDS} one after another, ${B_PAUSE_MS} ms apart); ` +
         `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends over ${FLOOD_SESSIONS} sessions, ` +
         `a compaction every ${COMPACTION_EVERY_MS} ms (1 worker, stub 200 ms); ` +
-        `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}`,
+        `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}; yield: ${YIELD_MS ?? 'the default'} ms`,
     );
     row('API idle', idle, loadIdle);
     row("during A's flood", flooded, loadFlood);
     console.log(
       `A's requests during the run (${seconds.toFixed(1)} s, ${((statuses.get('append 201') ?? 0) / seconds).toFixed(0)} appends stored a second): ` +
         [...statuses].map(([what, n]) => `${n} × ${what}`).join(', '),
+    );
+    console.log(
+      `A's appends stored a second: ${aloneRate.toFixed(0)} alone (${ALONE_MS / 1000} s before B's appends), ` +
+        `${withBRate.toFixed(0)} beside B's (${(withBRate / aloneRate).toFixed(2)}×)`,
     );
     console.log(
       `p99 flooded / idle: ${(flooded.spread.p99 / idle.spread.p99).toFixed(2)}× (goal ≤ 2×); ` +

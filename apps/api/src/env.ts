@@ -86,6 +86,11 @@ const EnvFields = z.object({
   /** Requests of one tenant waiting for their turn in this process before a 429. */
   TENANT_REQUESTS_QUEUED: z.coerce.number().int().min(0).max(100_000).default(128),
   /**
+   * How long a flooding tenant's next request waits for a younger request of a tenant that has had
+   * less of the process's time lately (the API's `TenantGate`); 0: tenants never wait for each other.
+   */
+  TENANT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  /**
    * The OpenAI-compatible provider `POST /v1/chat/completions` calls with the served context
    * (its base URL, ending in `/v1`). Unset: that route answers 503.
    */

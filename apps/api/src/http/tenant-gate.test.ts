@@ -1,8 +1,8 @@
 /**
- * The gate's rules on their own: turns per tenant, arrival order, the bounded queue, lanes and
- * the lease. Order is observed through which `enter` promises have settled, never through time.
+ * The gate's rules on their own: turns per tenant, arrival order, the bounded queue, lanes, the
+ * lease, and a flooding tenant yielding to a trickling one (its clock faked). Order is observed through which `enter` promises have settled, never through time.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseEnv } from '../env';
 import { TenantGate, TenantRequestsQueued, tenantGateOf, type Pass } from './tenant-gate';
 
@@ -145,5 +145,90 @@ describe('TenantGate', () => {
 
     expect(tenantGateOf(parseEnv({ TENANT_REQUESTS_IN_FLIGHT: '0' }))).toBeUndefined();
     expect(() => parseEnv({ TENANT_REQUESTS_QUEUED: '-1' })).toThrow(/TENANT_REQUESTS_QUEUED/);
+  });
+
+  describe('a tenant yielding to another', () => {
+    afterEach(() => vi.useRealTimers());
+    const settings = { inFlight: 2, queued: 10, queuedPerLane: 10, leaseMs: HOUR, yieldMs: 100 };
+
+    /** A's two turns kept busy for 500 ms and two more of its requests waiting: a flood. */
+    async function flooding(gate: TenantGate) {
+      const ofA = Array.from({ length: 4 }, () => entered(gate, 'a'));
+      vi.advanceTimersByTime(500);
+      await settle();
+      return ofA;
+    }
+
+    it("holds a flooding tenant's next request while a trickling tenant's runs, then gives it one turn for a second", async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+      const gate = new TenantGate(settings);
+      const ofA = await flooding(gate);
+      const ofB = entered(gate, 'b');
+      await settle();
+      expect(ofB.pass).toBeDefined();
+
+      ofA[0]!.pass!.leave();
+      await settle();
+      // A has a turn free, but B (less time on its record, nothing waiting) has a request running.
+      expect(ofA[2]!.pass).toBeUndefined();
+      expect(gate.load('a')).toEqual({ running: 1, waiting: 2 });
+
+      vi.advanceTimersByTime(10);
+      ofB.pass!.leave();
+      await settle();
+      // B is done, but A yielded: one request at a time.
+      expect(ofA[2]!.pass).toBeUndefined();
+      ofA[1]!.pass!.leave();
+      await settle();
+      expect(ofA[2]!.pass).toBeDefined();
+      expect(gate.load('a')).toEqual({ running: 1, waiting: 1 });
+
+      vi.advanceTimersByTime(1_000); // a second without yielding: both turns again
+      const more = entered(gate, 'a');
+      await settle();
+      expect(more.pass).toBeDefined();
+      expect(gate.load('a')).toEqual({ running: 2, waiting: 1 });
+    });
+
+    it('holds it for `yieldMs` at most, and never holds a lone tenant or one as busy as the other', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+      const gate = new TenantGate(settings);
+      const ofA = await flooding(gate);
+      const ofB = entered(gate, 'b');
+      ofA[0]!.pass!.leave();
+      ofA[1]!.pass!.leave();
+      vi.advanceTimersByTime(99);
+      await settle();
+      expect(gate.load('a')).toEqual({ running: 0, waiting: 2 });
+      vi.advanceTimersByTime(1); // B's request, still running, is no longer young
+      await settle();
+      expect(ofA[2]!.pass).toBeDefined();
+      expect(ofA[3]!.pass).toBeUndefined();
+      ofB.pass!.leave();
+
+      // B floods too (requests waiting): A does not yield to it.
+      const moreOfB = Array.from({ length: 3 }, () => entered(gate, 'b'));
+      await settle();
+      ofA[2]!.pass!.leave();
+      await settle();
+      expect(ofA[3]!.pass).toBeDefined();
+      expect(moreOfB.map((r) => r.pass !== undefined)).toEqual([true, true, false]);
+
+      const alone = new TenantGate(settings);
+      const lone = await flooding(alone);
+      lone[0]!.pass!.leave();
+      await settle();
+      expect(lone[2]!.pass).toBeDefined();
+    });
+
+    it('is off with no `yieldMs`', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+      const gate = new TenantGate({ ...settings, yieldMs: 0 });
+      const ofA = await flooding(gate);
+      entered(gate, 'b');
+      ofA[0]!.pass!.leave();
+      await settle();
+      expect(ofA[2]!.pass).toBeDefined();
+    });
   });
 });
