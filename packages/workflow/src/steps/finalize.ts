@@ -5,7 +5,7 @@ import {
   markPrunedRecallable,
   markRecallableBehind,
   recordCompactionCache,
-  selectCacheBaseline,
+  selectCacheHead,
   selectLatestLedger,
   upsertCompactionLedger,
   type CompactionRow,
@@ -48,12 +48,18 @@ export async function finalizeStep(
   const summaryMessages = summaryMessagesFor(attempt, outcome, tokenizerFor(resources, attempt), now).map(
     toStoredMessage,
   );
-  // The view before the change: what the provider last cached of it, read before it changes.
+  // The view before the change: what the provider last cached of it, read before it changes,
+  // and only as far as that cache reaches (db `selectCacheHead`).
   const carriedOver = carriesSummaryOver(outcome);
-  const baseline = await selectCacheBaseline(resources.db, attempt.session.pk, {
+  const head = await selectCacheHead(resources.db, attempt.session.pk, {
     pinSystemMessages: policy.pinSystemMessages,
     ...(carriedOver ? { prunedBy: compaction.id, changedFrom: firstClamped(outcome.clamps) } : {}),
   });
+  const baseline = {
+    pinnedTokens: head.pinnedTokens,
+    prefixTokens: head.prefixTokens,
+    lastUsage: head.report && { cachedTokens: head.report.cachedTokens, at: head.report.at },
+  };
   // What the new boundary puts out of view becomes searchable by recall: flagged here, in
   // windows and outside the completion's transaction, so neither appends nor the completion pay
   // for indexing a long history. Every strategy's boundary (summarize, truncate, topic, a
