@@ -36,6 +36,7 @@ import { buildMetricsServer, createApiMetrics } from './http/metrics';
 import { createApiJobs } from './jobs';
 import { buildServer } from './server';
 import { tenantGateOf } from './http/tenant-gate';
+import { largeWriteSettingsOf } from './http/large-writes';
 
 let env: Env;
 let dropIn: ReturnType<typeof dropInSettings>;
@@ -172,6 +173,7 @@ async function main(): Promise<void> {
       tenantLimits: tenantLimitSettings(env),
       dropIn,
       tenantGate: tenantGateOf(env),
+      largeWrites: largeWriteSettingsOf(process.env),
       metrics,
       metricsOnOwnPort: env.METRICS_PORT !== undefined,
       ...(env.ADMIN_TOKEN ? { queueDashboard: { queues, adminToken: env.ADMIN_TOKEN } } : {}),

@@ -27,6 +27,7 @@ import { dropInOpenAIRoutes } from './routes/dropin-openai';
 import { dropInAnthropicRoutes } from './routes/dropin-anthropic';
 import { admitTenantsInTurn } from './http/tenant-gate-hooks';
 import type { TenantGate } from './http/tenant-gate';
+import type { LargeWrites, LargeWriteSettings } from './http/large-writes';
 import { sessionRoutes } from './routes/sessions';
 import { SessionMessages, TenantLimits, type TenantLimitSettings } from '@compactor/sessions';
 import {
@@ -60,6 +61,8 @@ export interface ServerOptions {
   sessionWriteQueueLimit?: number;
   /** Large appends (bodies of 1 MiB or more) held at once before a 429 (default 4). */
   largeAppendsInFlight?: number;
+  /** Large appends at once and waiting, per process and per tenant (default `LARGE_WRITE_DEFAULTS`). */
+  largeWrites?: LargeWrites | LargeWriteSettings | undefined;
   /**
    * Admits each tenant's requests a few at a time, the others waiting their turn; every request
    * runs at once when left out (`main.ts` makes one from `TENANT_REQUESTS_IN_FLIGHT`).
@@ -201,7 +204,7 @@ export async function buildServer(
     largeAppendsInFlight: options.largeAppendsInFlight,
   });
   app.addHook('onClose', () => messages.close());
-  await app.register(messageRoutes(resources, { messages }));
+  await app.register(messageRoutes(resources, { messages, largeWrites: options.largeWrites }));
   await app.register(
     dropInOpenAIRoutes(resources, { limits, messages, settings: dropInSettings(options.dropIn) }),
   );

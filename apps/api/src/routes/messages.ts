@@ -16,12 +16,18 @@ import {
   PatchMessageBody,
 } from '@compactor/contract';
 import { leaveLargeBodiesUnparsed, passingUnparsedBodies, UnparsedBody } from '../http/unparsed-body';
+import { bodyBytes, LargeWrites, type LargeWriteSettings } from '../http/large-writes';
 
 export function messageRoutes(
   resources: ApiResources,
-  { messages }: { messages: SessionMessages },
+  {
+    messages,
+    largeWrites,
+  }: { messages: SessionMessages; largeWrites?: LargeWrites | LargeWriteSettings | undefined },
 ): FastifyPluginAsyncZod {
   return async (app) => {
+    // Large appends take their turn here, one at a time per process (see LargeWrites).
+    const largeWriteTurns = largeWrites instanceof LargeWrites ? largeWrites : new LargeWrites(largeWrites);
     const tags = ['messages'];
     // Large append bodies reach the handler unread, to be parsed off the event loop (see UnparsedBody).
     leaveLargeBodiesUnparsed(app, { method: 'POST', url: '/v1/sessions/:id/messages' });
@@ -55,16 +61,19 @@ export function messageRoutes(
       },
       async (request, reply) => {
         const body = request.body as typeof request.body | UnparsedBody;
-        const answer = await messages.append(
-          { tenantId: request.tenantId, id: request.params.id },
-          {
-            ...(body instanceof UnparsedBody
-              ? { kind: 'unparsed', segments: body.segments }
-              : { kind: 'parsed', messages: body.messages }),
-            idempotencyKey: request.headers['idempotency-key'],
-          },
-          request.log,
-        );
+        const release = await largeWriteTurns.enter(request.tenantId, bodyBytes(request));
+        const answer = await messages
+          .append(
+            { tenantId: request.tenantId, id: request.params.id },
+            {
+              ...(body instanceof UnparsedBody
+                ? { kind: 'unparsed', segments: body.segments }
+                : { kind: 'parsed', messages: body.messages }),
+              idempotencyKey: request.headers['idempotency-key'],
+            },
+            request.log,
+          )
+          .finally(release);
         return reply.code(201).send(answer);
       },
     );
