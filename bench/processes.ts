@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -36,6 +37,10 @@ function start(script: string, env: Record<string, string>): Child {
   });
   running.add(child);
   child.once('exit', () => running.delete(child));
+  // A spawn that fails, or a pipe that breaks (EPIPE) as a child dies under load, is reported
+  // by `until` or the caller's own checks; left unhandled it would end the benchmark.
+  child.on('error', (error) => console.error(`${script}: ${error.message}`));
+  child.stdout!.on('error', () => undefined);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     out += chunk.toString();
@@ -54,10 +59,34 @@ function start(script: string, env: Record<string, string>): Child {
   };
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * How long a child may take to start: `BENCH_START_TIMEOUT_MS`, or 60 s scaled by how loaded the
+ * machine is (its 1-minute load average per core, at least 1×). On a shared machine the API's
+ * start (tsx compiling its sources, the migrations check) took over 30 s at a load of 6 on 2 cores.
+ */
+export function startTimeoutMs(): number {
+  const set = Number(process.env.BENCH_START_TIMEOUT_MS);
+  if (Number.isFinite(set) && set > 0) return set;
+  return Math.round(60_000 * Math.max(1, loadavg()[0]! / availableParallelism()));
+}
+
+/** The machine's load averages (1, 5, 15 minutes) and its cores: printed beside every figure. */
+export function loadNote(): string {
+  const [one, five, fifteen] = loadavg().map((value) => value.toFixed(1));
+  return `load average ${one} / ${five} / ${fifteen} (1/5/15 min, ${availableParallelism()} cores)`;
+}
+
+/** Waits for `check`, failing at once if `child` exits first, and after {@link startTimeoutMs}. */
+async function until(child: ChildProcess, check: () => boolean, what: string): Promise<void> {
+  const timeoutMs = startTimeoutMs();
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs / 1000} s waiting for ${what} (${loadNote()}; BENCH_START_TIMEOUT_MS)`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -66,10 +95,14 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
 export async function startStubProcess(env: Record<string, string> = {}): Promise<Child & { url: string }> {
   const child = start('apps/llm-stub/src/main.ts', { PORT: '0', ...env });
   let url = '';
-  await until(() => {
-    url = /OPENAI_BASE_URL=(\S+?)\)/.exec(child.output())?.[1] ?? '';
-    return url !== '';
-  }, 'the stub to listen');
+  await until(
+    child.process,
+    () => {
+      url = /OPENAI_BASE_URL=(\S+?)\)/.exec(child.output())?.[1] ?? '';
+      return url !== '';
+    },
+    'the stub to listen',
+  );
   return { ...child, url };
 }
 
@@ -78,14 +111,18 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<C
   // Its `worker started` line (info) says it is up and on which port.
   const child = start('apps/worker/src/main.ts', { PORT: '0', ...env, LOG_LEVEL: 'info' });
   let port = 0;
-  await until(() => {
-    const line = child
-      .output()
-      .split('\n')
-      .find((l) => l.includes('worker started'));
-    port = line ? (JSON.parse(line) as { port: number }).port : 0;
-    return port > 0;
-  }, 'the worker to start');
+  await until(
+    child.process,
+    () => {
+      const line = child
+        .output()
+        .split('\n')
+        .find((l) => l.includes('worker started'));
+      port = line ? (JSON.parse(line) as { port: number }).port : 0;
+      return port > 0;
+    },
+    'the worker to start',
+  );
   return { ...child, port };
 }
 
@@ -94,10 +131,14 @@ export async function startApiProcess(env: Record<string, string>): Promise<Chil
   // Fastify logs `Server listening at http://…` (info) once the port is bound.
   const child = start('apps/api/src/main.ts', { PORT: '0', ...env, LOG_LEVEL: 'info' });
   let url = '';
-  await until(() => {
-    url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1] ?? '';
-    return url !== '';
-  }, 'the API to listen');
+  await until(
+    child.process,
+    () => {
+      url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(child.output())?.[1] ?? '';
+      return url !== '';
+    },
+    'the API to listen',
+  );
   return { ...child, url };
 }
 
