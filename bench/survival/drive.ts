@@ -5,6 +5,8 @@
  * the transcript up to that point, the items it lacks looked up through recall; the baselines'
  * contexts are built from the same prefix and the same summary text and measured beside it.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CompactorClient } from '@compactor/client';
 import { PINNED_CLOSE, PINNED_OPEN, LEDGER_HEADING, stripFileOpsBlocks } from '@compactor/core';
 import { recallQueryFor } from '../../apps/replay/src/probes/recall';
@@ -35,6 +37,9 @@ export interface DriveResult {
   /** Whether the recall route answered `?kind=` (the ledger's listings). */
   kindRecall: boolean;
 }
+
+/** `BENCH_SURVIVAL_MISSES=1` prints each latest request and modified file the context lacks. */
+const MISSES = process.env.BENCH_SURVIVAL_MISSES === '1';
 
 const TERMINAL = new Set(['completed', 'failed', 'skipped']);
 const POLL_MS = 25;
@@ -138,7 +143,28 @@ export async function driveTranscript(
       const found = await client.recall(sessionId, { q: recallQueryFor(item) });
       return found.results.some((r) => isPresent(contextText([r.excerpt]), item));
     };
-    addCounts(result.compactor, await countSurvival(items, served, recall));
+    const misses: string[] = [];
+    const onMissing = MISSES
+      ? (key: string, item: string) => {
+          if (key === 'latest' || key === 'modifiedFiles')
+            misses.push(`${key} (${item.length} chars): ${item.slice(0, 100).replace(/\s+/g, ' ')}`);
+        }
+      : undefined;
+    addCounts(result.compactor, await countSurvival(items, served, recall, onMissing));
+    if (misses.length > 0) {
+      const ledgerAt = served.text.indexOf(LEDGER_HEADING);
+      const overflow = /Not listed for space:[^.]*\./.exec(served.text)?.[0] ?? 'nothing unlisted';
+      console.log(
+        `[miss] ${transcript.key} ${window / 1000}k compaction ${result.compactions} at message ${appended}: ` +
+          `${items.modifiedFiles.length} modified, ${items.files.length} files; ledger ${ledgerAt === -1 ? 'absent' : 'present'}; ${overflow}; ` +
+          `served ${served.text.length} chars, ${openai.messages.length} messages\n  ` +
+          misses.join('\n  '),
+      );
+      if (process.env.BENCH_SURVIVAL_DUMP) {
+        const name = `${transcript.key.replace(/[^\w.-]+/g, '_')}-${window}-${result.compactions}.json`;
+        writeFileSync(join(process.env.BENCH_SURVIVAL_DUMP, name), JSON.stringify(openai.messages, null, 1));
+      }
+    }
     const summaryMessage = native.messages.findLast((m) => m.summary);
     const summary = summarizerText(
       (summaryMessage?.parts ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('\n'),

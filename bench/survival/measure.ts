@@ -1,10 +1,12 @@
 /**
  * How much of what an agent should know a context still holds: an item is **present** when its
  * text is a verbatim substring of the context once whitespace is collapsed on both sides (no
- * word-bag matching: a paraphrase is not the path, the command or the user's sentence), and
+ * word-bag matching: a paraphrase is not the path, the command or the user's sentence; a path
+ * the session ledger lists grouped or under its root legend counts, read back exactly), and
  * **recoverable** when it is missing but a recall search (or the ledger's `kind=` listing) returns
  * a passage holding it verbatim under the same rule. Pure but for the recall function passed in.
  */
+import { pathsInRenderedLedger } from '@compactor/core';
 import { SURVIVAL_CLASSES, type SurvivalClass, type SurvivalItems } from './items';
 
 /** Whitespace collapsed to single spaces, trimmed; case kept (a path's case is part of it). */
@@ -15,15 +17,28 @@ export function collapseWhitespace(text: string): string {
 /** A context's text, normalised once, to test many items against. */
 export interface ContextText {
   readonly text: string;
+  /** The paths a rendered ledger in it names, its groups and root legend read back. */
+  readonly ledgerPaths: ReadonlySet<string>;
 }
 
 export function contextText(parts: readonly string[]): ContextText {
-  return { text: collapseWhitespace(parts.join('\n')) };
+  const raw = parts.join('\n');
+  return { text: collapseWhitespace(raw), ledgerPaths: new Set(pathsInRenderedLedger(raw)) };
 }
 
 export function isPresent(context: ContextText, item: string): boolean {
   const needle = collapseWhitespace(item);
   return needle !== '' && context.text.includes(needle);
+}
+
+/**
+ * A path is named when it is there verbatim, or when the session ledger's block lists it under
+ * its directory (`dir/{a.ts, b.ts}`) or under the root its legend spells out (`…/dir/a.ts`):
+ * core reads those back exactly (`pathsInRenderedLedger`; the renderer never groups a path
+ * whose own characters would make the reading ambiguous).
+ */
+export function isPathNamed(context: ContextText, path: string): boolean {
+  return context.ledgerPaths.has(path) || isPresent(context, path);
 }
 
 /** Counts of one class at one compaction: items, present, and recovered among the missing. */
@@ -56,6 +71,7 @@ export async function countSurvival(
   items: SurvivalItems,
   context: ContextText,
   recall: RecallCheck,
+  onMissing?: (key: keyof SurvivalCounts, item: string) => void,
 ): Promise<SurvivalCounts> {
   const counts = emptyCounts();
   const classes: [keyof SurvivalCounts, SurvivalClass, readonly string[]][] = [
@@ -66,8 +82,13 @@ export async function countSurvival(
     const count = counts[key];
     for (const item of list) {
       count.total++;
-      if (isPresent(context, item)) count.present++;
-      else if (recall && (await recall(kind, item))) count.recoverable++;
+      const named = kind === 'files' ? isPathNamed(context, item) : isPresent(context, item);
+      if (named) {
+        count.present++;
+        continue;
+      }
+      onMissing?.(key, item);
+      if (recall && (await recall(kind, item))) count.recoverable++;
     }
   }
   return counts;

@@ -9,7 +9,7 @@ import {
 } from './baselines';
 import { openAIMessageText, summarizerText } from './drive';
 import { survivalItems } from './items';
-import { contextText, countSurvival, isPresent, shareCell } from './measure';
+import { contextText, countSurvival, isPathNamed, isPresent, shareCell } from './measure';
 
 const user = (text: string): MessageInput =>
   ({ role: 'user', parts: [{ type: 'text', text }] }) as MessageInput;
@@ -49,6 +49,27 @@ describe('present and recoverable shares', () => {
     expect(isPresent(context, 'src/date.ts')).toBe(true);
     // A word bag is not the sentence.
     expect(isPresent(context, 'Never touch the API.')).toBe(false);
+  });
+
+  it('counts a path the ledger block lists grouped or under its root legend as named, nothing else', () => {
+    const context = contextText([
+      'summary',
+      [
+        '<session-ledger>',
+        'What this session touched (newest first):',
+        '(…/ at the start of a path stands for /home/me/worktree/)',
+        'Files modified:',
+        '- …/src/{a.ts, b.ts}',
+        'Commands run:',
+        '- cat src/{c.ts, d.ts}',
+        '</session-ledger>',
+      ].join('\n'),
+    ]);
+    expect(isPathNamed(context, '/home/me/worktree/src/a.ts')).toBe(true);
+    expect(isPathNamed(context, '/home/me/worktree/src/b.ts')).toBe(true);
+    // A command is not a file list; the verbatim test still applies to everything.
+    expect(isPathNamed(context, 'src/c.ts')).toBe(false);
+    expect(isPresent(context, '/home/me/worktree/src/a.ts')).toBe(false);
   });
 
   it('asks recall only for what is missing, and counts what it finds', async () => {

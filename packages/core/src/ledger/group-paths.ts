@@ -12,21 +12,42 @@ function splitPath(path: string): [string, string] {
   return [trimmed.slice(0, slash + 1), trimmed.slice(slash + 1)];
 }
 
+/**
+ * Characters that make a path stand alone: in a group they would blur where one name ends or
+ * the group begins, and a reader ({@link expandPathGroup}) could not tell the paths apart.
+ */
+const GROUP_SYNTAX = /[{},]/;
+
 /** Paths grouped by directory, in first-seen order: one string per directory. */
 export function groupPaths(paths: readonly string[]): string[] {
   const groups = new Map<string, string[]>();
   for (const path of paths) {
     const [directory, name] = splitPath(path);
-    // Bare names and directories (`src/`) stand alone: a group of them would read as one directory's files.
-    const key = directory === '' ? `\u0000${path}` : directory;
+    // Bare names and directories (`src/`) stand alone: a group of them would read as one
+    // directory's files. So does a path with the group syntax's own characters in it.
+    const alone = directory === '' || GROUP_SYNTAX.test(path);
+    const key = alone ? `\u0000${path}` : directory;
     const members = groups.get(key);
     if (members) members.push(name);
-    else groups.set(key, [directory === '' ? path : name]);
+    else groups.set(key, [alone ? path : name]);
   }
   return [...groups.entries()].map(([key, names]) => {
     if (key.startsWith('\u0000')) return names[0]!;
     return names.length === 1 ? `${key}${names[0]!}` : `${key}{${names.join(', ')}}`;
   });
+}
+
+/**
+ * The paths one {@link groupPaths} entry stands for: `dir/{a, b}` is `dir/a` and `dir/b`; any
+ * other entry is the path itself. Exact for what `groupPaths` writes, since a path with `{`, `}`
+ * or `,` in it is never grouped; a literal path shaped `dir/{a, b}` would be read as a group.
+ */
+export function expandPathGroup(entry: string): string[] {
+  const group = /^([^{},]*\/)\{([^{}/]+)\}$/.exec(entry);
+  if (!group) return [entry];
+  const names = group[2]!.split(', ');
+  if (names.length < 2 || names.includes('')) return [entry];
+  return names.map((name) => `${group[1]!}${name}`);
 }
 
 /** What a shared root is written as at the start of a path under it. */
@@ -43,6 +64,8 @@ const MIN_ROOT_CHARS = 16;
  * in real sessions most of a file list is that prefix again and again.
  */
 export function sharedRoot(paths: readonly string[]): string | null {
+  // A path that itself begins with the mark would read as one under the root.
+  if (paths.some((path) => path.startsWith(ROOT_MARK))) return null;
   const counts = new Map<string, number>();
   for (const path of new Set(paths)) {
     for (let slash = path.indexOf('/', 1); slash !== -1; slash = path.indexOf('/', slash + 1)) {

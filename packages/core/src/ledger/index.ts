@@ -40,7 +40,8 @@ export { fileOpsInPatchBody, type LedgerFileOp } from './patch';
 export { fileOpsOfShellCommand } from './shell-files';
 export { statedOutcome, testRunnerOf, type StatedOutcome } from './command-outcome';
 export { factsInText, type FoundFact } from './facts';
-export { groupPaths } from './group-paths';
+export { expandPathGroup, groupPaths } from './group-paths';
+export { pathsInRenderedLedger } from './read-rendered';
 export {
   ArtifactLedgerSchema,
   LedgerCommandSchema,

@@ -88,6 +88,14 @@ function outcomeText(command: LedgerCommand): string {
   return notes.length === 0 ? '' : ` — ${notes.join(', ')}`;
 }
 
+/** The titles of the sections that list paths. */
+export const FILE_SECTION_TITLES: readonly string[] = [
+  'Files modified:',
+  'Files created:',
+  'Files deleted:',
+  'Files read:',
+];
+
 function sectionsOf(ledger: ArtifactLedger): Section[] {
   const paths = (kind: LedgerFileKind): string[] =>
     ledger.files.filter((file) => file.kind === kind).map((file) => file.path);
@@ -116,9 +124,9 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
           .slice(0, n)
           .map((error) => `${shown(error.command)} — ${shown(error.evidence ?? 'failed')}`),
     },
-    fileSection('Files modified:', 'modified'),
-    fileSection('Files created:', 'created'),
-    fileSection('Files deleted:', 'deleted'),
+    fileSection(FILE_SECTION_TITLES[0]!, 'modified'),
+    fileSection(FILE_SECTION_TITLES[1]!, 'created'),
+    fileSection(FILE_SECTION_TITLES[2]!, 'deleted'),
     {
       title: 'Commands run:',
       kind: 'commands',
@@ -131,13 +139,17 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
       size: ledger.facts.length,
       lines: (n) => ledger.facts.slice(0, n).map((fact) => shown(fact.text)),
     },
-    fileSection('Files read:', 'read'),
+    fileSection(FILE_SECTION_TITLES[3]!, 'read'),
   ];
 }
 
+/** How the legend line for paths written under a shared root begins and ends. */
+export const ROOT_LEGEND_LEAD = `(${ROOT_MARK} at the start of a path stands for `;
+export const ROOT_LEGEND_TAIL = ')';
+
 /** The legend for paths written under a shared root. */
 export function rootLegend(root: string): string {
-  return `(${ROOT_MARK} at the start of a path stands for ${shown(root, Infinity)})`;
+  return `${ROOT_LEGEND_LEAD}${shown(root, Infinity)}${ROOT_LEGEND_TAIL}`;
 }
 
 function renderSections(sections: readonly Section[], shownCounts: readonly number[]): string {

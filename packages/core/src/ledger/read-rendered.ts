@@ -1,0 +1,48 @@
+/**
+ * The file paths a rendered ledger names, read back from text that holds it (a summary message,
+ * a served context): each file section's entries with their `dir/{a, b}` groups expanded and a
+ * leading `…/` replaced by the root its legend line names. The inverse of what
+ * {@link renderLedger} writes for files, exact because the writer never groups a path with
+ * `{`, `}` or `,` in it and never uses a root when a path itself begins with `…/`
+ * (group-paths.ts). For readers that check whether a path is still named (the survival
+ * benchmark); a path written with an escaped bracket is read as written.
+ */
+import { expandPathGroup, ROOT_MARK } from './group-paths';
+import { FILE_SECTION_TITLES, LEDGER_HEADING, ROOT_LEGEND_LEAD, ROOT_LEGEND_TAIL } from './render';
+
+const ENTRY = /^- (.*)$/;
+
+/** Every path the ledgers rendered in `text` name, in the order written, each once. */
+export function pathsInRenderedLedger(text: string): string[] {
+  const found = new Set<string>();
+  let from = text.indexOf(LEDGER_HEADING);
+  while (from !== -1) {
+    const lines = text
+      .slice(from + LEDGER_HEADING.length)
+      .split('\n')
+      .slice(1);
+    let root: string | null = null;
+    let inFiles = false;
+    for (const line of lines) {
+      if (line.startsWith(ROOT_LEGEND_LEAD) && line.endsWith(ROOT_LEGEND_TAIL) && root === null) {
+        root = line.slice(ROOT_LEGEND_LEAD.length, line.length - ROOT_LEGEND_TAIL.length);
+        continue;
+      }
+      const entry = ENTRY.exec(line);
+      if (entry) {
+        if (!inFiles) continue;
+        for (const path of expandPathGroup(entry[1]!)) {
+          found.add(root !== null && path.startsWith(ROOT_MARK) ? root + path.slice(ROOT_MARK.length) : path);
+        }
+        continue;
+      }
+      if (line.endsWith(':') && !line.startsWith('- ')) {
+        inFiles = FILE_SECTION_TITLES.includes(line);
+        continue;
+      }
+      break;
+    }
+    from = text.indexOf(LEDGER_HEADING, from + LEDGER_HEADING.length);
+  }
+  return [...found];
+}
