@@ -87,6 +87,17 @@ describe('mergeLedgers', () => {
     expect(mergeLedgers(second, emptyLedger())).toEqual(second);
   });
 
+  it("merging again a range already in, older than the file's last touch, keeps the file's kind", () => {
+    const session = conversation([
+      assistant([toolCall('Write', { file_path: 'lib/c.py' }, 'ok')]),
+      assistant([toolCall('Read', { file_path: 'lib/c.py' }, 'ok')]),
+      assistant([toolCall('Read', { file_path: 'lib/c.py' }, 'ok')]),
+    ]);
+    const whole = ledgerOfMessages(session);
+    expect(whole.files[0]!.kind).toBe('created');
+    for (const message of session) expect(mergeLedgers(whole, ledgerOfMessages([message]))).toEqual(whole);
+  });
+
   it('keeps the newest outcome of a command and recomputes what is open', () => {
     const older = ledgerOfMessages(
       conversation([assistant([toolCall('Bash', { command: 'npm test' }, 'Tests: 2 failed')])]),

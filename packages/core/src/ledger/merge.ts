@@ -97,6 +97,12 @@ function mergeEntries<T extends Counted>(
       merged.push({ entry: next, rank: index });
       return;
     }
+    // Runs the older ledger covered entirely are in it already (its kind composed them in order):
+    // composing them again, out of order, would read a later write as coming after a read.
+    if (next.lastSeq <= olderThrough && next.lastSeq <= old.entry.lastSeq) {
+      merged.push({ entry: old.entry, rank: old.index });
+      return;
+    }
     const newerIsLatest = next.lastSeq >= old.entry.lastSeq;
     // Runs the older ledger already counted are not counted twice.
     const disjoint = next.firstSeq > olderThrough;
