@@ -17,6 +17,9 @@
  * </pinned>
  * ```
  *
+ * While the user has made one request only, it is both the goal and the latest request, and one
+ * line says so (`- Goal and latest request: …`), read back as both.
+ *
  * A constraint the user stated more than once says how often: the count ranks it (the most
  * repeated are listed first when not all fit) and must survive the next compaction with it.
  *
@@ -46,6 +49,7 @@ export function emptyPinnedItems(): PinnedItems {
 
 const LABELS = {
   goal: 'Goal',
+  goalAndLatest: 'Goal and latest request',
   constraint: 'Constraint',
   instructions: 'Instructions',
   latestRequest: 'Latest request',
@@ -84,7 +88,9 @@ export function renderPinnedSection(items: PinnedItems): string {
   const line = (label: string, text: string | null) => {
     if (text !== null && text.trim() !== '') lines.push(`- ${label}: ${pinnedItemText(text)}`);
   };
-  line(LABELS.goal, items.goal);
+  // The user's only request so far is both: one line, read back as both.
+  const goalIsLatest = items.goal !== null && items.goal === items.latestRequest;
+  line(goalIsLatest ? LABELS.goalAndLatest : LABELS.goal, items.goal);
   items.constraints.forEach((constraint, index) =>
     line(constraintLabel(items.constraintCounts?.[index]), constraint),
   );
@@ -93,7 +99,7 @@ export function renderPinnedSection(items: PinnedItems): string {
     lines.push(`- (${n} earlier constraint${n === 1 ? '' : 's'} no longer listed)`);
   }
   line(LABELS.instructions, items.instructions);
-  line(LABELS.latestRequest, items.latestRequest);
+  if (!goalIsLatest) line(LABELS.latestRequest, items.latestRequest);
   if (lines.length === 0) return '';
   return [PINNED_OPEN, PINNED_HEADER, ...lines, PINNED_CLOSE].join('\n');
 }
@@ -122,7 +128,10 @@ export function parsePinnedSections(text: string): PinnedItems {
       if (value === '') continue;
       const constraint = CONSTRAINT_LABEL.exec(label);
       if (label === LABELS.goal) items.goal = value;
-      else if (constraint) {
+      else if (label === LABELS.goalAndLatest) {
+        items.goal = value;
+        items.latestRequest = value;
+      } else if (constraint) {
         items.constraints.push(value);
         (items.constraintCounts ??= []).push(Number(constraint[1] ?? 1));
       } else if (label === LABELS.instructions) items.instructions = value;

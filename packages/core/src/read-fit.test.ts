@@ -140,7 +140,8 @@ describe('fitViewForRead', () => {
     expect(fit.fits).toBe(true);
     expect(fit.dropped).toBeGreaterThan(0);
     expect(fit.messages[0]!.metadata['type']).toBe(READ_FIT_MARKER_METADATA_TYPE);
-    expect(textOf(fit.messages)).toContain('Goal: Build the invoice exporter.');
+    // The only request is the goal and the latest request both: one line says so.
+    expect(textOf(fit.messages)).toContain('Goal and latest request: Build the invoice exporter.');
     expect(fit.messages.at(-1)).toEqual(view.at(-1));
     expect(validateContext(fit.messages)).toEqual([]);
   });

@@ -24,13 +24,15 @@ describe("the user's goal and requests, not the harness's", () => {
     const facts = collectSummaryFacts(range);
     expect(facts.goal).toBe(REQUEST);
     expect(facts.constraints).toEqual(['Never touch the public API.']);
-    // The parser request is the latest one; being the goal, it is not listed twice.
-    expect(facts.latestRequest).toBeNull();
+    // The parser request is the latest one too: the section lists it once, as both.
+    expect(facts.latestRequest).toBe(REQUEST);
 
-    const section = parsePinnedSections(verifySummary('', facts, { budgetTokens: 2_000 }).text);
+    const text = verifySummary('', facts, { budgetTokens: 2_000 }).text;
+    expect(text.split(REQUEST)).toHaveLength(2);
+    const section = parsePinnedSections(text);
     expect(section.goal).toBe(REQUEST);
     expect(section.constraints).toEqual([]);
-    expect(section.latestRequest).toBeNull();
+    expect(section.latestRequest).toBe(REQUEST);
   });
 
   it('takes the latest request the user wrote, past harness messages after it', () => {

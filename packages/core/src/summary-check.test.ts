@@ -79,9 +79,9 @@ describe('collectSummaryFacts', () => {
     expect(collectSummaryFacts(firstRange(), { kept }).latestRequest).toBe(expected);
   });
 
-  it('does not repeat the goal as the latest request of a one-request range', () => {
+  it("takes a one-request range's request as the goal and the latest request both", () => {
     const range = conversation([user(GOAL), assistant('On it.')]);
-    expect(collectSummaryFacts(range)).toMatchObject({ goal: GOAL, latestRequest: null });
+    expect(collectSummaryFacts(range)).toMatchObject({ goal: GOAL, latestRequest: GOAL });
   });
 
   it('after a summary without a pinned section, knows no goal rather than guessing one', () => {
@@ -146,7 +146,7 @@ describe('verifySummary', () => {
     expect(JSON.stringify(checked.repair)).not.toMatch(/[a-z]{3,} [a-z]{3,}/i);
   });
 
-  it('counts what a faithful summary kept, however it formatted it, and pins only the goal and constraints', () => {
+  it('counts what a faithful summary kept, however it formatted it, and pins only the goal, constraints and latest request', () => {
     const faithful = [
       '## Goal',
       `- ${GOAL}`,
@@ -161,7 +161,7 @@ describe('verifySummary', () => {
     ].join('\n');
     const checked = verifySummary(faithful, facts, { budgetTokens: BUDGET });
     expect(checked.repair.missing).toEqual({ goal: 0, constraints: 0, instructions: 0, latestRequest: 0 });
-    expect(checked.repair.pinned).toEqual({ goal: 1, constraints: 1, instructions: 0, latestRequest: 0 });
+    expect(checked.repair.pinned).toEqual({ goal: 1, constraints: 1, instructions: 0, latestRequest: 1 });
   });
 
   it('is idempotent, and replaces a section the model copied or forged instead of adding one', () => {
@@ -205,7 +205,9 @@ describe('verifySummary', () => {
       expect(checked.text.split(item)).toHaveLength(2);
     }
     expect(checked.text).toContain('- Constraint: Always run `pnpm lint` before committing.');
-    expect(checked.text).not.toContain('Latest request');
+    // The newest request replaces the first compaction's latest request.
+    expect(checked.text.match(/Latest request/g)).toHaveLength(1);
+    expect(checked.text).toContain('- Latest request: Always run `pnpm lint` before committing.');
     // And a third compaction of that summary, with nothing new, changes nothing.
     const third = collectSummaryFacts([
       { ...stored[0]! },
@@ -289,7 +291,9 @@ describe('bounds', () => {
 
   it('cuts a pasted 20,000-character first request, and keeps the goal even with no budget left', () => {
     const pasted = `Port this service to Rust. ${'The handler parses the payload and retries. '.repeat(450)}`;
-    const facts = collectSummaryFacts(conversation([user(pasted), assistant('Reading.')]));
+    const facts = collectSummaryFacts(
+      conversation([user(pasted), assistant('Reading.'), user('Start with the handler.')]),
+    );
     const goal = parsePinnedSections(verifySummary('', facts, { budgetTokens: BUDGET }).text).goal!;
     expect(goal.length).toBeGreaterThan(PINNED_ITEM_MAX_CHARS - 5);
     expect(goal.length).toBeLessThanOrEqual(PINNED_ITEM_MAX_CHARS);

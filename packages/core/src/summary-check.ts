@@ -31,6 +31,7 @@ import { withFileOps, type FileOps } from './file-ops';
 import { userWords } from './harness-text';
 import { clipItem, matchKey } from './match-key';
 import type { Message } from './model';
+import { fitLatestRequest, latestRequestMaxChars } from './summary-check-latest';
 import {
   parsePinnedSections,
   pinnedItemText,
@@ -49,6 +50,12 @@ import { CHARS_PER_TOKEN } from './tokens';
 export const PINNED_ITEM_MAX_CHARS = 1_000;
 
 export { clipItem, matchKey } from './match-key';
+export {
+  fitLatestRequest,
+  LATEST_REQUEST_BUDGET_SHARE,
+  latestRequestMarker,
+  latestRequestMaxChars,
+} from './summary-check-latest';
 
 /**
  * Share of the summary's token budget the pinned section may take. The model's summary is asked
@@ -165,10 +172,11 @@ export function collectSummaryFacts(
     ],
     previous?.constraintCounts ?? [],
   ).sort((a, b) => a.newest - b.newest);
-  const last = requests.at(-1);
+  // The newest request the range holds, else the one the previous section carried (a long task
+  // runs through many compactions after its request); none when the kept messages hold a newer one.
+  const last = requests.at(-1) ?? previous?.latestRequest ?? undefined;
   const latestCovered = !(options.kept ?? []).some(isUserRequest);
-  const latestRequest =
-    last !== undefined && latestCovered && !(previous === null && requests.length === 1) ? last : null;
+  const latestRequest = last !== undefined && latestCovered ? last : null;
   const instructions = options.instructions?.trim() || null;
   return {
     goal,
@@ -213,16 +221,15 @@ export function verifySummary(summary: string, facts: SummaryFacts, options: Ver
   absent('goal', facts.goal);
   for (const constraint of facts.constraints) absent('constraints', constraint);
   const instructions = absent('instructions', facts.instructions) ? facts.instructions : null;
-  // A latest request that is the goal or one of the constraints is pinned as that already.
-  const restated =
-    facts.latestRequest !== null &&
-    [facts.goal ?? '', ...facts.constraints].some(
-      (item) => matchKey(item) === matchKey(facts.latestRequest!),
-    );
-  const latestRequest =
-    !restated && absent('latestRequest', facts.latestRequest) ? facts.latestRequest : null;
-
-  const { items, dropped, unlisted } = boundedItems(facts, instructions, latestRequest, options.budgetTokens);
+  // The latest request is pinned whether the model kept it or not, like the goal: the next
+  // compaction reads it back from the section while the agent is still working on it.
+  absent('latestRequest', facts.latestRequest);
+  const { items, dropped, unlisted } = boundedItems(
+    facts,
+    instructions,
+    facts.latestRequest,
+    options.budgetTokens,
+  );
   const section = renderPinnedSection(items);
   const sectionKey = matchKey(section);
   const repaired = zero();
@@ -267,7 +274,7 @@ function boundedItems(
   const budget = Math.floor(budgetTokens * PINNED_BUDGET_SHARE * CHARS_PER_TOKEN);
   let left = Math.max(0, budget - SECTION_OVERHEAD_CHARS);
   const dropped = zero();
-  const take = (kind: Exclude<keyof FactCounts, 'constraints'>, item: string | null): string | null => {
+  const take = (kind: 'goal' | 'instructions', item: string | null): string | null => {
     if (item === null) return null;
     const label = pinnedLabelChars(kind);
     // The goal is never dropped: with no room left it still keeps its opening.
@@ -283,9 +290,14 @@ function boundedItems(
     left = Math.max(0, left - label - clipped.length);
     return clipped;
   };
-  const goal = take('goal', facts.goal);
+  // The latest request has an allowance of its own (summary-check-latest.ts); while it is the
+  // goal too, the goal's line is that request and costs the section nothing.
+  const latestMax = latestRequestMaxChars(budgetTokens);
+  const pinnedRequest = latestRequest === null ? null : fitLatestRequest(latestRequest, latestMax);
+  const goalIsLatest =
+    facts.goal !== null && latestRequest !== null && matchKey(facts.goal) === matchKey(latestRequest);
+  const goal = goalIsLatest ? pinnedRequest : take('goal', facts.goal);
   const pinnedInstructions = take('instructions', instructions);
-  const pinnedRequest = take('latestRequest', latestRequest);
 
   // Constraints the goal holds verbatim are carried by it; the rest by rank, while they fit.
   const goalKey = goal === null ? null : matchKey(goal);

@@ -32,7 +32,7 @@ describe('buildTruncateSummary (Opal :truncate)', () => {
     [[], '[Compacted 0 messages]'],
     [
       [message(1, 'user', [text('hi')])],
-      "[Compacted 1 message: 1 user]\n\n<pinned>\nThe user's own words, kept verbatim across compactions:\n- Goal: hi\n</pinned>",
+      "[Compacted 1 message: 1 user]\n\n<pinned>\nThe user's own words, kept verbatim across compactions:\n- Goal and latest request: hi\n</pinned>",
     ],
     [
       [message(1, 'assistant', [tool('bash', { command: 'ls' })])],
@@ -90,10 +90,12 @@ describe('buildTruncateSummary (Opal :truncate)', () => {
     expect(checked.text.split('Never run the migration against production.')).toHaveLength(2);
     expect(checked.text).toContain(
       '- Goal: Migrate the orders table to UUID keys. Never run the migration against production.\n' +
-        "- Constraint: Don't drop the old id column yet.\n- Instructions: keep the rollout plan\n",
+        "- Constraint: Don't drop the old id column yet.\n- Instructions: keep the rollout plan\n" +
+        // The latest request is pinned as such too, so the next compaction carries it.
+        "- Latest request: Don't drop the old id column yet.\n",
     );
     expect(checked.text).toContain('<read-files>\ndb/migrations/0042_uuid.sql\n</read-files>');
-    expect(checked.repair.pinned).toEqual({ goal: 1, constraints: 1, instructions: 1, latestRequest: 0 });
+    expect(checked.repair.pinned).toEqual({ goal: 1, constraints: 1, instructions: 1, latestRequest: 1 });
   });
 
   it('uses the file ops it is given', () => {
@@ -103,7 +105,7 @@ describe('buildTruncateSummary (Opal :truncate)', () => {
       }),
     ).toBe(
       "[Compacted 1 message: 1 user]\n\n<pinned>\nThe user's own words, kept verbatim across compactions:\n" +
-        '- Goal: x\n</pinned>\n\n<read-files>\ngiven\n</read-files>',
+        '- Goal and latest request: x\n</pinned>\n\n<read-files>\ngiven\n</read-files>',
     );
   });
 
@@ -117,7 +119,7 @@ describe('buildTruncateSummary (Opal :truncate)', () => {
     // A blank one changes nothing.
     expect(buildTruncateSummary(remaining, { previousSummary: '  ' })).toBe(
       '[Compacted 2 messages: 1 user, 1 assistant]\n\n' +
-        "<pinned>\nThe user's own words, kept verbatim across compactions:\n- Goal: last part\n</pinned>",
+        "<pinned>\nThe user's own words, kept verbatim across compactions:\n- Goal and latest request: last part\n</pinned>",
     );
   });
 });
