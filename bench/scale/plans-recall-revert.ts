@@ -4,7 +4,7 @@
  * path's statements (run in a transaction that is rolled back), then replays them in order under
  * EXPLAIN (ANALYZE, BUFFERS) in one transaction, rolled back; setup statements run first.
  *
- *   npx tsx bench/scale/plans-recall-revert.ts [flag] [behind] [cache] [revert] [prepared]
+ *   npx tsx bench/scale/plans-recall-revert.ts [flag] [behind] [cache] [head] [revert] [prepared]
  *
  * BENCH_SCALE_DATABASE_URL names the database (default: the local server's compactor_bench_scale),
  * PLANS_OUT the output file (default: the docs file above).
@@ -24,6 +24,7 @@ import {
   revertCompaction,
   savePreparedSummary,
   selectCacheBaseline,
+  selectCacheHead,
   type Db,
 } from '@compactor/db';
 import { QueryRecorder, type RecordedQuery } from './plans';
@@ -170,6 +171,29 @@ if (only('cache')) {
     async (tx) => {
       await prune(tx, 'prn_cache');
       return selectCacheBaseline(tx, 4, { pinSystemMessages: true, prunedBy: 'prn_cache' });
+    },
+    [],
+    (q) => !/insert into part_prunes/.test(q.text),
+  );
+}
+if (only('head')) {
+  await record('selectCacheHead, compacted 100k session (pk 3), a new summary', (tx) =>
+    selectCacheHead(tx, 3, { pinSystemMessages: true }),
+  );
+  await record(
+    "selectCacheHead, compacted 100k session (pk 3), a carried-over summary's prunes (prunedBy, changedFrom)",
+    (tx) =>
+      selectCacheHead(tx, 3, {
+        pinSystemMessages: true,
+        prunedBy: 'cmp_3',
+        changedFrom: { seq: 99_950, idx: 1 },
+      }),
+  );
+  await record(
+    'selectCacheHead, never-compacted 100k session (pk 4), after a prune job (prunedBy)',
+    async (tx) => {
+      await prune(tx, 'prn_cache');
+      return selectCacheHead(tx, 4, { pinSystemMessages: true, prunedBy: 'prn_cache' });
     },
     [],
     (q) => !/insert into part_prunes/.test(q.text),

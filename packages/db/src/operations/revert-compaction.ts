@@ -205,19 +205,15 @@ async function purgedInRestoredView(
   restoredFirstKept: number,
   undoneFirstKept: number,
 ): Promise<boolean> {
-  // The messages in seq order, then filtered: a range of `messages_session_seq_uq`. Filtered in
-  // the scan instead, a range covering most of a session (a first compaction's revert) is planned
-  // as a sequential scan of every session's messages.
+  // Both read only purged rows, by the partial indexes of migration 0027: the range a first
+  // compaction's revert restores is the session's whole history, and a session never purged has
+  // no entry there at all.
   const { rows } = await tx.execute<{ purged: boolean }>(sql`
     select exists (
-      select 1 from (
-        select k.purged_at, k.summary from messages k
-        where k.session_pk = ${sessionPk}
-          and k.seq >= ${Math.min(restoredFirstKept, undoneFirstKept)}::int
-          and k.seq < ${Math.max(restoredFirstKept, undoneFirstKept)}::int
-        order by k.seq offset 0
-      ) m
-      where m.purged_at is not null and not m.summary
+      select 1 from messages m
+      where m.session_pk = ${sessionPk} and m.purged_at is not null and not m.summary
+        and m.seq >= ${Math.min(restoredFirstKept, undoneFirstKept)}::int
+        and m.seq < ${Math.max(restoredFirstKept, undoneFirstKept)}::int
     ) or exists (
       select 1 from parts p
       where p.session_pk = ${sessionPk} and p.purged_at is not null and p.seq >= ${restoredFirstKept}::int

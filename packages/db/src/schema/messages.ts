@@ -62,5 +62,9 @@ export const messages = pgTable(
     index('messages_session_summary_idx')
       .on(t.sessionPk, t.seq)
       .where(sql`${t.summary}`),
+    // A revert's check for purged history reads purged messages only (migration 0027).
+    index('messages_session_purged_idx')
+      .on(t.sessionPk, t.seq)
+      .where(sql`${t.purgedAt} is not null and not ${t.summary}`),
   ],
 );

@@ -89,6 +89,10 @@ export const parts = pgTable(
     index('parts_session_output_idx')
       .on(t.sessionPk, t.seq, t.idx)
       .where(sql`${t.type} = 'tool' and ${t.toolStatus} = 'completed'`),
+    // A revert's check for purged outputs reads purged ones only (migration 0027).
+    index('parts_session_purged_output_idx')
+      .on(t.sessionPk, t.seq)
+      .where(sql`${t.purgedAt} is not null and ${t.type} = 'tool'`),
     // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
     // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
     // expression).
