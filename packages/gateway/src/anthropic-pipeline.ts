@@ -58,17 +58,18 @@ export async function anthropicMessages(
 ): Promise<void> {
   const body = messagesBody(request.body);
   const elements = elementMemos.anthropic(memoScope(request), body.system, body.messages);
-  const { endpoint, conversation, headers } = await openConversation(
+  const { endpoint, conversation, context, headers } = await openConversation(
     deps,
     request,
     'anthropic',
     body.model,
     elements,
+    (synced) =>
+      servedAnthropicContext(deps, synced.session, deps.settings.compactionWaitMs, {
+        session: synced.row,
+        reading: synced.reading,
+      }),
   );
-  const context = await servedAnthropicContext(deps, conversation.session, deps.settings.compactionWaitMs, {
-    session: conversation.row,
-    reading: conversation.reading,
-  });
 
   if (conversation.outcome === 'replayed' && conversation.replay) {
     const stored = conversation.replay.body as Message;

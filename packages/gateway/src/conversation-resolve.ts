@@ -6,11 +6,11 @@
 import type { ConversationElement } from '@compactor/core';
 import {
   findMessage,
-  findSession,
   findSessionByPk,
   lastConversationLink,
   listPartsOfMessages,
   longestChainMatch,
+  namedSessionChainMatch,
   partFromRow,
   type ConversationLinkRow,
   type SessionRow,
@@ -47,15 +47,14 @@ export async function resolveConversation(
 ): Promise<Resolution> {
   const { db } = deps.resources;
   const key = sessionHeader ?? null;
-  const named = sessionHeader === undefined ? null : await findSession(db, tenantId, sessionHeader);
+  const hashes = elements.map((e) => Buffer.from(e.hash, 'hex'));
+  // With a header, its session and the chain's first probe go in one round trip.
+  const { session: named, match } =
+    sessionHeader === undefined
+      ? { session: null, match: await longestChainMatch(db, tenantId, null, hashes) }
+      : await namedSessionChainMatch(db, tenantId, sessionHeader, hashes);
   if (sessionHeader !== undefined && !named)
     return { kind: 'create', id: sessionHeader, conversationKey: key, divergedFrom: null };
-  const match = await longestChainMatch(
-    db,
-    tenantId,
-    key,
-    elements.map((e) => Buffer.from(e.hash, 'hex')),
-  );
   if (!match) {
     if (!named) return { kind: 'create', id: null, conversationKey: null, divergedFrom: null };
     // The header's session without a chain (created by the API, or its first request failed

@@ -88,10 +88,11 @@ export async function planSuffix(
 }
 
 /**
- * Writes a planned suffix into the session and links its elements into the chain; drops the raw
- * answer kept at `clearAnswerAt` (the chain moves past it) with the links, or alone when there
- * are none. Returns the status reading of its last write to the session's messages (see
- * `SyncedConversation.reading`), null when it wrote none.
+ * Writes a planned suffix into the session; `link` then links its elements into the chain (the
+ * caller runs it, alongside what may run with it: links come after the writes they name) and
+ * drops the raw answer kept at `clearAnswerAt` (the chain moves past it) with the links, or
+ * alone when there are none. `reading`: the status reading of its last write to the session's
+ * messages (see `SyncedConversation.reading`), null when it wrote none.
  */
 export async function writeSuffix(
   deps: GatewayDeps,
@@ -99,10 +100,13 @@ export async function writeSuffix(
   elements: readonly ConversationElement[],
   plan: SuffixPlan,
   clearAnswerAt: number | null = null,
-): Promise<FreshReading | null> {
+): Promise<{ reading: FreshReading | null; link: () => Promise<unknown> }> {
   if (plan.from >= elements.length) {
-    if (clearAnswerAt !== null) await clearStoredAnswer(deps.resources.db, target.session.pk, clearAnswerAt);
-    return null;
+    const link = async () => {
+      if (clearAnswerAt !== null)
+        await clearStoredAnswer(deps.resources.db, target.session.pk, clearAnswerAt);
+    };
+    return { reading: null, link };
   }
   const { session } = target;
   const sessionTarget = { tenantId: session.tenantId, id: session.id };
@@ -125,17 +129,18 @@ export async function writeSuffix(
       deps.log,
     ));
   }
-  await insertConversationLinks(
-    deps.resources.db,
-    { sessionPk: session.pk, tenantId: session.tenantId, conversationKey: target.conversationKey },
-    elements.slice(plan.from).map((element) => ({
-      position: element.position,
-      chainHash: Buffer.from(element.hash, 'hex'),
-      messageId: element.message?.id ?? null,
-    })),
-    { now: deps.resources.clock(), clearRawAnswerAt: clearAnswerAt },
-  );
-  return reading;
+  const link = () =>
+    insertConversationLinks(
+      deps.resources.db,
+      { sessionPk: session.pk, tenantId: session.tenantId, conversationKey: target.conversationKey },
+      elements.slice(plan.from).map((element) => ({
+        position: element.position,
+        chainHash: Buffer.from(element.hash, 'hex'),
+        messageId: element.message?.id ?? null,
+      })),
+      { now: deps.resources.clock(), clearRawAnswerAt: clearAnswerAt },
+    );
+  return { reading, link };
 }
 
 /** The result on its call's part, with the call's stored input (the write need not read it again). */

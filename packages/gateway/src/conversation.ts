@@ -32,6 +32,19 @@ export async function syncConversation(
   deps: GatewayDeps,
   request: ConversationRequest,
 ): Promise<SyncedConversation> {
+  return (await syncConversationWith(deps, request, null)).conversation;
+}
+
+/**
+ * {@link syncConversation}, and `alongside` run once the writes are done, at the same time as
+ * the links are written (still in the conversation's turn): the request's context read, which
+ * needs the writes and not the links. Answers the conversation and what `alongside` gave.
+ */
+export async function syncConversationWith<T>(
+  deps: GatewayDeps,
+  request: ConversationRequest,
+  alongside: ((conversation: SyncedConversation) => Promise<T>) | null,
+): Promise<{ conversation: SyncedConversation; alongside: T }> {
   const { tenantId, sessionHeader, elements } = request;
   if (sessionHeader !== undefined && !ClientId.safeParse(sessionHeader).success)
     throw new InvalidInput(
@@ -42,9 +55,14 @@ export async function syncConversation(
   const serializer = conversationSerializer(deps.messages);
   const resolve = () => resolveConversation(deps, tenantId, sessionHeader, request.protocol, elements);
   // Requests under one header are one conversation: one at a time.
+  const finish = async (resolution: Resolution) => {
+    const { conversation, link } = await apply(deps, request, resolution);
+    const [, extra] = await Promise.all([link(), alongside ? alongside(conversation) : undefined]);
+    return { conversation, alongside: extra as T };
+  };
   if (sessionHeader !== undefined)
     return serializer.run(JSON.stringify([tenantId, 'header', sessionHeader]), async () =>
-      apply(deps, request, await resolve()),
+      finish(await resolve()),
     );
   // Without one, the session the chain finds is the conversation (a key shared by many
   // conversations, like their common first message, would queue unrelated agents behind each
@@ -56,16 +74,16 @@ export async function syncConversation(
     first.kind === 'create'
       ? JSON.stringify([tenantId, 'create', first.conversationKey, last.hash])
       : JSON.stringify([tenantId, 'session', first.session.pk]);
-  return serializer.run(key, async () =>
-    apply(deps, request, serializer.completed === before ? first : await resolve()),
-  );
+  return serializer.run(key, async () => finish(serializer.completed === before ? first : await resolve()));
 }
+
+const linked = () => Promise.resolve();
 
 async function apply(
   deps: GatewayDeps,
   request: ConversationRequest,
   resolution: Resolution,
-): Promise<SyncedConversation> {
+): Promise<{ conversation: SyncedConversation; link: () => Promise<unknown> }> {
   const { elements } = request;
   const end = elements[elements.length - 1]!.hash;
   const synced = (
@@ -91,19 +109,27 @@ async function apply(
   });
 
   switch (resolution.kind) {
-    case 'replay':
-      return synced(resolution.session, 'replayed', resolution.conversationKey, {
+    case 'replay': {
+      const conversation = synced(resolution.session, 'replayed', resolution.conversationKey, {
         replay: resolution.raw as StoredAnswer,
         answerPosition: resolution.position,
       });
+      return { conversation, link: linked };
+    }
     case 'extend': {
       const { session, conversationKey, echoAt, clearAnswerAt } = resolution;
       const { db } = deps.resources;
       const plan = await planSuffix(deps, session, elements, resolution.from, request.protocol);
       if (echoAt !== null)
         await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
-      const reading = await writeSuffix(deps, { session, conversationKey }, elements, plan, clearAnswerAt);
-      return synced(session, 'extended', conversationKey, { reading });
+      const { reading, link } = await writeSuffix(
+        deps,
+        { session, conversationKey },
+        elements,
+        plan,
+        clearAnswerAt,
+      );
+      return { conversation: synced(session, 'extended', conversationKey, { reading }), link };
     }
     case 'create': {
       const { divergedFrom, conversationKey } = resolution;
@@ -140,10 +166,11 @@ async function apply(
         },
         chainEnd: end,
       });
-      const reading = await writeSuffix(deps, { session, conversationKey }, elements, plan);
-      return divergedFrom
+      const { reading, link } = await writeSuffix(deps, { session, conversationKey }, elements, plan);
+      const conversation = divergedFrom
         ? synced(session, 'diverged', conversationKey, { divergedFrom: divergedFrom.id, reading })
         : synced(session, 'created', conversationKey, { reading });
+      return { conversation, link };
     }
   }
 }

@@ -5,7 +5,12 @@
  * answer stored once the client has it.
  */
 import type { ConversationElement, DropInAnswer } from '@compactor/core';
-import { recordAnswer, syncConversation, type GatewayDeps, type SyncedConversation } from './conversation';
+import {
+  recordAnswer,
+  syncConversationWith,
+  type GatewayDeps,
+  type SyncedConversation,
+} from './conversation';
 import { DropInError, UpstreamFailure } from './errors';
 import { headerValue, overridesOf, sessionHeaderOf, type RequestHeaders } from './request-headers';
 import {
@@ -35,33 +40,45 @@ const UPSTREAM_SETTINGS = {
 } as const;
 
 /**
- * Where the request goes and the conversation it continues, its new messages written. The
- * upstream is checked first: a request that cannot be sent anywhere writes nothing.
+ * Where the request goes and the conversation it continues, its new messages written, and its
+ * served context (`readContext`). The upstream is checked first: a request that cannot be sent
+ * anywhere writes nothing.
  */
-export async function openConversation(
+export async function openConversation<C>(
   deps: GatewayDeps & { settings: DropInSettings },
   request: { tenantId: string; headers: RequestHeaders },
   protocol: 'openai' | 'anthropic',
   model: string,
   elements: ConversationElement[],
-): Promise<{ endpoint: UpstreamEndpoint; conversation: SyncedConversation; headers: AnswerHeaders }> {
+  readContext: (conversation: SyncedConversation) => Promise<C>,
+): Promise<{
+  endpoint: UpstreamEndpoint;
+  conversation: SyncedConversation;
+  context: C;
+  headers: AnswerHeaders;
+}> {
   const clientKey = headerValue(request.headers, UPSTREAM_KEY_HEADER);
   const endpoint = endpointFor(deps.settings, request.tenantId, protocol, clientKey);
   if (endpoint === null) throw new DropInError('upstream_not_configured', UPSTREAM_SETTINGS[protocol]);
-  const conversation = await syncConversation(deps, {
-    tenantId: request.tenantId,
-    protocol,
-    sessionHeader: sessionHeaderOf(request.headers),
-    model,
-    overrides: overridesOf(request.headers),
-    elements,
-  });
+  // The served context is read while the request's links are written.
+  const { conversation, alongside: context } = await syncConversationWith(
+    deps,
+    {
+      tenantId: request.tenantId,
+      protocol,
+      sessionHeader: sessionHeaderOf(request.headers),
+      model,
+      overrides: overridesOf(request.headers),
+      elements,
+    },
+    readContext,
+  );
   const headers: AnswerHeaders = (fit) => ({
     'x-compactor-session': conversation.session.id,
     ...(conversation.divergedFrom !== null ? { 'x-compactor-diverged-from': conversation.divergedFrom } : {}),
     'x-compactor-fit': fit,
   });
-  return { endpoint, conversation, headers };
+  return { endpoint, conversation, context, headers };
 }
 
 /** An identical retry answered from the store: the stored answer whole, or as its events. */

@@ -50,17 +50,18 @@ export async function chatCompletions(
 ): Promise<void> {
   const body = chatBody(request.body);
   const elements = elementMemos.openAI(memoScope(request), body.messages);
-  const { endpoint, conversation, headers } = await openConversation(
+  const { endpoint, conversation, context, headers } = await openConversation(
     deps,
     request,
     'openai',
     body.model,
     elements,
+    (synced) =>
+      servedOpenAIContext(deps, synced.session, deps.settings.compactionWaitMs, {
+        session: synced.row,
+        reading: synced.reading,
+      }),
   );
-  const context = await servedOpenAIContext(deps, conversation.session, deps.settings.compactionWaitMs, {
-    session: conversation.row,
-    reading: conversation.reading,
-  });
   const clientWantsUsage = body.stream_options?.include_usage === true;
 
   if (conversation.outcome === 'replayed' && conversation.replay) {

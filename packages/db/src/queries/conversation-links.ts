@@ -1,6 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { DbOrTx } from '../client';
+import type { Db, DbOrTx } from '../client';
+import type { SessionRow } from '../mappers';
+import { executePipelined } from '../pipeline';
 import { executePrepared } from '../prepared';
+import { sessions } from '../schema';
+import { rowMapper, selectList } from './raw-rows';
 
 /**
  * The drop-in endpoints' hash chain (`conversation_links`): the lookup of the session a request
@@ -48,6 +52,38 @@ export async function longestChainMatch(
   );
   return searched.rows[0] ? matchOf(searched.rows[0]) : null;
 }
+
+/**
+ * `X-Compactor-Session`'s session and {@link longestChainMatch} under its key, the session read
+ * and the match's first probe in one round trip (the binary search, when that probe finds
+ * nothing, in a second). No match is searched for a session that does not exist.
+ */
+export async function namedSessionChainMatch(
+  db: Db,
+  tenantId: string,
+  sessionId: string,
+  hashes: Buffer[],
+): Promise<{ session: SessionRow | null; match: ChainMatch | null }> {
+  if (hashes.length === 0) return { session: null, match: null };
+  const newest = hashes.slice(-NEWEST_PROBES).reverse();
+  const [named, probed] = await executePipelined<Record<string, unknown>>(db, [
+    sql`select ${namedSessionColumns} from sessions s where s.tenant_id = ${tenantId} and s.id = ${sessionId}`,
+    withChainEnd(newestProbesSql(tenantId, sessionId, newest)),
+  ]);
+  const session = named!.rows[0] ? namedSessionFromRow(named!.rows[0]) : null;
+  if (!session) return { session, match: null };
+  if (probed!.rows[0]) return { session, match: matchOf(probed!.rows[0] as MatchRow) };
+  const rest = hashes.slice(0, hashes.length - newest.length);
+  if (rest.length === 0) return { session, match: null };
+  const searched = await executePrepared<MatchRow>(
+    db,
+    withChainEnd(prefixSearchSql(tenantId, sessionId, rest)),
+  );
+  return { session, match: searched.rows[0] ? matchOf(searched.rows[0]) : null };
+}
+
+const namedSessionColumns = selectList(sessions, 's', '');
+const namedSessionFromRow = rowMapper(sessions, '');
 
 /** A match (at most one row) with its session's newest link, which the caller reads next anyway. */
 export function withChainEnd(match: SQL): SQL {
