@@ -54,6 +54,25 @@ export const TasksPolicySchema = z.strictObject({
     ),
 });
 
+/** How many images the served context keeps verbatim (docs/MEDIA.md); each field absent: core's default. */
+export const MediaPolicySchema = z.strictObject({
+  keepImages: z
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe('The newest this many images are served as they are; older ones as a marker (default 20)'),
+  keepTokens: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "And at most this many tokens of them, counted as the session's model counts images (default 40000)",
+    ),
+});
+
 export const PolicySchema = z.strictObject({
   preset: PolicyPresetSchema,
   /** Automatic compaction (threshold and usage overflow); `false` also disables auto emergencies. */
@@ -143,6 +162,9 @@ export const PolicySchema = z.strictObject({
     'Summarise ahead of the trigger, so the compaction at the trigger only finalizes the draft (no LLM call while the agent waits); null: off',
   ),
   /** Which tool calls are tasks (docs/TASKS.md); absent: core's `DEFAULT_TASK_TOOLS`. */
+  media: MediaPolicySchema.optional().describe(
+    'The media budget: how many of the newest images the served context keeps verbatim (docs/MEDIA.md)',
+  ),
   tasks: TasksPolicySchema.optional().describe(
     'Sub-agents and background tasks carried across compactions (docs/TASKS.md); absent: the defaults for Claude Code, Codex and OpenCode',
   ),
@@ -212,6 +234,7 @@ export const PolicyInputSchema = z.strictObject({
   pinSystemMessages: PolicySchema.shape.pinSystemMessages.optional(),
   prepare: PolicySchema.shape.prepare.optional(),
   tasks: PolicySchema.shape.tasks,
+  media: PolicySchema.shape.media,
 });
 /** A policy as a client sends it, every field optional; `resolvePolicy` (@compactor/core) completes and validates it. */
 export type PolicyInput = z.input<typeof PolicyInputSchema>;

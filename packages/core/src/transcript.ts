@@ -71,6 +71,23 @@ function toolResultLine(part: ToolPart, maxChars: number): string {
   }
 }
 
+/** How an unnamed file is named: its URL when it is a link, never a data: URL or a stored reference. */
+function fileDescription(url: string, mime: string): string {
+  if (/^(?:data|compactor-media):/i.test(url))
+    return mime.startsWith('image/') ? 'unnamed image' : 'unnamed file';
+  return url.slice(0, 100);
+}
+
+/** The tool whose call comes right before a file part in its message (a screenshot tool's image). */
+function producingTool(message: Message, file: Part): string | null {
+  let tool: string | null = null;
+  for (const part of message.parts) {
+    if (part === file) return tool;
+    tool = part.type === 'tool' ? part.tool : part.type === 'text' && part.text.trim() !== '' ? null : tool;
+  }
+  return null;
+}
+
 function partBlocks(message: Message, part: Part, options: Required<TranscriptOptions>): string[] {
   const speaker = message.summary ? 'Summary of earlier conversation' : ROLE_LABELS[message.role];
   switch (part.type) {
@@ -91,8 +108,12 @@ function partBlocks(message: Message, part: Part, options: Required<TranscriptOp
       ];
     }
     case 'file': {
-      const name = inlineContent(part.filename ?? part.url.slice(0, 100));
-      return [`[${speaker} attached file: ${name} (${inlineContent(part.mime)})]`];
+      // A placeholder, never the bytes: a data: URL or a stored image's reference is named by
+      // what it is; the text around it is in the blocks before and after.
+      const name = inlineContent(part.filename ?? fileDescription(part.url, part.mime));
+      const tool = producingTool(message, part);
+      const from = tool ? ` from tool ${inlineContent(tool)}` : '';
+      return [`[${speaker} attached file: ${name} (${inlineContent(part.mime)})${from}]`];
     }
     case 'compaction':
       // The request marker carries no content; the previous summary is given to the summarizer itself.

@@ -89,7 +89,7 @@ export async function countPart(part: PartInput, counter: TokenCounter, media?: 
       if (!media) return { type: 'file', mime: inspected.mime, filename, url: part.url, tokens };
       const object = mediaObjectOf(part.url, inspected);
       media.objects.push(object);
-      return { type: 'file', mime: inspected.mime, filename, url: mediaReference(object.sha256), tokens };
+      return { type: 'file', mime: inspected.mime, filename, url: mediaReference(object), tokens };
     }
     default:
       return assertNever(part, 'part');

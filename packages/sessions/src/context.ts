@@ -1,6 +1,8 @@
 import {
+  applyMediaBudget,
   assembleContext,
   fitViewForRead,
+  mediaBudgetOf,
   summaryBudgetTokens,
   tokenMeasureFor,
   toOpenAIMessages,
@@ -85,6 +87,8 @@ export async function sessionContext(
       reading = await readContext(resources.db, session);
   }
 
+  // Images past the media budget become markers first: the fit below sees what they left.
+  reading = withMediaBudget(reading);
   const { snapshot, context } = reading;
   const served =
     request.fit === 'none' || !overUsable(snapshot)
@@ -100,6 +104,17 @@ export async function sessionContext(
     fit: served.fit as ContextFitKind,
     usable: snapshot.status.usable,
     activeCompaction: snapshot.status.activeCompaction,
+  };
+}
+
+/** The view with the images past the policy's media budget as markers (core `applyMediaBudget`). */
+function withMediaBudget(reading: ContextReading): ContextReading {
+  const { context, snapshot } = reading;
+  const budgeted = applyMediaBudget(context.messages, mediaBudgetOf(snapshot.policy));
+  if (budgeted.elided === 0) return reading;
+  return {
+    snapshot,
+    context: { ...context, messages: budgeted.messages, tokens: context.tokens - budgeted.savedTokens },
   };
 }
 

@@ -67,7 +67,7 @@ describe('media parts', () => {
     // Four parts, one object.
     expect((await mediaRows()).length).toBe(before + 1);
     const [openai, claude] = [await stored('media-openai'), await stored('media-claude')];
-    expect(openai[0]!.url).toMatch(/^compactor-media:sha256:[0-9a-f]{64}$/);
+    expect(openai[0]!.url).toMatch(/^compactor-media:sha256:[0-9a-f]{64};bytes=97;px=3840x2160$/);
     // 1,105 (OpenAI: 6 tiles) and 1,638 (Anthropic after its resize), plus the file name's tokens.
     expect(openai[0]!.tokens - 1105).toBeGreaterThan(0);
     expect(openai[0]!.tokens - 1105).toBeLessThan(5);

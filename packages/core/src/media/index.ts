@@ -3,3 +3,5 @@ export * from './bytes';
 export * from './dimensions';
 export * from './media-tokens';
 export * from './inspect';
+export * from './reference';
+export * from './budget';

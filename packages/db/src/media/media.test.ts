@@ -43,13 +43,9 @@ describe('media objects', () => {
 
   it('serves a reference as its data URL, and one the tenant does not hold as a note', async () => {
     await storeMediaObjects(t.db, 'tenant-r', [object(9)]);
-    const [held] = await resolveMediaReferences(t.db, 'tenant-r', [
-      withFile(mediaReference(object(9).sha256)),
-    ]);
+    const [held] = await resolveMediaReferences(t.db, 'tenant-r', [withFile(mediaReference(object(9)))]);
     expect(held!.parts[0]).toMatchObject({ type: 'file', url: toDataUrl('image/png', object(9).data) });
-    const [other] = await resolveMediaReferences(t.db, 'tenant-x', [
-      withFile(mediaReference(object(9).sha256)),
-    ]);
+    const [other] = await resolveMediaReferences(t.db, 'tenant-x', [withFile(mediaReference(object(9)))]);
     expect(other!.parts[0]).toEqual({
       type: 'text',
       text: '[Attached image a.png is no longer stored (image/png)]',

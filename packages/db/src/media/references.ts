@@ -1,14 +1,10 @@
 /**
- * How a file part points at its stored bytes: `compactor-media:sha256:<hex>` in the part's `url`,
- * in place of the `data:` URL it was posted with. Never sent to a model: context reads turn it
- * back into the data URL (media/resolve.ts).
+ * The objects a file part's `data:` URL becomes, and the reference the part keeps instead
+ * (core media/reference.ts); context reads turn it back into the data URL (media/resolve.ts).
  */
 import { createHash } from 'node:crypto';
 import { parseDataUrl } from '@compactor/contract';
-import type { InspectedMedia } from '@compactor/core';
-
-const PREFIX = 'compactor-media:sha256:';
-const REFERENCE = /^compactor-media:sha256:([0-9a-f]{64})$/;
+import { formatMediaReference, parseMediaReference, type InspectedMedia } from '@compactor/core';
 
 /** A media object to store: its bytes and what its header said. */
 export interface MediaObjectInput {
@@ -20,15 +16,19 @@ export interface MediaObjectInput {
   pages: number | null;
 }
 
-/** The reference a part holds for the object of `sha256`. */
-export function mediaReference(sha256: string): string {
-  return PREFIX + sha256;
+/** The reference a part holds for a stored object (core `formatMediaReference`). */
+export function mediaReference(object: MediaObjectInput): string {
+  return formatMediaReference({
+    sha256: object.sha256,
+    bytes: object.data.byteLength,
+    width: object.width,
+    height: object.height,
+  });
 }
 
 /** The SHA-256 a part's `url` refers to, or null when it is not a media reference. */
 export function mediaReferenceSha(url: string): string | null {
-  if (!url.startsWith(PREFIX)) return null;
-  return REFERENCE.exec(url)?.[1] ?? null;
+  return parseMediaReference(url)?.sha256 ?? null;
 }
 
 /** A `data:` URL of `mime` and `data`. */

@@ -6,8 +6,8 @@ const bytea = customType<{ data: Uint8Array; driverData: Buffer }>({ dataType: (
 /**
  * The bytes of media parts (images, documents sent as `data:` URLs), stored once per tenant by
  * their SHA-256: a screenshot posted again, in the same session or another of the tenant's, is
- * one row. A file part holds a reference to its row (`compactor-media:sha256:<hex>`, db
- * media/references.ts) instead of the bytes, so the context view reads no image it does not serve.
+ * one row. A file part holds a reference to its row (`compactor-media:sha256:<hex>;bytes=…`,
+ * core media/reference.ts) instead of the bytes, so the context view reads no image it does not serve.
  * Tenant-scoped: a tenant can only reach its own rows, whatever hash it knows.
  */
 export const mediaObjects = pgTable(
