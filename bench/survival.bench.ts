@@ -128,10 +128,12 @@ try {
       const done = results.filter((r): r is DriveResult => r !== null);
       kindRecall ||= done.some((r) => r.kindRecall);
       rows.push(...rowsOf(summarizer, window, done));
-      const used = done.filter((r) => r.compactions >= MIN_CHAIN).length;
+      const used = done.filter((r) => r.compactions >= MIN_CHAIN);
       const longest = Math.max(0, ...done.map((r) => r.compactions));
+      const beyond = used.reduce((n, r) => n + r.latestBeyondAllowance, 0);
       console.log(
-        `${summarizer} at ${window}: ${used} of ${transcripts.length} transcripts made a chain of ${MIN_CHAIN}+ (longest ${longest}; ${((performance.now() - started) / 1000).toFixed(0)} s so far)`,
+        `${summarizer} at ${window}: ${used.length} of ${transcripts.length} transcripts made a chain of ${MIN_CHAIN}+ (longest ${longest}; ` +
+          `${beyond} latest-request checks longer than the pinned allowance; ${((performance.now() - started) / 1000).toFixed(0)} s so far)`,
       );
     }
   }

@@ -8,7 +8,15 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CompactorClient } from '@compactor/client';
-import { PINNED_CLOSE, PINNED_OPEN, LEDGER_HEADING, stripFileOpsBlocks } from '@compactor/core';
+import {
+  DEFAULT_POLICY,
+  latestRequestMaxChars,
+  LEDGER_HEADING,
+  PINNED_CLOSE,
+  PINNED_OPEN,
+  stripFileOpsBlocks,
+  SUMMARY_MAX_USABLE_SHARE,
+} from '@compactor/core';
 import { recallQueryFor } from '../../apps/replay/src/probes/recall';
 import { maxOutputFor } from '../../apps/replay/src/runner/replay-run';
 import type { Transcript } from '../../apps/replay/src/transcript';
@@ -16,6 +24,7 @@ import { BASELINES, baselineContext, inputStrings, type Baseline } from './basel
 import { survivalItems, type SurvivalClass } from './items';
 import {
   addCounts,
+  collapseWhitespace,
   contextText,
   countSurvival,
   emptyCounts,
@@ -36,6 +45,11 @@ export interface DriveResult {
   baselines: Record<Baseline, SurvivalCounts>;
   /** Whether the recall route answered `?kind=` (the ledger's listings). */
   kindRecall: boolean;
+  /**
+   * Latest-request checks whose request is longer than the pinned section shows whole (core
+   * `latestRequestMaxChars`): beyond it the section shows head and tail, which counts as missing.
+   */
+  latestBeyondAllowance: number;
 }
 
 /** `BENCH_SURVIVAL_MISSES=1` prints each latest request and modified file the context lacks. */
@@ -121,13 +135,21 @@ export async function driveTranscript(
       SurvivalCounts
     >,
     kindRecall: false,
+    latestBeyondAllowance: 0,
   };
+  // The session runs the default policy: its summary budget bounds the latest request's allowance.
+  const allowance = latestRequestMaxChars(
+    Math.min(DEFAULT_POLICY.summarizer.maxOutputTokens, Math.floor(usable * SUMMARY_MAX_USABLE_SHARE)),
+  );
   const kindListing = await kindRecall(api, sessionId);
   result.kindRecall = kindListing !== null;
 
   const measure = async (appended: number) => {
     const prefix = transcript.messages.slice(0, appended);
     const items = survivalItems(prefix);
+    result.latestBeyondAllowance += items.latest.filter(
+      (l) => collapseWhitespace(l).length > allowance,
+    ).length;
     const [openai, native] = await Promise.all([
       client.getContext(sessionId, { format: 'openai' }),
       client.getContext(sessionId),
