@@ -5,32 +5,34 @@ import type { RetentionProbes } from './retention';
 const GOAL = 'The nightly export crashes with an out-of-memory error on accounts with 200k invoices; fix it.';
 
 const retention = (changes: Partial<RetentionProbes> = {}): RetentionProbes => ({
-  files: [{ path: 'src/export.ts', kind: 'modified', inSummary: false }],
+  files: [
+    { path: 'src/export.ts', kind: 'modified', named: null },
+    { path: 'src/csv.ts', kind: 'read', named: 'group' },
+  ],
   goal: { text: GOAL, where: null },
   constraints: [
-    { text: 'You must keep the CSV column order.', where: 'summary' },
+    { text: 'You must keep the CSV column order.', where: 'paraphrased' },
     { text: 'Never load all invoices at once.', where: null },
-    { text: "Don't touch the snapshot files.", where: 'kept' },
+    { text: "Don't touch the snapshot files.", where: 'verbatim' },
   ],
-  latestRequest: { text: 'Now add a regression test.', kept: false },
+  latestRequest: { text: 'Now add a regression test.', where: 'verbatim' },
   ...changes,
 });
 
 describe('lostFacts', () => {
-  it('takes the goal and the constraints found nowhere in the context, in order', () => {
+  it('takes what the context does not hold verbatim: a paraphrase is not the text, a grouped file is named', () => {
     expect(lostFacts(retention())).toEqual([
       { kind: 'goal', text: GOAL },
+      { kind: 'constraint', text: 'You must keep the CSV column order.' },
       { kind: 'constraint', text: 'Never load all invoices at once.' },
+      { kind: 'file', text: 'src/export.ts' },
     ]);
   });
 
-  it('takes nothing when the context kept every fact (files and the latest request are not facts searched)', () => {
-    const kept = retention({
-      goal: { text: GOAL, where: 'summary' },
-      constraints: [{ text: 'Never load all invoices at once.', where: 'kept' }],
-    });
-    expect(lostFacts(kept)).toEqual([]);
-    expect(lostFacts(retention({ goal: null, constraints: [] }))).toEqual([]);
+  it('takes the latest request when it is not there verbatim, and nothing when all is', () => {
+    const lost = retention({ latestRequest: { text: 'Now add a regression test.', where: null } });
+    expect(lostFacts(lost)).toContainEqual({ kind: 'latest', text: 'Now add a regression test.' });
+    expect(lostFacts(retention({ goal: null, constraints: [], files: [] }))).toEqual([]);
   });
 });
 
@@ -59,58 +61,74 @@ describe('recallQueryFor', () => {
 });
 
 describe('foundIn', () => {
-  it('finds the sentence, or all of its content words, in one passage', () => {
+  it('finds the text verbatim in one passage, whitespace collapsed', () => {
     expect(
       foundIn(
-        ['… the user said: never load ALL invoices at once. Then …'],
+        ['… the user said:  Never load all\ninvoices at once. Then …'],
         'Never load all invoices at once.',
       ),
     ).toBe(true);
-    // Every content word (never, load, invoices, once), in another order.
-    expect(foundIn(['invoices: load them in pages, never at once'], 'Never load all invoices at once.')).toBe(
-      true,
-    );
   });
 
-  it('does not add words up across passages, and misses a passage without one of them', () => {
-    expect(foundIn(['never load', 'all invoices at once'], 'Never load all invoices at once.')).toBe(false);
-    expect(foundIn(['load all invoices at once'], 'Never load all invoices at once.')).toBe(false);
+  it('does not count a word-bag match, words added up across passages, or another case', () => {
+    // Every content word (never, load, invoices, once), in another order: not the sentence.
+    expect(foundIn(['invoices: load them in pages, never at once'], 'Never load all invoices at once.')).toBe(
+      false,
+    );
+    expect(foundIn(['Never load', 'all invoices at once.'], 'Never load all invoices at once.')).toBe(false);
+    expect(foundIn(['never load all invoices at once.'], 'Never load all invoices at once.')).toBe(false);
     expect(foundIn([], 'Never load all invoices at once.')).toBe(false);
   });
 });
 
 describe('probeRecall', () => {
-  it('searches once per lost fact with its words and says which the passages carry', async () => {
+  it('looks each missing item up in its listing first, then by a search of its words', async () => {
     const queries: string[] = [];
-    const probe = await probeRecall(async (query) => {
-      queries.push(query);
-      return {
-        results: query.startsWith('never')
-          ? [
-              { excerpt: 'unrelated' },
-              { excerpt: 'You must keep the CSV column order. Never load all invoices at once.' },
-            ]
-          : [{ excerpt: 'The nightly export crashes with an out-of-memory error' }],
-      };
-    }, retention());
+    const listings: string[] = [];
+    const probe = await probeRecall(
+      {
+        search: async (query) => {
+          queries.push(query);
+          return {
+            results: query.startsWith('never')
+              ? [{ excerpt: 'unrelated' }, { excerpt: 'OK. Never load all invoices at once.' }]
+              : [{ excerpt: 'The nightly export crashes with an out-of-memory error' }],
+          };
+        },
+        listing: async (kind) => {
+          listings.push(kind);
+          return kind === 'files' ? 'src/export.ts\nsrc/csv.ts' : 'You must keep the CSV column order.';
+        },
+      },
+      retention(),
+    );
+    expect(listings).toEqual(['facts', 'files']);
     expect(queries).toEqual([
       'nightly export crashes out-of-memory error accounts 200k invoices fix',
       'never load invoices once',
     ]);
     expect(probe).toEqual({
       facts: [
-        // The passage holds the goal's opening only: accounts, 200k, invoices, fix are missing.
+        // The passage holds the goal's opening only.
         { kind: 'goal', text: GOAL, found: false },
-        { kind: 'constraint', text: 'Never load all invoices at once.', found: true },
+        { kind: 'constraint', text: 'You must keep the CSV column order.', found: true, via: 'listing' },
+        { kind: 'constraint', text: 'Never load all invoices at once.', found: true, via: 'search' },
+        // A file only recall returns is recoverable, not present.
+        { kind: 'file', text: 'src/export.ts', found: true, via: 'listing' },
       ],
     });
   });
 
-  it('asks nothing when nothing was lost', async () => {
+  it('searches when the route has no listing, and asks nothing when nothing is missing', async () => {
     const probe = await probeRecall(
-      () => Promise.reject(new Error('no search expected')),
+      { search: async () => ({ results: [{ excerpt: 'edited src/export.ts' }] }), listing: async () => null },
       retention({ goal: null, constraints: [] }),
     );
-    expect(probe).toEqual({ facts: [] });
+    expect(probe).toEqual({ facts: [{ kind: 'file', text: 'src/export.ts', found: true, via: 'search' }] });
+    const none = await probeRecall(
+      { search: () => Promise.reject(new Error('no search expected')) },
+      retention({ goal: null, constraints: [], files: [] }),
+    );
+    expect(none).toEqual({ facts: [] });
   });
 });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { fileOpsOfToolPart, type ToolPart } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 import { haystack, mentions } from './mentions';
 import { generateLongCodingSession } from '@compactor/testing/fixtures';
@@ -75,12 +74,17 @@ describe('mentions', () => {
 });
 
 describe('files touched', () => {
-  it('reads read/write/edit-like tools and patches, modifications first, shell commands not', () => {
-    expect(filesTouched(transcript.slice(0, 6))).toEqual([
-      { path: 'src/export.ts', kind: 'modified' },
-      { path: 'src/stream.ts', kind: 'modified' },
-      { path: 'src/csv.ts', kind: 'read' },
-    ]);
+  it("reads them as the session's ledger does: tools, patches, written ones first, no URL", () => {
+    const fetched = call('WebFetch', { url: 'https://example.com/docs/export' });
+    const files = filesTouched([...transcript.slice(0, 6), fetched]);
+    expect(files).toHaveLength(3);
+    expect(files.slice(0, 2)).toEqual(
+      expect.arrayContaining([
+        { path: 'src/export.ts', kind: 'modified' },
+        { path: 'src/stream.ts', kind: 'created' },
+      ]),
+    );
+    expect(files[2]).toEqual({ path: 'src/csv.ts', kind: 'read' });
   });
 });
 
@@ -107,13 +111,13 @@ describe('probeRetention', () => {
       appendedCount: 7,
       context: faithful,
     });
-    expect(probes.files.every((f) => f.inSummary)).toBe(true);
-    expect(probes.files).toHaveLength(3);
-    expect(probes.goal?.where).toBe('summary');
-    expect(probes.constraints.map((c) => c.where)).toEqual(['summary', 'summary', 'kept']);
+    expect(probes.files.map((f) => f.named)).toEqual(['verbatim', 'verbatim', 'verbatim']);
+    // The summary restates the goal in its own words: kept, but not verbatim.
+    expect(probes.goal?.where).toBe('paraphrased');
+    expect(probes.constraints.map((c) => c.where)).toEqual(['verbatim', 'verbatim', 'verbatim']);
     expect(probes.latestRequest).toEqual({
       text: "Now add a regression test. Don't touch the snapshot files.",
-      kept: true,
+      where: 'verbatim',
     });
   });
 
@@ -137,11 +141,11 @@ describe('probeRetention', () => {
       context: lossy,
     });
     expect(probes.constraints).toEqual([
-      { text: 'You must keep the CSV column order.', where: 'summary' },
+      { text: 'You must keep the CSV column order.', where: 'verbatim' },
       { text: 'Never load all invoices at once.', where: null },
-      { text: "Don't touch the snapshot files.", where: 'kept' },
+      { text: "Don't touch the snapshot files.", where: 'verbatim' },
     ]);
-    expect(probes.files.filter((f) => !f.inSummary).map((f) => f.path)).toEqual([
+    expect(probes.files.filter((f) => f.named === null).map((f) => f.path)).toEqual([
       'src/stream.ts',
       'src/csv.ts',
     ]);
@@ -157,7 +161,7 @@ describe('probeRetention', () => {
       appendedCount: 7,
       context: summarisedAway,
     });
-    expect(probes.latestRequest?.kept).toBe(false);
+    expect(probes.latestRequest?.where).toBeNull();
     expect(probes.goal?.where).toBeNull();
   });
 
@@ -169,26 +173,84 @@ describe('probeRetention', () => {
       context: faithful,
     });
     expect(probes.files).toEqual([]);
-    expect(probes.latestRequest?.kept).toBe(true);
+    expect(probes.latestRequest?.where).toBe('verbatim');
+  });
+
+  it('counts a word-bag match as paraphrased, never as verbatim', () => {
+    // Every content word of the constraint, in the kept window, in another order.
+    const shuffled = [kept('assistant', 'Invoices: load them in pages, never all at once.')];
+    const probes = probeRetention({
+      messages: transcript,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: shuffled,
+    });
+    expect(probes.constraints[1]).toEqual({ text: 'Never load all invoices at once.', where: null });
+    const inSummary = [summaryMessage('Invoices: load them in pages, never all at once.')];
+    const paraphrased = probeRetention({
+      messages: transcript,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: inSummary,
+    });
+    expect(paraphrased.constraints[1]!.where).toBe('paraphrased');
+  });
+
+  it('takes the first request the user wrote as the goal, not a harness-only first message', () => {
+    const harnessFirst = [
+      user('<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>'),
+      ...transcript,
+    ];
+    // The context still holds the harness text verbatim, and the goal nowhere.
+    const context = [
+      kept('user', '<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>'),
+    ];
+    const probes = probeRetention({ messages: harnessFirst, compactedCount: 1, appendedCount: 8, context });
+    expect(probes.goal).toEqual({ text: expect.stringMatching(/^The nightly export crashes/), where: null });
+  });
+
+  it('names a file by its ledger group, its shared root written out, and reads tool inputs', () => {
+    const ledger = summaryMessage(
+      [
+        'What this session touched (newest first):',
+        '(…/ at the start of a path stands for /home/dev/app/)',
+        'Files modified:',
+        '- …/src/{export.ts, stream.ts}',
+      ].join('\n'),
+    );
+    const call: ContextMessage = {
+      role: 'assistant',
+      parts: [{ type: 'tool', tool: 'read_file', input: { path: 'src/csv.ts' } }],
+    };
+    // The same session, its tools given absolute paths under the root the legend names.
+    const absolute = transcript.map((m): MessageInput => {
+      const part = m.parts[0];
+      if (part?.type !== 'tool') return m;
+      const input = part.input as Record<string, unknown> | undefined;
+      if (typeof input?.file_path !== 'string') return m;
+      return {
+        ...m,
+        parts: [{ ...part, input: { ...input, file_path: `/home/dev/app/${input.file_path}` } }],
+      };
+    });
+    const probes = probeRetention({
+      messages: absolute,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: [ledger, call],
+    });
+    expect(Object.fromEntries(probes.files.map((f) => [f.path, f.named]))).toEqual({
+      '/home/dev/app/src/export.ts': 'group',
+      'src/stream.ts': null,
+      'src/csv.ts': 'verbatim',
+    });
   });
 });
 
 describe('the facts a replay keeps across its compactions', () => {
-  // Every file a tool call of the prefix touched, read from scratch (what each probe did before).
-  const touchedFromScratch = (messages: readonly MessageInput[]) => {
-    const modified = new Set<string>();
-    const read = new Set<string>();
-    for (const message of messages)
-      for (const part of message.parts) {
-        if (part.type !== 'tool') continue;
-        const ops = fileOpsOfToolPart({ ...part, input: part.input ?? {} } as unknown as ToolPart);
-        for (const op of ops) (op.kind === 'read' ? read : modified).add(op.path);
-      }
-    return [
-      ...[...modified].map((path) => ({ path, kind: 'modified' })),
-      ...[...read].filter((path) => !modified.has(path)).map((path) => ({ path, kind: 'read' })),
-    ];
-  };
+  // Every file of the prefix, read from scratch by a fresh reader (what each probe did before).
+  const touchedFromScratch = (messages: readonly MessageInput[]) =>
+    new TranscriptFacts(messages).filesTouched(messages.length);
 
   it('give what reading each prefix from scratch gives, as the prefix grows and shrinks', () => {
     const session = generateLongCodingSession(600, { withUsage: true });

@@ -1,14 +1,33 @@
 /**
  * Retention probes: after a compaction, does the context the model gets still know what the
- * agent was told and did? Checked against the transcript the replay appended:
+ * agent was told and did? Checked against the transcript the replay appended, each item as
+ * present in the context served (whitespace collapsed, verbatim: core `holdsVerbatim`) or not:
  *
- * - every file a read/write/edit-like tool touched before the boundary is named in the summary;
- * - the first user goal is in the summary (or still verbatim in the kept window);
- * - every explicit user constraint stated so far is in the summary (or kept verbatim);
- * - the latest user request is verbatim in the kept window.
+ * - every file the session's ledger (core's extraction from tool inputs, patch bodies and shell
+ *   commands) holds before the boundary: named verbatim, or in its group of the ledger's block (`src/api/{routes.ts, auth.ts}`), or not named;
+ * - the first user goal, every explicit user constraint stated so far and the latest user
+ *   request, all in the user's own words (core `userWords`: harness text is no request):
+ *   verbatim, only `paraphrased` (the summary holds most of their content words, which is not
+ *   the text), or lost.
+ *
+ * What is not present is then looked up through recall (recall.ts): recoverable or not.
  */
-import { fileOpsOfToolPart, type FileToolNames, type ToolPart } from '@compactor/core';
+import {
+  chatMessageText,
+  emptyLedger,
+  holdsVerbatim,
+  ledgerOfMessages,
+  mergeLedgers,
+  toolInputStrings,
+  verbatimText,
+  type ArtifactLedger,
+  type FileToolNames,
+  type LedgerFileKind,
+  type Message,
+  type VerbatimText,
+} from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
+import { fileLookup, fileNamed, type FileNamed } from './files';
 import { haystack, mentions, type Haystack } from './mentions';
 import { constraints, firstGoal, latestRequest, type Constraint } from './user-facts';
 
@@ -16,28 +35,33 @@ import { constraints, firstGoal, latestRequest, type Constraint } from './user-f
 export interface ContextMessage {
   role: string;
   summary?: boolean;
-  parts: ReadonlyArray<{ type: string; text?: string }>;
+  parts: ReadonlyArray<{ type: string; text?: string; tool?: string; input?: unknown }>;
 }
 
-export type Where = 'summary' | 'kept' | null;
+/**
+ * Where the context has a user's sentence: `verbatim` anywhere in what is served, `paraphrased`
+ * when only the summary holds most of its content words (and every cue word), or nowhere (`null`).
+ */
+export type Where = 'verbatim' | 'paraphrased' | null;
 
 export interface FactProbe {
   text: string;
-  /** Where the context still has it; `null`: lost. */
   where: Where;
 }
 
 export interface FileProbe {
   path: string;
-  kind: 'read' | 'modified';
-  inSummary: boolean;
+  /** What the session did to it, as its ledger says. */
+  kind: LedgerFileKind;
+  /** How the served context names it: verbatim, in its ledger group, or not (`null`). */
+  named: FileNamed;
 }
 
 export interface RetentionProbes {
   files: FileProbe[];
   goal: FactProbe | null;
   constraints: FactProbe[];
-  latestRequest: { text: string; kept: boolean } | null;
+  latestRequest: FactProbe | null;
 }
 
 export interface RetentionInput {
@@ -47,8 +71,13 @@ export interface RetentionInput {
   compactedCount: number;
   /** How many had been appended when the context was read. */
   appendedCount: number;
-  /** The context served right after the compaction (native format). */
+  /** The context served right after the compaction (native format): which messages are summaries. */
   context: readonly ContextMessage[];
+  /**
+   * The text of each message as the model reads it (`chatMessageText` of the OpenAI rendering:
+   * pruned outputs as their markers); read from `context` (texts and tool inputs) when absent.
+   */
+  served?: readonly string[];
   fileTools?: FileToolNames;
   /** The transcript's facts as earlier probes of the same run read them (built here otherwise). */
   facts?: TranscriptFacts;
@@ -63,22 +92,57 @@ function textOf(messages: readonly ContextMessage[]): string {
   return messages.flatMap((m) => m.parts.map((p) => (p.type === 'text' ? (p.text ?? '') : ''))).join('\n');
 }
 
-/** Files the tool calls in `messages` read or modified, each once, modifications first. */
-export function filesTouched(
-  messages: readonly MessageInput[],
-  fileTools?: FileToolNames,
-): { path: string; kind: 'read' | 'modified' }[] {
+/** What a model reads of a native context message: its texts, its tool calls' names and inputs. */
+function nativeText(message: ContextMessage): string {
+  return message.parts
+    .flatMap((p) =>
+      p.type === 'text'
+        ? [p.text ?? '']
+        : p.type === 'tool'
+          ? [p.tool ?? '', ...toolInputStrings(p.input)]
+          : [],
+    )
+    .join('\n');
+}
+
+/** A file the transcript touched, as the session's ledger has it. */
+export interface TouchedFile {
+  path: string;
+  kind: LedgerFileKind;
+}
+
+/** Files the tool calls in `messages` touched, each once, as core's ledger reads them: written ones first. */
+export function filesTouched(messages: readonly MessageInput[], fileTools?: FileToolNames): TouchedFile[] {
   return new TranscriptFacts(messages, fileTools).filesTouched(messages.length);
+}
+
+/** A transcript message as the store would hold it (numbered from 1), for core's ledger. */
+function asStored(message: MessageInput, index: number): Message {
+  return {
+    id: `m${index + 1}`,
+    seq: index + 1,
+    role: message.role,
+    parts: message.parts,
+    finish: message.finish ?? null,
+    error: null,
+    usage: null,
+    createdAt: '2025-01-01T00:00:00Z',
+    metadata: {},
+    summary: false,
+    compactionId: null,
+  } as unknown as Message;
 }
 
 /**
  * What the probes read of a transcript's prefix, extended as the prefix grows: a replay probes
  * after every compaction, and reading the whole prefix each time made the probes quadratic in
- * the transcript (2.0 of 2.7 s of probing at 6,000 messages was `filesTouched` alone). The files
- * of a prefix shorter than the last one are read again from the start.
+ * the transcript. The files are core's artifact ledger (`ledgerOfMessages`: tool inputs, patch
+ * bodies, shell commands; no URLs), each new stretch read alone and merged (`mergeLedgers`,
+ * which gives what reading the prefix whole gives); a prefix shorter than the last one is read
+ * again from the start.
  */
 export class TranscriptFacts {
-  private files = { upTo: 0, modified: new Set<string>(), read: new Set<string>() };
+  private files: { upTo: number; ledger: ArtifactLedger } = { upTo: 0, ledger: emptyLedger() };
   private found = { upTo: 0, constraints: [] as Constraint[] };
 
   constructor(
@@ -86,26 +150,19 @@ export class TranscriptFacts {
     private readonly fileTools?: FileToolNames,
   ) {}
 
-  /** Files that read/write/edit-like tools touched in the first `count` messages, modified first. */
-  filesTouched(count: number): { path: string; kind: 'read' | 'modified' }[] {
-    if (count < this.files.upTo) this.files = { upTo: 0, modified: new Set(), read: new Set() };
-    const { modified, read } = this.files;
-    for (const message of this.messages.slice(this.files.upTo, count)) {
-      for (const part of message.parts) {
-        if (part.type !== 'tool') continue;
-        // core reads the call's name, status and input; the rest of a stored part is irrelevant here.
-        const ops = fileOpsOfToolPart(
-          { ...part, input: part.input ?? {} } as unknown as ToolPart,
-          this.fileTools,
-        );
-        for (const op of ops) (op.kind === 'read' ? read : modified).add(op.path);
-      }
+  /** Files the first `count` messages touched: modified, created and deleted ones first, then read ones. */
+  filesTouched(count: number): TouchedFile[] {
+    const end = Math.min(count, this.messages.length);
+    if (end < this.files.upTo) this.files = { upTo: 0, ledger: emptyLedger() };
+    if (end > this.files.upTo) {
+      const stretch = this.messages
+        .slice(this.files.upTo, end)
+        .map((message, i) => asStored(message, this.files.upTo + i));
+      const read = ledgerOfMessages(stretch, this.fileTools ? { fileTools: this.fileTools } : {});
+      this.files = { upTo: end, ledger: mergeLedgers(this.files.ledger, read) };
     }
-    this.files.upTo = Math.max(this.files.upTo, Math.min(count, this.messages.length));
-    return [
-      ...[...modified].map((path) => ({ path, kind: 'modified' as const })),
-      ...[...read].filter((path) => !modified.has(path)).map((path) => ({ path, kind: 'read' as const })),
-    ];
+    const files = this.files.ledger.files.map(({ path, kind }) => ({ path, kind }));
+    return [...files.filter((f) => f.kind !== 'read'), ...files.filter((f) => f.kind === 'read')];
   }
 
   /** The constraints users stated in the first `count` messages, in order (kept by position). */
@@ -120,39 +177,43 @@ export class TranscriptFacts {
 }
 
 function locate(
+  served: VerbatimText,
   summary: Haystack,
-  kept: Haystack,
   text: string,
   coverage: number,
   required?: string[],
 ): Where {
-  if (mentions(summary, text, { coverage, ...(required ? { required } : {}) })) return 'summary';
-  return mentions(kept, text, { coverage: 1 }) ? 'kept' : null;
+  if (holdsVerbatim(served, text)) return 'verbatim';
+  return mentions(summary, text, { coverage, ...(required ? { required } : {}) }) ? 'paraphrased' : null;
 }
 
 export function probeRetention(input: RetentionInput): RetentionProbes {
   const facts = input.facts ?? new TranscriptFacts(input.messages, input.fileTools);
-  const summaryMessages = input.context.filter((m) => m.summary === true);
-  const keptMessages = input.context.filter((m) => m.summary !== true);
-  const summaryText = textOf(summaryMessages);
-  const summary = haystack(summaryText);
-  const keptText = textOf(keptMessages);
-  const kept = haystack(keptText);
+  const texts = input.served ?? input.context.map(nativeText);
+  const served = verbatimText(texts);
+  const files = fileLookup(served, texts.join('\n'));
+  const summary = haystack(textOf(input.context.filter((m) => m.summary === true)));
   const appended = input.messages.slice(0, input.appendedCount);
-
-  const files = facts.filesTouched(input.compactedCount).map((file) => ({
-    ...file,
-    inSummary: summaryText.includes(file.path),
-  }));
   const goal = firstGoal(appended);
   const latest = latestRequest(appended);
   return {
-    files,
-    goal: goal && { text: goal.text, where: locate(summary, kept, goal.text, GOAL_COVERAGE) },
+    files: facts
+      .filesTouched(input.compactedCount)
+      .map((file) => ({ ...file, named: fileNamed(files, file.path) })),
+    goal: goal && { text: goal.text, where: locate(served, summary, goal.text, GOAL_COVERAGE) },
     constraints: facts.constraints(input.appendedCount).map((c) => ({
       text: c.text,
-      where: locate(summary, kept, c.text, CONSTRAINT_COVERAGE, c.cues),
+      where: locate(served, summary, c.text, CONSTRAINT_COVERAGE, c.cues),
     })),
-    latestRequest: latest && { text: latest.text, kept: keptText.includes(latest.text) },
+    // A request is long and specific: only the text itself counts, never a paraphrase of it.
+    latestRequest: latest && {
+      text: latest.text,
+      where: holdsVerbatim(served, latest.text) ? 'verbatim' : null,
+    },
   };
+}
+
+/** The served texts of an OpenAI-format context, as {@link RetentionInput.served} takes them. */
+export function servedTexts(messages: readonly unknown[]): string[] {
+  return messages.map((m) => chatMessageText(m as Parameters<typeof chatMessageText>[0]));
 }

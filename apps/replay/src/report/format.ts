@@ -1,5 +1,5 @@
 /** Number and score formatting shared by the terminal table and the HTML report. */
-import type { Score } from './model';
+import type { Presence, Score } from './model';
 
 export const int = (value: number | null | undefined) =>
   value == null ? '–' : Math.round(value).toLocaleString('en-US');
@@ -23,3 +23,10 @@ export const usd = (value: number | null | undefined) =>
 export const ratio = (score: Score) => (score.total === 0 ? '–' : `${score.kept}/${score.total}`);
 
 export const allKept = (score: Score) => score.kept === score.total;
+
+/** `5+2/9`: present in the context + recoverable through recall / checked (`–`: nothing to check). */
+export const presenceCell = (p: Presence) =>
+  p.total === 0 ? '–' : `${p.present}+${p.recoverable}/${p.total}`;
+
+/** Whether every item was present or recoverable. */
+export const allReachable = (p: Presence) => p.present + p.recoverable === p.total;

@@ -6,11 +6,12 @@
  */
 import { renderChart, type ChartSeries } from './chart';
 import { escapeHtml as e } from './escape';
-import { allKept, int, kilo, ms, ratio, usd } from './format';
+import { allKept, allReachable, int, kilo, ms, presenceCell, ratio, usd } from './format';
 import {
   runsByTranscript,
   runTotals,
   type CompactionRecord,
+  type Presence,
   type ReplayReport,
   type RunReport,
 } from './model';
@@ -47,6 +48,8 @@ const mark = (kept: boolean, text = kept ? 'kept' : 'LOST') =>
   `<span class="${kept ? 'ok' : 'lost'}">${e(text)}</span>`;
 const scoreCell = (score: { kept: number; total: number }) =>
   score.total === 0 ? '<span class="muted">–</span>' : mark(allKept(score), ratio(score));
+const presenceHtml = (p: Presence) =>
+  p.total === 0 ? '<span class="muted">–</span>' : mark(allReachable(p), presenceCell(p));
 
 function compactionRows(run: RunReport): string[][] {
   return run.compactions.map((c) => [
@@ -71,12 +74,16 @@ function compactionRows(run: RunReport): string[][] {
   ]);
 }
 
+const WHERE_TEXT = { verbatim: 'verbatim', paraphrased: 'paraphrased in summary' } as const;
+const NAMED_TEXT = { verbatim: 'named', group: 'named in its group' } as const;
+
 function retentionRows(c: CompactionRecord): string[][] {
   const r = c.retention;
   if (!r) return [];
   const rows: string[][] = [];
-  const where = (w: string | null) =>
-    w === null ? mark(false) : mark(true, w === 'summary' ? 'in summary' : 'kept verbatim');
+  // A paraphrase keeps the sense, not the text: shown, but not marked as kept.
+  const where = (w: 'verbatim' | 'paraphrased' | null) =>
+    w === 'verbatim' ? mark(true, WHERE_TEXT[w]) : w === 'paraphrased' ? e(WHERE_TEXT[w]) : mark(false);
   if (r.goal) rows.push(['goal', e(r.goal.text), where(r.goal.where)]);
   for (const constraint of r.constraints)
     rows.push(['constraint', e(constraint.text), where(constraint.where)]);
@@ -84,23 +91,22 @@ function retentionRows(c: CompactionRecord): string[][] {
     rows.push([
       `file (${file.kind})`,
       `<code>${e(file.path)}</code>`,
-      mark(file.inSummary, file.inSummary ? 'named' : 'LOST'),
-    ]);
-  for (const fact of c.recall?.facts ?? [])
-    rows.push([
-      `recall (${fact.kind})`,
-      e(fact.text),
-      mark(fact.found, fact.found ? 'found again' : 'not found'),
+      file.named === null ? mark(false) : mark(true, NAMED_TEXT[file.named]),
     ]);
   if (r.latestRequest) {
     const text =
       r.latestRequest.text.length > 240 ? `${r.latestRequest.text.slice(0, 239)}…` : r.latestRequest.text;
-    rows.push([
-      'latest request',
-      e(text),
-      mark(r.latestRequest.kept, r.latestRequest.kept ? 'verbatim' : 'LOST'),
-    ]);
+    rows.push(['latest request', e(text), where(r.latestRequest.where)]);
   }
+  for (const fact of c.recall?.facts ?? [])
+    rows.push([
+      `recall (${fact.kind})`,
+      fact.kind === 'file' ? `<code>${e(fact.text)}</code>` : e(fact.text),
+      mark(
+        fact.found,
+        fact.found ? `recoverable (${fact.via === 'listing' ? 'listing' : 'search'})` : 'not returned',
+      ),
+    ]);
   return rows;
 }
 
@@ -118,11 +124,11 @@ function comparison(runs: readonly RunReport[]): string {
       e(ms(t.latencyMedianMs)),
       scoreCell(t.validContexts),
       scoreCell(t.withinWindow),
-      scoreCell(t.files),
-      scoreCell(t.goal),
-      scoreCell(t.constraints),
-      scoreCell(t.latestRequest),
-      scoreCell(t.recall),
+      presenceHtml(t.files),
+      presenceHtml(t.goal),
+      presenceHtml(t.constraints),
+      presenceHtml(t.latestRequest),
+      t.paraphrased.total === 0 ? '<span class="muted">–</span>' : e(ratio(t.paraphrased)),
     ];
   });
   const headers = [
@@ -140,7 +146,7 @@ function comparison(runs: readonly RunReport[]): string {
     'goal',
     'constraints',
     'latest',
-    'recall',
+    'paraphrased',
   ];
   return table(headers, rows, 1, 'comparison');
 }
@@ -228,7 +234,7 @@ export function renderHtml(report: ReplayReport): string {
 <h1>Compactor replay</h1>
 <p class="muted">${e(report.startedAt)} · ${report.target.kind} Compactor at ${e(report.target.url)} · LLM ${e(report.target.llm)} · window ${int(report.window)} · usage after compaction: ${e(report.usage)}</p>
 ${table(SUMMARY_COLUMNS, summaryRows, 2, 'summary')}
-<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constr.: probes kept in the summary or the kept window (per compaction); latest: the latest user request verbatim in the kept window; recall: lost goals and constraints that a recall search found again.</p>
+<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constraints, latest: present + recoverable / checked, per compaction (present: verbatim in the context served, whitespace collapsed, a file also in its ledger group; recoverable: not present, but recall returns it verbatim); goal, constraints and latest request are the user&#39;s own words, without harness text; paraphrased: goals and constraints the summary holds only in other words (not verbatim, not counted present).</p>
 ${costSection(report)}
 ${groups.map(([name, runs], i) => transcriptSection(name, runs, i)).join('\n')}
 </body></html>

@@ -165,6 +165,17 @@ export interface Score {
   total: number;
 }
 
+/**
+ * Probe items (counted over every compaction): present in the context served (verbatim, whitespace
+ * collapsed; a file also when its ledger group names it), recoverable (not present, but recall
+ * returns it verbatim), of all checked.
+ */
+export interface Presence {
+  present: number;
+  recoverable: number;
+  total: number;
+}
+
 export interface RunTotals {
   compactions: number;
   byOutcome: Record<Outcome, number>;
@@ -181,17 +192,41 @@ export interface RunTotals {
   latencyMaxMs: number | null;
   validContexts: Score;
   withinWindow: Score;
-  files: Score;
-  goal: Score;
-  constraints: Score;
-  latestRequest: Score;
-  /** Lost facts (goal, constraints) the recall route found again, over the lost facts searched. */
-  recall: Score;
+  files: Presence;
+  goal: Presence;
+  constraints: Presence;
+  latestRequest: Presence;
+  /** Goals and constraints not verbatim whose content words the summary holds, of all of them. */
+  paraphrased: Score;
   peakTokens: number;
   finalTokens: number;
 }
 
 const score = (flags: boolean[]): Score => ({ kept: flags.filter(Boolean).length, total: flags.length });
+
+const PROBE_KINDS = ['file', 'goal', 'constraint', 'latest'] as const;
+type ProbeKind = (typeof PROBE_KINDS)[number];
+
+/** Presence of each probe kind over a run's compactions. */
+function presence(compactions: readonly CompactionRecord[]): Record<ProbeKind, Presence> {
+  const out = Object.fromEntries(
+    PROBE_KINDS.map((kind) => [kind, { present: 0, recoverable: 0, total: 0 }]),
+  ) as Record<ProbeKind, Presence>;
+  const add = (kind: ProbeKind, present: boolean) => {
+    out[kind].total++;
+    if (present) out[kind].present++;
+  };
+  for (const c of compactions) {
+    const r = c.retention;
+    if (!r) continue;
+    for (const file of r.files) add('file', file.named !== null);
+    if (r.goal) add('goal', r.goal.where === 'verbatim');
+    for (const constraint of r.constraints) add('constraint', constraint.where === 'verbatim');
+    if (r.latestRequest) add('latest', r.latestRequest.where === 'verbatim');
+    for (const fact of c.recall?.facts ?? []) if (fact.found) out[fact.kind].recoverable++;
+  }
+  return out;
+}
 
 /** Every figure the table and the HTML show for one run. Retention counts every probe of every compaction. */
 export function runTotals(run: RunReport): RunTotals {
@@ -208,6 +243,7 @@ export function runTotals(run: RunReport): RunTotals {
   const costs = run.compactions.flatMap((c) => (c.llm?.costUsd == null ? [] : [c.llm.costUsd]));
   const contexts = run.compactions.flatMap((c) => (c.context ? [c.context] : []));
   const probes = run.compactions.flatMap((c) => (c.retention ? [c.retention] : []));
+  const kept = presence(run.compactions);
   return {
     compactions: run.compactions.length,
     byOutcome,
@@ -227,11 +263,15 @@ export function runTotals(run: RunReport): RunTotals {
         c.context && !c.followedBy && !c.context.cannotFit ? [c.context.withinWindow] : [],
       ),
     ),
-    files: score(probes.flatMap((p) => p.files.map((f) => f.inSummary))),
-    goal: score(probes.flatMap((p) => (p.goal ? [p.goal.where !== null] : []))),
-    constraints: score(probes.flatMap((p) => p.constraints.map((c) => c.where !== null))),
-    latestRequest: score(probes.flatMap((p) => (p.latestRequest ? [p.latestRequest.kept] : []))),
-    recall: score(run.compactions.flatMap((c) => c.recall?.facts.map((f) => f.found) ?? [])),
+    files: kept.file,
+    goal: kept.goal,
+    constraints: kept.constraint,
+    latestRequest: kept.latest,
+    paraphrased: score(
+      probes.flatMap((p) =>
+        [...(p.goal ? [p.goal] : []), ...p.constraints].map((f) => f.where === 'paraphrased'),
+      ),
+    ),
     peakTokens: Math.max(0, ...run.points.map((p) => p.tokens)),
     finalTokens: run.points.at(-1)?.tokens ?? 0,
   };

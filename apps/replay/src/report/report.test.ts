@@ -15,15 +15,19 @@ describe('runTotals', () => {
       llmInput: 2_900,
       costUsd: null,
       validContexts: { kept: 1, total: 1 },
-      constraints: { kept: 2, total: 2 },
-      files: { kept: 2, total: 2 },
+      constraints: { present: 2, recoverable: 0, total: 2 },
+      // One named verbatim, one only in its ledger group: both named.
+      files: { present: 2, recoverable: 0, total: 2 },
+      // The summary restates the goal: not verbatim, not present.
+      goal: { present: 0, recoverable: 0, total: 1 },
+      paraphrased: { kept: 1, total: 3 },
     });
     const totals = runTotals(lossy!);
     expect(totals.byOutcome).toMatchObject({ summarized: 1, failed: 1 });
-    expect(totals.constraints).toEqual({ kept: 1, total: 2 });
-    expect(totals.files).toEqual({ kept: 0, total: 1 });
-    expect(totals.recall).toEqual({ kept: 1, total: 1 });
-    expect(runTotals(faithful!).recall).toEqual({ kept: 0, total: 0 });
+    expect(totals.constraints).toEqual({ present: 1, recoverable: 1, total: 2 });
+    // A file only recall returns is recoverable, not present.
+    expect(totals.files).toEqual({ present: 0, recoverable: 1, total: 1 });
+    expect(totals.goal).toEqual({ present: 0, recoverable: 0, total: 1 });
     expect(totals.peakTokens).toBe(1_000 + 7 * 1_600);
   });
 
@@ -47,9 +51,10 @@ describe('runTotals', () => {
 describe('the terminal table', () => {
   it('has one row per run with the retention scores', () => {
     const rows = tableRows(sampleReport());
-    expect(rows.map((r) => [r[1], r[3], r[14], r[16]])).toEqual([
-      ['opencode', '1 summarized', '2/2', '–'],
-      ['opal', '1 summarized, 1 failed', '1/2', '1/1'],
+    const at = (name: (typeof SUMMARY_COLUMNS)[number]) => SUMMARY_COLUMNS.indexOf(name);
+    expect(rows.map((r) => [r[1], r[3], r[at('files')], r[at('constr.')], r[at('para.')]])).toEqual([
+      ['opencode', '1 summarized', '2+0/2', '2+0/2', '1/3'],
+      ['opal', '1 summarized, 1 failed', '0+1/1', '1+1/2', '1/3'],
     ]);
     expect(renderTable(sampleReport()).split('\n')[0]).toMatch(/^session\s+variant\s+msgs\s+compactions/);
   });
@@ -99,7 +104,15 @@ describe('report.html', () => {
     expect(retention).toMatch(/Never use floating point for money\.<\/td><td><span class="lost">LOST/);
     expect(retention).toContain('context_cannot_fit: too big');
     expect(retention).toMatch(
-      /recall \(constraint\)<\/td><td class="l">Never use floating point for money\.<\/td><td><span class="ok">found again/,
+      /recall \(constraint\)<\/td><td class="l">Never use floating point for money\.<\/td><td><span class="ok">recoverable \(search\)/,
     );
+    expect(retention).toMatch(
+      /recall \(file\)<\/td><td class="l"><code>src\/billing\/totals\.ts<\/code><\/td><td><span class="ok">recoverable \(listing\)/,
+    );
+    // A paraphrase is shown, never marked verbatim.
+    expect(html).toMatch(
+      /Invoice totals are off by one cent &lt;for EUR&gt;<\/td><td>paraphrased in summary/,
+    );
+    expect(html).toMatch(/rounding\.ts<\/code><\/td><td><span class="ok">named in its group/);
   });
 });

@@ -2,7 +2,7 @@
  * The summary table printed at the end of a replay: one row per run (transcript × variant), the
  * compaction figures and the retention scores, kept / checked.
  */
-import { kilo, ms, ratio, usd } from './format';
+import { kilo, ms, presenceCell, ratio, usd } from './format';
 import { runTotals, type ReplayReport } from './model';
 
 /** The summary's columns, in the terminal table and in report.html. */
@@ -23,7 +23,7 @@ export const SUMMARY_COLUMNS = [
   'goal',
   'constr.',
   'latest',
-  'recall',
+  'para.',
   'cache inv.',
 ] as const;
 
@@ -52,11 +52,11 @@ export function tableRows(report: ReplayReport): string[][] {
       usd(t.costUsd),
       ms(t.latencyMedianMs),
       ratio(t.validContexts),
-      ratio(t.files),
-      ratio(t.goal),
-      ratio(t.constraints),
-      ratio(t.latestRequest),
-      ratio(t.recall),
+      presenceCell(t.files),
+      presenceCell(t.goal),
+      presenceCell(t.constraints),
+      presenceCell(t.latestRequest),
+      ratio(t.paraphrased),
       kilo(t.cacheInvalidatedTokens),
     ];
   });
@@ -74,10 +74,11 @@ export function renderTable(report: ReplayReport): string {
   for (const run of report.runs.filter((r) => r.error))
     out.push(`  ${run.transcript} · ${run.variant.label}: ${run.error}`);
   out.push(
-    'valid: contexts after a compaction a provider accepts (every tool call answered) · files/goal/constr.: kept in the',
-    'summary or the kept window, per compaction · latest: the latest user request verbatim in the kept window ·',
-    'recall: lost goals and constraints that a recall search (GET …/recall?q=) found again · cache inv.: cached',
-    "prompt tokens the compactions invalidated (the provider's cache, as the API records it)",
+    'valid: contexts after a compaction a provider accepts (every tool call answered) · files, goal, constr., latest:',
+    'present + recoverable / checked, per compaction: present = verbatim in the context served (a file also in its ledger',
+    'group), recoverable = not present but recall (GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints and',
+    "latest request in the user's own words (no harness text) · para.: goals and constraints only paraphrased in the",
+    'summary (not verbatim) · cache inv.: cached prompt tokens the compactions invalidated (as the API records it)',
   );
   return out.join('\n');
 }

@@ -12,15 +12,18 @@ import {
   type SessionStatus,
 } from '@compactor/client';
 import {
+  toolInputStrings,
   validateContext,
   validateNativeContext,
   type ContextIssue,
   type FileToolNames,
 } from '@compactor/core';
+import { MAX_RECALL_LEDGER_LIMIT, type RecallLedgerKind } from '@compactor/contract';
 import type { MessageInput } from '@compactor/db';
 import { probeRecall, type RecallProbe } from '../probes/recall';
 import {
   probeRetention,
+  servedTexts,
   type ContextMessage,
   type RetentionProbes,
   type TranscriptFacts,
@@ -79,6 +82,8 @@ function readContext(client: CompactorClient, sessionId: string): Promise<Contex
 function checkContext([native, openai, session]: ContextReads): {
   check: ContextCheck;
   native: ContextMessage[];
+  /** Each message's text as the model reads it (the OpenAI rendering). */
+  texts: string[];
   served: Served;
 } {
   const issues: ContextIssue[] = [
@@ -98,6 +103,7 @@ function checkContext([native, openai, session]: ContextReads): {
       valid: issues.length === 0,
     },
     native: native.messages,
+    texts: servedTexts(openai.messages),
     served: { tokens: session.status.tokens, estimate: session.status.estimate },
   };
 }
@@ -131,6 +137,7 @@ export async function recordCompaction(
       compactedCount,
       appendedCount,
       context: checked.native,
+      served: checked.texts,
       ...(state.fileTools ? { fileTools: state.fileTools } : {}),
       ...(state.facts ? { facts: state.facts } : {}),
     });
@@ -182,9 +189,49 @@ async function recallWhatWasLost(
   retention: RetentionProbes,
 ): Promise<RecallProbe | null> {
   try {
-    return await probeRecall((q) => client.recall(sessionId, { q }), retention);
+    return await probeRecall(
+      {
+        search: (q) => client.recall(sessionId, { q }),
+        listing: (kind) => ledgerListing(client, sessionId, kind),
+      },
+      retention,
+    );
   } catch (error) {
     if (error instanceof CompactorApiError && error.status === 404) return null;
     throw error;
   }
+}
+
+/** Most pages of a listing read: past them the rest is left unlisted (25,000 entries). */
+const MAX_LISTING_PAGES = 50;
+
+/**
+ * A ledger section's strings, every page (paths, commands, facts, and the constraints the pinned
+ * section had no room for), as the agent's `recall?kind=` call gets them; `null` when the API
+ * refuses `kind` (one without the ledger).
+ */
+async function ledgerListing(
+  client: CompactorClient,
+  sessionId: string,
+  kind: RecallLedgerKind,
+): Promise<string | null> {
+  const strings: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < MAX_LISTING_PAGES; page++) {
+    let answer;
+    try {
+      answer = await client.recall(sessionId, {
+        kind,
+        limit: MAX_RECALL_LEDGER_LIMIT,
+        ...(cursor === null ? {} : { cursor }),
+      });
+    } catch (error) {
+      if (error instanceof CompactorApiError && error.status === 400) return null;
+      throw error;
+    }
+    strings.push(...toolInputStrings(answer.entries), ...(answer.unlistedConstraints ?? []));
+    cursor = answer.nextCursor;
+    if (cursor === null) break;
+  }
+  return strings.join('\n');
 }

@@ -20,15 +20,15 @@ function compaction(turn: number, changes: Partial<CompactionRecord> = {}): Comp
     context: { messages: 9, tokens: 6_000, usable: 14_000, withinWindow: true, issues: [], valid: true },
     retention: {
       files: [
-        { path: 'src/billing/totals.ts', kind: 'modified', inSummary: true },
-        { path: 'src/billing/rounding.ts', kind: 'read', inSummary: true },
+        { path: 'src/billing/totals.ts', kind: 'modified', named: 'verbatim' },
+        { path: 'src/billing/rounding.ts', kind: 'read', named: 'group' },
       ],
-      goal: { text: 'Invoice totals are off by one cent <for EUR>', where: 'summary' },
+      goal: { text: 'Invoice totals are off by one cent <for EUR>', where: 'paraphrased' },
       constraints: [
-        { text: 'You must keep the public API unchanged.', where: 'summary' },
-        { text: 'Never use floating point for money.', where: 'summary' },
+        { text: 'You must keep the public API unchanged.', where: 'verbatim' },
+        { text: 'Never use floating point for money.', where: 'verbatim' },
       ],
-      latestRequest: { text: 'Now add a regression test.', kept: true },
+      latestRequest: { text: 'Now add a regression test.', where: 'verbatim' },
     },
     ...changes,
   };
@@ -64,12 +64,18 @@ export function sampleReport(): ReplayReport {
     retention: {
       ...compaction(8).retention!,
       constraints: [
-        { text: 'You must keep the public API unchanged.', where: 'summary' },
+        { text: 'You must keep the public API unchanged.', where: 'verbatim' },
         { text: 'Never use floating point for money.', where: null },
       ],
-      files: [{ path: 'src/billing/totals.ts', kind: 'modified', inSummary: false }],
+      files: [{ path: 'src/billing/totals.ts', kind: 'modified', named: null }],
     },
-    recall: { facts: [{ kind: 'constraint', text: 'Never use floating point for money.', found: true }] },
+    recall: {
+      facts: [
+        { kind: 'goal', text: 'Invoice totals are off by one cent <for EUR>', found: false },
+        { kind: 'constraint', text: 'Never use floating point for money.', found: true, via: 'search' },
+        { kind: 'file', text: 'src/billing/totals.ts', found: true, via: 'listing' },
+      ],
+    },
   });
   return {
     version: 1,
