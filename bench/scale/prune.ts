@@ -220,7 +220,8 @@ function reportFlagging(runs: PruneRunTimes[]): void {
   const rest = (r: PruneRunTimes) => r.job - r.marks - r.flagging;
   console.log(
     `  whole prune job (pruneSession) ${runs.map((r) => ms(r.job)).join(', ')}; besides marks and ` +
-      `flagging (session read, cache baseline over the view, run record): ${runs.map((r) => ms(rest(r))).join(', ')}`,
+      `flagging (session read, cache head, run record; after flags flipped, the flagging's pauses): ` +
+      runs.map((r) => ms(rest(r))).join(', '),
   );
 }
 
