@@ -90,6 +90,30 @@ describe('media parts', () => {
     );
   });
 
+  it('serves the newest images the media budget keeps, the older ones as markers', async () => {
+    await newSession(api, 'media-budget', { policy: { media: { keepImages: 1 } } });
+    const shots = [png(800, 600, 10), png(800, 600, 11), png(800, 600, 12)];
+    const response = await post(
+      'media-budget',
+      shots.map((url, i) => imageMessage(`budget-${i}`, url)),
+    );
+    expect(response.statusCode, response.body).toBe(201);
+    const native = await api.request({
+      method: 'GET',
+      url: '/v1/sessions/media-budget/context?format=native',
+    });
+    const parts = (native.json().messages as Message[]).map((m) => m.parts[1]!);
+    expect(parts[2]).toMatchObject({ type: 'file', url: shots[2] });
+    for (const [i, part] of parts.slice(0, 2).entries()) {
+      expect(part.type).toBe('text');
+      expect(part.type === 'text' && part.text).toMatch(
+        new RegExp(
+          `^\\[Older image screen\\.png not shown \\(image/png, 800×600 px, 1 KB\\), message budget-${i}; media id [0-9a-f]{16}\\]$`,
+        ),
+      );
+    }
+  });
+
   it('takes an image through the large-body thread alike', async () => {
     await newSession(api, 'media-large');
     const big = png(1024, 1024, 1_200_000);
