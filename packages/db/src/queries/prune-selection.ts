@@ -153,7 +153,7 @@ function selectionCtes(sessionPk: number, options: PruneSelectionOptions): SQL {
  */
 function savedTokens(): SQL {
   const tokens = sql`case when p.clamped then (select c.tokens from part_clamps c where c.part_pk = p.pk) else p.tokens end`;
-  return sql`(least(${tokens}, ${shownOutputTokens()}) - ${prunedMarkerTokensSql(sql`p.call_id`)})::bigint`;
+  return sql`(least(${tokens}, ${shownOutputTokens()}) - ${prunedMarkerTokensSql(sql`p.call_id`)})::int`;
 }
 
 /** A candidate of `scored` (see {@link selectionCtes}) that is pruned: past the protection, and the total worth it. */
