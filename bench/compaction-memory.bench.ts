@@ -18,7 +18,7 @@ import { createDatabase, findCompaction, insertCompaction, newId } from '@compac
 import { createLlm } from '@compactor/llm';
 import { getTokenizer } from '@compactor/tokenizer';
 import { runCompaction, silentLog } from '@compactor/workflow';
-import { deployedNodeOptions, dropDatabase, freshDatabase, startStubProcess } from './processes';
+import { deployedNodeOptions, dropDatabase, freshDatabase, loadNote, startStubProcess } from './processes';
 import { createOutputCorpus, seedSessions, settle } from './scale/seed';
 import { measureChild, type ChildFigures } from './compaction-memory/child';
 
@@ -103,7 +103,10 @@ async function compactInChild(stubUrl: string, compactionId: string): Promise<Ch
   );
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // A failed spawn or a broken pipe ends the child; its exit below says so.
+  child.on('error', (error) => (out += `\n${error.message}`));
+  child.stdout.on('error', () => undefined);
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   const line = out.trim().split('\n').at(-1) ?? '';
   if (code !== 0 || !line.startsWith('{')) throw new Error(`child exited ${code}: ${out.slice(-2000)}`);
   return JSON.parse(line) as ChildFigures;
@@ -147,6 +150,7 @@ try {
     );
     row('  longest event-loop stall (monitorEventLoopDelay max)', `${figures.maxDelayMs.toFixed(1)} ms`);
     row('  longest gap of a 10 ms interval', `${figures.maxGapMs.toFixed(1)} ms`);
+    row('  machine', loadNote());
   }
   const sizes = [...results.keys()];
   const first = sizes[0]!;

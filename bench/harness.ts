@@ -3,6 +3,7 @@
  * store's rows, and timing a piece of work (median and p95 after a JIT warm-up), printed one
  * aligned row per measurement.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import type { Message, Part } from '@compactor/core';
 
 /** Deterministic pseudo-random numbers in [0, 1) (a benchmark must measure the same thing each run). */
@@ -103,4 +104,10 @@ export function spread(times: readonly number[]): Spread {
   const sorted = [...times].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted.at(-1)! };
+}
+
+/** The machine's load averages (1, 5, 15 minutes) and its cores: printed beside every figure. */
+export function loadNote(): string {
+  const [one, five, fifteen] = loadavg().map((value) => value.toFixed(1));
+  return `load average ${one} / ${five} / ${fifteen} (1/5/15 min, ${availableParallelism()} cores)`;
 }

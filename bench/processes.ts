@@ -5,10 +5,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { loadNote } from './harness';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createScratchDatabase, dropScratchDatabase, migrateDatabase } from '@compactor/db';
+
+export { loadNote };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -68,12 +71,6 @@ export function startTimeoutMs(): number {
   const set = Number(process.env.BENCH_START_TIMEOUT_MS);
   if (Number.isFinite(set) && set > 0) return set;
   return Math.round(60_000 * Math.max(1, loadavg()[0]! / availableParallelism()));
-}
-
-/** The machine's load averages (1, 5, 15 minutes) and its cores: printed beside every figure. */
-export function loadNote(): string {
-  const [one, five, fifteen] = loadavg().map((value) => value.toFixed(1));
-  return `load average ${one} / ${five} / ${fifteen} (1/5/15 min, ${availableParallelism()} cores)`;
 }
 
 /** Waits for `check`, failing at once if `child` exits first, and after {@link startTimeoutMs}. */

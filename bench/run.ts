@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadNote } from './harness';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filter = process.argv[2] ?? '';
@@ -16,8 +17,12 @@ const files = readdirSync(here)
 
 let failed = 0;
 for (const file of files) {
-  console.log(`\n=== ${file} ===`);
+  // The load beside every benchmark's figures: on a shared machine they move with it.
+  console.log(`\n=== ${file} === (${loadNote()})`);
   const result = spawnSync(process.execPath, ['--import', 'tsx', join(here, file)], { stdio: 'inherit' });
+  console.log(
+    `=== ${file} ended ${result.status === 0 ? 'ok' : `with ${result.status ?? result.signal}`} (${loadNote()})`,
+  );
   if (result.status !== 0) failed++;
 }
 if (files.length === 0) console.log(`no benchmark matches "${filter}"`);
