@@ -1,15 +1,27 @@
 /**
  * Appends that could stall other tenants: (1) tenant A posts 31 MiB appends (one after another,
- * then four at once, the most one API process takes) while tenant B reads its own session's context in a loop; (2) 50
+ * then four at once) while tenant B reads its own session's context at a steady rate; (2) 50
  * concurrent 40 KB appends to one session of tenant A while tenant B appends to its own sessions.
  * Each is measured against the same loop on an idle API in the same run; the API runs as its own
- * process (`npm run api`), sampled for its resident memory. `npm run bench -- big-appends`.
+ * process (`npm run api`), sampled for its resident memory. (1) runs against two API processes
+ * in the same run: large writes one at a time (the default, `LARGE_WRITES_*`) and unlimited
+ * (`LARGE_WRITES_IN_FLIGHT=0`; BENCH_BIG_COMPARE=0 skips it). A large append answered 429 is
+ * sent again after its Retry-After, as a client would. B's rate is one read every 20 ms, or
+ * slower on a loaded machine (3× a read's own time, measured first; BENCH_READ_EVERY_MS sets it),
+ * so that B's own reads do not saturate the API. `npm run bench -- big-appends`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import pg from 'pg';
-import { deployedNodeOptions, dropDatabase, freshDatabase, memoryOf, startApiProcess } from './processes';
+import {
+  deployedNodeOptions,
+  dropDatabase,
+  freshDatabase,
+  loadNote,
+  memoryOf,
+  startApiProcess,
+  type Child,
+} from './processes';
 import { apiHeaders, spread, type Spread } from './harness';
 
 const URL =
@@ -17,6 +29,8 @@ const URL =
 const MiB = 1024 * 1024;
 const BIG_BODY_BYTES = 31 * MiB;
 const IDLE_READS = 200;
+/** Times a large append answered 429 is sent again (after its Retry-After). */
+const LARGE_RETRIES = 30;
 const SMALL_APPENDS_IDLE = 100;
 const CONCURRENT_APPENDS = 50;
 const CONCURRENT_APPEND_BYTES = 40 * 1024;
@@ -88,14 +102,34 @@ function bigBody(shape: 'one-part' | 'many-messages', seed: number): string {
   });
 }
 
+/** A POST's status; 0 when the connection failed (an API refusing mid-upload, a reset under load). */
 async function post(api: string, key: string, session: string, body: string | Uint8Array): Promise<number> {
-  const response = await fetch(`${api}/v1/sessions/${session}/messages`, {
-    method: 'POST',
-    headers: apiHeaders(key),
-    body,
-  });
-  await response.arrayBuffer();
-  return response.status;
+  try {
+    const response = await fetch(`${api}/v1/sessions/${session}/messages`, {
+      method: 'POST',
+      headers: apiHeaders(key),
+      body,
+    });
+    await response.arrayBuffer();
+    if (response.status === 429) retryAfter.set(session, Number(response.headers.get('retry-after') ?? 1));
+    return response.status;
+  } catch {
+    return 0;
+  }
+}
+const retryAfter = new Map<string, number>();
+
+/** A large append, sent again after its Retry-After while it is refused: its final status and its tries. */
+async function postLarge(
+  api: string,
+  session: string,
+  body: Uint8Array,
+): Promise<{ status: number; tries: number }> {
+  for (let tries = 1; ; tries++) {
+    const status = await post(api, 'key-a', session, body);
+    if (status !== 429 || tries > LARGE_RETRIES) return { status, tries };
+    await new Promise((resolve) => setTimeout(resolve, (retryAfter.get(session) ?? 1) * 1000));
+  }
 }
 
 /**
@@ -123,25 +157,27 @@ async function steadyLoad(
   return times;
 }
 
-/** Statuses of tenant B's requests that failed (a 503 when the API's pool wait timed out). */
+/** Statuses of tenant B's requests that failed (a 503 when the API's pool wait timed out; 0: no answer). */
 const failures: number[] = [];
 
-/** Tenant B's context reads, one every 20 ms. */
-function readLoop(api: string, running: () => boolean, min = 0): Promise<number[]> {
-  return steadyLoad(
-    async () => {
-      const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: apiHeaders('key-b') });
-      await response.arrayBuffer();
-      if (response.status !== 200) failures.push(response.status);
-    },
-    20,
-    running,
-    min,
-  );
+/** Tenant B's context read (a failure recorded, not thrown). */
+async function readContext(api: string): Promise<void> {
+  try {
+    const response = await fetch(`${api}/v1/sessions/quiet/context`, { headers: apiHeaders('key-b') });
+    await response.arrayBuffer();
+    if (response.status !== 200) failures.push(response.status);
+  } catch {
+    failures.push(0);
+  }
 }
 
-/** Tenant B's small appends, one every 20 ms, over its own sessions in turn. */
-function smallAppendLoop(api: string, running: () => boolean, min = 0): Promise<number[]> {
+/** Tenant B's context reads, one every `everyMs`. */
+function readLoop(api: string, everyMs: number, running: () => boolean, min = 0): Promise<number[]> {
+  return steadyLoad(() => readContext(api), everyMs, running, min);
+}
+
+/** Tenant B's small appends, one every `everyMs`, over its own sessions in turn. */
+function smallAppendLoop(api: string, everyMs: number, running: () => boolean, min = 0): Promise<number[]> {
   return steadyLoad(
     async (i) => {
       const body = JSON.stringify({
@@ -150,7 +186,7 @@ function smallAppendLoop(api: string, running: () => boolean, min = 0): Promise<
       const status = await post(api, 'key-b', `other-${i % OTHER_SESSIONS}`, body);
       if (status !== 201) failures.push(status);
     },
-    20,
+    everyMs,
     running,
     min,
   );
@@ -197,21 +233,23 @@ async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
   return { max: value('max'), p99: value('p99') };
 }
 
-/** Runs `load` while B's loop measures; returns B's times, the load's statuses, and the API's peak RSS. */
-async function during<T>(
-  pid: number,
-  loop: (running: () => boolean) => Promise<number[]>,
-  load: () => Promise<T>,
-): Promise<{
+interface Phase<T> {
   times: number[];
   result: T;
   seconds: number;
   peakMiB: number;
   loopCpu: number;
-  load: number;
+  load: string;
   failed: number;
   delay: { max: number; p99: number };
-}> {
+}
+
+async function during<T>(
+  api: Child & { url: string },
+  loop: (running: () => boolean) => Promise<number[]>,
+  load: () => Promise<T>,
+): Promise<Phase<T>> {
+  const pid = api.process.pid!;
   let running = true;
   const started = performance.now();
   await loopDelay(api.url);
@@ -225,19 +263,31 @@ async function during<T>(
   const times = await measuring;
   const delay = await loopDelay(api.url);
   const failed = failures.length - failedBefore;
-  return { times, result, seconds, peakMiB: await sampling, loopCpu, load: loadavg()[0]!, failed, delay };
+  return { times, result, seconds, peakMiB: await sampling, loopCpu, load: loadNote(), failed, delay };
 }
 
+const largeTally = (results: Array<{ status: number; tries: number }>) =>
+  `${tally(results.map((r) => r.status))} after ${results.reduce((sum, r) => sum + r.tries, 0)} tries`;
+const phaseLine = (phase: Phase<unknown>, what: string) =>
+  `    ${what} in ${phase.seconds.toFixed(1)} s; API peak RSS ${phase.peakMiB.toFixed(0)} MiB; ` +
+  `event loop CPU ${phase.loopCpu.toFixed(1)} s; B's failed requests ${phase.failed}; ` +
+  `API event-loop delay p99 ${phase.delay.p99.toFixed(0)} ms, max ${phase.delay.max.toFixed(0)} ms; ${phase.load}`;
+
+const compare = process.env.BENCH_BIG_COMPARE !== '0';
 await freshDatabase(URL);
-const api = await startApiProcess({
+const apiEnv = {
   DATABASE_URL: URL,
   API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
   QUEUE_PREFIX: `{bench-big-${randomUUID().slice(0, 8)}}`,
   LOG_LEVEL: 'warn',
   // As deployed: V8's heap limit from infra/k8s/api.yaml.
   NODE_OPTIONS: deployedNodeOptions('api'),
-});
-const pid = api.process.pid!;
+};
+const configs: Array<{ name: string; env: Record<string, string> }> = [
+  ...(compare ? [{ name: 'unlimited', env: { LARGE_WRITES_IN_FLIGHT: '0' } }] : []),
+  { name: 'one at a time', env: {} },
+];
+const apis: Array<Child & { url: string }> = [];
 // BENCH_PARTS_COMPRESSION=pglz: the large parts compressed as before migration 0013 (the A/B of
 // what TOAST compression costs Postgres, run back to back with the default, lz4).
 const compression = process.env.BENCH_PARTS_COMPRESSION;
@@ -251,14 +301,16 @@ if (compression) {
 }
 console.log(`large parts compressed with ${compression ?? 'the schema default (lz4 where available)'}`);
 try {
+  for (const config of configs) apis.push(await startApiProcess({ ...apiEnv, ...config.env }));
+  const first = apis[0]!.url;
   const sessions = [
-    ['key-a', 'big'],
+    ...configs.map((_, c) => ['key-a', `big-${c}`] as const),
     ['key-a', 'busy'],
     ['key-b', 'quiet'],
     ...Array.from({ length: OTHER_SESSIONS }, (_, s) => ['key-b', `other-${s}`] as const),
   ] as const;
   for (const [key, id] of sessions) {
-    const created = await fetch(`${api.url}/v1/sessions`, {
+    const created = await fetch(`${first}/v1/sessions`, {
       method: 'POST',
       headers: apiHeaders(key),
       body: JSON.stringify({ id, model: { id: 'gpt-4o' } }),
@@ -270,7 +322,7 @@ try {
     role: i % 2 === 0 ? 'user' : 'assistant',
     parts: [{ type: 'text', text: `step ${i}: run the tests and read the log again` }],
   }));
-  if ((await post(api.url, 'key-b', 'quiet', JSON.stringify({ messages: history }))) !== 201)
+  if ((await post(first, 'key-b', 'quiet', JSON.stringify({ messages: history }))) !== 201)
     throw new Error('tenant B history');
 
   // Encoded once here: sending a 31 MiB string would encode it on this process's event loop, which
@@ -285,36 +337,84 @@ try {
     `bodies: ${(bodies.onePart[0]!.byteLength / MiB).toFixed(1)} MiB (one part), ` +
       `${(bodies.many[0]!.byteLength / MiB).toFixed(1)} MiB (1,000 messages)`,
   );
-  // Warm up (JIT, pool connections, prepared statements) before the idle figures.
-  await readLoop(api.url, () => false, 50);
-  await smallAppendLoop(api.url, () => false, 50);
-  const baseRss = memoryOf(pid).rssMiB;
-  console.log(`machine load before the idle reads: ${loadavg()[0]!.toFixed(1)}`);
-  await loopDelay(api.url);
-  const idleReads = spread(await readLoop(api.url, () => false, IDLE_READS));
-  const idleDelay = await loopDelay(api.url);
 
-  const sequential = await during(
-    pid,
-    (running) => readLoop(api.url, running),
-    async () => {
-      const statuses: number[] = [];
-      for (const body of [...bodies.onePart, ...bodies.many])
-        statuses.push(await post(api.url, 'key-a', 'big', body));
-      return statuses;
-    },
-  );
-  const concurrent = await during(
-    pid,
-    (running) => readLoop(api.url, running),
-    () => Promise.all(bodies.concurrent.map((body) => post(api.url, 'key-a', 'big', body))),
+  // B's rate: one read every 20 ms, or 3× a read's own time (one after another) when the
+  // machine makes it slower, so that B alone keeps the API at most a third busy.
+  const alone: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const started = performance.now();
+    await readContext(first);
+    alone.push(performance.now() - started);
+  }
+  const everyMs =
+    Number(process.env.BENCH_READ_EVERY_MS) || Math.max(20, Math.ceil(3 * spread(alone.slice(20)).p50));
+  console.log(
+    `B's read alone: p50 ${spread(alone.slice(20)).p50.toFixed(1)} ms; B reads every ${everyMs} ms; ${loadNote()}`,
   );
 
-  const idleAppends = spread(await smallAppendLoop(api.url, () => false, SMALL_APPENDS_IDLE));
+  const results: Array<{ name: string; idle: Spread; sequential: Spread; concurrent: Spread }> = [];
+  for (const [c, config] of configs.entries()) {
+    const api = apis[c]!;
+    const session = `big-${c}`;
+    // Warm up (JIT, pool connections, prepared statements) before the idle figures.
+    await readLoop(api.url, everyMs, () => false, 50);
+    await smallAppendLoop(api.url, everyMs, () => false, 50);
+    const baseRss = memoryOf(api.process.pid!).rssMiB;
+    await loopDelay(api.url);
+    const idleReads = spread(await readLoop(api.url, everyMs, () => false, IDLE_READS));
+    const idleDelay = await loopDelay(api.url);
+    const idleLoad = loadNote();
+    const sequential = await during(
+      api,
+      (running) => readLoop(api.url, everyMs, running),
+      async () => {
+        const statuses: Array<{ status: number; tries: number }> = [];
+        for (const body of [...bodies.onePart, ...bodies.many])
+          statuses.push(await postLarge(api.url, session, body));
+        return statuses;
+      },
+    );
+    const concurrent = await during(
+      api,
+      (running) => readLoop(api.url, everyMs, running),
+      () => Promise.all(bodies.concurrent.map((body) => postLarge(api.url, session, body))),
+    );
+    console.log(`\nlarge writes ${config.name}: API RSS before the big appends ${baseRss.toFixed(0)} MiB`);
+    console.log(`tenant B context reads, API idle                       ${fmt(idleReads)}`);
+    console.log(
+      `    API event-loop delay p99 ${idleDelay.p99.toFixed(0)} ms, max ${idleDelay.max.toFixed(0)} ms; ${idleLoad}`,
+    );
+    console.log(`… while A posts 4 × 31 MiB appends one after another   ${fmt(spread(sequential.times))}`);
+    console.log(phaseLine(sequential, `appends: ${largeTally(sequential.result)}`));
+    console.log(`… while A posts 4 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
+    console.log(phaseLine(concurrent, `appends: ${largeTally(concurrent.result)}`));
+    results.push({
+      name: config.name,
+      idle: idleReads,
+      sequential: spread(sequential.times),
+      concurrent: spread(concurrent.times),
+    });
+  }
+  console.log(`\ntenant B's context-read p99 (goal < 250 ms), ${loadNote()}`);
+  for (const r of results)
+    console.log(
+      `  large writes ${r.name.padEnd(14)} idle ${r.idle.p99.toFixed(1)} ms, one after another ${r.sequential.p99.toFixed(1)} ms (${(r.sequential.p99 / r.idle.p99).toFixed(1)}× idle), ` +
+        `at once ${r.concurrent.p99.toFixed(1)} ms (${(r.concurrent.p99 / r.idle.p99).toFixed(1)}× idle)`,
+    );
+  if (results.length === 2) {
+    const [before, after] = results as [(typeof results)[0], (typeof results)[0]];
+    console.log(
+      `  one at a time / unlimited, same run: ${(after.sequential.p99 / before.sequential.p99).toFixed(2)}× one after another, ` +
+        `${(after.concurrent.p99 / before.concurrent.p99).toFixed(2)}× at once`,
+    );
+  }
+
+  const api = apis.at(-1)!;
+  const idleAppends = spread(await smallAppendLoop(api.url, everyMs, () => false, SMALL_APPENDS_IDLE));
   const text = logText(CONCURRENT_APPEND_BYTES - 200, 9);
   const crowd = await during(
-    pid,
-    (running) => smallAppendLoop(api.url, running),
+    api,
+    (running) => smallAppendLoop(api.url, everyMs, running),
     async () => {
       const statuses: number[] = [];
       for (let wave = 0; wave < CONCURRENT_WAVES; wave++) {
@@ -338,37 +438,14 @@ try {
       return statuses;
     },
   );
-
-  console.log(`API RSS before the big appends: ${baseRss.toFixed(0)} MiB`);
-  console.log(`tenant B's failed requests: ${failures.length ? tally(failures) : 'none'}`);
-  console.log(
-    `API event-loop delay during the idle reads: p99 ${idleDelay.p99.toFixed(0)} ms, max ${idleDelay.max.toFixed(0)} ms`,
-  );
-  console.log(`tenant B context reads, API idle                       ${fmt(idleReads)}`);
-  console.log(`… while A posts 4 × 31 MiB appends one after another   ${fmt(spread(sequential.times))}`);
-  console.log(
-    `    appends: ${tally(sequential.result)} in ${sequential.seconds.toFixed(1)} s; API peak RSS ${sequential.peakMiB.toFixed(0)} MiB; ` +
-      `event loop CPU ${sequential.loopCpu.toFixed(1)} s; machine load ${sequential.load.toFixed(1)}; B's failed requests ${sequential.failed}; API event-loop delay p99 ${sequential.delay.p99.toFixed(0)} ms, max ${sequential.delay.max.toFixed(0)} ms`,
-  );
-  console.log(`… while A posts 4 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
-  console.log(
-    `    appends: ${tally(concurrent.result)} in ${concurrent.seconds.toFixed(1)} s; API peak RSS ${concurrent.peakMiB.toFixed(0)} MiB; ` +
-      `event loop CPU ${concurrent.loopCpu.toFixed(1)} s; machine load ${concurrent.load.toFixed(1)}; B's failed requests ${concurrent.failed}; API event-loop delay p99 ${concurrent.delay.p99.toFixed(0)} ms, max ${concurrent.delay.max.toFixed(0)} ms`,
-  );
-  console.log(
-    `p99 while appending / idle: ${(spread(sequential.times).p99 / idleReads.p99).toFixed(1)}× (one after another), ` +
-      `${(spread(concurrent.times).p99 / idleReads.p99).toFixed(1)}× (at once)`,
-  );
+  console.log(`\ntenant B's failed requests: ${failures.length ? tally(failures) : 'none'}`);
   console.log(`tenant B appends to ${OTHER_SESSIONS} sessions, API idle              ${fmt(idleAppends)}`);
   console.log(
     `… while A posts ${CONCURRENT_WAVES} waves of ${CONCURRENT_APPENDS} concurrent 40 KB appends   ${fmt(spread(crowd.times))}`,
   );
-  console.log(
-    `    A's appends: ${tally(crowd.result)} in ${crowd.seconds.toFixed(1)} s; API peak RSS ${crowd.peakMiB.toFixed(0)} MiB; ` +
-      `event loop CPU ${crowd.loopCpu.toFixed(1)} s; machine load ${crowd.load.toFixed(1)}; B's failed requests ${crowd.failed}; API event-loop delay p99 ${crowd.delay.p99.toFixed(0)} ms, max ${crowd.delay.max.toFixed(0)} ms; ` +
-      `p99 / idle ${(spread(crowd.times).p99 / idleAppends.p99).toFixed(1)}×`,
-  );
+  console.log(phaseLine(crowd, `A's appends: ${tally(crowd.result)}`));
+  console.log(`    p99 / idle ${(spread(crowd.times).p99 / idleAppends.p99).toFixed(1)}×`);
 } finally {
-  await api.stop();
+  await Promise.all(apis.map((api) => api.stop()));
   await dropDatabase(URL);
 }
