@@ -24,6 +24,10 @@ const EVENT_NOTES: Record<(typeof SESSION_EVENT_TYPES)[number], string> = {
   'prune.skipped':
     'A finished turn’s prune waited: the prompt cache is warm and the prune would not repay it (`pruning.cacheAware`).',
   'session.deleted': 'The last event of a deleted session: the stream ends after it.',
+  'task.started':
+    'A sub-agent or background task call was recorded (docs/TASKS.md): its call id, tool and status.',
+  'task.finished':
+    'A task’s result arrived; one that landed after a compaction covered its call was delivered as a `<task-notification>` message.',
 };
 
 /** A field's type: nested objects spelled out (`{ code: string } | null`), table-safe. */
@@ -49,7 +53,7 @@ export function eventsSection(typeOf: TypeOf): string[] {
     '',
     '`GET /v1/sessions/{id}/events` sends each event as `event: <type>` and',
     '`data: {"type","sessionId","compactionId","at","data"}`. `compactionId` is the compaction’s id for',
-    'the `compaction.*` events and `session.compacted`, null for `prune.*` and `session.deleted`.',
+    'the `compaction.*` events and `session.compacted`, null for `prune.*`, `task.*` and `session.deleted`.',
     'Each type’s `data`:',
     '',
   ];

@@ -8,6 +8,7 @@ import {
   startPrune,
   type DispatchDeps,
 } from '@compactor/queue';
+import { announceEvent } from '@compactor/workflow';
 import type { ApiJobs } from './resources';
 
 /** {@link ApiJobs} over the queue package's dispatch, with its dependencies bound once. */
@@ -22,5 +23,13 @@ export function createApiJobs(deps: DispatchDeps, options: { enqueueTimeoutMs?: 
     pruneSkipped: (session, data) => announcePruneSkipped(bound, session, data),
     compactionReverted: (session, compaction, data) =>
       announceCompactionReverted(bound, session, compaction, data),
+    tasksChanged: async (session, events) => {
+      for (const { type, callId, tool, status } of events)
+        await announceEvent(bound.events, bound.clock(), { session, compactionId: null }, type, {
+          callId,
+          tool,
+          status: status as 'pending' | 'running' | 'completed' | 'error',
+        });
+    },
   };
 }

@@ -15,6 +15,7 @@ import type { ApiResources } from './resources';
 import { compactionRoutes } from './routes/compactions';
 import { contextRoutes } from './routes/context';
 import { recallRoutes } from './routes/recall';
+import { taskRoutes } from './routes/tasks';
 import { mcpRoutes } from './routes/mcp';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
@@ -213,6 +214,7 @@ export async function buildServer(
   );
   await app.register(contextRoutes(resources));
   await app.register(recallRoutes(resources));
+  await app.register(taskRoutes(resources));
   await app.register(compactionRoutes(resources, { limits }));
   await app.register(eventRoutes(resources, { limits, keepaliveMs: options.sseKeepaliveMs }));
   await app.register(mcpRoutes(resources, { limits }));

@@ -54,12 +54,15 @@ const EVENTS: { [T in keyof SessionEventMap]: SessionEventMap[T] } = {
     },
   },
   'session.deleted': {},
+  'task.started': { callId: 'toolu_1', tool: 'Task', status: 'running' },
+  'task.finished': { callId: 'toolu_1', tool: 'Task', status: 'completed' },
 };
 
 const wire = (type: keyof SessionEventMap, data: unknown) => ({
   type,
   sessionId: 'support-42',
-  compactionId: type.startsWith('prune.') || type === 'session.deleted' ? null : 'cmp_1',
+  compactionId:
+    type.startsWith('prune.') || type.startsWith('task.') || type === 'session.deleted' ? null : 'cmp_1',
   at: '2026-01-05T10:02:07.800Z',
   data,
 });

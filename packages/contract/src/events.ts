@@ -16,6 +16,8 @@ export const SESSION_EVENT_TYPES = [
   'prune.completed',
   'prune.skipped',
   'session.deleted',
+  'task.started',
+  'task.finished',
 ] as const;
 /** One of {@link SESSION_EVENT_TYPES}. */
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
@@ -130,6 +132,16 @@ export const PruneSkippedData = z.object({
 /** `session.deleted`: nothing but the fact. */
 export const SessionDeletedData = z.object({});
 
+/**
+ * `task.started` / `task.finished`: a sub-agent or background task call was recorded, or its
+ * result arrived (docs/TASKS.md). Labels only: never what it was asked nor its result.
+ */
+export const TaskEventData = z.object({
+  callId: z.string().describe("The task's call id"),
+  tool: z.string(),
+  status: z.enum(['pending', 'running', 'completed', 'error']),
+});
+
 /** Each event type's `data` schema. */
 export const SESSION_EVENT_DATA = {
   'compaction.requested': CompactionRequestedData,
@@ -143,6 +155,8 @@ export const SESSION_EVENT_DATA = {
   'prune.completed': PruneCompletedData,
   'prune.skipped': PruneSkippedData,
   'session.deleted': SessionDeletedData,
+  'task.started': TaskEventData,
+  'task.finished': TaskEventData,
 } as const satisfies Record<SessionEventType, z.ZodType>;
 
 /** Each event type's `data`: what a producer must announce and what a client receives. */
@@ -151,7 +165,7 @@ export type SessionEventMap = { [T in SessionEventType]: z.output<(typeof SESSIO
 /** The event types about one compaction (`compactionId` set); the others carry null. */
 export type CompactionEventType = Exclude<
   SessionEventType,
-  'prune.completed' | 'prune.skipped' | 'session.deleted'
+  'prune.completed' | 'prune.skipped' | 'session.deleted' | 'task.started' | 'task.finished'
 >;
 
 const CompactionId = z.string();
@@ -204,6 +218,8 @@ export const SessionEventPayload = z
     eventOf('prune.completed', NoCompaction),
     eventOf('prune.skipped', NoCompaction),
     eventOf('session.deleted', NoCompaction),
+    eventOf('task.started', NoCompaction),
+    eventOf('task.finished', NoCompaction),
   ])
   .meta({ id: 'SessionEvent', examples: [eventExample] });
 /** One session event as a client receives it: narrow on `type` to read its `data`. */

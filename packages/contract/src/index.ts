@@ -18,3 +18,4 @@ export * from './recall-tool.js';
 export * from './events.js';
 export * from './health.js';
 export * from './recall-ledger.js';
+export * from './tasks.js';

@@ -65,6 +65,18 @@ export const PatchResponse = MessageOut.extend({
   status: StatusOut,
   compaction: TriggeredCompaction.nullable().describe('The compaction this update triggered, if any'),
   prune: TurnPrune,
+  taskResults: z
+    .array(
+      z.object({
+        callId: z.string(),
+        messageId: z.string().describe('The message that delivered the result into the view'),
+        seq: z.number().int().nullable(),
+      }),
+    )
+    .optional()
+    .describe(
+      'Present when the PATCH carried results of task calls a compaction had already covered (docs/TASKS.md): each was stored on its call and delivered into the view as a `<task-notification>` message naming the task',
+    ),
 }).meta({
   examples: [
     {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CompactionOut, compactionExample } from './compactions.js';
 import { PolicyInputSchema } from './policy.js';
 import { ClientId, Count, INT4_MAX, JsonObject, JsonObjectIn, SafeText, storable } from './primitives.js';
+import { TaskCounts } from './tasks.js';
 
 /** The smallest context window a session may have, besides 0 (unlimited); the smallest input limit. */
 export const MIN_CONTEXT_WINDOW = 1_024;
@@ -236,6 +237,9 @@ const StatusFields = z.object({
   messagesSinceCompaction: z.number().int(),
   activeCompaction: CompactionOut.nullable(),
   lastCompaction: CompactionOut.nullable(),
+  tasks: TaskCounts.optional().describe(
+    "The session's running sub-agents and background tasks, and duplicate dispatches among them (`GET /v1/sessions/{id}` only; `GET …/tasks` lists them)",
+  ),
 });
 
 /** The status of the example session: compacted once, comfortably inside its window. */

@@ -6,6 +6,7 @@ import {
   summaryBudgetTokens,
   tokenMeasureFor,
   toOpenAIMessages,
+  withTasksBlock,
   type AssembledContext,
   type FitCounters,
   type Message,
@@ -25,6 +26,7 @@ import { preparedView } from './context-prepared';
 import type { SessionResources } from './resources';
 import { requireSession, type SessionTarget } from './sessions';
 import { statusSnapshot, type StatusSnapshot } from './status';
+import { tasksBlockFor } from './tasks';
 
 /** What a context read asks for (`GET /v1/sessions/:id/context`'s query). */
 export interface ContextRequest {
@@ -90,10 +92,27 @@ export async function sessionContext(
   // Images past the media budget become markers first: the fit below sees what they left.
   reading = withMediaBudget(reading);
   const { snapshot, context } = reading;
-  const served =
-    request.fit === 'none' || !overUsable(snapshot)
-      ? { messages: context.messages, tokens: context.tokens, fit: overUsable(snapshot) ? 'over' : 'view' }
-      : await fitToUsable(resources, session, reading);
+  // After a boundary the view carries the session's tasks block; its tokens are reserved out of
+  // the room the fit gives the rest, so the served context still fits `usable`.
+  const tasks = await servedTasksBlock(resources, session, reading);
+  const reserve = tasks?.tokens ?? 0;
+  const over = overUsable(snapshot, reserve);
+  const fitted =
+    request.fit === 'none' || !over
+      ? { messages: context.messages, tokens: context.tokens, fit: over ? 'over' : 'view' }
+      : await fitToUsable(resources, session, reading, reserve);
+  const served = tasks
+    ? {
+        ...fitted,
+        messages: withTasksBlock(fitted.messages, tasks, {
+          summaryMessageIds: fitted.messages
+            .filter((m) => m.summary && m.compactionId === context.compactionId)
+            .map((m) => m.id),
+          compactionId: context.compactionId ?? '',
+        }),
+        tokens: fitted.tokens + tasks.tokens,
+      }
+    : fitted;
   // Media parts hold references to their bytes: the messages served get them back, only those.
   const messages = await resolveMediaReferences(resources.db, target.tenantId, served.messages);
   return {
@@ -156,9 +175,25 @@ async function readContextAfter(db: Db, { session, snapshot }: FreshReading): Pr
   return same ? { snapshot, context } : null;
 }
 
-/** The status's own verdict: the estimated next prompt exceeds the usable input. */
-function overUsable({ status }: StatusSnapshot): boolean {
-  return status.usable !== null && status.tokens > status.usable;
+/** The status's own verdict: the estimated next prompt (plus `reserve` tokens served besides) exceeds the usable input. */
+function overUsable({ status }: StatusSnapshot, reserve = 0): boolean {
+  return status.usable !== null && status.tokens + reserve > status.usable;
+}
+
+/**
+ * The tasks block of a view after a boundary (null before the first compaction, or without
+ * tasks): at most a tenth of the usable input (four characters a token), counted exactly.
+ */
+async function servedTasksBlock(
+  resources: Pick<SessionResources, 'db' | 'tokenizerFor'>,
+  session: SessionRow,
+  { snapshot, context }: ContextReading,
+): Promise<{ text: string; tokens: number } | null> {
+  if (context.compactionId === null) return null;
+  const usable = snapshot.status.usable ?? 1_000_000;
+  const read = await tasksBlockFor(resources.db, session.pk, Math.max(1_000, Math.floor(usable * 0.4)));
+  if (!read || read.block.text === '') return null;
+  return { text: read.block.text, tokens: fitCounters(resources, session.modelId).text(read.block.text) };
 }
 
 interface Served {
@@ -176,9 +211,10 @@ async function fitToUsable(
   resources: Pick<SessionResources, 'db' | 'tokenizerFor'>,
   session: SessionRow,
   { snapshot, context }: ContextReading,
+  reserve = 0,
 ): Promise<Served> {
   const { status, stats, policy, model } = snapshot;
-  const overhead = Math.max(0, status.tokens - stats.storedTokens);
+  const overhead = Math.max(0, status.tokens - stats.storedTokens) + reserve;
   const count = fitCounters(resources, session.modelId);
   const options = {
     budgetTokens: Math.max(0, (status.usable ?? 0) - overhead),

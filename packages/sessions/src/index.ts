@@ -14,3 +14,4 @@ export * from './sessions';
 export { sessionStatus, statusSnapshot, type PrefetchedStatus, type StatusSnapshot } from './status';
 export * from './tenant-limits';
 export { compactionStepView, compactionView } from './views';
+export * from './tasks';

@@ -1,4 +1,4 @@
-import { finishesTurn, mediaFamilyOf, usagePeaks, type Part } from '@compactor/core';
+import { finishesTurn, mediaFamilyOf, usagePeaks, type Message, type Part } from '@compactor/core';
 import {
   countPart,
   findMessage,
@@ -27,8 +27,10 @@ import { LARGE_APPENDS_IN_FLIGHT, LargeAppendSlots } from './large-bodies/large-
 import type { OperationLog, SessionResources } from './resources';
 import { SessionWriteQueue, sessionKey } from './session-writes';
 import { requireSession, type SessionTarget } from './sessions';
+import { recordAppendedTasks, recordPatchedTasks } from './tasks';
 import type { TenantLimits } from './tenant-limits';
 import { checkUsageReports } from './usage-check';
+import { finishTaskCallsLate, isCompactedMessageConflict } from './tasks-late';
 import { refusingMedia } from './media-refusal';
 
 /** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
@@ -178,6 +180,8 @@ export class SessionMessages {
           { source, sessions, key, statusInRoundTrip },
         );
         written(appended);
+        // The task calls it holds, before the status: a context read after the answer finds them.
+        await recordAppendedTasks(resources, session, prepared.batch, appended, log);
         // A re-posted (not created) message finishes nothing new.
         const finishedTurn = appended.some((message, i) => message.created && turnEnds[i] === true);
         const after = await afterWrite(resources, limits, session, {
@@ -231,19 +235,34 @@ export class SessionMessages {
     for (const part of inputs) parts.push(await refusingMedia(countPart(part, counter, media)));
     await storeMediaObjects(resources.db, target.tenantId, media.objects);
     const { finish, error, usage } = body;
-    const { message, after } = await this.writes.run(sessionKey(target.tenantId, target.id), async () => {
-      const message = await patchMessage(resources.db, session.pk, messageId, {
-        ...(finish !== undefined ? { finish } : {}),
-        ...(error !== undefined ? { error } : {}),
-        ...(usage !== undefined ? { usage } : {}),
-        parts,
+    let outcome: { message: Message; after: AfterWrite };
+    try {
+      outcome = await this.writes.run(sessionKey(target.tenantId, target.id), async () => {
+        const message = await patchMessage(resources.db, session.pk, messageId, {
+          ...(finish !== undefined ? { finish } : {}),
+          ...(error !== undefined ? { error } : {}),
+          ...(usage !== undefined ? { usage } : {}),
+          parts,
+        });
+        await recordPatchedTasks(resources, session, message, toolCallIds(parts), log);
+        const after = await afterWrite(resources, limits, session, {
+          finishedTurn: finishesTurn(message.role, finish),
+          log,
+        });
+        return { message, after };
       });
-      const after = await afterWrite(resources, limits, session, {
-        finishedTurn: finishesTurn(message.role, finish),
-        log,
-      });
-      return { message, after };
-    });
+    } catch (error) {
+      // A task's result that lands after a compaction covered its call is refused as a change to
+      // a compacted message; it is stored and delivered into the view as a message instead.
+      const late = isCompactedMessageConflict(error)
+        ? await finishTaskCallsLate(resources, session, messageId, parts, log, (batch) =>
+            this.append(target, { kind: 'parsed', messages: batch }, log),
+          )
+        : null;
+      if (!late) throw error;
+      return { answer: late, reading: null };
+    }
+    const { message, after } = outcome;
     return {
       answer: {
         ...message,
@@ -294,4 +313,9 @@ async function withStoredToolInputs(
   return parts.map((p) =>
     p.type === 'tool' && p.input === undefined ? { ...p, input: stored.get(p.callId) } : p,
   );
+}
+
+/** The call ids of a PATCH's tool parts. */
+function toolCallIds(parts: readonly Part[]): Set<string> {
+  return new Set(parts.flatMap((p) => (p.type === 'tool' ? [p.callId] : [])));
 }

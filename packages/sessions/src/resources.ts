@@ -32,6 +32,14 @@ export interface SessionJobs {
   sessionDeleted(session: SessionRow): Promise<void>;
   /** Publishes `prune.skipped` (best effort): a finished turn's prune waited for the prompt cache. */
   pruneSkipped(session: SessionRow, data: SessionEventMap['prune.skipped']): Promise<void>;
+  /**
+   * Publishes `task.started` / `task.finished` (best effort) for the task calls a write recorded
+   * (docs/TASKS.md); absent: task changes are recorded but not announced.
+   */
+  tasksChanged?(
+    session: SessionRow,
+    events: Array<{ type: 'task.started' | 'task.finished'; callId: string; tool: string; status: string }>,
+  ): Promise<void>;
   /** Publishes `compaction.reverted` (best effort), once the revert committed. */
   compactionReverted(
     session: SessionRow,

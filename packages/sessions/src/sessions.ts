@@ -29,6 +29,7 @@ import { newId, sessionCacheModel, sessionModel } from '@compactor/db';
 import type { SessionResources } from './resources';
 import { sessionStatus } from './status';
 import type { TenantLimits } from './tenant-limits';
+import { taskCounts } from './tasks';
 
 /** A session as its clients name it: their tenant and the session's client id. */
 export interface SessionTarget {
@@ -132,7 +133,9 @@ export async function sessionView(db: Db, session: SessionRow): Promise<Session>
 
 /** `GET /v1/sessions/:id`: the session with its live status. */
 export async function getSession(db: Db, target: SessionTarget): Promise<Session> {
-  return sessionView(db, await requireSession(db, target.tenantId, target.id));
+  const session = await requireSession(db, target.tenantId, target.id);
+  const view = await sessionView(db, session);
+  return { ...view, status: { ...view.status, tasks: await taskCounts(db, session.pk) } };
 }
 
 /** The session the client names, or {@link SessionNotFound}. */

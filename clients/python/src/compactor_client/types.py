@@ -28,6 +28,8 @@ SessionEventType = Literal[
     "prune.completed",
     "prune.skipped",
     "session.deleted",
+    "task.started",
+    "task.finished",
 ]
 
 #: Every event type a session's stream carries.
@@ -43,6 +45,8 @@ SESSION_EVENT_TYPES = (
     "prune.completed",
     "prune.skipped",
     "session.deleted",
+    "task.started",
+    "task.finished",
 )
 #: The last event of a deleted session's stream: nothing follows it.
 SESSION_DELETED_EVENT = "session.deleted"
@@ -611,6 +615,14 @@ class SessionDeletedData(TypedDict):
     """Empty: the session is gone and the stream ends."""
 
 
+class TaskEventData(TypedDict):
+    """A sub-agent or background task call was recorded, or its result arrived (labels only)."""
+
+    callId: str
+    tool: str
+    status: ToolStatus
+
+
 class CompactionRequestedEvent(TypedDict):
     type: Literal["compaction.requested"]
     sessionId: str
@@ -699,6 +711,22 @@ class SessionDeletedEvent(TypedDict):
     data: SessionDeletedData
 
 
+class TaskStartedEvent(TypedDict):
+    type: Literal["task.started"]
+    sessionId: str
+    compactionId: None
+    at: str
+    data: TaskEventData
+
+
+class TaskFinishedEvent(TypedDict):
+    type: Literal["task.finished"]
+    sessionId: str
+    compactionId: None
+    at: str
+    data: TaskEventData
+
+
 #: One event of ``GET /v1/sessions/:id/events``: compare ``event["type"]`` to read its ``data``.
 SessionEvent = Union[
     CompactionRequestedEvent,
@@ -712,6 +740,8 @@ SessionEvent = Union[
     PruneCompletedEvent,
     PruneSkippedEvent,
     SessionDeletedEvent,
+    TaskStartedEvent,
+    TaskFinishedEvent,
 ]
 
 

@@ -6,3 +6,4 @@ export * from './complete-compaction';
 export * from './revert-compaction';
 export * from './clamp-parts';
 export * from './purge-retention';
+export * from './finish-compacted-tasks';

@@ -4,7 +4,7 @@
  * rows, a page at most 501, whatever the session's history or other tenants' rows.
  */
 import { sql } from 'drizzle-orm';
-import type { TaskRecord } from '@compactor/core';
+import type { Message, TaskRecord, ToolPart } from '@compactor/core';
 import { TASKS_BLOCK_MAX_FINISHED, TASKS_BLOCK_MAX_TASKS } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
@@ -41,15 +41,16 @@ const COLUMNS = sql.raw(
  * Records task calls as appended or patched (one statement, arrays unnested: its text does not
  * grow with the batch). A call already recorded moves forward only: a finished task stays
  * finished, and an older message's call with a recurring id does not replace a newer one's.
+ * Returns the call ids it inserted or changed (a re-post changes none).
  */
 export async function upsertSessionTasks(
   db: DbOrTx,
   session: { pk: number; tenantId: string },
   records: readonly TaskRecord[],
-): Promise<void> {
-  if (records.length === 0) return;
+): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
   const col = <K extends keyof TaskRecord>(key: K) => sql.param(records.map((r) => r[key]));
-  await executePrepared(
+  const { rows } = await executePrepared<{ call_id: string }>(
     db,
     sql`
     insert into session_tasks as t
@@ -67,8 +68,10 @@ export async function upsertSessionTasks(
       message_id = excluded.message_id, seq = excluded.seq,
       started_at = case when excluded.seq = t.seq then t.started_at else excluded.started_at end
     where excluded.seq > t.seq
-      or (excluded.seq = t.seq and t.status in ('pending', 'running') and excluded.status <> t.status)`,
+      or (excluded.seq = t.seq and t.status in ('pending', 'running') and excluded.status <> t.status)
+    returning t.call_id`,
   );
+  return new Set(rows.map((r) => r.call_id));
 }
 
 /** Marks a task finished (or running) as a PATCH reported it; `deliveredSeq` when a late result was delivered. */
@@ -168,4 +171,68 @@ export async function findSessionTask(
     sql`select ${COLUMNS} from session_tasks where session_pk = ${sessionPk} and call_id = ${callId}`,
   );
   return rows[0] ? taskOf(rows[0]) : null;
+}
+
+/**
+ * The task calls among the tool parts of seqs `fromSeq`..`toSeq` (an append's batch, read back
+ * when the batch was serialised off the event loop): parts whose tool, as compared (lower case,
+ * no `_ . : -`), is one of `toolNames`, or whose message lists them in `metadata.taskCallIds`.
+ * A range of `parts_session_seq_idx` the batch's size; token counts are not read (0).
+ */
+export async function selectAppendedTaskCalls(
+  db: DbOrTx,
+  sessionPk: number,
+  range: { fromSeq: number; toSeq: number; toolNames: string[] },
+): Promise<Array<Pick<Message, 'id' | 'seq' | 'role' | 'parts' | 'metadata'>>> {
+  const { rows } = await executePrepared<Record<string, unknown>>(
+    db,
+    sql`
+    select m.id as message_id, m.seq, m.metadata, p.call_id, p.tool, p.tool_status, p.tool_input,
+      p.tool_output, p.tool_error
+    from parts p join messages m on m.pk = p.message_pk
+    where p.session_pk = ${sessionPk} and p.seq between ${range.fromSeq}::int and ${range.toSeq}::int
+      and p.type = 'tool' and m.role = 'assistant'
+      and (lower(translate(p.tool, '_.:-', '')) = any(${sql.param(range.toolNames)}::text[])
+        or coalesce(m.metadata->'taskCallIds', '[]'::jsonb) ? p.call_id)
+    order by p.seq, p.idx`,
+  );
+  const byMessage = new Map<string, Pick<Message, 'id' | 'seq' | 'role' | 'parts' | 'metadata'>>();
+  for (const row of rows) {
+    const id = String(row.message_id);
+    const message = byMessage.get(id) ?? {
+      id,
+      seq: Number(row.seq),
+      role: 'assistant' as const,
+      parts: [],
+      metadata: (row.metadata ?? {}) as Record<string, unknown>,
+    };
+    const part: ToolPart = {
+      type: 'tool',
+      callId: String(row.call_id),
+      tool: String(row.tool),
+      status: row.tool_status as ToolPart['status'],
+      input: row.tool_input,
+      output: (row.tool_output as string | null) ?? null,
+      error: (row.tool_error as string | null) ?? null,
+      compactedAt: null,
+      tokens: 0,
+      outputTokens: 0,
+    };
+    message.parts.push(part);
+    byMessage.set(id, message);
+  }
+  return [...byMessage.values()];
+}
+
+/** Records the seq of the message that delivered a task's late result. */
+export async function markTaskDelivered(
+  db: DbOrTx,
+  sessionPk: number,
+  delivery: { callId: string; seq: number },
+): Promise<void> {
+  await executePrepared(
+    db,
+    sql`update session_tasks set delivered_seq = ${delivery.seq}::int
+      where session_pk = ${sessionPk} and call_id = ${delivery.callId}`,
+  );
 }
