@@ -161,6 +161,11 @@ describe('inspectMedia', () => {
     ],
     ['broken base64', 'data:image/png;base64,iVBOR*w0K', /well-formed/],
     [
+      'a data URL of more than 20 MiB',
+      `data:image/png;base64,${'A'.repeat(28_000_000)}`,
+      /more than 20971520 bytes/,
+    ],
+    [
       'SVG',
       dataUrl('image/svg+xml', new TextEncoder().encode('<svg><script>alert(1)</script></svg>')),
       /SVG/,
