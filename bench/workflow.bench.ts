@@ -178,20 +178,54 @@ function cpuMetered<T extends object>(target: T, add: (micros: number) => void):
  * Counts the round trips to Postgres of every pg client in this process until `stop()`: each
  * `query` call is one, a pipeline of several statements (db `executePipelined`) included.
  */
-function countStatements(): { stop(): number } {
+function countStatements(): { stop(): number; times: Map<string, { count: number; ms: number }> } {
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const query = prototype.query;
   let count = 0;
+  // Each statement's time from sending it to its result, by the start of its text: where the
+  // pipeline's Postgres time goes (pg_stat_statements is not loaded on a shared server).
+  const times = new Map<string, { count: number; ms: number }>();
   prototype.query = function (this: unknown, ...args: unknown[]) {
     count += 1;
-    return query.apply(this, args);
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim();
+    const key = text.slice(0, 90);
+    const started = performance.now();
+    const done = () => {
+      const entry = times.get(key) ?? { count: 0, ms: 0 };
+      times.set(key, { count: entry.count + 1, ms: entry.ms + performance.now() - started });
+    };
+    // The pool passes a callback; a client's own query returns a promise.
+    const last = args.at(-1);
+    if (typeof last === 'function') {
+      args[args.length - 1] = (...results: unknown[]) => {
+        done();
+        return (last as (...r: unknown[]) => unknown)(...results);
+      };
+    }
+    const result = query.apply(this, args);
+    if (result instanceof Promise) void result.then(done, () => undefined);
+    return result;
   };
   return {
+    times,
     stop: () => {
       prototype.query = query;
       return count;
     },
   };
+}
+
+/** The statements that took longest in all, per compaction. */
+function printStatementTimes(times: Map<string, { count: number; ms: number }>, compactions: number): void {
+  const sorted = [...times.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  const total = sorted.reduce((sum, [, t]) => sum + t.ms, 0);
+  console.log(`  statements' wall time per compaction ${(total / compactions).toFixed(2)} ms; the longest:`);
+  for (const [text, t] of sorted.slice(0, 12)) {
+    console.log(
+      `    ${(t.ms / compactions).toFixed(2).padStart(7)} ms ${(t.count / compactions).toFixed(1).padStart(4)}×  ${text}`,
+    );
+  }
 }
 
 /** Part 2's backlog (30 rounds of 64), and the count earlier runs used, reported beside it. */
@@ -291,6 +325,7 @@ try {
     'round trips to Postgres per compaction (BEGIN, COMMIT too)',
     `${(statementCount / measured).toFixed(1)}`,
   );
+  printStatementTimes(statements.times, measured);
   row(
     'wall time per compaction, sequential',
     `${((performance.now() - wallBefore) / measured).toFixed(1)} ms`,

@@ -35,9 +35,12 @@ export async function markRecallableBehind(
   let flagged = 0;
   for (let from = rows[0]?.first_kept ?? 0; from < boundarySeq; from += window) {
     const before = Math.min(from + window, boundarySeq);
-    flagged += await markRecallableSeqs(db, sessionPk, from, before);
-    // The calls' paths and commands too, so recall finds a call by what its arguments named.
+    // The calls' paths and commands too, so recall finds a call by what its arguments named:
+    // written first, while the calls are not yet in the search index: every update of a flagged
+    // part is indexed again, so written after the flags they would compute each call's output
+    // words a second time.
     await indexToolArguments(db, sessionPk, from, before);
+    flagged += await markRecallableSeqs(db, sessionPk, from, before);
   }
   return flagged;
 }
