@@ -75,18 +75,18 @@ const SAMPLE = ledger(
 );
 
 describe('renderLedger', () => {
-  it('puts open errors first, changed files before read ones, newest first, grouped by directory', () => {
+  it('puts changed files first, then open errors, read files last, newest first, grouped by directory', () => {
     expect(renderLedger(SAMPLE, { maxTokens: 10_000, count: chars })).toBe(
       [
         'What this session touched (newest first):',
-        'Open errors (failed, not passed since):',
-        '- npm test — Tests: 2 failed',
         'Files modified:',
         '- src/api/{routes.ts, auth.ts}',
         'Files created:',
         '- src/api/new.ts',
         'Files deleted:',
         '- old/legacy.ts',
+        'Open errors (failed, not passed since):',
+        '- npm test — Tests: 2 failed',
         'Commands run:',
         '- npx tsc --noEmit — passed, exit code 0',
         '- git status',
@@ -105,15 +105,17 @@ describe('renderLedger', () => {
     expect(text).toBe(
       [
         'What this session touched (newest first):',
-        'Open errors (failed, not passed since):',
-        '- npm test — Tests: 2 failed',
         'Files modified:',
         '- src/api/{routes.ts, auth.ts}',
-        // Created and deleted files and the commands did not fit; the facts, shorter, did.
+        'Files created:',
+        '- src/api/new.ts',
+        'Files deleted:',
+        '- old/legacy.ts',
+        // The open error and the commands did not fit; the facts, shorter, did.
         'Stated by the user:',
         '- node 20',
         '- parseDate',
-        `${LEDGER_OVERFLOW_LEAD} 5 files (recall?kind=files), 2 commands (recall?kind=commands).`,
+        `${LEDGER_OVERFLOW_LEAD} 3 files (recall?kind=files), 3 commands (recall?kind=commands).`,
       ].join('\n'),
     );
     expect(text.length).toBeLessThanOrEqual(300);

@@ -1,7 +1,7 @@
 /**
- * The ledger as text for a context or a summarizer's input, within a token budget: open errors
- * first, then files modified, created and deleted, the commands run (each once, with its last
- * outcome), the user's stated facts, and files read; newest first within each, paths grouped
+ * The ledger as text for a context or a summarizer's input, within a token budget: files
+ * modified, created and deleted first, then open errors, the commands run (each once, with its
+ * last outcome), the user's stated facts, and files read; newest first within each, paths grouped
  * under their directory, and a long directory most of them share written once in a legend
  * (`…/`). What does not fit is named by count with the recall call that lists it.
  *
@@ -114,7 +114,12 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
   };
   const open = new Set(ledger.openErrors.map((error) => error.command));
   const commands = ledger.commands.filter((command) => !open.has(command.command));
+  // Changed files first: a path costs a few tokens and names what the session's work is in,
+  // while one open error (a multi-line command and its evidence) can cost as much as twenty paths.
   return [
+    fileSection(FILE_SECTION_TITLES[0]!, 'modified'),
+    fileSection(FILE_SECTION_TITLES[1]!, 'created'),
+    fileSection(FILE_SECTION_TITLES[2]!, 'deleted'),
     {
       title: 'Open errors (failed, not passed since):',
       kind: 'commands',
@@ -124,9 +129,6 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
           .slice(0, n)
           .map((error) => `${shown(error.command)} — ${shown(error.evidence ?? 'failed')}`),
     },
-    fileSection(FILE_SECTION_TITLES[0]!, 'modified'),
-    fileSection(FILE_SECTION_TITLES[1]!, 'created'),
-    fileSection(FILE_SECTION_TITLES[2]!, 'deleted'),
     {
       title: 'Commands run:',
       kind: 'commands',
