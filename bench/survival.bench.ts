@@ -11,6 +11,8 @@
  *   npm run bench -- survival
  *   BENCH_SURVIVAL_QUICK=1 npm run bench -- survival      (4 transcripts, 32k only)
  *   BENCH_SURVIVAL_FILES=a.jsonl,b.jsonl npm run bench -- survival
+ *   BENCH_SURVIVAL_WINDOWS=32000,128000 BENCH_SURVIVAL_SUMMARIZERS=drop-everything npm run bench -- survival
+ *   BENCH_SURVIVAL_MISSES=1 …      (prints each missed latest request and modified file)
  *
  * It drops and recreates the database compactor_bench_survival of DATABASE_URL's server
  * (BENCH_DATABASE_URL names another) and clears the queue prefix {compactor-bench-survival}
@@ -35,11 +37,16 @@ import { addCounts, emptyCounts } from './survival/measure';
 import { renderSurvivalTable, type SurvivalRow } from './survival/table';
 
 const QUICK = process.env.BENCH_SURVIVAL_QUICK === '1';
-const WINDOWS = QUICK ? [32_000] : [16_000, 32_000, 128_000];
+const WINDOWS =
+  process.env.BENCH_SURVIVAL_WINDOWS?.split(',').map(Number) ??
+  (QUICK ? [32_000] : [16_000, 32_000, 128_000]);
 const MIN_CHAIN = 5;
 const CONCURRENCY = Number(process.env.BENCH_SURVIVAL_CONCURRENCY ?? 4);
-const SUMMARIZERS = ['stub', 'drop-everything'] as const;
-type Summarizer = (typeof SUMMARIZERS)[number];
+const ALL_SUMMARIZERS = ['stub', 'drop-everything'] as const;
+type Summarizer = (typeof ALL_SUMMARIZERS)[number];
+const SUMMARIZERS = ALL_SUMMARIZERS.filter(
+  (s) => process.env.BENCH_SURVIVAL_SUMMARIZERS?.split(',').includes(s) ?? true,
+);
 
 const defaultFiles = [
   '/work/shared/sessions/real-sessions.jsonl',
