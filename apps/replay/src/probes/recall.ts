@@ -1,6 +1,6 @@
 /**
- * Recall probe: of what a compaction's context does not hold verbatim (the goal, each constraint
- * and the latest request not there word for word, each file not named), how much can the agent
+ * Recall probe: of what a compaction's context does not hold verbatim (the goal, each constraint,
+ * each stated fact and the latest request not there word for word, each file not named), how much can the agent
  * get back through the recall route? An item is **recoverable** when the ledger's listing of its
  * kind (`GET …/recall?kind=files` for files, `kind=facts` for the user's sentences: its facts and
  * the constraints the pinned section had no room for) holds it verbatim, or else when one passage
@@ -14,7 +14,7 @@ import { holdsVerbatim, verbatimText } from '@compactor/core';
 import { contentWords } from './mentions';
 import type { RetentionProbes } from './retention';
 
-export type RecalledKind = 'goal' | 'constraint' | 'latest' | 'file';
+export type RecalledKind = 'goal' | 'constraint' | 'fact' | 'latest' | 'file';
 
 export interface RecalledFact {
   kind: RecalledKind;
@@ -41,7 +41,7 @@ export interface RecallApi {
   listing?(kind: 'files' | 'facts'): Promise<string | null>;
 }
 
-/** The items the retention probes found not present, in their order: goal, constraints, latest, files. */
+/** The items the retention probes found not present, in their order: goal, constraints, facts, latest, files. */
 export function lostFacts(retention: RetentionProbes): { kind: RecalledKind; text: string }[] {
   const missing = (fact: { where: string | null } | null) => fact !== null && fact.where !== 'verbatim';
   return [

@@ -176,6 +176,19 @@ describe('probeRetention', () => {
     expect(probes.latestRequest?.where).toBe('verbatim');
   });
 
+  it('checks the facts the user stated so far, each once, verbatim or not', () => {
+    const stated = [...transcript, user('Pin lodash to 4.17.21 and keep pages under 500 ms.')];
+    const context = [kept('user', 'lodash 4.17.21 is pinned')];
+    const probes = probeRetention({ messages: stated, compactedCount: 6, appendedCount: 9, context });
+    expect(probes.facts).toEqual(
+      expect.arrayContaining([
+        { text: '4.17.21', where: 'verbatim' },
+        { text: '500 ms', where: null },
+      ]),
+    );
+    expect(new Set(probes.facts!.map((f) => f.text)).size).toBe(probes.facts!.length);
+  });
+
   it('counts a word-bag match as paraphrased, never as verbatim', () => {
     // Every content word of the constraint, in the kept window, in another order.
     const shuffled = [kept('assistant', 'Invoices: load them in pages, never all at once.')];

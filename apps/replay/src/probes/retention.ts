@@ -5,6 +5,8 @@
  *
  * - every file the session's ledger (core's extraction from tool inputs, patch bodies and shell
  *   commands) holds before the boundary: named verbatim, or in its group of the ledger's block (`src/api/{routes.ts, auth.ts}`), or not named;
+ * - every fact the user stated so far (core `factsInText`: identifiers, versions, numbers with
+ *   units, URLs): verbatim or not;
  * - the first user goal, every explicit user constraint stated so far and the latest user
  *   request, all in the user's own words (core `userWords`: harness text is no request):
  *   verbatim, only `paraphrased` (the summary holds most of their content words, which is not
@@ -15,6 +17,7 @@
 import {
   chatMessageText,
   emptyLedger,
+  factsInText,
   holdsVerbatim,
   ledgerOfMessages,
   mergeLedgers,
@@ -29,7 +32,7 @@ import {
 import type { MessageInput } from '@compactor/db';
 import { fileLookup, fileNamed, type FileNamed } from './files';
 import { haystack, mentions, type Haystack } from './mentions';
-import { constraints, firstGoal, latestRequest, type Constraint } from './user-facts';
+import { constraints, firstGoal, latestRequest, userText, type Constraint } from './user-facts';
 
 /** A context message as `GET …/context` returns it (native format); only what the probes read. */
 export interface ContextMessage {
@@ -61,6 +64,11 @@ export interface RetentionProbes {
   files: FileProbe[];
   goal: FactProbe | null;
   constraints: FactProbe[];
+  /**
+   * The facts the user stated so far (identifiers, paths, versions, quantities, URLs): verbatim or
+   * not (`null`). Absent in older reports.
+   */
+  facts?: FactProbe[];
   latestRequest: FactProbe | null;
 }
 
@@ -144,6 +152,7 @@ function asStored(message: MessageInput, index: number): Message {
 export class TranscriptFacts {
   private files: { upTo: number; ledger: ArtifactLedger } = { upTo: 0, ledger: emptyLedger() };
   private found = { upTo: 0, constraints: [] as Constraint[] };
+  private stated = { upTo: 0, seen: new Set<string>(), facts: [] as { index: number; text: string }[] };
 
   constructor(
     private readonly messages: readonly MessageInput[],
@@ -173,6 +182,23 @@ export class TranscriptFacts {
     }
     this.found.upTo = Math.max(start, Math.min(count, this.messages.length));
     return this.found.constraints.filter((c) => c.index < count);
+  }
+
+  /**
+   * The facts users stated in the first `count` messages (core `factsInText` over their own words:
+   * identifiers, paths, versions, quantities, URLs), each text once, in order.
+   */
+  userFacts(count: number): string[] {
+    const start = this.stated.upTo;
+    this.messages.slice(start, count).forEach((message, i) => {
+      for (const fact of factsInText(userText(message))) {
+        if (this.stated.seen.has(fact.text)) continue;
+        this.stated.seen.add(fact.text);
+        this.stated.facts.push({ index: start + i, text: fact.text });
+      }
+    });
+    this.stated.upTo = Math.max(start, Math.min(count, this.messages.length));
+    return this.stated.facts.filter((f) => f.index < count).map((f) => f.text);
   }
 }
 
@@ -205,6 +231,9 @@ export function probeRetention(input: RetentionInput): RetentionProbes {
       text: c.text,
       where: locate(served, summary, c.text, CONSTRAINT_COVERAGE, c.cues),
     })),
+    facts: facts
+      .userFacts(input.appendedCount)
+      .map((text) => ({ text, where: holdsVerbatim(served, text) ? 'verbatim' : null })),
     // A request is long and specific: only the text itself counts, never a paraphrase of it.
     latestRequest: latest && {
       text: latest.text,

@@ -87,6 +87,7 @@ function retentionRows(c: CompactionRecord): string[][] {
   if (r.goal) rows.push(['goal', e(r.goal.text), where(r.goal.where)]);
   for (const constraint of r.constraints)
     rows.push(['constraint', e(constraint.text), where(constraint.where)]);
+  for (const fact of r.facts ?? []) rows.push(['stated fact', e(fact.text), where(fact.where)]);
   for (const file of r.files)
     rows.push([
       `file (${file.kind})`,
@@ -127,6 +128,7 @@ function comparison(runs: readonly RunReport[]): string {
       presenceHtml(t.files),
       presenceHtml(t.goal),
       presenceHtml(t.constraints),
+      presenceHtml(t.facts),
       presenceHtml(t.latestRequest),
       t.paraphrased.total === 0 ? '<span class="muted">–</span>' : e(ratio(t.paraphrased)),
     ];
@@ -145,6 +147,7 @@ function comparison(runs: readonly RunReport[]): string {
     'files',
     'goal',
     'constraints',
+    'facts',
     'latest',
     'paraphrased',
   ];
@@ -234,7 +237,7 @@ export function renderHtml(report: ReplayReport): string {
 <h1>Compactor replay</h1>
 <p class="muted">${e(report.startedAt)} · ${report.target.kind} Compactor at ${e(report.target.url)} · LLM ${e(report.target.llm)} · window ${int(report.window)} · usage after compaction: ${e(report.usage)}</p>
 ${table(SUMMARY_COLUMNS, summaryRows, 2, 'summary')}
-<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constraints, latest: present + recoverable / checked, per compaction (present: verbatim in the context served, whitespace collapsed, a file also in its ledger group; recoverable: not present, but recall returns it verbatim); goal, constraints and latest request are the user&#39;s own words, without harness text; paraphrased: goals and constraints the summary holds only in other words (not verbatim, not counted present).</p>
+<p class="muted">peak/final: the API's estimate of the next prompt; saved: tokens removed by completed compactions; valid: contexts served after a compaction that a provider accepts; files, goal, constraints, facts, latest: present + recoverable / checked, per compaction (present: verbatim in the context served, whitespace collapsed, a file also in its ledger group; recoverable: not present, but recall returns it verbatim); goal, constraints, stated facts (identifiers, versions, quantities, URLs) and latest request are the user&#39;s own words, without harness text; paraphrased: goals and constraints the summary holds only in other words (not verbatim, not counted present).</p>
 ${costSection(report)}
 ${groups.map(([name, runs], i) => transcriptSection(name, runs, i)).join('\n')}
 </body></html>

@@ -28,6 +28,9 @@ describe('runTotals', () => {
     // A file only recall returns is recoverable, not present.
     expect(totals.files).toEqual({ present: 0, recoverable: 1, total: 1 });
     expect(totals.goal).toEqual({ present: 0, recoverable: 0, total: 1 });
+    // A fact no longer there and not looked up (nothing found): neither present nor recoverable.
+    expect(totals.facts).toEqual({ present: 0, recoverable: 0, total: 1 });
+    expect(runTotals(faithful!).facts).toEqual({ present: 1, recoverable: 0, total: 1 });
     expect(totals.peakTokens).toBe(1_000 + 7 * 1_600);
   });
 

@@ -22,6 +22,7 @@ export const SUMMARY_COLUMNS = [
   'files',
   'goal',
   'constr.',
+  'facts',
   'latest',
   'para.',
   'cache inv.',
@@ -55,6 +56,7 @@ export function tableRows(report: ReplayReport): string[][] {
       presenceCell(t.files),
       presenceCell(t.goal),
       presenceCell(t.constraints),
+      presenceCell(t.facts),
       presenceCell(t.latestRequest),
       ratio(t.paraphrased),
       kilo(t.cacheInvalidatedTokens),
@@ -74,10 +76,11 @@ export function renderTable(report: ReplayReport): string {
   for (const run of report.runs.filter((r) => r.error))
     out.push(`  ${run.transcript} · ${run.variant.label}: ${run.error}`);
   out.push(
-    'valid: contexts after a compaction a provider accepts (every tool call answered) · files, goal, constr., latest:',
+    'valid: contexts after a compaction a provider accepts (every tool call answered) · files, goal, constr., facts, latest:',
     'present + recoverable / checked, per compaction: present = verbatim in the context served (a file also in its ledger',
-    'group), recoverable = not present but recall (GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints and',
-    "latest request in the user's own words (no harness text) · para.: goals and constraints only paraphrased in the",
+    'group), recoverable = not present but recall (GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints,',
+    "facts (identifiers, versions, quantities, URLs) and latest request in the user's own words (no harness text) ·",
+    'para.: goals and constraints only paraphrased in the',
     'summary (not verbatim) · cache inv.: cached prompt tokens the compactions invalidated (as the API records it)',
   );
   return out.join('\n');

@@ -28,6 +28,7 @@ function compaction(turn: number, changes: Partial<CompactionRecord> = {}): Comp
         { text: 'You must keep the public API unchanged.', where: 'verbatim' },
         { text: 'Never use floating point for money.', where: 'verbatim' },
       ],
+      facts: [{ text: 'v2.4.1', where: 'verbatim' }],
       latestRequest: { text: 'Now add a regression test.', where: 'verbatim' },
     },
     ...changes,
@@ -68,6 +69,7 @@ export function sampleReport(): ReplayReport {
         { text: 'Never use floating point for money.', where: null },
       ],
       files: [{ path: 'src/billing/totals.ts', kind: 'modified', named: null }],
+      facts: [{ text: 'v2.4.1', where: null }],
     },
     recall: {
       facts: [
