@@ -45,6 +45,8 @@ const IN_FLIGHT = process.env.BENCH_TENANT_REQUESTS_IN_FLIGHT;
 const YIELD_MS = process.env.BENCH_TENANT_YIELD_MS;
 /** How long A's flood runs alone before B's appends, its appends counted over the last of it. */
 const ALONE_MS = Number(process.env.BENCH_ALONE_MS ?? 5_000);
+/** More than 1: B's idle and flooded appends in that many alternating blocks (see {@link alternating}). */
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 1);
 
 function messages(prefix: string, count: number) {
   return Array.from({ length: count }, (_, i) => ({
@@ -79,10 +81,10 @@ async function createSession(api: string, key: string, id: string): Promise<void
 }
 
 let bAppend = 0;
-/** B's `B_APPENDS` appends of two messages, one after another: each one's latency in ms. */
-async function timeAppendsOfB(api: string): Promise<number[]> {
+/** B's `count` appends of two messages, one after another: each one's latency in ms. */
+async function timeAppendsOfB(api: string, count = B_APPENDS): Promise<number[]> {
   const times: number[] = [];
-  for (let i = 0; i < B_APPENDS; i++) {
+  for (let i = 0; i < count; i++) {
     const started = performance.now();
     const status = await post(api, 'key-b', '/v1/sessions/quiet/messages', {
       messages: messages(`b${bAppend++}`, 2),
@@ -100,10 +102,22 @@ function floodOfA(api: string) {
   const started = performance.now();
   const statuses = new Map<string, number>();
   const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
+  // Paused (alternating blocks): no request starts until resumed.
+  let paused: { until: Promise<void>; resume: () => void } | undefined;
+  let outstanding = 0;
+  const send = async (path: string, body: unknown) => {
+    if (paused) await paused.until;
+    outstanding++;
+    try {
+      return await postFor(api, 'key-a', path, body);
+    } finally {
+      outstanding--;
+    }
+  };
   const writers = Array.from({ length: FLOOD_WRITERS }, async (_, writer) => {
     for (let wave = 0; flooding; wave++) {
       const session = `a${(writer + wave) % FLOOD_SESSIONS}`;
-      const answer = await postFor(api, 'key-a', `/v1/sessions/${session}/messages`, {
+      const answer = await send(`/v1/sessions/${session}/messages`, {
         messages: messages(`a${writer}-${wave}`, FLOOD_BATCH),
       });
       count(`append ${answer.status}`);
@@ -112,7 +126,7 @@ function floodOfA(api: string) {
   });
   const compactions = (async () => {
     for (let n = 0; flooding && COMPACTION_EVERY_MS > 0; n++) {
-      const answer = await postFor(api, 'key-a', `/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
+      const answer = await send(`/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
       count(`compaction ${answer.status}`);
       await backOff(answer);
       await new Promise((resolve) => setTimeout(resolve, COMPACTION_EVERY_MS));
@@ -120,7 +134,19 @@ function floodOfA(api: string) {
   })();
   return {
     stored: () => statuses.get('append 201') ?? 0,
+    /** Starts no more requests and resolves once every one already sent is answered. */
+    async pause() {
+      let resume = () => {};
+      const until = new Promise<void>((resolve) => (resume = resolve));
+      paused = { until, resume };
+      while (outstanding > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+    resume() {
+      paused?.resume();
+      paused = undefined;
+    },
     async stop() {
+      this.resume();
       flooding = false;
       await Promise.all([...writers, compactions]);
       return { statuses, seconds: (performance.now() - started) / 1000 };
@@ -190,13 +216,17 @@ const FLOOD_CHILD = '--flood-of-a';
  */
 function floodProcess(api: string) {
   const child = fork(fileURLToPath(import.meta.url), [FLOOD_CHILD, api], { stdio: 'inherit' });
+  const ask = (command: string) =>
+    new Promise<number>((resolve) => {
+      child.once('message', (message) => resolve((message as { stored: number }).stored));
+      child.send(command);
+    });
   return {
     /** A's appends stored so far. */
-    stored: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (message) => resolve((message as { stored: number }).stored));
-        child.send('count');
-      }),
+    stored: () => ask('count'),
+    /** A's flood starts no more requests; resolves once all it sent are answered. */
+    pause: () => ask('pause'),
+    resume: () => ask('resume'),
     stop: () =>
       new Promise<{ statuses: Map<string, number>; seconds: number }>((resolve, reject) => {
         child.once('message', (message) => {
@@ -213,13 +243,62 @@ function floodProcess(api: string) {
 function runFloodChild(api: string): void {
   const flood = floodOfA(api);
   process.on('message', (message) => {
-    if (message === 'count') return void process.send!({ stored: flood.stored() });
+    const answer = () => process.send!({ stored: flood.stored() });
+    if (message === 'count') return void answer();
+    if (message === 'pause') return void flood.pause().then(answer);
+    if (message === 'resume') return void (flood.resume(), answer());
     void flood
       .stop()
       .then(({ statuses, seconds }) =>
         process.send!({ statuses: [...statuses], seconds }, () => process.disconnect()),
       );
   });
+}
+
+/**
+ * B's appends in `BLOCKS` idle blocks alternating with as many during A's flood (paused, its sent
+ * requests answered, for each idle block; resumed 1 s before each flood block): on a shared machine
+ * whose load drifts over minutes, both sides of the ratio then see the same load.
+ */
+async function alternating(api: string, flood: ReturnType<typeof floodProcess>, aloneRate: number) {
+  const perBlock = Math.ceil(B_APPENDS / BLOCKS);
+  const idle: number[] = [];
+  const flooded: number[] = [];
+  const loads: number[] = [];
+  let [stored, seconds] = [0, 0];
+  for (let block = 0; block < BLOCKS; block++) {
+    await flood.pause();
+    loads.push(loadavg()[0]!);
+    idle.push(...(await timeAppendsOfB(api, perBlock)));
+    await flood.resume();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const from = { stored: await flood.stored(), at: performance.now() };
+    flooded.push(...(await timeAppendsOfB(api, perBlock)));
+    stored += (await flood.stored()) - from.stored;
+    seconds += (performance.now() - from.at) / 1000;
+  }
+  const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
+  const row = (label: string, times: number[]) => {
+    const r = spread(times);
+    console.log(
+      `${label.padEnd(18)} p50 ${ms(r.p50)}   p95 ${ms(r.p95)}   p99 ${ms(r.p99)}   max ${ms(r.max)}`,
+    );
+    return r;
+  };
+  console.log(
+    `tenant B's appends (2 messages, ${BLOCKS} blocks of ${perBlock} idle alternating with ${BLOCKS} during A's flood); ` +
+      `A: ${FLOOD_WRITERS} concurrent ${FLOOD_BATCH}-message appends, a compaction every ${COMPACTION_EVERY_MS} ms; ` +
+      `turns per tenant: ${IN_FLIGHT ?? 'the default (2)'}; yield: ${YIELD_MS ?? 'the default'} ms`,
+  );
+  const [a, b] = [row('API idle', idle), row("during A's flood", flooded)];
+  const rate = stored / seconds;
+  console.log(
+    `A's appends stored a second: ${aloneRate.toFixed(0)} alone, ${rate.toFixed(0)} beside B's (${(rate / aloneRate).toFixed(2)}×)`,
+  );
+  console.log(
+    `p99 flooded / idle: ${(b.p99 / a.p99).toFixed(2)}× (goal ≤ 2×); p95 ${(b.p95 / a.p95).toFixed(2)}×; ` +
+      `p50 ${(b.p50 / a.p50).toFixed(2)}×; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+  );
 }
 
 async function benchmark(): Promise<void> {
@@ -254,6 +333,11 @@ async function benchmark(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, ALONE_MS));
     const aloneTo = { stored: await flood.stored(), at: performance.now() };
     const aloneRate = (aloneTo.stored - aloneFrom.stored) / ((aloneTo.at - aloneFrom.at) / 1000);
+    if (BLOCKS > 1) {
+      await alternating(api.url, flood, aloneRate);
+      await flood.stop();
+      return;
+    }
     const loadFlood = loadavg()[0]!;
     const flooded = await measured(api, worker.process.pid!);
     const withB = { stored: await flood.stored(), at: performance.now() };
