@@ -21,6 +21,7 @@ import {
 import { MAX_RECALL_LEDGER_LIMIT, type RecallLedgerKind } from '@compactor/contract';
 import type { MessageInput } from '@compactor/db';
 import { probeRecall, type RecallProbe } from '../probes/recall';
+import { probeTasks, type TasksProbe } from '../probes/tasks';
 import {
   probeRetention,
   servedTexts,
@@ -124,6 +125,7 @@ export async function recordCompaction(
   let context: ContextCheck | null = null;
   let retention = null;
   let recall: RecallProbe | null = null;
+  let tasks: TasksProbe | null = null;
   let served: Served | null = null;
   if (row.status === 'completed') {
     const checked = checkContext(reads);
@@ -142,6 +144,7 @@ export async function recordCompaction(
       ...(state.facts ? { facts: state.facts } : {}),
     });
     recall = await recallWhatWasLost(client, state.sessionId, retention);
+    tasks = probeTasks({ messages: state.transcript, compactedCount, context: checked.native });
   }
   const requested = Date.parse(row.requestedAt);
   const finished = row.finishedAt ? Date.parse(row.finishedAt) : NaN;
@@ -178,6 +181,7 @@ export async function recordCompaction(
       followedBy: null,
       retention,
       recall,
+      tasks,
     },
   };
 }
