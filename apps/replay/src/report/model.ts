@@ -201,6 +201,8 @@ export interface RunTotals {
   files: Presence;
   goal: Presence;
   constraints: Presence;
+  /** The facts the user stated (identifiers, versions, quantities, URLs). */
+  facts: Presence;
   latestRequest: Presence;
   /** Goals and constraints not verbatim whose content words the summary holds, of all of them. */
   paraphrased: Score;
@@ -210,7 +212,7 @@ export interface RunTotals {
 
 const score = (flags: boolean[]): Score => ({ kept: flags.filter(Boolean).length, total: flags.length });
 
-const PROBE_KINDS = ['file', 'goal', 'constraint', 'latest'] as const;
+const PROBE_KINDS = ['file', 'goal', 'constraint', 'fact', 'latest'] as const;
 type ProbeKind = (typeof PROBE_KINDS)[number];
 
 /** Presence of each probe kind over a run's compactions. */
@@ -228,6 +230,7 @@ function presence(compactions: readonly CompactionRecord[]): Record<ProbeKind, P
     for (const file of r.files) add('file', file.named !== null);
     if (r.goal) add('goal', r.goal.where === 'verbatim');
     for (const constraint of r.constraints) add('constraint', constraint.where === 'verbatim');
+    for (const fact of r.facts ?? []) add('fact', fact.where === 'verbatim');
     if (r.latestRequest) add('latest', r.latestRequest.where === 'verbatim');
     for (const fact of c.recall?.facts ?? []) if (fact.found) out[fact.kind].recoverable++;
   }
@@ -272,6 +275,7 @@ export function runTotals(run: RunReport): RunTotals {
     files: kept.file,
     goal: kept.goal,
     constraints: kept.constraint,
+    facts: kept.fact,
     latestRequest: kept.latest,
     paraphrased: score(
       probes.flatMap((p) =>
