@@ -16,7 +16,8 @@
  * The API and the worker are processes of their own; the upstream stub runs in this process (its
  * records give the served context's size), the summarizer's stub in a process. The load average
  * is printed with each phase. `npm run bench -- dropin`; BENCH_DROPIN_SAMPLES (turns per mode and
- * size, default 100), BENCH_DROPIN_SIZES (default 100,1000,10000), BENCH_DATABASE_URL,
+ * size, default 100), BENCH_DROPIN_SIZES (default 100,1000,10000), BENCH_DROPIN_STORED=0 (leaves
+ * out the stored-history comparison), BENCH_DATABASE_URL,
  * BENCH_REDIS_URL; BENCH_DROPIN_SPANS=1 breaks the API's time down (bench/dropin/spans.ts), with
  * BENCH_DROPIN_CPU_PROFILE_DIR also a CPU profile of each size's measured turns.
  */
@@ -225,7 +226,8 @@ try {
       `${overheadAt1k[mode]?.toFixed(1)} ms`,
     );
 
-  await storedHistoryAlone();
+  // BENCH_DROPIN_STORED=0 leaves out the stored-history comparison.
+  if (process.env.BENCH_DROPIN_STORED !== '0') await storedHistoryAlone();
 } finally {
   await api.stop();
   await worker.stop();

@@ -72,7 +72,6 @@ export async function brokenDown<T>(
   ];
   const top = Object.entries(sums.statements)
     .sort((a, b) => b[1].ms - a[1].ms)
-    .slice(0, 8)
     .map(([kind, sum]) => `${kind} ${(sum.count / n).toFixed(1)}× ${per(sum.ms)}`);
   lines.push(`  statements by time: ${top.join('; ')}`);
   if (sums.profile) lines.push(`  the API's CPU profile of these turns: ${sums.profile}`);
