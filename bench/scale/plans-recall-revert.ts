@@ -104,7 +104,7 @@ async function replay(path: Path) {
 const args = process.argv.slice(2);
 const only = (key: string) => args.length === 0 || args.includes(key);
 const firstTwoAndLast = (q: RecordedQuery, i: number, all: RecordedQuery[]) =>
-  !/set recallable = true/.test(q.text) ||
+  !/with chunk as materialized|set recallable = true/.test(q.text) ||
   all.filter((x) => x.text === q.text).indexOf(q) < 2 ||
   i === all.length - 1;
 

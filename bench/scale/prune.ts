@@ -188,7 +188,9 @@ export interface PruneRunTimes {
 }
 
 const MARKS = /insert into part_prunes/i;
-const FLAGGING = /update parts p set recallable = true/i;
+/** The flagging's statements: each chunk's read of the next marks, and its update when flags flip. */
+const FLAGGING = /with chunk as materialized \(\s*select pp\.seq|update parts p set recallable = true/i;
+const CHUNK = /with chunk as materialized \(\s*select pp\.seq/i;
 
 function runTimes(queries: RecordedQuery[], job: number): PruneRunTimes {
   const sum = (pattern: RegExp) =>
@@ -197,7 +199,7 @@ function runTimes(queries: RecordedQuery[], job: number): PruneRunTimes {
     job,
     marks: sum(MARKS),
     flagging: sum(FLAGGING),
-    chunks: queries.filter((q) => FLAGGING.test(q.text)).length,
+    chunks: queries.filter((q) => CHUNK.test(q.text)).length,
   };
 }
 

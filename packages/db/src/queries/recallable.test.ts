@@ -124,6 +124,10 @@ describe('parts.recallable', () => {
     // Chunks of one mark: (2, 1), then after it (2, 2), then nothing after that.
     expect(await markPrunedRecallable(t.db, session.pk, 'prune_job', pruned.markedSeqs!, 1)).toBe(2);
     expect(await flagged(session.pk)).toEqual(['2.1', '2.2']);
+    // The calls' arguments are written with the flags (once: a later compaction finds them).
+    const args = await t.db.execute<{ recall_arguments: string | null }>(sql`
+      select recall_arguments from parts where session_pk = ${session.pk} and recallable order by seq, idx`);
+    expect(args.rows.map((r) => r.recall_arguments)).toEqual(['a.ts', 'b.ts']);
     expect(await markPrunedRecallable(t.db, session.pk, 'another_job', { first: 0, last: 5 })).toBe(0);
 
     // The char-estimate path marks by call id, and says where too; flagged the same way.

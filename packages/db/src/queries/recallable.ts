@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import { indexToolArguments } from './recall-arguments';
+import type { ToolPart } from '@compactor/core';
+import { indexToolArguments, recallArgumentsOf } from './recall-arguments';
 import { viewBoundsCte } from './view-bounds';
 
 /**
@@ -102,36 +103,43 @@ export async function markPrunedRecallable(
   while (after.seq <= seqs.last) {
     const started = performance.now();
     const { rows } = await executePrepared<{
-      flagged: string;
       marks: string;
       last_seq: number | null;
       last_idx: number | null;
+      pk: string | null;
+      tool: string | null;
+      tool_status: string | null;
+      needs_arguments: boolean | null;
+      tool_input: unknown;
     }>(
       db,
       // The chunk is the next marks of the range whoever wrote them, filtered after: with the
       // writer in the scan, the planner expects to read far for the limit and, for a chunk at the
-      // start of a long range, reads and sorts the whole range (a bitmap scan) instead.
+      // start of a long range, reads and sorts the whole range (a bitmap scan) instead. One row
+      // per output of `by` still to flag (none: one row of the chunk's size and end only).
       sql`with chunk as materialized (
             select pp.seq, pp.idx, pp.compacted_by from part_prunes pp
             where pp.session_pk = ${sessionPk}
               and (pp.seq, pp.idx) > (${after.seq}::int, ${after.idx}::int) and pp.seq <= ${seqs.last}::int
             order by pp.seq, pp.idx
             limit ${chunk}::int
-          ),
-          flagged as (
-            update parts p set recallable = true
-            from chunk c
-            where c.compacted_by = ${by}
-              and p.session_pk = ${sessionPk} and p.seq = c.seq and p.idx = c.idx and not p.recallable
-            returning 1
           )
-          select (select count(*) from flagged) as flagged, (select count(*) from chunk) as marks,
-                 l.seq as last_seq, l.idx as last_idx
+          select (select count(*) from chunk) as marks, l.seq as last_seq, l.idx as last_idx,
+                 f.pk, f.tool, f.tool_status, f.needs_arguments, f.tool_input
           from (select 1) one
-          left join lateral (select c.seq, c.idx from chunk c order by c.seq desc, c.idx desc limit 1) l on true`,
+          left join lateral (select c.seq, c.idx from chunk c order by c.seq desc, c.idx desc limit 1) l on true
+          left join lateral (
+            select p.pk, p.tool, p.tool_status,
+                   p.type = 'tool' and p.recall_arguments is null as needs_arguments,
+                   case when p.type = 'tool' and p.recall_arguments is null then p.tool_input end as tool_input
+            from chunk c
+            join parts p on p.session_pk = ${sessionPk} and p.seq = c.seq and p.idx = c.idx
+            where c.compacted_by = ${by} and not p.recallable
+          ) f on true`,
     );
     const row = rows[0];
-    const flipped = Number(row?.flagged ?? 0);
+    const flips = rows.filter((r) => r.pk !== null);
+    const flipped = flips.length === 0 ? 0 : await flagWithArguments(db, sessionPk, flips);
     flagged += flipped;
     if (flipped > 0 && yieldRatio > 0) {
       await sleep(Math.min(RECALLABLE_PAUSE_MAX_MS, (performance.now() - started) * yieldRatio));
@@ -140,6 +148,44 @@ export async function markPrunedRecallable(
     after = { seq: row.last_seq, idx: row.last_idx };
   }
   return flagged;
+}
+
+/**
+ * Flags these outputs recallable and writes their calls' `recall_arguments` in the same update:
+ * every update of a flagged part computes its words for the search index again, so the
+ * arguments a later compaction would write (db `indexToolArguments`) are written now, once.
+ */
+async function flagWithArguments(
+  db: DbOrTx,
+  sessionPk: number,
+  parts: Array<{
+    pk: string | null;
+    tool: string | null;
+    tool_status: string | null;
+    needs_arguments: boolean | null;
+    tool_input: unknown;
+  }>,
+): Promise<number> {
+  const words = parts.map((part) =>
+    part.needs_arguments === true && part.tool !== null
+      ? recallArgumentsOf({
+          tool: part.tool,
+          status: part.tool_status as ToolPart['status'],
+          input: part.tool_input,
+        })
+      : null,
+  );
+  const { rows } = await executePrepared<{ flagged: string }>(
+    db,
+    sql`with flagged as (
+          update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments)
+          from unnest(${sql.param(parts.map((part) => Number(part.pk)))}::bigint[], ${sql.param(words)}::text[]) as v(pk, words)
+          where p.pk = v.pk and p.session_pk = ${sessionPk} and not p.recallable
+          returning 1
+        )
+        select count(*) as flagged from flagged`,
+  );
+  return Number(rows[0]?.flagged ?? 0);
 }
 
 /** Flags the searchable parts of seqs [from, before) of the session; how many it flagged. */
