@@ -111,3 +111,11 @@ export function loadNote(): string {
   const [one, five, fifteen] = loadavg().map((value) => value.toFixed(1));
   return `load average ${one} / ${five} / ${fifteen} (1/5/15 min, ${availableParallelism()} cores)`;
 }
+
+/**
+ * `ms` scaled by how loaded the machine is (its 1-minute load average per core, at least 1×): a
+ * wait that holds on a quiet machine, made long enough for a shared one.
+ */
+export function loadScaled(ms: number): number {
+  return Math.round(ms * Math.max(1, loadavg()[0]! / availableParallelism()));
+}

@@ -4,8 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import { loadNote } from './harness';
+import { loadNote, loadScaled } from './harness';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -70,7 +69,7 @@ function start(script: string, env: Record<string, string>): Child {
 export function startTimeoutMs(): number {
   const set = Number(process.env.BENCH_START_TIMEOUT_MS);
   if (Number.isFinite(set) && set > 0) return set;
-  return Math.round(60_000 * Math.max(1, loadavg()[0]! / availableParallelism()));
+  return loadScaled(60_000);
 }
 
 /** Waits for `check`, failing at once if `child` exits first, and after {@link startTimeoutMs}. */

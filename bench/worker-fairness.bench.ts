@@ -23,6 +23,7 @@ import { deleteQueueKeys } from '@compactor/stack';
 import { noEvents, silentLog } from '@compactor/workflow';
 import { freshDatabase, startStubProcess, startWorkerProcess } from './processes';
 import { seedMessages } from './seed-messages';
+import { loadScaled } from './harness';
 
 const DATABASE_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_worker_fairness';
@@ -84,7 +85,7 @@ const request = async (deps: DispatchDeps, session: SessionRow) =>
   (await startCompaction(deps, session, { reason: 'manual', keepRecentTokens: 500 })).compaction.id;
 
 /** Polls until every compaction ended; throws unless all completed. */
-async function waitForAll(db: Db, ids: string[], timeoutMs = 300_000): Promise<void> {
+async function waitForAll(db: Db, ids: string[], timeoutMs = loadScaled(300_000)): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await db.execute<{ done: number; bad: number }>(sql`
