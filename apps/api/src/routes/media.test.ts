@@ -114,6 +114,34 @@ describe('media parts', () => {
     }
   });
 
+  it('stores an image a PATCH adds alike, and refuses a hostile one with nothing written', async () => {
+    await newSession(api, 'media-patch');
+    const posted = await post('media-patch', [
+      { id: 'turn', role: 'user', parts: [{ type: 'text', text: 'here is the screen' }] },
+    ]);
+    expect(posted.statusCode, posted.body).toBe(201);
+    const patch = (url: string) =>
+      api.request({
+        method: 'PATCH',
+        url: '/v1/sessions/media-patch/messages/turn',
+        payload: { parts: [{ type: 'file', mime: 'image/png', filename: 'late.png', url }] },
+      });
+    const refused = await patch(png(100_000, 100_000));
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(await stored('media-patch')).toEqual([]);
+    const shot = png(640, 480, 5);
+    const patched = await patch(shot);
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect((await stored('media-patch'))[0]!.url).toMatch(
+      /^compactor-media:sha256:[0-9a-f]{64};bytes=38;px=640x480$/,
+    );
+    const native = await api.request({
+      method: 'GET',
+      url: '/v1/sessions/media-patch/context?format=native',
+    });
+    expect(native.json().messages[0].parts[1]).toMatchObject({ type: 'file', url: shot });
+  });
+
   it('takes an image through the large-body thread alike', async () => {
     await newSession(api, 'media-large');
     const big = png(1024, 1024, 1_200_000);
