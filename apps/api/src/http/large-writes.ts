@@ -44,7 +44,7 @@ const count = (max: number) => z.coerce.number().int().min(0).max(max);
 
 /**
  * The settings from the environment (`LARGE_WRITES_IN_FLIGHT`, `LARGE_WRITES_PER_TENANT`,
- * `LARGE_WRITES_QUEUED`, `LARGE_WRITES_QUEUED_PER_TENANT`, `LARGE_WRITE_WAIT_MS`), each left out
+ * `LARGE_WRITES_QUEUED`, `LARGE_WRITES_TENANT_QUEUED`, `LARGE_WRITE_WAIT_MS`), each left out
  * its default. `LARGE_WRITES_IN_FLIGHT=0` turns the limit off (every large write starts at once).
  */
 export function largeWriteSettingsOf(env: Record<string, string | undefined>): LargeWriteSettings {
@@ -54,7 +54,7 @@ export function largeWriteSettingsOf(env: Record<string, string | undefined>): L
       LARGE_WRITES_IN_FLIGHT: count(1_000).default(d.inFlight),
       LARGE_WRITES_PER_TENANT: count(1_000).min(1).default(d.perTenant),
       LARGE_WRITES_QUEUED: count(1_000).default(d.queued),
-      LARGE_WRITES_QUEUED_PER_TENANT: count(1_000).default(d.queuedPerTenant),
+      LARGE_WRITES_TENANT_QUEUED: count(1_000).default(d.queuedPerTenant),
       LARGE_WRITE_WAIT_MS: count(600_000).default(d.waitMs),
     })
     .parse(env);
@@ -63,7 +63,7 @@ export function largeWriteSettingsOf(env: Record<string, string | undefined>): L
     inFlight: parsed.LARGE_WRITES_IN_FLIGHT,
     perTenant: parsed.LARGE_WRITES_PER_TENANT,
     queued: parsed.LARGE_WRITES_QUEUED,
-    queuedPerTenant: parsed.LARGE_WRITES_QUEUED_PER_TENANT,
+    queuedPerTenant: parsed.LARGE_WRITES_TENANT_QUEUED,
     waitMs: parsed.LARGE_WRITE_WAIT_MS,
   };
 }
