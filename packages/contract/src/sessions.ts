@@ -237,9 +237,6 @@ const StatusFields = z.object({
   messagesSinceCompaction: z.number().int(),
   activeCompaction: CompactionOut.nullable(),
   lastCompaction: CompactionOut.nullable(),
-  tasks: TaskCounts.optional().describe(
-    "The session's running sub-agents and background tasks, and duplicate dispatches among them (`GET /v1/sessions/{id}` only; `GET …/tasks` lists them)",
-  ),
 });
 
 /** The status of the example session: compacted once, comfortably inside its window. */
@@ -284,6 +281,9 @@ const SessionFields = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   status: StatusOut,
+  tasks: TaskCounts.optional().describe(
+    "The session's running sub-agents and background tasks, and duplicate dispatches among them (`GET /v1/sessions/{id}`; `GET …/tasks` lists them)",
+  ),
 });
 
 /** A session: its model, policy (as sent and in force), metadata and status. */

@@ -135,7 +135,7 @@ export async function sessionView(db: Db, session: SessionRow): Promise<Session>
 export async function getSession(db: Db, target: SessionTarget): Promise<Session> {
   const session = await requireSession(db, target.tenantId, target.id);
   const view = await sessionView(db, session);
-  return { ...view, status: { ...view.status, tasks: await taskCounts(db, session.pk) } };
+  return { ...view, tasks: await taskCounts(db, session.pk) };
 }
 
 /** The session the client names, or {@link SessionNotFound}. */

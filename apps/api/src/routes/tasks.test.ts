@@ -143,8 +143,7 @@ describe('tasks across compactions', () => {
       /\[task t1\] Task completed \S+: description: module 0\.0 .* → ported t1: 14 tests pass/,
     );
 
-    const status = (await get(`/v1/sessions/${session}`)).json().status;
-    expect(status.tasks).toEqual({ running: 9, duplicates: 1 });
+    expect((await get(`/v1/sessions/${session}`)).json().tasks).toEqual({ running: 9, duplicates: 1 });
     const listed = (await get(`/v1/sessions/${session}/tasks?limit=5`)).json();
     expect(listed.tasks).toHaveLength(5);
     const rest = (await get(`/v1/sessions/${session}/tasks?cursor=${listed.nextCursor}`)).json();

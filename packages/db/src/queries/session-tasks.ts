@@ -177,25 +177,16 @@ export async function findSessionTask(
  * The task calls among the tool parts of seqs `fromSeq`..`toSeq` (an append's batch, read back
  * when the batch was serialised off the event loop): parts whose tool, as compared (lower case,
  * no `_ . : -`), is one of `toolNames`, or whose message lists them in `metadata.taskCallIds`.
- * A range of `parts_session_seq_idx` the batch's size; token counts are not read (0).
+ * A range of `parts_session_seq_idx` the batch's size, joined to messages only for the task
+ * calls it finds (a batch of 70,000 other calls costs the scan and no join), plus the batch's
+ * messages that mark calls; token counts are not read (0).
  */
 export async function selectAppendedTaskCalls(
   db: DbOrTx,
   sessionPk: number,
   range: { fromSeq: number; toSeq: number; toolNames: string[] },
 ): Promise<Array<Pick<Message, 'id' | 'seq' | 'role' | 'parts' | 'metadata'>>> {
-  const { rows } = await executePrepared<Record<string, unknown>>(
-    db,
-    sql`
-    select m.id as message_id, m.seq, m.metadata, p.call_id, p.tool, p.tool_status, p.tool_input,
-      p.tool_output, p.tool_error
-    from parts p join messages m on m.pk = p.message_pk
-    where p.session_pk = ${sessionPk} and p.seq between ${range.fromSeq}::int and ${range.toSeq}::int
-      and p.type = 'tool' and m.role = 'assistant'
-      and (lower(translate(p.tool, '_.:-', '')) = any(${sql.param(range.toolNames)}::text[])
-        or coalesce(m.metadata->'taskCallIds', '[]'::jsonb) ? p.call_id)
-    order by p.seq, p.idx`,
-  );
+  const { rows } = await executePrepared<Record<string, unknown>>(db, appendedTaskCallsSql(sessionPk, range));
   const byMessage = new Map<string, Pick<Message, 'id' | 'seq' | 'role' | 'parts' | 'metadata'>>();
   for (const row of rows) {
     const id = String(row.message_id);
@@ -235,4 +226,27 @@ export async function markTaskDelivered(
     sql`update session_tasks set delivered_seq = ${delivery.seq}::int
       where session_pk = ${sessionPk} and call_id = ${delivery.callId}`,
   );
+}
+
+/** {@link selectAppendedTaskCalls}' statement (the plan capture explains the same text). */
+export function appendedTaskCallsSql(
+  sessionPk: number,
+  range: { fromSeq: number; toSeq: number; toolNames: string[] },
+) {
+  return sql`
+    select * from (
+      select m.id as message_id, m.seq, m.metadata, p.idx, p.call_id, p.tool, p.tool_status, p.tool_input,
+        p.tool_output, p.tool_error
+      from parts p join messages m on m.pk = p.message_pk
+      where p.session_pk = ${sessionPk} and p.seq between ${range.fromSeq}::int and ${range.toSeq}::int
+        and p.type = 'tool' and lower(translate(p.tool, '_.:-', '')) = any(${sql.param(range.toolNames)}::text[])
+      union all
+      select m.id, m.seq, m.metadata, p.idx, p.call_id, p.tool, p.tool_status, p.tool_input, p.tool_output, p.tool_error
+      from messages m join parts p on p.message_pk = m.pk
+      where m.session_pk = ${sessionPk} and m.seq between ${range.fromSeq}::int and ${range.toSeq}::int
+        and m.role = 'assistant' and m.metadata ? 'taskCallIds' and p.type = 'tool'
+        and m.metadata->'taskCallIds' ? p.call_id
+        and lower(translate(p.tool, '_.:-', '')) <> all(${sql.param(range.toolNames)}::text[])
+    ) calls
+    order by seq, idx`;
 }
