@@ -10,6 +10,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
 import { compileNamed } from '../prepared';
+import { appendedTaskCallsSql } from './session-tasks';
 import { migrateDatabase } from '../migrate';
 import { createScratchDatabase, dropScratchDatabase } from '../scratch-database';
 import { TASKS_BLOCK_MAX_FINISHED, TASKS_BLOCK_MAX_TASKS } from '@compactor/core';
@@ -159,17 +160,17 @@ async function main() {
     returning t.call_id`,
       out,
     );
+    const names = ['task', 'agent', 'spawnagent', 'bash'];
     await explain(
       client,
       'selectAppendedTaskCalls: the last append of 10 messages',
-      sql`
-    select m.id as message_id, m.seq, p.call_id, p.tool
-    from parts p join messages m on m.pk = p.message_pk
-    where p.session_pk = ${session} and p.seq between ${99991}::int and ${100000}::int
-      and p.type = 'tool' and m.role = 'assistant'
-      and (lower(translate(p.tool, '_.:-', '')) = any(${sql.param(['task', 'agent', 'spawnagent'])}::text[])
-        or coalesce(m.metadata->'taskCallIds', '[]'::jsonb) ? p.call_id)
-    order by p.seq, p.idx`,
+      appendedTaskCallsSql(session, { fromSeq: 99991, toSeq: 100000, toolNames: names }),
+      out,
+    );
+    await explain(
+      client,
+      'selectAppendedTaskCalls: a large append of 10,000 messages (5,000 tool calls, 500 tasks)',
+      appendedTaskCallsSql(session, { fromSeq: 90001, toSeq: 100000, toolNames: names }),
       out,
     );
     await client.end();
