@@ -10,6 +10,10 @@
 /** The most bytes one `data:` URL may decode to (OpenAI's per-image limit). */
 export const MAX_MEDIA_BYTES = 20 * 1024 * 1024;
 
+/** Why a client may not post a stored part's reference itself: its count and size would be its word. */
+export const MEDIA_REFERENCE_REFUSAL =
+  "compactor-media: URLs are Compactor's own references to stored bytes: send the data: URL";
+
 /** Image types the providers accept, as `data:` URLs name them. */
 export const MEDIA_IMAGE_MIMES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 /** Documents a `data:` URL may carry. */

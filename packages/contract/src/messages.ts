@@ -11,7 +11,7 @@ import {
   SafeText,
 } from './primitives.js';
 import { FINISH, ROLES, TOOL_STATUS, UsageSchema } from './vocabulary.js';
-import { dataUrlProblem, isDataUrl } from './media.js';
+import { dataUrlProblem, isDataUrl, MEDIA_REFERENCE_REFUSAL } from './media.js';
 
 /**
  * A tool's name as the providers accept one in a tool definition (letters, digits, `_`, `-`, and
@@ -65,6 +65,8 @@ const FilePartIn = z
   })
   .strict()
   .superRefine((part, ctx) => {
+    if (part.url.toLowerCase().startsWith('compactor-media:'))
+      ctx.addIssue({ code: 'custom', message: MEDIA_REFERENCE_REFUSAL, path: ['url'] });
     if (!isDataUrl(part.url)) return;
     const problem = dataUrlProblem(part.url);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['url'] });

@@ -1,6 +1,6 @@
 import type { MessageInput, PartInput } from '@compactor/contract';
 import type { MediaFamily, Part } from '@compactor/core';
-import { assertNever, inspectMedia, MediaRejected } from '@compactor/core';
+import { assertNever, inspectMedia, MediaRejected, parseMediaReference } from '@compactor/core';
 import { mediaObjectOf, mediaReference, type MediaObjectInput } from './media/references';
 import { canonicalJson, contentHash } from './hashing';
 import { newId } from './ids';
@@ -130,9 +130,26 @@ export async function prepareMessages(
       usage: input.usage ?? null,
       createdAt: input.createdAt ? new Date(input.createdAt) : now,
       metadata: input.metadata ?? {},
-      contentHash: contentHash(content),
+      contentHash: contentHash(media.objects.length > 0 ? withDigests(content, parts) : content),
       ...(media.objects.length > 0 ? { media: media.objects } : {}),
     });
   }
   return prepared;
+}
+
+/**
+ * A message's content with each stored `data:` URL replaced by the SHA-256 of its bytes: what its
+ * content hash covers. The same content re-posted hashes the same, and hashing a digest in place
+ * of megabytes of base64 is most of an image's ingest time saved.
+ */
+function withDigests(content: Omit<MessageInput, 'id'>, parts: Part[]): Omit<MessageInput, 'id'> {
+  return {
+    ...content,
+    parts: content.parts.map((part, index) => {
+      const counted = parts[index];
+      if (part.type !== 'file' || counted?.type !== 'file') return part;
+      const reference = parseMediaReference(counted.url);
+      return reference ? { ...part, url: `sha256:${reference.sha256}` } : part;
+    }),
+  };
 }

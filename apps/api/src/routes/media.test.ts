@@ -66,6 +66,12 @@ describe('media parts', () => {
     }
     // Four parts, one object.
     expect((await mediaRows()).length).toBe(before + 1);
+    // A re-post of the same message is recognised (its hash covers the image's digest); other bytes under its id are a 409.
+    const again = await post('media-openai', [imageMessage('media-openai-1', shot)]);
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.json().messages[0]).toMatchObject({ id: 'media-openai-1', created: false });
+    const other = await post('media-openai', [imageMessage('media-openai-1', png(3840, 2160, 65))]);
+    expect(other.statusCode, other.body).toBe(409);
     const [openai, claude] = [await stored('media-openai'), await stored('media-claude')];
     expect(openai[0]!.url).toMatch(/^compactor-media:sha256:[0-9a-f]{64};bytes=97;px=3840x2160$/);
     // 1,105 (OpenAI: 6 tiles) and 1,638 (Anthropic after its resize), plus the file name's tokens.
@@ -165,6 +171,11 @@ describe('media parts', () => {
       /not a readable/,
     ],
     ['broken base64', 'data:image/png;base64,iVBORw0KGgo*AAA', /well-formed base64/],
+    [
+      'a stored reference posted by the client',
+      `compactor-media:sha256:${'0'.repeat(64)};bytes=1`,
+      /own references/,
+    ],
     [
       'an SVG with script',
       `data:image/svg+xml;base64,${Buffer.from('<svg><script>alert(1)</script></svg>').toString('base64')}`,

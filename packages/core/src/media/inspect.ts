@@ -4,7 +4,14 @@
  * providers refuse an image labelled with another type) and a size in pixels the providers take.
  * Only the header is read; the bytes are not decoded.
  */
-import { dataUrlProblem, isDataUrl, parseDataUrl, MEDIA_IMAGE_MIMES } from '@compactor/contract';
+import {
+  dataUrlProblem,
+  isDataUrl,
+  parseDataUrl,
+  MEDIA_IMAGE_MIMES,
+  MEDIA_REFERENCE_REFUSAL,
+} from '@compactor/contract';
+import { isMediaReference } from './reference';
 import { base64Source, type ByteSource } from './bytes';
 import { IMAGE_FORMAT_MIME, readImageHeader, type ImageHeader } from './dimensions';
 import { documentTokens, imageTokens, type ImageDetail, type MediaFamily } from './media-tokens';
@@ -64,6 +71,7 @@ export function inspectMedia(
   family: MediaFamily,
   detail: ImageDetail = 'auto',
 ): InspectedMedia {
+  if (isMediaReference(part.url)) throw new MediaRejected(MEDIA_REFERENCE_REFUSAL);
   if (!isDataUrl(part.url)) return { kind: 'reference' };
   const problem = dataUrlProblem(part.url);
   if (problem) throw new MediaRejected(problem);

@@ -38,5 +38,5 @@ export function parseMediaReference(url: string): MediaReference | null {
 
 /** Whether a URL is a media reference (whatever it says). */
 export function isMediaReference(url: string): boolean {
-  return url.startsWith(PREFIX);
+  return url.toLowerCase().startsWith('compactor-media:');
 }
