@@ -29,6 +29,17 @@ describe('lostFacts', () => {
     ]);
   });
 
+  it('takes each stated fact not there verbatim, after the constraints', () => {
+    const facts = retention({
+      facts: [
+        { text: '4.17.21', where: null },
+        { text: '500 ms', where: 'verbatim' },
+      ],
+    });
+    expect(lostFacts(facts).map((f) => f.kind)).toEqual(['goal', 'constraint', 'constraint', 'fact', 'file']);
+    expect(lostFacts(facts)).toContainEqual({ kind: 'fact', text: '4.17.21' });
+  });
+
   it('takes the latest request when it is not there verbatim, and nothing when all is', () => {
     const lost = retention({ latestRequest: { text: 'Now add a regression test.', where: null } });
     expect(lostFacts(lost)).toContainEqual({ kind: 'latest', text: 'Now add a regression test.' });

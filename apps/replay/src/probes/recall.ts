@@ -51,6 +51,7 @@ export function lostFacts(retention: RetentionProbes): { kind: RecalledKind; tex
     ...retention.constraints.flatMap((c) =>
       missing(c) ? [{ kind: 'constraint' as const, text: c.text }] : [],
     ),
+    ...(retention.facts ?? []).flatMap((f) => (missing(f) ? [{ kind: 'fact' as const, text: f.text }] : [])),
     ...(retention.latestRequest && missing(retention.latestRequest)
       ? [{ kind: 'latest' as const, text: retention.latestRequest.text }]
       : []),
