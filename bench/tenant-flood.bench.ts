@@ -7,7 +7,9 @@
  * is at most 2×). The API and the worker run as their own processes, with the API's default pool
  * (`DATABASE_POOL_SIZE` 10) and turns (`TENANT_REQUESTS_IN_FLIGHT` 2), as deployed;
  * `BENCH_TENANT_REQUESTS_IN_FLIGHT` sets another number of turns (0: none, every request at
- * once). A's flood runs in a process of its own and its writers wait out a 429's Retry-After, as
+ * once), `BENCH_TENANT_YIELD_MS` how long A yields to B's running request (`TENANT_YIELD_MS`,
+ * default 200; 0: never), and `BENCH_BLOCKS=6` alternates idle and flooded blocks of B's appends
+ * (the ratio on a machine whose load drifts). A's flood runs in a process of its own and its writers wait out a 429's Retry-After, as
  * the clients do. With each phase it prints the load average, how busy the machine's cores were,
  * the cores the API, the worker and Postgres used and both event loops' delay: a loaded machine
  * inflates both phases. `npm run bench -- tenant-flood`.

@@ -89,7 +89,7 @@ const EnvFields = z.object({
    * How long a flooding tenant's next request waits for a younger request of a tenant that has had
    * less of the process's time lately (the API's `TenantGate`); 0: tenants never wait for each other.
    */
-  TENANT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  TENANT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(200),
   /**
    * The OpenAI-compatible provider `POST /v1/chat/completions` calls with the served context
    * (its base URL, ending in `/v1`). Unset: that route answers 503.
