@@ -6,10 +6,11 @@
  * trusted: the missing items are appended in the pinned section (pinned-section.ts), and the
  * compaction records how many of each kind it repaired (numbers only, never the text).
  *
- * The goal and the constraints are pinned whether the model kept them or not: they must survive
- * every later compaction too, and after this one they are in no covered range any more, so the
- * pinned section is what carries them (the next compaction reads it back). Instructions and the
- * latest request matter to this summary only: pinned when the model's text misses them. Files
+ * The goal, the constraints and the latest request (when the kept messages hold no newer one)
+ * are pinned whether the model kept them or not: they must survive every later compaction too,
+ * and after this one they are in no covered range any more, so the pinned section is what
+ * carries them (the next compaction reads it back; the latest request until a newer one comes).
+ * The instructions matter to this summary only: pinned when the model's text misses them. Files
  * are carried by the `<read-files>` / `<modified-files>` blocks, rebuilt from metadata each time.
  *
  * A user message's words are what it says around the text its agent harness wrote into it
@@ -18,10 +19,11 @@
  * the latest request or a source of constraints; it stays in the history as context.
  *
  * Bounds, so a session with hundreds of constraint sentences still gets a summary that fits:
- * each item at most {@link PINNED_ITEM_MAX_CHARS}; the whole section within
- * {@link PINNED_BUDGET_SHARE} of the summary's token budget, filled goal → instructions → latest
- * request → constraints by rank (most-repeated, then newest: constraint-ranking.ts) while they
- * fit. What the bounds leave out is counted in the section ("(N earlier constraints no longer
+ * each item at most {@link PINNED_ITEM_MAX_CHARS}; the section within
+ * {@link PINNED_BUDGET_SHARE} of the summary's token budget, filled goal → instructions →
+ * constraints by rank (most-repeated, then newest: constraint-ranking.ts) while they fit. The
+ * latest request is whole on an allowance of its own (summary-check-latest.ts), and while it is
+ * the goal too, the goal's line is it. What the bounds leave out is counted in the section ("(N earlier constraints no longer
  * listed)") and returned by the check, best-ranked first, for whatever lists it elsewhere.
  */
 import { isContinuationMessage } from './continuation';
