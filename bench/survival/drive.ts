@@ -223,14 +223,23 @@ async function kindRecall(
   api: Api,
   sessionId: string,
 ): Promise<((kind: string) => Promise<string | null>) | null> {
+  // Every page, as an agent paging through the listing would (a page holds at most 500 entries).
   const get = async (kind: string): Promise<string | null> => {
-    const response = await fetch(
-      `${api.apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}/recall?kind=${kind}`,
-      { headers: { authorization: `Bearer ${api.apiKey}` } },
-    );
-    if (!response.ok) return null;
-    // The listing's strings as text (a JSON body escapes quotes and line breaks a command holds).
-    return inputStrings(await response.json()).join('\n');
+    const texts: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const after: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const response = await fetch(
+        `${api.apiUrl}/v1/sessions/${encodeURIComponent(sessionId)}/recall?kind=${kind}&limit=500${after}`,
+        { headers: { authorization: `Bearer ${api.apiKey}` } },
+      );
+      if (!response.ok) return null;
+      const body = (await response.json()) as { nextCursor?: string | null };
+      // The listing's strings as text (a JSON body escapes quotes and line breaks a command holds).
+      texts.push(inputStrings(body).join('\n'));
+      cursor = body.nextCursor ?? null;
+    } while (cursor !== null);
+    return texts.join('\n');
   };
   return (await get('files')) === null ? null : get;
 }
