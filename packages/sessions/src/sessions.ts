@@ -29,13 +29,10 @@ import { newId, sessionCacheModel, sessionModel } from '@compactor/db';
 import type { SessionResources } from './resources';
 import { sessionStatus } from './status';
 import type { TenantLimits } from './tenant-limits';
+import type { SessionTarget } from './session-target';
 import { taskCounts } from './tasks';
 
-/** A session as its clients name it: their tenant and the session's client id. */
-export interface SessionTarget {
-  tenantId: string;
-  id: string;
-}
+export type { SessionTarget } from './session-target';
 
 /** Resolves a policy input now, so a bad one is refused at write time rather than failing later. */
 function checkedPolicy(input: PolicyInput): PolicyInput {

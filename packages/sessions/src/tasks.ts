@@ -33,7 +33,7 @@ import {
 import type { PolicyInput } from '@compactor/contract';
 import { resolveStoredPolicy } from '@compactor/workflow';
 import { InvalidInput, SessionNotFound } from './errors';
-import type { SessionTarget } from './sessions';
+import type { SessionTarget } from './session-target';
 import type { OperationLog, SessionResources } from './resources';
 
 /** A task's change as the session's event stream announces it (`task.started`, `task.finished`). */

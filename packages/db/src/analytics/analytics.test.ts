@@ -231,13 +231,19 @@ describe('the compactor_analyst role', () => {
     const grants = await asAnalyst(`select table_schema, table_name, privilege_type
       from information_schema.role_table_grants where grantee = '${ROLE}' order by table_name`);
     expect(grants).toEqual(
-      ['compaction_steps', 'compactions', 'daily', 'prepared_summaries', 'prune_runs', 'session_tasks', 'sessions'].map(
-        (name) => ({
-          table_schema: 'analytics',
-          table_name: name,
-          privilege_type: 'SELECT',
-        }),
-      ),
+      [
+        'compaction_steps',
+        'compactions',
+        'daily',
+        'prepared_summaries',
+        'prune_runs',
+        'session_tasks',
+        'sessions',
+      ].map((name) => ({
+        table_schema: 'analytics',
+        table_name: name,
+        privilege_type: 'SELECT',
+      })),
     );
   });
 

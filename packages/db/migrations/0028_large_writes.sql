@@ -1,2 +1,0 @@
--- Placeholder: this migration number is reserved; it changes nothing yet.
-SELECT 1;
