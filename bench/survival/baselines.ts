@@ -5,19 +5,11 @@
  * decides what stays differs. Sizes are core's `estimateTokens` (characters / 4), the estimate
  * OpenCode itself uses. Each returns the context as the texts a model would read, one per message.
  */
-import { estimateTokens } from '@compactor/core';
+import { estimateTokens, toolInputStrings } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
 
 export const BASELINES = ['opencode', 'codex', 'anthropic-clear', 'openrouter-middle-out'] as const;
 export type Baseline = (typeof BASELINES)[number];
-
-/** Every string inside a tool's input (paths, commands, patch bodies), in order. */
-export function inputStrings(input: unknown): string[] {
-  if (typeof input === 'string') return [input];
-  if (Array.isArray(input)) return input.flatMap(inputStrings);
-  if (typeof input === 'object' && input !== null) return Object.values(input).flatMap(inputStrings);
-  return typeof input === 'number' || typeof input === 'boolean' ? [String(input)] : [];
-}
 
 type Part = MessageInput['parts'][number];
 type ToolPartInput = Extract<Part, { type: 'tool' }>;
@@ -28,7 +20,7 @@ function partText(part: Part, clearedOutput: string | null): string {
   if (part.type !== 'tool') return '';
   const tool = part as ToolPartInput;
   const result = clearedOutput ?? tool.output ?? tool.error ?? '';
-  return [tool.tool, ...inputStrings(tool.input), result].join('\n');
+  return [tool.tool, ...toolInputStrings(tool.input), result].join('\n');
 }
 
 export function messageText(message: MessageInput, cleared: ReadonlySet<ToolPartInput> = new Set()): string {

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CompactorClient } from '@compactor/client';
 import {
+  chatMessageText,
   DEFAULT_POLICY,
   latestRequestMaxChars,
   LEDGER_HEADING,
@@ -16,11 +17,12 @@ import {
   PINNED_OPEN,
   stripFileOpsBlocks,
   SUMMARY_MAX_USABLE_SHARE,
+  toolInputStrings,
 } from '@compactor/core';
 import { recallQueryFor } from '../../apps/replay/src/probes/recall';
 import { maxOutputFor } from '../../apps/replay/src/runner/replay-run';
 import type { Transcript } from '../../apps/replay/src/transcript';
-import { BASELINES, baselineContext, inputStrings, type Baseline } from './baselines';
+import { BASELINES, baselineContext, type Baseline } from './baselines';
 import { survivalItems, type SurvivalClass } from './items';
 import {
   addCounts,
@@ -57,31 +59,6 @@ const MISSES = process.env.BENCH_SURVIVAL_MISSES === '1';
 
 const TERMINAL = new Set(['completed', 'failed', 'skipped']);
 const POLL_MS = 25;
-
-interface OpenAIMessage {
-  content?: unknown;
-  tool_calls?: { function?: { name?: string; arguments?: string } }[];
-}
-
-/** The text a model reads in a Chat Completions message: its content and its calls' arguments. */
-export function openAIMessageText(message: OpenAIMessage): string {
-  const content =
-    typeof message.content === 'string'
-      ? message.content
-      : Array.isArray(message.content)
-        ? message.content.map((p: { text?: string }) => p.text ?? '').join('\n')
-        : '';
-  const calls = (message.tool_calls ?? []).flatMap((call) => {
-    let input: unknown = call.function?.arguments ?? '';
-    try {
-      input = JSON.parse(String(input));
-    } catch {
-      // Arguments that are not JSON are read as the text they are.
-    }
-    return [call.function?.name ?? '', ...inputStrings(input)];
-  });
-  return [content, ...calls].join('\n');
-}
 
 /** The summarizer's own words: the summary without the blocks Compactor itself adds to it. */
 export function summarizerText(summary: string): string {
@@ -154,7 +131,9 @@ export async function driveTranscript(
       client.getContext(sessionId, { format: 'openai' }),
       client.getContext(sessionId),
     ]);
-    const served = contextText((openai.messages as OpenAIMessage[]).map(openAIMessageText));
+    const served = contextText(
+      (openai.messages as Parameters<typeof chatMessageText>[0][]).map(chatMessageText),
+    );
     const listings = new Map<string, string>();
     const recall = async (kind: SurvivalClass, item: string): Promise<boolean> => {
       const listingKind = KIND_OF[kind];
@@ -236,7 +215,7 @@ async function kindRecall(
       if (!response.ok) return null;
       const body = (await response.json()) as { nextCursor?: string | null };
       // The listing's strings as text (a JSON body escapes quotes and line breaks a command holds).
-      texts.push(inputStrings(body).join('\n'));
+      texts.push(toolInputStrings(body).join('\n'));
       cursor = body.nextCursor ?? null;
     } while (cursor !== null);
     return texts.join('\n');

@@ -12,9 +12,9 @@ import {
   ledgerOfMessages,
   userWords,
   type FileToolNames,
-  type Message,
 } from '@compactor/core';
 import type { MessageInput } from '@compactor/db';
+import { asStored } from '../../apps/replay/src/probes/retention';
 
 export const SURVIVAL_CLASSES = ['files', 'commands', 'facts', 'constraints', 'latest'] as const;
 export type SurvivalClass = (typeof SURVIVAL_CLASSES)[number];
@@ -46,23 +46,6 @@ const MAX_CONSTRAINT_CHARS = 300;
 export function ownWords(message: MessageInput): string {
   if (message.role !== 'user') return '';
   return userWords(message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
-}
-
-/** A transcript message as the store would hold it, numbered from 1, for core's ledger. */
-function asStored(message: MessageInput, index: number): Message {
-  return {
-    id: `m${index + 1}`,
-    seq: index + 1,
-    role: message.role,
-    parts: message.parts,
-    finish: message.finish ?? null,
-    error: null,
-    usage: null,
-    createdAt: '2025-01-01T00:00:00Z',
-    metadata: {},
-    summary: false,
-    compactionId: null,
-  } as unknown as Message;
 }
 
 const unique = (values: Iterable<string>): string[] => [...new Set(values)];

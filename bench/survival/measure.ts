@@ -6,13 +6,10 @@
  * **recoverable** when it is missing but a recall search (or the ledger's `kind=` listing) returns
  * a passage holding it verbatim under the same rule. Pure but for the recall function passed in.
  */
-import { pathsInRenderedLedger } from '@compactor/core';
+import { collapseWhitespace, holdsVerbatim, pathsInRenderedLedger } from '@compactor/core';
 import { SURVIVAL_CLASSES, type SurvivalClass, type SurvivalItems } from './items';
 
-/** Whitespace collapsed to single spaces, trimmed; case kept (a path's case is part of it). */
-export function collapseWhitespace(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
+export { collapseWhitespace };
 
 /** A context's text, normalised once, to test many items against. */
 export interface ContextText {
@@ -26,9 +23,9 @@ export function contextText(parts: readonly string[]): ContextText {
   return { text: collapseWhitespace(raw), ledgerPaths: new Set(pathsInRenderedLedger(raw)) };
 }
 
+/** Core's verbatim test, the one the replay's probes count by. */
 export function isPresent(context: ContextText, item: string): boolean {
-  const needle = collapseWhitespace(item);
-  return needle !== '' && context.text.includes(needle);
+  return holdsVerbatim(context, item);
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   opencodeContext,
   opencodePruned,
 } from './baselines';
-import { openAIMessageText, summarizerText } from './drive';
+import { summarizerText } from './drive';
 import { survivalItems } from './items';
 import { contextText, countSurvival, isPathNamed, isPresent, shareCell } from './measure';
 
@@ -99,15 +99,7 @@ describe('present and recoverable shares', () => {
   });
 });
 
-describe('served context text', () => {
-  it('reads a Chat Completions message’s content and its calls’ arguments', () => {
-    const text = openAIMessageText({
-      content: [{ text: 'running' }],
-      tool_calls: [{ function: { name: 'bash', arguments: '{"command":"grep -r \\"x\\" src"}' } }],
-    });
-    expect(text).toBe('running\nbash\ngrep -r "x" src');
-  });
-
+describe('summarizer text', () => {
   it('takes the summarizer’s words without the pinned block Compactor adds', () => {
     const summary = 'Worked on the parser.\n<pinned>\n- Goal: fix it\n</pinned>\nMore.';
     expect(summarizerText(summary)).toBe('Worked on the parser.\n\nMore.');

@@ -125,7 +125,7 @@ export function filesTouched(messages: readonly MessageInput[], fileTools?: File
 }
 
 /** A transcript message as the store would hold it (numbered from 1), for core's ledger. */
-function asStored(message: MessageInput, index: number): Message {
+export function asStored(message: MessageInput, index: number): Message {
   return {
     id: `m${index + 1}`,
     seq: index + 1,
