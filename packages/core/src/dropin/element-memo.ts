@@ -6,8 +6,7 @@
  * has the same element: an element is a pure function of its message, its index and the element
  * before it. Only the rest is drafted and hashed.
  */
-import { chainDigest } from './chain-hash';
-import { dropInMessageId, type ConversationElement, type ElementDraft } from './elements';
+import { chainElement, type ConversationElement, type ElementDraft } from './elements';
 
 /** A request's inputs (parsed JSON, never mutated) and the elements they gave. */
 export interface ElementMemo {
@@ -36,18 +35,9 @@ export function chainElementsReusing(
   let previous: Uint8Array | null = reused > 0 ? Buffer.from(elements[reused - 1]!.hash, 'hex') : null;
   let weight = reused > 0 ? weights[reused - 1]! : 0;
   for (let position = reused; position < inputs.length; position++) {
-    const draft = draftOf(inputs[position], position);
-    const digest = chainDigest(previous, draft.canonical);
+    const { element, digest } = chainElement(position, draftOf(inputs[position], position), previous);
     previous = digest;
-    const hash = digest.toString('hex');
-    elements.push({
-      position,
-      role: draft.role,
-      canonical: draft.canonical,
-      hash,
-      message: draft.message && { id: dropInMessageId(position, hash), ...draft.message },
-      toolResults: draft.toolResults,
-    });
+    elements.push(element);
     weight += jsonWeight(inputs[position]);
     weights.push(weight);
   }

@@ -49,20 +49,31 @@ export function dropInMessageId(position: number, hash: string): string {
   return `dropin-${position}-${hash.slice(0, 16)}`;
 }
 
+/** The element `draft` is at `position`, after the element whose digest is `previous`. */
+export function chainElement(
+  position: number,
+  draft: ElementDraft,
+  previous: Uint8Array | null,
+): { element: ConversationElement; digest: Buffer } {
+  const digest = chainDigest(previous, draft.canonical);
+  const hash = digest.toString('hex');
+  const element: ConversationElement = {
+    position,
+    role: draft.role,
+    canonical: draft.canonical,
+    hash,
+    message: draft.message && { id: dropInMessageId(position, hash), ...draft.message },
+    toolResults: draft.toolResults,
+  };
+  return { element, digest };
+}
+
 /** Positions and chain hashes for drafts in request order; message ids follow from them. */
 export function chainElements(drafts: readonly ElementDraft[]): ConversationElement[] {
   let previous: Buffer | null = null;
   return drafts.map((draft, position) => {
-    const digest = chainDigest(previous, draft.canonical);
+    const { element, digest } = chainElement(position, draft, previous);
     previous = digest;
-    const hash = digest.toString('hex');
-    return {
-      position,
-      role: draft.role,
-      canonical: draft.canonical,
-      hash,
-      message: draft.message && { id: dropInMessageId(position, hash), ...draft.message },
-      toolResults: draft.toolResults,
-    };
+    return element;
   });
 }
