@@ -1,4 +1,5 @@
 /** Number and score formatting shared by the terminal table and the HTML report. */
+import type { TasksProbe } from '../probes/tasks';
 import type { Presence, Score } from './model';
 
 export const int = (value: number | null | undefined) =>
@@ -30,3 +31,14 @@ export const presenceCell = (p: Presence) =>
 
 /** Whether every item was present or recoverable. */
 export const allReachable = (p: Presence) => p.present + p.recoverable === p.total;
+
+/**
+ * `3+1/4`: running tasks the compactions covered that the context still names (the tasks block)
+ * + those delivered late (a task notification) / all that were running; `, 2 lost` when any was
+ * in neither (must never happen); `–` when no compaction covered a running task.
+ */
+export const tasksCell = (t: TasksProbe) => {
+  const running = t.compacted - t.finished;
+  if (running === 0) return '–';
+  return `${t.alive}+${t.deliveredLate}/${running}${t.lost > 0 ? `, ${t.lost} lost` : ''}`;
+};

@@ -204,6 +204,8 @@ export interface RunTotals {
   /** The facts the user stated (identifiers, versions, quantities, URLs). */
   facts: Presence;
   latestRequest: Presence;
+  /** The tasks the run's compactions covered, summed over them (the tasks probe). */
+  tasks: TasksProbe;
   /** Goals and constraints not verbatim whose content words the summary holds, of all of them. */
   paraphrased: Score;
   peakTokens: number;
@@ -235,6 +237,16 @@ function presence(compactions: readonly CompactionRecord[]): Record<ProbeKind, P
     for (const fact of c.recall?.facts ?? []) if (fact.found) out[fact.kind].recoverable++;
   }
   return out;
+}
+
+/** The tasks probes of a run's compactions added up (older reports have none). */
+function taskTotals(compactions: readonly CompactionRecord[]): TasksProbe {
+  const total: TasksProbe = { compacted: 0, alive: 0, deliveredLate: 0, finished: 0, lost: 0 };
+  for (const c of compactions) {
+    if (!c.tasks) continue;
+    for (const key of Object.keys(total) as (keyof TasksProbe)[]) total[key] += c.tasks[key];
+  }
+  return total;
 }
 
 /** Every figure the table and the HTML show for one run. Retention counts every probe of every compaction. */
@@ -277,6 +289,7 @@ export function runTotals(run: RunReport): RunTotals {
     constraints: kept.constraint,
     facts: kept.fact,
     latestRequest: kept.latest,
+    tasks: taskTotals(run.compactions),
     paraphrased: score(
       probes.flatMap((p) =>
         [...(p.goal ? [p.goal] : []), ...p.constraints].map((f) => f.where === 'paraphrased'),

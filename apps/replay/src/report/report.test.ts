@@ -62,6 +62,37 @@ describe('the terminal table', () => {
     expect(renderTable(sampleReport()).split('\n')[0]).toMatch(/^session\s+variant\s+msgs\s+compactions/);
   });
 
+  it('shows the running tasks each compaction covered: named, delivered late, lost', () => {
+    const report = sampleReport();
+    const [faithful, lossy] = report.runs;
+    const first = faithful!.compactions[0]!;
+    faithful!.compactions = [
+      { ...first, tasks: { compacted: 5, alive: 3, deliveredLate: 1, finished: 1, lost: 0 } },
+      {
+        ...first,
+        id: 'cmp_second',
+        tasks: { compacted: 2, alive: 2, deliveredLate: 0, finished: 0, lost: 0 },
+      },
+    ];
+    lossy!.compactions = [
+      {
+        ...lossy!.compactions[0]!,
+        tasks: { compacted: 3, alive: 1, deliveredLate: 0, finished: 0, lost: 2 },
+      },
+    ];
+    expect(runTotals(faithful!).tasks).toEqual({
+      compacted: 7,
+      alive: 5,
+      deliveredLate: 1,
+      finished: 1,
+      lost: 0,
+    });
+    const column = SUMMARY_COLUMNS.indexOf('tasks');
+    expect(tableRows(report).map((r) => r[column])).toEqual(['5+1/6', '1+0/3, 2 lost']);
+    // Older reports (no tasks probe) and runs without running tasks show nothing to check.
+    expect(tableRows(sampleReport()).map((r) => r[column])).toEqual(['–', '–']);
+  });
+
   it("sums the cached prompt tokens each run's compactions invalidated; older reports have none", () => {
     const report = sampleReport();
     const [faithful] = report.runs;

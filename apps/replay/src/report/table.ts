@@ -2,7 +2,7 @@
  * The summary table printed at the end of a replay: one row per run (transcript × variant), the
  * compaction figures and the retention scores, kept / checked.
  */
-import { kilo, ms, presenceCell, ratio, usd } from './format';
+import { kilo, ms, presenceCell, ratio, tasksCell, usd } from './format';
 import { runTotals, type ReplayReport } from './model';
 
 /** The summary's columns, in the terminal table and in report.html. */
@@ -24,6 +24,7 @@ export const SUMMARY_COLUMNS = [
   'constr.',
   'facts',
   'latest',
+  'tasks',
   'para.',
   'cache inv.',
 ] as const;
@@ -58,6 +59,7 @@ export function tableRows(report: ReplayReport): string[][] {
       presenceCell(t.constraints),
       presenceCell(t.facts),
       presenceCell(t.latestRequest),
+      tasksCell(t.tasks),
       ratio(t.paraphrased),
       kilo(t.cacheInvalidatedTokens),
     ];
@@ -80,7 +82,8 @@ export function renderTable(report: ReplayReport): string {
     'present + recoverable / checked, per compaction: present = verbatim in the context served (a file also in its ledger',
     'group), recoverable = not present but recall (GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints,',
     "facts (identifiers, versions, quantities, URLs) and latest request in the user's own words (no harness text) ·",
-    'para.: goals and constraints only paraphrased in the',
+    'tasks: running sub-agents/background tasks the compactions covered, named in the context + delivered late / running',
+    '(lost: in neither) · para.: goals and constraints only paraphrased in the',
     'summary (not verbatim) · cache inv.: cached prompt tokens the compactions invalidated (as the API records it)',
   );
   return out.join('\n');
