@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { sql, type SQL } from 'drizzle-orm';
 import { compileNamed } from '../prepared';
-import { appendedTaskCallsSql } from './session-tasks';
+import { appendedTaskCallsSql, upsertSessionTasksSql } from './session-tasks';
 import { migrateDatabase } from '../migrate';
 import { createScratchDatabase, dropScratchDatabase } from '../scratch-database';
 import { TASKS_BLOCK_MAX_FINISHED, TASKS_BLOCK_MAX_TASKS } from '@compactor/core';
@@ -135,29 +135,23 @@ async function main() {
       where session_pk = ${session} and call_id = ${'call_99960'}`,
       out,
     );
-    const rows = Array.from({ length: 10 }, (_, i) => ({ callId: `call_new_${i}`, seq: 100001 + i }));
-    const col = (f: (r: (typeof rows)[number]) => unknown) => sql.param(rows.map(f));
+    const startedAt = new Date().toISOString();
+    const records = Array.from({ length: 10 }, (_, i) => ({
+      callId: `call_new_${i}`,
+      tool: 'Task',
+      status: 'running' as const,
+      asked: 'prompt: x',
+      dedupeKey: `call_new_${i}`,
+      messageId: `m${100001 + i}`,
+      seq: 100001 + i,
+      startedAt,
+      finishedAt: null,
+      outcome: null,
+    }));
     await explain(
       client,
       'upsertSessionTasks: an append of 10 task calls',
-      sql`
-    insert into session_tasks as t
-      (session_pk, tenant_id, call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
-    select ${session}, ${'tenant-1'}, u.call_id, u.tool, u.status, u.asked, u.dedupe_key, u.message_id,
-      u.seq, u.started_at, u.finished_at, u.outcome
-    from unnest(${col((r) => r.callId)}::text[], ${col(() => 'Task')}::text[], ${col(() => 'running')}::text[], ${col(() => 'prompt: x')}::text[],
-      ${col((r) => r.callId)}::text[], ${col((r) => `m${r.seq}`)}::text[], ${col((r) => r.seq)}::int[], ${col(() => new Date().toISOString())}::timestamptz[],
-      ${col(() => null)}::timestamptz[], ${col(() => null)}::text[])
-      as u(call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
-    on conflict (session_pk, call_id) do update set
-      status = excluded.status, outcome = excluded.outcome,
-      finished_at = coalesce(t.finished_at, excluded.finished_at),
-      tool = excluded.tool, asked = excluded.asked, dedupe_key = excluded.dedupe_key,
-      message_id = excluded.message_id, seq = excluded.seq,
-      started_at = case when excluded.seq = t.seq then t.started_at else excluded.started_at end
-    where excluded.seq > t.seq
-      or (excluded.seq = t.seq and t.status in ('pending', 'running') and excluded.status <> t.status)
-    returning t.call_id`,
+      upsertSessionTasksSql({ pk: session, tenantId: 'tenant-1' }, records),
       out,
     );
     const names = ['task', 'agent', 'spawnagent', 'bash'];

@@ -49,28 +49,7 @@ export async function upsertSessionTasks(
   records: readonly TaskRecord[],
 ): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  const col = <K extends keyof TaskRecord>(key: K) => sql.param(records.map((r) => r[key]));
-  const { rows } = await executePrepared<{ call_id: string }>(
-    db,
-    sql`
-    insert into session_tasks as t
-      (session_pk, tenant_id, call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
-    select ${session.pk}, ${session.tenantId}, u.call_id, u.tool, u.status, u.asked, u.dedupe_key, u.message_id,
-      u.seq, u.started_at, u.finished_at, u.outcome
-    from unnest(${col('callId')}::text[], ${col('tool')}::text[], ${col('status')}::text[], ${col('asked')}::text[],
-      ${col('dedupeKey')}::text[], ${col('messageId')}::text[], ${col('seq')}::int[], ${col('startedAt')}::timestamptz[],
-      ${col('finishedAt')}::timestamptz[], ${col('outcome')}::text[])
-      as u(call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
-    on conflict (session_pk, call_id) do update set
-      status = excluded.status, outcome = excluded.outcome,
-      finished_at = coalesce(t.finished_at, excluded.finished_at),
-      tool = excluded.tool, asked = excluded.asked, dedupe_key = excluded.dedupe_key,
-      message_id = excluded.message_id, seq = excluded.seq,
-      started_at = case when excluded.seq = t.seq then t.started_at else excluded.started_at end
-    where excluded.seq > t.seq
-      or (excluded.seq = t.seq and t.status in ('pending', 'running') and excluded.status <> t.status)
-    returning t.call_id`,
-  );
+  const { rows } = await executePrepared<{ call_id: string }>(db, upsertSessionTasksSql(session, records));
   return new Set(rows.map((r) => r.call_id));
 }
 
@@ -226,6 +205,32 @@ export async function markTaskDelivered(
     sql`update session_tasks set delivered_seq = ${delivery.seq}::int
       where session_pk = ${sessionPk} and call_id = ${delivery.callId}`,
   );
+}
+
+/** {@link upsertSessionTasks}' statement (the plan capture explains the same text). */
+export function upsertSessionTasksSql(
+  session: { pk: number; tenantId: string },
+  records: readonly TaskRecord[],
+) {
+  const col = <K extends keyof TaskRecord>(key: K) => sql.param(records.map((r) => r[key]));
+  return sql`
+    insert into session_tasks as t
+      (session_pk, tenant_id, call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
+    select ${session.pk}, ${session.tenantId}, u.call_id, u.tool, u.status, u.asked, u.dedupe_key, u.message_id,
+      u.seq, u.started_at, u.finished_at, u.outcome
+    from unnest(${col('callId')}::text[], ${col('tool')}::text[], ${col('status')}::text[], ${col('asked')}::text[],
+      ${col('dedupeKey')}::text[], ${col('messageId')}::text[], ${col('seq')}::int[], ${col('startedAt')}::timestamptz[],
+      ${col('finishedAt')}::timestamptz[], ${col('outcome')}::text[])
+      as u(call_id, tool, status, asked, dedupe_key, message_id, seq, started_at, finished_at, outcome)
+    on conflict (session_pk, call_id) do update set
+      status = excluded.status, outcome = excluded.outcome,
+      finished_at = coalesce(t.finished_at, excluded.finished_at),
+      tool = excluded.tool, asked = excluded.asked, dedupe_key = excluded.dedupe_key,
+      message_id = excluded.message_id, seq = excluded.seq,
+      started_at = case when excluded.seq = t.seq then t.started_at else excluded.started_at end
+    where excluded.seq > t.seq
+      or (excluded.seq = t.seq and t.status in ('pending', 'running') and excluded.status <> t.status)
+    returning t.call_id`;
 }
 
 /** {@link selectAppendedTaskCalls}' statement (the plan capture explains the same text). */
