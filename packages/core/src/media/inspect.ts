@@ -14,7 +14,13 @@ import {
 import { isMediaReference } from './reference';
 import { base64Source, type ByteSource } from './bytes';
 import { IMAGE_FORMAT_MIME, readImageHeader, type ImageHeader } from './dimensions';
-import { documentTokens, imageTokens, type ImageDetail, type MediaFamily } from './media-tokens';
+import {
+  documentTokens,
+  imageTokens,
+  unmeasuredMediaTokens,
+  type ImageDetail,
+  type MediaFamily,
+} from './media-tokens';
 
 /** The largest side an image may declare (Anthropic refuses past 8000 px; OpenAI scales down). */
 export const MAX_IMAGE_SIDE = 16_384;
@@ -35,8 +41,11 @@ export class MediaRejected extends Error {
 
 /** A file part as measured: what it holds and what it costs the model. */
 export type InspectedMedia =
-  /** A URL that is not `data:`: kept as the client sent it; its size is not known here. */
-  | { kind: 'reference' }
+  /**
+   * A URL that is not `data:`: kept as the client sent it; its size is not known here, so it
+   * counts as the largest image of the family, or a document of unknown pages (`unmeasuredMediaTokens`).
+   */
+  | { kind: 'reference'; tokens: number }
   /** Percent-encoded text in a `data:` URL: small, kept inline, counted by its length. */
   | { kind: 'inline'; tokens: number }
   | { kind: 'image'; mime: string; bytes: number; width: number; height: number; tokens: number }
@@ -51,13 +60,27 @@ function sizeProblem(header: ImageHeader): string | null {
   return null;
 }
 
-/** Pages of a PDF by its page objects, read from at most the first 4 MiB (`null` when none is found there). */
+/** A page-tree node's `/Count n` (the pages under it), wherever in its dictionary it stands. */
+const PAGE_TREE_COUNT =
+  /\/Type\s*\/Pages(?![a-zA-Z])[^>]*?\/Count\s+(\d{1,6})|\/Count\s+(\d{1,6})[^<>]*?\/Type\s*\/Pages(?![a-zA-Z])/g;
+/** A linearized PDF's first object states its pages: `/Linearized 1 … /N n`. */
+const LINEARIZED_PAGES = /\/Linearized\s[^>]*?\/N\s+(\d{1,6})/;
+
+/**
+ * Pages of a PDF, read from at most the first 4 MiB: the most of its page objects, its page
+ * tree's `/Count` (the root's is the total) and a linearized file's `/N`; `null` when none is
+ * found there (the page tree in a compressed object stream), and the document counts as
+ * unknown (`documentTokens`).
+ */
 export function pdfPageCount(source: ByteSource): number | null {
   const window = source.read(0, 4 * 1024 * 1024);
   let text = '';
   for (let i = 0; i < window.length; i += 8192)
     text += String.fromCharCode(...window.subarray(i, Math.min(window.length, i + 8192)));
-  const pages = text.match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
+  let pages = text.match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
+  for (const match of text.matchAll(PAGE_TREE_COUNT)) pages = Math.max(pages, Number(match[1] ?? match[2]));
+  const linearized = LINEARIZED_PAGES.exec(text);
+  if (linearized) pages = Math.max(pages, Number(linearized[1]));
   return pages > 0 ? pages : null;
 }
 
@@ -72,7 +95,7 @@ export function inspectMedia(
   detail: ImageDetail = 'auto',
 ): InspectedMedia {
   if (isMediaReference(part.url)) throw new MediaRejected(MEDIA_REFERENCE_REFUSAL);
-  if (!isDataUrl(part.url)) return { kind: 'reference' };
+  if (!isDataUrl(part.url)) return { kind: 'reference', tokens: unmeasuredMediaTokens(part.mime, family) };
   const problem = dataUrlProblem(part.url);
   if (problem) throw new MediaRejected(problem);
   const parsed = parseDataUrl(part.url)!;
@@ -102,13 +125,14 @@ export function inspectMedia(
       tokens: documentTokens(pages),
     };
   }
+  // Audio: neither family's formula applies; one page's worth, as before.
   if (parsed.mime.startsWith('audio/'))
     return {
       kind: 'document',
       mime: parsed.mime,
       bytes: source.length,
       pages: null,
-      tokens: documentTokens(null),
+      tokens: documentTokens(1),
     };
   // A text document: about four bytes a token, as the text estimate counts (tokens.ts).
   return {

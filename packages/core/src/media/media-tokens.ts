@@ -101,15 +101,57 @@ export function imageTokens(
   }
 }
 
+/** OpenAI's largest `high` count: a 768×2048 image after its resize, 2 × 4 tiles. */
+const OPENAI_MAX_TILES =
+  Math.ceil(OPENAI_SHORT_SIDE / OPENAI_TILE_PX) * Math.ceil(OPENAI_FIT / OPENAI_TILE_PX);
+
+/**
+ * The most one image can cost a family, whatever its size: what an image counts whose size is
+ * not known (a URL never fetched). OpenAI 1,445 (`low` 85), Anthropic before Opus 4.7 1,640
+ * (the 784×1568 area), later models 4,784, any family the largest of them.
+ */
+export function maxImageTokens(family: MediaFamily, detail: ImageDetail = 'auto'): number {
+  const openai = detail === 'low' ? OPENAI_BASE : OPENAI_TILE * OPENAI_MAX_TILES + OPENAI_BASE;
+  switch (family) {
+    case 'openai':
+      return openai;
+    case 'anthropic':
+      return Math.ceil(ANTHROPIC_STANDARD.pixels / 750);
+    case 'anthropic-high':
+      return ANTHROPIC_HIGH_MAX_TOKENS;
+    case 'any':
+      return Math.max(openai, ANTHROPIC_HIGH_MAX_TOKENS);
+  }
+}
+
 /**
  * Tokens a page of a document costs: Anthropic bills a PDF page as its text plus an image of the
  * page, 1,500–3,000 tokens; the top of that range counts for every family.
  */
 export const DOCUMENT_PAGE_TOKENS = 3000;
 
-/** A document's tokens by its pages; one page when the count is not known. */
+/**
+ * The pages a document counts when its page count is not known (a PDF by URL, or one whose page
+ * tree is compressed beyond reading): a stated figure, not a bound. The providers take up to 100
+ * pages, and counting every unknown document at that (300,000 tokens) would leave no window
+ * usable; ten pages covers the screenshots-and-short-reports an agent attaches, and a longer
+ * document shows in the next usage report, which the hybrid estimate adds.
+ */
+export const UNKNOWN_DOCUMENT_PAGES = 10;
+
+/** A document's tokens by its pages; {@link UNKNOWN_DOCUMENT_PAGES} when the count is not known. */
 export function documentTokens(pages: number | null): number {
-  return DOCUMENT_PAGE_TOKENS * Math.max(1, pages ?? 1);
+  return DOCUMENT_PAGE_TOKENS * Math.max(1, pages ?? UNKNOWN_DOCUMENT_PAGES);
+}
+
+/**
+ * What a file part counts when its bytes are not here to measure (an `https:` URL, a provider's
+ * file id): an image the family's {@link maxImageTokens} (the served context must fit by the
+ * provider's count, whatever the image turns out to be), anything else a document of unknown
+ * pages ({@link documentTokens}).
+ */
+export function unmeasuredMediaTokens(mime: string, family: MediaFamily): number {
+  return mime.toLowerCase().startsWith('image/') ? maxImageTokens(family) : documentTokens(null);
 }
 
 /** Claude's older naming (`claude-3-5-sonnet`, `claude-2.1`, `claude-instant-1`): all resize like the standard tier. */

@@ -131,6 +131,7 @@ describe('inspectMedia', () => {
   it('leaves a URL that is not data: as a reference', () => {
     expect(inspectMedia({ mime: 'image/png', url: 'https://example.test/a.png' }, 'openai')).toEqual({
       kind: 'reference',
+      tokens: 1445,
     });
   });
 
