@@ -68,7 +68,8 @@ const EDITOR_COMMAND_KINDS: Record<string, FileOpKind> = {
   undo_edit: 'edit',
 };
 
-const SINGLE_PATH_ARGUMENTS = [
+/** Argument names that hold one path, in the order they are looked up. */
+export const SINGLE_PATH_ARGUMENTS = [
   'path',
   'file_path',
   'filePath',
@@ -83,7 +84,8 @@ const SINGLE_PATH_ARGUMENTS = [
   'file',
 ] as const;
 
-const PATH_LIST_ARGUMENTS = ['paths', 'file_paths', 'filePaths', 'files'] as const;
+/** Argument names that hold a list of paths. */
+export const PATH_LIST_ARGUMENTS = ['paths', 'file_paths', 'filePaths', 'files'] as const;
 
 const PATCH_ARGUMENTS = ['input', 'patch', 'diff'] as const;
 

@@ -12,17 +12,15 @@
  * oversized parts are cut: each tier is walked with a shrinking per-part cap (half the room, then
  * halves of that, down to {@link MIN_EXCERPT_TOKENS}), and a part above the cap loses what the
  * target still needs, never more than down to the cap. When even that cannot reach the hard
- * limit, parts shrink to their markers alone.
+ * limit, parts shrink to their markers alone. A clamped tool call keeps its short paths and
+ * command line (clamp-input.ts) until nothing else is left to cut.
  */
+import { clampInput, MIN_EXCERPT_TOKENS } from './clamp-input';
 import { excerptText, formatCount, type ExcerptMarker } from './excerpt';
 import type { Message, Part } from './model';
 import { messageTokens, partTokens, type CountTokens } from './tokens';
 
-/** The smallest excerpt worth keeping before a part is reduced to its marker alone. */
-export const MIN_EXCERPT_TOKENS = 64;
-
-/** The key a clamped tool input is shown under: `{ "_clamped": "<excerpt of the arguments>" }`. */
-export const CLAMPED_INPUT_KEY = '_clamped';
+export { CLAMPED_INPUT_KEY, MIN_EXCERPT_TOKENS } from './clamp-input';
 
 /** Which content of a part a clamp replaced. */
 export type ClampedField = 'output' | 'error' | 'text' | 'input';
@@ -153,11 +151,20 @@ function fieldTokensOf(part: Part, field: ClampedField, count: FitCounters): num
  * `shown` (the part as the view shows it, perhaps with another field already clamped) with the
  * candidate's field cut to `cap` tokens from its original content, recounted.
  */
-function clampPart(shown: Part, candidate: Candidate, cap: number, count: FitCounters): Part {
+function clampPart(
+  shown: Part,
+  candidate: Candidate,
+  cap: number,
+  count: FitCounters,
+  keepIdentifying = true,
+): Part {
   const marker = markerFor(candidate, shown);
   const rest = shown.tokens - fieldTokensOf(shown, candidate.field, count);
   if (candidate.field === 'input' && shown.type === 'tool') {
-    const input = clampInput(candidate, shown.callId, cap, count, marker);
+    const input = clampInput(
+      { input: candidate.input, content: candidate.content },
+      { cap, callId: shown.callId, countText: count.text, countInput: count.input, marker, keepIdentifying },
+    );
     return { ...shown, input, tokens: rest + count.input(input) };
   }
   const excerpt = excerptText(candidate.content, cap, {
@@ -171,66 +178,6 @@ function clampPart(shown: Part, candidate: Candidate, cap: number, count: FitCou
   if (candidate.field === 'output')
     return { ...shown, output: excerpt.text, tokens: rest + excerpt.tokens, outputTokens: excerpt.tokens };
   return { ...shown, error: excerpt.text, tokens: rest + excerpt.tokens };
-}
-
-/** String arguments longer than this are what a clamp cuts; shorter ones (a path, a command) stay. */
-const LONG_ARGUMENT_CHARS = 200;
-
-/**
- * Arguments cut to about `cap` tokens as the store counts them (canonical JSON): in an object,
- * the long string values are excerpted in place and the other keys kept (the `path` of a huge
- * `write` still names its file); anything else becomes `{ "_clamped": "<excerpt>" }`. Excerpts
- * are counted as they serialise, escapes included.
- */
-function clampInput(
-  candidate: Candidate,
-  callId: string,
-  cap: number,
-  count: FitCounters,
-  marker: ExcerptMarker,
-): unknown {
-  const { input } = candidate;
-  const serialised = (text: string) => count.text(JSON.stringify(text));
-  const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
-  const entries = isObject ? Object.entries(input as Record<string, unknown>) : [];
-  const long = entries.filter(([, value]) => typeof value === 'string' && value.length > LONG_ARGUMENT_CHARS);
-  if (long.length === 0) {
-    const wrapped = (text: string) => ({ [CLAMPED_INPUT_KEY]: text });
-    const excerpt = excerptText(candidate.content, cap, {
-      textTokens: count.input(wrapped(candidate.content)),
-      count: (text) => count.input(wrapped(text)),
-      marker,
-    });
-    return wrapped(excerpt.text);
-  }
-  const skeleton = Object.fromEntries(
-    entries.map(([key, value]) => [key, long.some(([k]) => k === key) ? '' : value]),
-  );
-  // Shared among the long values by their lengths, halved until the whole fits.
-  const total = long.reduce((sum, [, value]) => sum + (value as string).length, 0);
-  let room = cap - count.input(skeleton);
-  for (let round = 0; round < 6; round++) {
-    const clamped: Record<string, unknown> = { ...skeleton };
-    for (const [key, value] of long) {
-      const text = value as string;
-      const share = Math.floor((Math.max(0, room) * text.length) / total);
-      const valueMarker: ExcerptMarker = (omitted) =>
-        `[... argument "${key}" clamped to fit the context window: ${formatCount(omitted)} of ${formatCount(text.length)} characters left out; call ${callId}]`;
-      clamped[key] = excerptText(text, share < MIN_EXCERPT_TOKENS ? 0 : share, {
-        textTokens: serialised(text),
-        count: serialised,
-        marker: valueMarker,
-      }).text;
-    }
-    if (count.input(clamped) <= cap || room <= 0) return clamped;
-    room = Math.floor(room / 2);
-  }
-  return Object.fromEntries(
-    entries.map(([key, value]) => [
-      key,
-      long.some(([k]) => k === key) ? marker((value as string).length) : value,
-    ]),
-  );
 }
 
 /** The caps one tier is cut with: half the room, halved down to the smallest excerpt. */
@@ -264,7 +211,7 @@ export function fitKeptMessages(kept: readonly Message[], options: FitOptions): 
    * Cuts the candidate's field to what reaching `goal` needs, but not below `cap`, when that
    * saves tokens; false once the goal is reached.
    */
-  const cut = (candidate: Candidate, cap: number, goal: number): boolean => {
+  const cut = (candidate: Candidate, cap: number, goal: number, keepIdentifying = true): boolean => {
     if (total <= goal) return false;
     const message = kept[candidate.messageIndex]!;
     const original = message.parts[candidate.partIndex]!;
@@ -272,7 +219,7 @@ export function fitKeptMessages(kept: readonly Message[], options: FitOptions): 
     const shownFieldTokens = fieldTokensOf(shown, candidate.field, count);
     const size = Math.max(cap, shownFieldTokens - (total - goal));
     if (size >= shownFieldTokens) return true;
-    const clamped = clampPart(shown, candidate, size, count);
+    const clamped = clampPart(shown, candidate, size, count, keepIdentifying);
     const saved = partTokens(shown) - partTokens(clamped);
     if (saved <= 0) return true;
     total -= saved;
@@ -304,6 +251,10 @@ export function fitKeptMessages(kept: readonly Message[], options: FitOptions): 
     markers: for (const tier of tiers) {
       for (const candidate of tier) if (!cut(candidate, 0, options.limitTokens)) break markers;
     }
+  }
+  // Last, and only when nothing else is left to cut: arguments lose the paths and commands they kept.
+  if (total > options.limitTokens) {
+    for (const candidate of tiers[2]!) if (!cut(candidate, 0, options.limitTokens, false)) break;
   }
   return {
     clamps: [...clamps.values()],
