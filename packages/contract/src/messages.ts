@@ -62,6 +62,9 @@ const FilePartIn = z
     mime: SafeText.min(1),
     filename: SafeText.nullable().optional(),
     url: SafeText.min(1),
+    callId: CallId.optional().describe(
+      "Set when the file is part of a tool call's result (an image a tool returned): that call's id. The tool part with this callId must be in the same parts list; renderings put the file in the call's result",
+    ),
   })
   .strict()
   .superRefine((part, ctx) => {
@@ -76,6 +79,22 @@ const FilePartIn = z
 export const PartIn = z.discriminatedUnion('type', [TextPartIn, ReasoningPartIn, ToolPartIn, FilePartIn]);
 /** A part as the API hands it on once validated (what @compactor/db stores). */
 export type PartInput = z.output<typeof PartIn>;
+
+/**
+ * A file that belongs to a tool call's result names a call of the same parts list: the result
+ * is written with its call (an append, or a PATCH that upserts the tool part), never alone.
+ */
+function checkResultFiles(parts: readonly PartInput[], ctx: z.RefinementCtx): void {
+  const calls = new Set(parts.flatMap((part) => (part.type === 'tool' ? [part.callId] : [])));
+  parts.forEach((part, i) => {
+    if (part.type !== 'file' || part.callId === undefined || calls.has(part.callId)) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: `no tool part with callId ${part.callId} in these parts: a result's file is sent with its call`,
+      path: ['parts', i, 'callId'],
+    });
+  });
+}
 
 /** A message's error: a plain string is shorthand for `{ message }`. */
 const MessageErrorIn = z.union([
@@ -110,6 +129,7 @@ export const MessageIn = z
       if (message.usage)
         ctx.addIssue({ code: 'custom', message: 'usage belongs to assistant messages', path: ['usage'] });
     }
+    checkResultFiles(message.parts, ctx);
     const seen = new Set<string>();
     message.parts.forEach((part, i) => {
       if (part.type !== 'tool') return;
@@ -203,6 +223,9 @@ export const PatchMessageBody = z
       .describe('Tool parts are upserted by callId; other parts are appended'),
   })
   .strict()
+  .superRefine((body, ctx) => {
+    if (body.parts) checkResultFiles(body.parts, ctx);
+  })
   .meta({
     'x-examples': {
       finishTurn: {
@@ -252,6 +275,7 @@ const PartOut = z.discriminatedUnion('type', [
     filename: z.string().nullable(),
     url: z.string(),
     tokens: z.number(),
+    callId: z.string().optional().describe("Present when the file is part of that tool call's result"),
   }),
   z.object({ type: z.literal('compaction'), auto: z.boolean(), tokens: z.number() }),
 ]);

@@ -85,6 +85,12 @@ export interface FilePart {
   filename: string | null;
   url: string;
   tokens: number;
+  /**
+   * Set when the file is part of a tool call's result (an image an MCP tool or an Anthropic
+   * `tool_result` returned): the id of that call, whose tool part is in the same message.
+   * Renderings put it in the call's result; absent for a file the message itself attaches.
+   */
+  callId?: string | undefined;
 }
 
 /** Marks the user message that asked for a compaction (OpenCode's `CompactionPart`). */

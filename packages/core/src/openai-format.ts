@@ -198,8 +198,53 @@ function renderSystem(message: Message): OpenAIChatMessage[] {
   return text === '' ? [] : [{ role: 'system', content: text }];
 }
 
+/**
+ * The files of a message that belong to its tool calls' results, by call id: renderings put them
+ * in the result of that call, wherever they sit among the parts. A file naming no call of the
+ * message is not in the map and renders as any other file.
+ */
+export function resultFilesByCall(message: Message): Map<string, FilePart[]> {
+  const files = new Map<string, FilePart[]>();
+  const calls = new Set(message.parts.flatMap((part) => (part.type === 'tool' ? [part.callId] : [])));
+  for (const part of message.parts) {
+    if (part.type !== 'file' || part.callId === undefined || !calls.has(part.callId)) continue;
+    files.set(part.callId, [...(files.get(part.callId) ?? []), part]);
+  }
+  return files;
+}
+
+/** Whether `part` is one of the result files {@link resultFilesByCall} found. */
+export function isResultFile(part: Part, files: ReadonlyMap<string, FilePart[]>): boolean {
+  return part.type === 'file' && part.callId !== undefined && files.has(part.callId);
+}
+
+/**
+ * What Chat Completions gets of a call's result files: a `tool` message holds text only, so the
+ * images follow its call's results as a user message that names the call, and other files are a
+ * note in the tool message's text.
+ */
+function resultImages(callId: string, files: readonly FilePart[]): OpenAIChatMessage[] {
+  const images = files.filter((file) => file.mime.startsWith('image/'));
+  if (images.length === 0) return [];
+  return [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: `[Images returned by tool call ${callId}]` },
+        ...images.map((file): OpenAIContentPart => ({ type: 'image_url', image_url: { url: file.url } })),
+      ],
+    },
+  ];
+}
+
+function resultText(call: ToolPart, files: readonly FilePart[]): string {
+  const notes = files.filter((file) => !file.mime.startsWith('image/')).map(fileNote);
+  return [toolResultContent(call), ...notes].join('\n\n');
+}
+
 function renderAssistant(message: Message, allocateId: (callId: string) => string): OpenAIChatMessage[] {
   const out: OpenAIChatMessage[] = [];
+  const files = resultFilesByCall(message);
   let texts: string[] = [];
   let calls: ToolPart[] = [];
   const flushStep = (): void => {
@@ -216,8 +261,11 @@ function renderAssistant(message: Message, allocateId: (callId: string) => strin
       }));
       out.push({ role: 'assistant', content, tool_calls: toolCalls });
       calls.forEach((call, i) => {
-        out.push({ role: 'tool', tool_call_id: ids[i] as string, content: toolResultContent(call) });
+        const own = files.get(call.callId) ?? [];
+        out.push({ role: 'tool', tool_call_id: ids[i] as string, content: resultText(call, own) });
       });
+      // After every tool message of the step: a user message between them would split the results.
+      calls.forEach((call, i) => out.push(...resultImages(ids[i] as string, files.get(call.callId) ?? [])));
     }
     texts = [];
     calls = [];
@@ -228,6 +276,7 @@ function renderAssistant(message: Message, allocateId: (callId: string) => strin
       calls.push(part);
       continue;
     }
+    if (isResultFile(part, files)) continue;
     const text = partAsNote(part);
     if (text.trim() === '') continue;
     // A text after tool calls belongs to the next step: the calls' results come first.

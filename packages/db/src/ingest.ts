@@ -1,5 +1,5 @@
 import type { MessageInput, PartInput } from '@compactor/contract';
-import type { MediaFamily, Part } from '@compactor/core';
+import type { FilePart, MediaFamily, Part } from '@compactor/core';
 import { assertNever, inspectMedia, MediaRejected, parseMediaReference } from '@compactor/core';
 import { mediaObjectOf, mediaReference, type MediaObjectInput } from './media/references';
 import { canonicalJson, contentHash } from './hashing';
@@ -65,35 +65,33 @@ export async function countPart(part: PartInput, counter: TokenCounter, media?: 
       };
     }
     case 'file': {
-      const filename = part.filename ?? null;
-      const nameTokens = filename ? await counter.count(filename) : 0;
-      // Throws MediaRejected (a 400, nothing written) for a data: URL that is not what it claims.
-      const inspected = inspectMedia(part, media?.family ?? 'any');
-      if (inspected.kind === 'reference')
-        return {
-          type: 'file',
-          mime: part.mime,
-          filename,
-          url: part.url,
-          tokens: FILE_PART_TOKENS + nameTokens,
-        };
-      if (inspected.kind === 'inline')
-        return {
-          type: 'file',
-          mime: part.mime,
-          filename,
-          url: part.url,
-          tokens: inspected.tokens + nameTokens,
-        };
-      const tokens = inspected.tokens + nameTokens;
-      if (!media) return { type: 'file', mime: inspected.mime, filename, url: part.url, tokens };
-      const object = mediaObjectOf(part.url, inspected);
-      media.objects.push(object);
-      return { type: 'file', mime: inspected.mime, filename, url: mediaReference(object), tokens };
+      const counted = await countFilePart(part, counter, media);
+      return part.callId === undefined ? counted : { ...counted, callId: part.callId };
     }
     default:
       return assertNever(part, 'part');
   }
+}
+
+/** A file part's tokens, its `data:` URL's bytes taken out into `media` as a reference. */
+async function countFilePart(
+  part: Extract<PartInput, { type: 'file' }>,
+  counter: TokenCounter,
+  media: MediaIngest | undefined,
+): Promise<FilePart> {
+  const filename = part.filename ?? null;
+  const nameTokens = filename ? await counter.count(filename) : 0;
+  // Throws MediaRejected (a 400, nothing written) for a data: URL that is not what it claims.
+  const inspected = inspectMedia(part, media?.family ?? 'any');
+  if (inspected.kind === 'reference')
+    return { type: 'file', mime: part.mime, filename, url: part.url, tokens: FILE_PART_TOKENS + nameTokens };
+  if (inspected.kind === 'inline')
+    return { type: 'file', mime: part.mime, filename, url: part.url, tokens: inspected.tokens + nameTokens };
+  const tokens = inspected.tokens + nameTokens;
+  if (!media) return { type: 'file', mime: inspected.mime, filename, url: part.url, tokens };
+  const object = mediaObjectOf(part.url, inspected);
+  media.objects.push(object);
+  return { type: 'file', mime: inspected.mime, filename, url: mediaReference(object), tokens };
 }
 
 /**

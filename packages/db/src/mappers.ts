@@ -70,6 +70,7 @@ export function partFromRow(row: PartRow): Part {
         filename: row.filename,
         url: row.url ?? '',
         tokens: row.tokens,
+        ...(row.text !== null ? { callId: row.text } : {}),
       };
     case 'compaction':
       return { type: 'compaction', auto: row.compactionAuto ?? false, tokens: row.tokens };
@@ -100,7 +101,8 @@ export function partToRow(
         outputTokens: part.outputTokens,
       };
     case 'file':
-      return { ...base, mime: part.mime, filename: part.filename, url: part.url };
+      // A file part has no text: the column holds the call whose result the file belongs to.
+      return { ...base, mime: part.mime, filename: part.filename, url: part.url, text: part.callId ?? null };
     case 'compaction':
       return { ...base, compactionAuto: part.auto };
     default:

@@ -62,7 +62,8 @@ export async function planSuffix(
     const owner = owners.get(patch.callId);
     if (!owner) throw unknownCall(elements, from, patch.callId, protocol);
     const parts = results.get(owner.messageId) ?? [];
-    parts.push(resultPart(owner, patch));
+    // A result's files name its call: the PATCH upserts the call's part and appends them.
+    parts.push(resultPart(owner, patch), ...(patch.files ?? []));
     results.set(owner.messageId, parts);
   }
   if (!session) return { from, results, appends };
@@ -80,7 +81,9 @@ export async function planSuffix(
       continue;
     }
     const finished = message.parts.filter(
-      (p) => p.type === 'tool' && p.status !== 'pending' && p.status !== 'running',
+      (p) =>
+        (p.type === 'tool' && p.status !== 'pending' && p.status !== 'running') ||
+        (p.type === 'file' && p.callId !== undefined),
     );
     if (finished.length > 0) results.set(message.id, [...(results.get(message.id) ?? []), ...finished]);
   }

@@ -204,12 +204,19 @@ class BlockReader {
       tool_use_id: id,
       type: 'tool_result',
     });
-    const output = canonical.map(resultText).join('\n\n');
-    this.results.push(
-      isError
-        ? { callId: id, output: null, error: output === '' ? 'Tool error' : output }
-        : { callId: id, output, error: null },
-    );
+    // Images and documents are stored as files of the call; the text keeps what has no part.
+    const files: PartInput[] = [];
+    const texts: string[] = [];
+    canonical.forEach((item, i) => {
+      const file = resultFile(item, id, [...at, i]);
+      if (file) files.push(file);
+      else texts.push(resultText(item));
+    });
+    const output = texts.join('\n\n');
+    const result: ToolResultWrite = isError
+      ? { callId: id, output: null, error: output === '' ? 'Tool error' : output }
+      : { callId: id, output, error: null };
+    this.results.push(files.length > 0 ? { ...result, files } : result);
   }
 }
 
@@ -235,6 +242,15 @@ function resultBlock(item: unknown, path: Path): Json[] {
   }
   text(block['type'], [...path, 'type']);
   return [canonicalKept(verbatim(block, path))];
+}
+
+/** An image or document block of a tool result as a file part of its call, or null for any other block. */
+function resultFile(block: Json, callId: string, path: Path): PartInput | null {
+  const type = block['type'];
+  if (type !== 'image' && type !== 'document') return null;
+  const title = typeof block['title'] === 'string' ? block['title'] : undefined;
+  const part = filePart(record(block['source'], [...path, 'source']), type, title, [...path, 'source']);
+  return part === null ? null : ({ ...part, callId } as PartInput);
 }
 
 /** What the model reads of a tool result block in our text-only tool output. */

@@ -6,8 +6,10 @@
 import { renderMessage } from '../context';
 import { assertNever, type FilePart, type Message, type Part, type ToolPart } from '../model';
 import {
+  isResultFile,
   openAIToolName,
   partAsNote,
+  resultFilesByCall,
   toolCallArguments,
   toolCallIdAllocator,
   toolResultContent,
@@ -27,7 +29,12 @@ export type AnthropicContentBlock =
   | { type: 'image'; source: ImageOrDocumentSource }
   | { type: 'document'; source: ImageOrDocumentSource; title?: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: true }
+  | {
+      type: 'tool_result';
+      tool_use_id: string;
+      content: string | AnthropicContentBlock[];
+      is_error?: true;
+    }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
   | ({ type: string } & Json);
@@ -121,6 +128,7 @@ function renderAssistant(
   push: (role: AnthropicMessageParam['role'], blocks: AnthropicContentBlock[]) => void,
 ): void {
   const meta = readAnthropicMetadata(message.metadata);
+  const files = resultFilesByCall(message);
   const thinking = [...meta.thinking];
   const redacted = [...meta.redacted];
   let blocks: AnthropicContentBlock[] = [];
@@ -141,9 +149,10 @@ function renderAssistant(
     if (part.type === 'tool') {
       const id = allocateId(part.callId);
       blocks.push({ type: 'tool_use', id, name: openAIToolName(part.tool), input: toolInput(part) });
-      results.push(toolResult(id, part));
+      results.push(toolResult(id, part, files.get(part.callId) ?? []));
       continue;
     }
+    if (isResultFile(part, files)) continue;
     if (results.length > 0) flush();
     if (part.type === 'reasoning') {
       // Only a thinking block with the signature it came with can be sent back; others are dropped.
@@ -167,8 +176,11 @@ function toolInput(part: ToolPart): Record<string, unknown> {
   return JSON.parse(toolCallArguments(part.input)) as Record<string, unknown>;
 }
 
-function toolResult(id: string, part: ToolPart): AnthropicContentBlock {
-  const content = toolResultContent(part);
+/** A call's result: its text, and the images and documents it returned as blocks after it. */
+function toolResult(id: string, part: ToolPart, files: readonly FilePart[]): AnthropicContentBlock {
+  const text = toolResultContent(part);
+  const content: string | AnthropicContentBlock[] =
+    files.length === 0 ? text : [{ type: 'text', text }, ...files.map(fileBlock)];
   return part.status === 'error'
     ? { type: 'tool_result', tool_use_id: id, content, is_error: true }
     : { type: 'tool_result', tool_use_id: id, content };

@@ -2,7 +2,7 @@
  * A drop-in request's message list as Compactor reads it: one element per client message, with
  * the canonical form its chain hash covers and the writes it implies.
  */
-import type { MessageInput } from '@compactor/contract';
+import type { MessageInput, PartInput } from '@compactor/contract';
 import { chainDigest } from './chain-hash';
 
 /** One message as an append writes it: an element of `AppendMessagesBody['messages']`, validated. */
@@ -15,6 +15,8 @@ export interface ToolResultWrite {
   output: string | null;
   /** The error text when it failed (`error`); exactly one of `output` and `error` is set. */
   error: string | null;
+  /** Images and documents the result holds: file parts naming this call (`callId`). */
+  files?: PartInput[];
 }
 
 /** One client message (Anthropic: the `system` field counts as element 0 when present). */

@@ -28,6 +28,8 @@ export function suffixWrites(
       const message = appends[place.append]!;
       const parts = [...message.parts];
       parts[place.part] = withResult(parts[place.part]!, result);
+      // The result's files go last: the calls' places in the message stay where openCalls says.
+      parts.push(...(result.files ?? []));
       appends[place.append] = { ...message, parts };
     }
     if (element.message === null) continue;

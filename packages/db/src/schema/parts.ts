@@ -33,6 +33,7 @@ export const parts = pgTable(
     /** Position within the message. */
     idx: integer('idx').notNull(),
     type: text('type', { enum: ['text', 'reasoning', 'tool', 'file', 'compaction'] }).notNull(),
+    /** A text or reasoning part's text; a file part's tool call id when it is part of that call's result. */
     text: text('text'),
     callId: text('call_id'),
     tool: text('tool'),
