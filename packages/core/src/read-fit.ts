@@ -3,6 +3,8 @@
  * or just requested, an append larger than the headroom): a fit computed from the view alone,
  * without the LLM, deterministic, never stored. Each step runs only while the view is still over:
  *
+ * 0. **images**, oldest first, become their markers (media/fit-images.ts): a view over because of
+ *    screenshots loses old screenshots before any text; the newest image stays;
  * 1. **clear** the outputs the policy's prune selection would clear (prune.ts), oldest first,
  *    rendered exactly as pruned ones (`[Old tool result content cleared — recall <callId>]`);
  * 2. **clamp** oversized parts (above a quarter of the room), oldest first, with fit.ts's excerpts;
@@ -19,6 +21,7 @@
  */
 import { isPinnedMessage, renderToolPart } from './context';
 import { fitKeptMessages, MIN_EXCERPT_TOKENS } from './fit';
+import { leaveOutOldestImages } from './media/fit-images';
 import type { Message, Part } from './model';
 import { selectPrunableParts } from './prune';
 import { dropOldest } from './read-fit-drop';
@@ -40,7 +43,8 @@ export interface ReadFit {
   fits: boolean;
   /** The pinned system messages alone exceed the budget: nothing can fit. */
   pinnedOver: boolean;
-  /** Outputs cleared, parts clamped, messages dropped (replaced by the marker). */
+  /** Images left out (each replaced by its marker), outputs cleared, parts clamped, messages dropped (replaced by the marker). */
+  images: number;
   cleared: number;
   clamped: number;
   dropped: number;
@@ -57,13 +61,21 @@ export function fitViewForRead(view: readonly Message[], options: ReadFitOptions
   const head = view.slice(0, headLength);
   let tail = view.slice(headLength);
   const pinnedOver = storedTokens(view.filter(pinned)) > budget;
-  const result = (messages: Message[], counts: Pick<ReadFit, 'cleared' | 'clamped' | 'dropped'>) => {
+  const result = (
+    messages: Message[],
+    counts: Pick<ReadFit, 'images' | 'cleared' | 'clamped' | 'dropped'>,
+  ) => {
     const tokens = storedTokens(messages);
     return { messages, tokens, fits: tokens <= budget, pinnedOver, ...counts };
   };
   let total = storedTokens(view);
-  if (total <= budget) return result([...view], { cleared: 0, clamped: 0, dropped: 0 });
+  if (total <= budget) return result([...view], { images: 0, cleared: 0, clamped: 0, dropped: 0 });
 
+  const images = leaveOutOldestImages(tail, total, budget, pinned);
+  tail = images.messages;
+  total = images.total;
+  if (total <= budget)
+    return result([...head, ...tail], { images: images.elided, cleared: 0, clamped: 0, dropped: 0 });
   const cleared =
     options.pruning === null ? { tail, cleared: 0, total } : clearOutputs(head, tail, total, options);
   tail = cleared.tail;
@@ -71,7 +83,12 @@ export function fitViewForRead(view: readonly Message[], options: ReadFitOptions
   const clampedOversized = clampOversized(tail, total, storedTokens(head), pinned, options);
   tail = clampedOversized.tail;
   total = clampedOversized.total;
-  const counts = { cleared: cleared.cleared, clamped: clampedOversized.clamped, dropped: 0 };
+  const counts = {
+    images: images.elided,
+    cleared: cleared.cleared,
+    clamped: clampedOversized.clamped,
+    dropped: 0,
+  };
   if (total <= budget) return result([...head, ...tail], counts);
 
   const dropped = dropOldest(head, tail, pinned, options);

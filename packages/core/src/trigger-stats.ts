@@ -9,6 +9,7 @@ import { estimateContextTokens, latestSummarySeq, latestUsageReport, storedToken
 import { usageCalibrationCap } from './estimate-bounds';
 import { isPinnedMessage } from './context';
 import { compactionThreshold, detectUsageOverflow, usableTokens } from './trigger-threshold';
+import { applyMediaBudget, type MediaBudget } from './media/budget';
 
 /** The session status the API shows: `tokens`, `usable`, `percent`, `triggerTokens`, `overflow`. */
 export interface SessionStatus {
@@ -53,6 +54,12 @@ export interface TriggerInput {
   lastUnsuccessful?: UnsuccessfulCompaction | null;
   /** Leave pinned system messages out of a `tokens` trigger's count (policy `pinSystemMessages`). */
   pinSystemMessages?: boolean;
+  /**
+   * The session's media budget (`mediaBudgetOf(policy, usable)`): the view is counted as it is
+   * served, its images past the budget as their markers (what db `contextTokenStats` and the
+   * status do with `mediaBudgetSavings`). Omitted: every image counts in full.
+   */
+  media?: MediaBudget;
 }
 
 function percentOf(tokens: number, usable: number | null): number | null {
@@ -156,7 +163,8 @@ export interface TriggerStats {
 /** The {@link TriggerStats} of a context view: what `contextTokenStats` sums in SQL. */
 export function triggerStatsOf(input: TriggerInput): TriggerStats {
   const lastCompactionSeq = input.lastCompactionSeq ?? latestSummarySeq(input.messages);
-  const { tokens } = estimateContextTokens(input.messages, {
+  const served = input.media ? applyMediaBudget(input.messages, input.media).messages : input.messages;
+  const { tokens } = estimateContextTokens(served, {
     mode: input.policy.estimate,
     lastCompactionSeq,
     calibrationCap: usageCalibrationCap(usableTokens(input.model, input.policy)),
