@@ -170,8 +170,6 @@ interface Measured {
 /** `samples` turns per mode, round robin over the agents, each also sent straight to the stub. */
 async function measureTurns(agents: Agent[], samples: number): Promise<Measured> {
   const measured: Measured = { compactor: { whole: [], stream: [] }, direct: { whole: [], stream: [] } };
-  // Warm-up: every conversation's first measured-like turn (JIT, statement plans, connections).
-  for (const agent of agents) await turnViaCompactor(agent, false);
   for (let i = 0; i < 2 * samples; i++) {
     const agent = agents[i % agents.length]!;
     const mode = i % 2 === 0 ? 'whole' : 'stream';
@@ -198,6 +196,9 @@ try {
     compactorPrompts = [];
     const load = loadavg()[0]!;
     const bytes = Buffer.byteLength(JSON.stringify(agents[0]!.conversation.body()));
+    // Warm-up, outside the breakdown: each conversation's first extending turn (JIT, statement
+    // plans, connections, the modules a turn loads on first use).
+    for (const agent of agents) await turnViaCompactor(agent, false);
     const { result: measured, lines } = await brokenDown(api.process, () => measureTurns(agents, SAMPLES));
     console.log(
       `\n${size} messages in the client's history (${(bytes / 1024).toFixed(0)} KiB a request; ` +

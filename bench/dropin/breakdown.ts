@@ -32,6 +32,7 @@ export function spansEnv(): Record<string, string> {
     NODE_OPTIONS: `--import tsx --import ${join(import.meta.dirname, 'spans.ts')}`,
     BENCH_DROPIN_SPANS: spansFile,
     BENCH_DROPIN_CPU_PROFILE_DIR: process.env.BENCH_DROPIN_CPU_PROFILE_DIR ?? '',
+    BENCH_DROPIN_STATEMENT_LOG: process.env.BENCH_DROPIN_STATEMENT_LOG ?? '',
   };
 }
 

@@ -9,7 +9,7 @@
  * there, its path in the sums (`profile`), so a profile covers the measured turns alone.
  */
 import { subscribe } from 'node:diagnostics_channel';
-import { renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -21,6 +21,8 @@ interface Sum {
 
 const file = process.env.BENCH_DROPIN_SPANS;
 const profileDir = process.env.BENCH_DROPIN_CPU_PROFILE_DIR;
+/** BENCH_DROPIN_STATEMENT_LOG: a file that gets every statement, in order (start, ms, text). */
+const statementLog = process.env.BENCH_DROPIN_STATEMENT_LOG || null;
 let statements = new Map<string, Sum>();
 let upstream: Sum = { count: 0, ms: 0 };
 let served: Sum = { count: 0, ms: 0 };
@@ -44,9 +46,17 @@ if (file) {
   (pg.Client.prototype as unknown as { query: Query }).query = function timedQuery(...args) {
     const first = args[0];
     const text = typeof first === 'string' ? first : ((first as { text?: string } | null)?.text ?? '');
-    const kind = kindOf(text);
+    const kind =
+      text === '' && typeof (first as { submit?: unknown } | null)?.submit === 'function'
+        ? 'pipeline'
+        : kindOf(text);
     const started = performance.now();
     const done = () => {
+      if (statementLog)
+        appendFileSync(
+          statementLog,
+          `${started.toFixed(1)}\t${(performance.now() - started).toFixed(2)}\t${text.replace(/\s+/g, ' ').slice(0, 240)}\n`,
+        );
       const sum = statements.get(kind) ?? { count: 0, ms: 0 };
       add(sum, performance.now() - started);
       statements.set(kind, sum);
@@ -61,6 +71,9 @@ if (file) {
     }
     const result = original.apply(this, args);
     if (result instanceof Promise) return result.finally(done);
+    // A submittable (db's pipeline: several statements, one round trip) says when it is done.
+    const submitted = (first as { done?: unknown } | null)?.done;
+    if (submitted instanceof Promise) submitted.then(done, done);
     return result;
   };
 
@@ -76,10 +89,12 @@ if (file) {
   const requestStarts = new WeakMap<object, number>();
   subscribe('http.server.request.start', (message) => {
     requestStarts.set((message as { response: object }).response, performance.now());
+    if (statementLog) appendFileSync(statementLog, `${performance.now().toFixed(1)}\t-\trequest start\n`);
   });
   subscribe('http.server.response.finish', (message) => {
     const started = requestStarts.get((message as { response: object }).response);
     if (started !== undefined) add(served, performance.now() - started);
+    if (statementLog) appendFileSync(statementLog, `${performance.now().toFixed(1)}\t-\trequest finish\n`);
   });
 
   let profiles = 0;

@@ -112,7 +112,7 @@ async function whole(
     const message = messageOf(text);
     return { message, recallCalls: offersRecall ? recallCallsOf(message.content) : [], text };
   });
-  await storeAnthropic(deps, conversation, result.message);
+  storeAnthropic(deps, conversation, result.message);
   responder.send(200, headers(context.fit), result.text);
 }
 
@@ -151,7 +151,7 @@ async function streamed(
       return { message, recallCalls, stop: step.stop, complete: step.message !== null };
     });
     if (result.complete)
-      await storeAnthropic(deps, conversation, { ...result.message, id: first!.id, content: sent });
+      storeAnthropic(deps, conversation, { ...result.message, id: first!.id, content: sent });
     if (result.stop !== null) responder.write(result.stop);
     responder.end();
   } catch (error) {
@@ -217,6 +217,6 @@ function messagesBody(value: unknown): MessageCreateParams & { tools?: ToolUnion
   return body as unknown as MessageCreateParams & { tools?: ToolUnion[] };
 }
 
-function storeAnthropic(deps: AnthropicDropInDeps, conversation: SyncedConversation, message: Message) {
-  return storeAnswer(deps, conversation, anthropicAnswer(message), { protocol: 'anthropic', body: message });
+function storeAnthropic(deps: AnthropicDropInDeps, conversation: SyncedConversation, message: Message): void {
+  storeAnswer(deps, conversation, anthropicAnswer(message), { protocol: 'anthropic', body: message });
 }

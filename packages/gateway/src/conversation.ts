@@ -18,6 +18,7 @@ import type {
 import { resolveConversation, type Resolution } from './conversation-resolve';
 import { createDropInSession, dropInMetadataOf } from './conversation-sessions';
 import { planSuffix, writeSuffix } from './conversation-writes';
+import { conversationAnswersKey, pendingAnswers, tenantAnswersKey } from './pending-answers';
 
 export type {
   ConversationOutcome,
@@ -52,6 +53,12 @@ export async function syncConversationWith<T>(
     );
   const last = elements[elements.length - 1];
   if (!last) throw new DropInInputError(['messages'], 'at least one message is required');
+  // The conversation's answers still being stored in this process: the request continues from them.
+  await pendingAnswers.settled(
+    sessionHeader !== undefined
+      ? conversationAnswersKey(tenantId, sessionHeader)
+      : tenantAnswersKey(tenantId),
+  );
   const serializer = conversationSerializer(deps.messages);
   const resolve = () => resolveConversation(deps, tenantId, sessionHeader, request.protocol, elements);
   // Requests under one header are one conversation: one at a time.

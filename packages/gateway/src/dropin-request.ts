@@ -2,7 +2,7 @@
  * What both drop-in pipelines do alike around their provider's steps: find where the request
  * goes and which session it continues (writing what is new), the headers every answer carries,
  * a stored answer sent again for an identical retry, the provider's error passed on, and the
- * answer stored once the client has it.
+ * answer stored as the client gets it.
  */
 import type { ConversationElement, DropInAnswer } from '@compactor/core';
 import {
@@ -12,6 +12,7 @@ import {
   type SyncedConversation,
 } from './conversation';
 import { DropInError, UpstreamFailure } from './errors';
+import { conversationAnswersKey, pendingAnswers, tenantAnswersKey } from './pending-answers';
 import { headerValue, overridesOf, sessionHeaderOf, type RequestHeaders } from './request-headers';
 import {
   endpointFor,
@@ -117,21 +118,32 @@ export async function answerOrPassOnFailure(
 }
 
 /**
- * Stores the answer the client got. A failure to store is logged, not answered: the client has
+ * Stores the answer the client is about to get, without the client waiting for it: the caller
+ * sends the answer right after this returns. The store is registered first, so that the
+ * conversation's next request in this process (sent only once the client has the answer) waits
+ * for it ({@link pendingAnswers}). A failure to store is logged, not answered: the client has
  * its answer, and its next request, which echoes it, stores it as a client message instead.
  */
-export async function storeAnswer(
+export function storeAnswer(
   deps: GatewayDeps,
   conversation: SyncedConversation,
   answer: DropInAnswer,
   raw: { protocol: 'openai' | 'anthropic'; body: unknown },
-): Promise<void> {
-  try {
-    await recordAnswer(deps, conversation, answer, raw);
-  } catch (error) {
+): void {
+  if (conversation.outcome === 'replayed') return;
+  const { tenantId } = conversation.session;
+  const { conversationKey } = conversation.chain;
+  const store = recordAnswer(deps, conversation, answer, raw).catch((error: unknown) => {
     deps.log.warn(
       { sessionId: conversation.session.id, err: { name: (error as Error).name } },
       'drop-in answer not stored',
     );
-  }
+  });
+  pendingAnswers.track(
+    [
+      tenantAnswersKey(tenantId),
+      ...(conversationKey !== null ? [conversationAnswersKey(tenantId, conversationKey)] : []),
+    ],
+    store,
+  );
 }

@@ -2,6 +2,7 @@
 export * from './conversation';
 export { chatCompletions, type DropInDeps, type DropInRequest } from './openai-pipeline';
 export type { DropInResponder } from './dropin-request';
+export { answersStored } from './pending-answers';
 export { OpenAIUpstream, openAIError } from './openai-upstream';
 export { DropInError, UpstreamFailure, type DropInErrorCode } from './errors';
 export {

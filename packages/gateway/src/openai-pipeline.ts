@@ -115,7 +115,7 @@ async function whole(
     const calls = offersRecall ? recallCallsOf(completion) : [];
     return { completion, recallCalls: calls, text };
   });
-  await storeOpenAI(deps, conversation, result.completion);
+  storeOpenAI(deps, conversation, result.completion);
   responder.send(200, headers(context.fit), result.text);
 }
 
@@ -147,7 +147,7 @@ async function streamed(
         return { ...step, recallCalls: step.hiddenCalls };
       },
     );
-    await storeOpenAI(deps, conversation, withLeadingText(result.completion, sentBefore));
+    storeOpenAI(deps, conversation, withLeadingText(result.completion, sentBefore));
     if (result.done !== null) responder.write(result.done);
     responder.end();
   } catch (error) {
@@ -216,6 +216,6 @@ function chatBody(value: unknown): ChatCompletionCreateParams {
 
 export type { ServedContext };
 
-function storeOpenAI(deps: DropInDeps, conversation: SyncedConversation, completion: ChatCompletion) {
-  return storeAnswer(deps, conversation, openAIAnswer(completion), { protocol: 'openai', body: completion });
+function storeOpenAI(deps: DropInDeps, conversation: SyncedConversation, completion: ChatCompletion): void {
+  storeAnswer(deps, conversation, openAIAnswer(completion), { protocol: 'openai', body: completion });
 }

@@ -11,6 +11,7 @@ import { ANTHROPIC_READ_TOOL, sseEvents } from '../test-support/anthropic-agent-
 import { useAnthropicDropInApi } from '../test-support/anthropic-dropin-api';
 import { TENANT_A_KEY } from '../test-support/api';
 import { buildServerOn } from '../test-support/server-on';
+import { answersStored } from '@compactor/gateway';
 
 const WINDOW = 8192;
 const MAX_OUTPUT = 1024;
@@ -48,6 +49,7 @@ const body = (messages: MessageParam[], label: string) => ({
 });
 
 async function compactionsOf(session: string): Promise<{ reason: string; status: string }[]> {
+  await answersStored();
   const { rows } = await api.database.database.pool.query(
     `select c.reason, c.status from compactions c join sessions s on s.pk = c.session_pk where s.id = $1`,
     [session],

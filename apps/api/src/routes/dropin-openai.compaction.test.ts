@@ -10,6 +10,7 @@ import { fileContent, READ_TOOL, sseChunks } from '../test-support/agent-loop';
 import { TENANT_A_KEY } from '../test-support/api';
 import { useDropInApi } from '../test-support/dropin-api';
 import { buildServerOn } from '../test-support/server-on';
+import { answersStored } from '@compactor/gateway';
 
 const WINDOW = 8192;
 const MAX_OUTPUT = 1024;
@@ -54,6 +55,7 @@ const body = (messages: ChatCompletionMessageParam[]) => ({
 });
 
 async function compactionsOf(session: string): Promise<{ reason: string; status: string }[]> {
+  await answersStored();
   const { rows } = await api.database.database.pool.query(
     `select c.reason, c.status from compactions c join sessions s on s.pk = c.session_pk where s.id = $1`,
     [session],

@@ -10,6 +10,7 @@ import { READ_TOOL } from '../test-support/agent-loop';
 import { TENANT_A_KEY } from '../test-support/api';
 import { useDropInApi } from '../test-support/dropin-api';
 import { buildServerOn } from '../test-support/server-on';
+import { answersStored } from '@compactor/gateway';
 
 // One retry of its own and a short timeout, so the failures come quickly.
 const api = useDropInApi({ dropIn: { upstreamMaxRetries: 1, upstreamTimeoutMs: 1_000 } });
@@ -29,6 +30,7 @@ async function post(body: unknown, headers: Record<string, string> = {}): Promis
 }
 
 async function rowCounts(): Promise<Record<string, number>> {
+  await answersStored();
   const { rows } = await api.database.database.pool.query(
     `select (select count(*) from sessions)::int as sessions, (select count(*) from messages)::int as messages,
             (select count(*) from conversation_links)::int as links`,

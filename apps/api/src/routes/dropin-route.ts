@@ -1,5 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DropInRequest, DropInResponder, DropInSettings, GatewayDeps } from '@compactor/gateway';
+import {
+  answersStored,
+  type DropInRequest,
+  type DropInResponder,
+  type DropInSettings,
+  type GatewayDeps,
+} from '@compactor/gateway';
 import type { SessionMessages, TenantLimits } from '@compactor/sessions';
 import { loggableError } from '@compactor/db';
 import type { ApiResources } from '../resources';
@@ -38,6 +44,8 @@ export function dropInRoute<Upstream>(
 ) {
   return async (app: FastifyInstance): Promise<void> => {
     app.setErrorHandler(endpoint.errorHandler);
+    // Answers are stored as the client gets them: the server ends once they are.
+    app.addHook('onClose', () => answersStored());
     const upstream = endpoint.upstream(options.settings);
 
     app.post(

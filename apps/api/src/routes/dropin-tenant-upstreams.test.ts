@@ -11,6 +11,7 @@ import { useTestDatabase } from '@compactor/db/testing';
 import { startLlmStub, type LlmStub } from '@compactor/llm-stub';
 import { TENANT_A_KEY, TENANT_B_KEY } from '../test-support/api';
 import { buildServerOn, type ServerOn } from '../test-support/server-on';
+import { answersStored } from '@compactor/gateway';
 
 const database = useTestDatabase();
 
@@ -76,6 +77,7 @@ const message = (text: string) => ({
 const lastText = (stub: LlmStub) => stub.requests.at(-1)?.messages.at(-1)?.text;
 
 async function rowCounts(): Promise<Record<string, number>> {
+  await answersStored();
   const { rows } = await database.database.pool.query(
     `select (select count(*) from sessions)::int as sessions, (select count(*) from messages)::int as messages`,
   );

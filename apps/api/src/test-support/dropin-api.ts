@@ -2,7 +2,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import OpenAI from 'openai';
 import type { Message } from '@compactor/contract';
 import { useTestDatabase, type TestDatabase } from '@compactor/db/testing';
-import type { DropInSettings } from '@compactor/gateway';
+import { answersStored, type DropInSettings } from '@compactor/gateway';
 import { createLlm } from '@compactor/llm';
 import { startLlmStub, type LlmStub, type LlmStubOptions } from '@compactor/llm-stub';
 import { startWorkers, type RunningWorkers } from '@compactor/queue';
@@ -157,6 +157,8 @@ export function useDropInApiOf<Client>(
       });
     },
     async history(sessionId) {
+      // The answers the client has are stored as it gets them: what it read is stored once these end.
+      await answersStored();
       const messages: Message[] = [];
       for (let afterSeq: number | null = 0; afterSeq !== null;) {
         const response = await current().server.request(
@@ -171,12 +173,14 @@ export function useDropInApiOf<Client>(
       return messages;
     },
     async sessionIds() {
+      await answersStored();
       const { rows } = await database.database.pool.query<{ id: string }>(
         `select id from sessions where tenant_id = 'tenant-a' order by created_at, pk`,
       );
       return rows.map((row) => row.id);
     },
     async rowCounts() {
+      await answersStored();
       const { rows } = await database.database.pool.query(
         `select (select count(*) from sessions)::int as sessions, (select count(*) from messages)::int as messages,
                 (select count(*) from conversation_links)::int as links`,
