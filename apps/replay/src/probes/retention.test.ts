@@ -258,6 +258,39 @@ describe('probeRetention', () => {
       'src/csv.ts': 'verbatim',
     });
   });
+  it('names a file the ledger had no room to list by the directory it names for it', () => {
+    const ledger = summaryMessage(
+      [
+        'What this session touched (newest first):',
+        '(…/ at the start of a path stands for /home/dev/app/)',
+        'Files not listed are in:',
+        '- …/src/',
+        'Not listed for space: 1 file (recall?kind=files).',
+      ].join('\n'),
+    );
+    const absolute = transcript.map((m): MessageInput => {
+      const part = m.parts[0];
+      if (part?.type !== 'tool') return m;
+      const input = part.input as Record<string, unknown> | undefined;
+      if (typeof input?.file_path !== 'string') return m;
+      return {
+        ...m,
+        parts: [{ ...part, input: { ...input, file_path: `/home/dev/app/${input.file_path}` } }],
+      };
+    });
+    const probes = probeRetention({
+      messages: absolute,
+      compactedCount: 6,
+      appendedCount: 7,
+      context: [ledger],
+    });
+    expect(Object.fromEntries(probes.files.map((f) => [f.path, f.named]))).toEqual({
+      '/home/dev/app/src/export.ts': 'directory',
+      // Relative paths are under no directory the ledger wrote out.
+      'src/stream.ts': null,
+      'src/csv.ts': null,
+    });
+  });
 });
 
 describe('the facts a replay keeps across its compactions', () => {

@@ -75,7 +75,11 @@ function compactionRows(run: RunReport): string[][] {
 }
 
 const WHERE_TEXT = { verbatim: 'verbatim', paraphrased: 'paraphrased in summary' } as const;
-const NAMED_TEXT = { verbatim: 'named', group: 'named in its group' } as const;
+const NAMED_TEXT = {
+  verbatim: 'named',
+  group: 'named in its group',
+  directory: 'named by its directory',
+} as const;
 
 function retentionRows(c: CompactionRecord): string[][] {
   const r = c.retention;

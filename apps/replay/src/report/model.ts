@@ -173,7 +173,8 @@ export interface Score {
 
 /**
  * Probe items (counted over every compaction): present in the context served (verbatim, whitespace
- * collapsed; a file also when its ledger group names it), recoverable (not present, but recall
+ * collapsed; a file also when its ledger group names it, or a directory the ledger names for the
+ * files it had no room to list), recoverable (not present, but recall
  * returns it verbatim), of all checked.
  */
 export interface Presence {

@@ -80,7 +80,8 @@ export function renderTable(report: ReplayReport): string {
   out.push(
     'valid: contexts after a compaction a provider accepts (every tool call answered) · files, goal, constr., facts, latest:',
     'present + recoverable / checked, per compaction: present = verbatim in the context served (a file also in its ledger',
-    'group), recoverable = not present but recall (GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints,',
+    'group or under a directory the ledger names for files it had no room for), recoverable = not present but recall',
+    '(GET …/recall?kind= or ?q=) returns it verbatim; goal, constraints,',
     "facts (identifiers, versions, quantities, URLs) and latest request in the user's own words (no harness text) ·",
     'tasks: running sub-agents/background tasks the compactions covered, named in the context + delivered late / running',
     '(lost: in neither) · para.: goals and constraints only paraphrased in the',

@@ -41,7 +41,8 @@ export { fileOpsOfShellCommand } from './shell-files';
 export { statedOutcome, testRunnerOf, type StatedOutcome } from './command-outcome';
 export { factsInText, type FoundFact } from './facts';
 export { expandPathGroup, groupPaths } from './group-paths';
-export { pathsInRenderedLedger } from './read-rendered';
+export { directoriesInRenderedLedger, pathsInRenderedLedger } from './read-rendered';
+export { commonDirectory, directoryCovers } from './directory-cover';
 export {
   ArtifactLedgerSchema,
   LedgerCommandSchema,

@@ -8,12 +8,31 @@
  * benchmark); a path written with an escaped bracket is read as written.
  */
 import { expandPathGroup, ROOT_MARK } from './group-paths';
-import { FILE_SECTION_TITLES, LEDGER_HEADING, ROOT_LEGEND_LEAD, ROOT_LEGEND_TAIL } from './render';
+import {
+  DIRECTORY_SECTION_TITLE,
+  FILE_SECTION_TITLES,
+  LEDGER_HEADING,
+  ROOT_LEGEND_LEAD,
+  ROOT_LEGEND_TAIL,
+} from './render';
 
 const ENTRY = /^- (.*)$/;
 
 /** Every path the ledgers rendered in `text` name, in the order written, each once. */
 export function pathsInRenderedLedger(text: string): string[] {
+  return readEntries(text, FILE_SECTION_TITLES, expandPathGroup);
+}
+
+/**
+ * The directories the ledgers rendered in `text` name for the files they had no room to list
+ * (each ends in `/`): a file under one of them is named by its group.
+ */
+export function directoriesInRenderedLedger(text: string): string[] {
+  return readEntries(text, [DIRECTORY_SECTION_TITLE], (entry) => (entry.endsWith('/') ? [entry] : []));
+}
+
+/** The entries of the sections titled `titles`, each read by `expand`, with the legend's root put back. */
+function readEntries(text: string, titles: readonly string[], expand: (entry: string) => string[]): string[] {
   const found = new Set<string>();
   let from = text.indexOf(LEDGER_HEADING);
   while (from !== -1) {
@@ -31,13 +50,13 @@ export function pathsInRenderedLedger(text: string): string[] {
       const entry = ENTRY.exec(line);
       if (entry) {
         if (!inFiles) continue;
-        for (const path of expandPathGroup(entry[1]!)) {
+        for (const path of expand(entry[1]!)) {
           found.add(root !== null && path.startsWith(ROOT_MARK) ? root + path.slice(ROOT_MARK.length) : path);
         }
         continue;
       }
       if (line.endsWith(':') && !line.startsWith('- ')) {
-        inFiles = FILE_SECTION_TITLES.includes(line);
+        inFiles = titles.includes(line);
         continue;
       }
       break;

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { adversarialText, bracketLines } from '../test-support/adversarial-text';
 import { openErrorsOf } from './merge';
-import { LEDGER_OVERFLOW_LEAD, ledgerOverflowLine, renderLedger } from './render';
+import { directoriesInRenderedLedger, pathsInRenderedLedger } from './read-rendered';
+import { DIRECTORY_SECTION_TITLE, LEDGER_OVERFLOW_LEAD, ledgerOverflowLine, renderLedger } from './render';
 import type { ArtifactLedger, LedgerCommand, LedgerFact, LedgerFile, LedgerFileKind } from './types';
 
 const file = (path: string, kind: LedgerFileKind, lastSeq: number): LedgerFile => ({
@@ -246,5 +247,72 @@ describe('ledgerOverflowLine', () => {
       'Not listed for space: 1 command (recall?kind=commands).',
     );
     expect(ledgerOverflowLine({ files: 0 })).toBe('');
+  });
+});
+
+describe('renderLedger: the directories of the files it has no room to list', () => {
+  const root = '/home/me/.wasa/worktrees/0c1bb6a9d11f/task-143-the-parser/';
+  const directories = [
+    'internal/parser/',
+    'internal/parser/dates/',
+    'internal/store/',
+    'cmd/app/',
+    'docs/',
+    'test/',
+  ];
+  const files = [
+    file(`${root}internal/parser/parse.go`, 'modified', 500),
+    file(`${root}go.mod`, 'read', 499),
+    ...Array.from({ length: 90 }, (_, index) =>
+      file(`${root}${directories[index % directories.length]!}file-${index}.go`, 'read', 400 - index),
+    ),
+  ];
+  const big = ledger(files, [command('go test ./...', 450, { outcome: 'passed' })]);
+  const named = (text: string) => {
+    const paths = new Set(pathsInRenderedLedger(text));
+    const under = directoriesInRenderedLedger(text);
+    return files.filter(
+      (entry) => paths.has(entry.path) || under.some((directory) => entry.path.startsWith(directory)),
+    ).length;
+  };
+
+  // The whole block takes 345.
+  it.each([120, 160, 200, 250, 300, 340])(
+    'within %i tokens: every file but the one at the root is listed or under a named directory',
+    (maxTokens) => {
+      const text = renderLedger(big, { maxTokens, count: quarterChars });
+      expect(quarterChars(text)).toBeLessThanOrEqual(maxTokens);
+      expect(text).toContain(DIRECTORY_SECTION_TITLE);
+      expect(text).toContain(`${LEDGER_OVERFLOW_LEAD} `);
+      // go.mod sits in the directory every file shares: it has no group but the repository.
+      const listed = pathsInRenderedLedger(text).includes(`${root}go.mod`);
+      expect(named(text)).toBe(listed ? files.length : files.length - 1);
+      for (const directory of directoriesInRenderedLedger(text)) {
+        expect(directory.startsWith(root) && directory.length > root.length).toBe(true);
+      }
+    },
+  );
+
+  it('writes them under the legend, in the order of their newest file left out, and lists more as the budget grows', () => {
+    const small = renderLedger(big, { maxTokens: 120, count: quarterChars });
+    expect(small).toMatch(
+      new RegExp(`${DIRECTORY_SECTION_TITLE}\\n(- …/[a-z/]+/\\n)+${LEDGER_OVERFLOW_LEAD}`),
+    );
+    const listed = pathsInRenderedLedger(small);
+    const newestLeftOut = big.files.find(
+      (entry) => !listed.includes(entry.path) && !entry.path.endsWith('go.mod'),
+    );
+    expect(newestLeftOut!.path.startsWith(directoriesInRenderedLedger(small)[0]!)).toBe(true);
+    const large = renderLedger(big, { maxTokens: 300, count: quarterChars });
+    expect(pathsInRenderedLedger(large).length).toBeGreaterThan(pathsInRenderedLedger(small).length);
+  });
+
+  it('names no directory when every file is listed, or when none fits', () => {
+    expect(renderLedger(big, { maxTokens: 100_000, count: quarterChars })).not.toContain(
+      DIRECTORY_SECTION_TITLE,
+    );
+    const tight = renderLedger(big, { maxTokens: 30, count: quarterChars });
+    expect(quarterChars(tight)).toBeLessThanOrEqual(30);
+    expect(tight).not.toContain(DIRECTORY_SECTION_TITLE);
   });
 });

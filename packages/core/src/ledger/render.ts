@@ -3,13 +3,16 @@
  * modified, created and deleted first, then open errors, the commands run (each once, with its
  * last outcome), the user's stated facts, and files read; newest first within each, paths grouped
  * under their directory, and a long directory most of them share written once in a legend
- * (`…/`). What does not fit is named by count with the recall call that lists it.
+ * (`…/`). What does not fit is named by count with the recall call that lists it, and the
+ * files among it by the directories they are in, as many and as deep as the budget allows
+ * (directory-cover.ts), so that every file is at least named by its group.
  *
  * Every path, command and fact is data (a tool argument, a user's words): each sits after a
  * `- ` on a line of its own, its line breaks joined into ` ↵ `, and is escaped with
  * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
  */
 import { escapePromptData, promptLines } from '../prompt-data';
+import { commonDirectory, directoryCovers } from './directory-cover';
 import { groupPaths, ROOT_MARK, sharedRoot, underRoot } from './group-paths';
 import { capText, type ArtifactLedger, type LedgerCommand, type LedgerFileKind } from './types';
 
@@ -88,6 +91,9 @@ function outcomeText(command: LedgerCommand): string {
   return notes.length === 0 ? '' : ` — ${notes.join(', ')}`;
 }
 
+/** The title of the section naming the directories of the files not listed (entries end in `/`). */
+export const DIRECTORY_SECTION_TITLE = 'Files not listed are in:';
+
 /** The titles of the sections that list paths. */
 export const FILE_SECTION_TITLES: readonly string[] = [
   'Files modified:',
@@ -154,17 +160,26 @@ export function rootLegend(root: string): string {
   return `${ROOT_LEGEND_LEAD}${shown(root, Infinity)}${ROOT_LEGEND_TAIL}`;
 }
 
-function renderSections(sections: readonly Section[], shownCounts: readonly number[]): string {
+function renderSections(
+  sections: readonly Section[],
+  shownCounts: readonly number[],
+  directories: readonly string[] = [],
+): string {
   const blocks: string[] = [];
   const omitted: Partial<Record<LedgerRecallKind, number>> = {};
-  const root = sharedRoot(
-    sections.flatMap((section, index) => section.paths?.(shownCounts[index] ?? 0) ?? []),
-  );
+  const root = sharedRoot([
+    ...sections.flatMap((section, index) => section.paths?.(shownCounts[index] ?? 0) ?? []),
+    ...directories,
+  ]);
   sections.forEach((section, index) => {
     const n = shownCounts[index] ?? 0;
     omitted[section.kind] = (omitted[section.kind] ?? 0) + section.size - n;
     if (n > 0) blocks.push([section.title, ...section.lines(n, root).map((line) => `- ${line}`)].join('\n'));
   });
+  if (directories.length > 0) {
+    const lines = directories.map((directory) => `- ${shown(underRoot(directory, root), Infinity)}`);
+    blocks.push([DIRECTORY_SECTION_TITLE, ...lines].join('\n'));
+  }
   const overflow = ledgerOverflowLine(omitted);
   if (blocks.length === 0) return overflow;
   const legend = root === null ? [] : [rootLegend(root)];
@@ -208,5 +223,57 @@ export function renderLedger(ledger: ArtifactLedger, options: RenderLedgerOption
     }
     shownCounts[index] = low;
   });
-  return renderSections(sections, shownCounts);
+  return withDirectories(ledger, sections, shownCounts, options);
+}
+
+/**
+ * The rendering of `shownCounts` with the directories of the files it leaves out, when some fit:
+ * first the fewest directories (the coarsest cover) with as many read files still listed as room
+ * allows, then the finest cover that fits beside them. Without them when none fits.
+ */
+function withDirectories(
+  ledger: ArtifactLedger,
+  sections: readonly Section[],
+  shownCounts: readonly number[],
+  options: RenderLedgerOptions,
+): string {
+  const fits = (counts: readonly number[], directories: readonly string[]): boolean =>
+    options.count(renderSections(sections, counts, directories)) <= options.maxTokens;
+  const shared = commonDirectory(ledger.files.map((file) => file.path));
+  const read = sections.length - 1;
+  const withRead = (n: number): number[] => shownCounts.map((value, at) => (at === read ? n : value));
+  const coversWith = (counts: readonly number[]): string[][] => {
+    const listed = new Set(sections.flatMap((section, index) => section.paths?.(counts[index] ?? 0) ?? []));
+    const left = ledger.files.filter((file) => !listed.has(file.path)).map((file) => file.path);
+    return directoryCovers(left, shared);
+  };
+  const coarsestFits = (n: number): boolean => {
+    const covers = coversWith(withRead(n));
+    return covers.length > 0 && fits(withRead(n), covers.at(-1)!);
+  };
+  // Nothing left out, or nothing left out that a directory could name.
+  if (coversWith(shownCounts).length === 0) return renderSections(sections, shownCounts);
+  // Listing fewer read files makes room for the directories; the most still listed that do.
+  let low = 0;
+  let high = shownCounts[read] ?? 0;
+  if (!coarsestFits(high)) {
+    if (!coarsestFits(0)) return renderSections(sections, shownCounts);
+    while (low < high - 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (coarsestFits(middle)) low = middle;
+      else high = middle;
+    }
+    high = low;
+  }
+  const counts = withRead(high);
+  const covers = coversWith(counts);
+  // The finest cover that fits: fewer directories cost less (their count's digits aside).
+  let finest = covers.length - 1;
+  let coarse = 0;
+  while (coarse < finest) {
+    const middle = Math.floor((coarse + finest) / 2);
+    if (fits(counts, covers[middle]!)) finest = middle;
+    else coarse = middle + 1;
+  }
+  return renderSections(sections, counts, covers[finest]!);
 }

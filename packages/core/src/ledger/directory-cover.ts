@@ -1,0 +1,112 @@
+/**
+ * The directories that hold the files a ledger block had no room to list, so that every such
+ * file is at least named by the group it belongs to (`src/api/`, `test/`) when its own path is
+ * not. Few directories, as deep as their number allows: the covers go from each file's own
+ * directory (finest) to fewer, shallower ones, merging the deepest first.
+ *
+ * A cover never names the directory every file of the session shares (a worktree's root) or
+ * anything above it: "somewhere in the repository" names no group. A file directly in that
+ * directory has no group to be named by.
+ */
+
+/** The directory a path is in (`src/api/` for `src/api/a.ts`); a path ending in `/` is its own. */
+export function directoryOf(path: string): string {
+  if (path.endsWith('/')) return path;
+  return path.slice(0, path.lastIndexOf('/') + 1);
+}
+
+/** The longest directory every path is under ('' when they share none). */
+export function commonDirectory(paths: readonly string[]): string {
+  if (paths.length === 0) return '';
+  let common = directoryOf(paths[0]!);
+  for (const path of paths) {
+    while (common !== '' && !path.startsWith(common)) common = directoryOf(common.slice(0, -1));
+  }
+  return common;
+}
+
+/** A directory that names a group: below the shared one, with a name of its own (not `/`, `./`). */
+function namesGroup(directory: string, shared: string): boolean {
+  return directory.length > shared.length && /[^/.]/.test(directory);
+}
+
+/** `directory`'s ancestors that name a group below `shared`, nearest first. */
+function ancestors(directory: string, shared: string): string[] {
+  const found: string[] = [];
+  for (
+    let at = directory.lastIndexOf('/', directory.length - 2);
+    at >= 0;
+    at = directory.lastIndexOf('/', at - 1)
+  ) {
+    const ancestor = directory.slice(0, at + 1);
+    if (!namesGroup(ancestor, shared)) break;
+    found.push(ancestor);
+    if (at === 0) break;
+  }
+  return found;
+}
+
+/**
+ * The covers of `paths` (newest first) from finest to coarsest, each a list of directories in
+ * the order of the newest file under them, none under another. `shared`: the directory every
+ * file of the session is under ({@link commonDirectory} of all of them), which no cover names.
+ * Paths with no group below `shared` are in no cover. `[]` when no path has a group.
+ */
+export function directoryCovers(paths: readonly string[], shared: string): string[][] {
+  const own = new Set(paths.map(directoryOf).filter((directory) => namesGroup(directory, shared)));
+  let cover = withoutNested([...own]);
+  if (cover.length === 0) return [];
+  const covers = [cover];
+  for (;;) {
+    const merged = mergeDeepest(cover, shared);
+    if (merged === null) return covers;
+    cover = merged;
+    covers.push(cover);
+  }
+}
+
+/** Each directory as the outermost of the list that holds it, each once, where its newest one stood. */
+function withoutNested(directories: readonly string[]): string[] {
+  const listed = new Set(directories);
+  const outermost = (directory: string): string => {
+    let outer = directory;
+    for (
+      let at = directory.indexOf('/');
+      at !== -1 && at < directory.length - 1;
+      at = directory.indexOf('/', at + 1)
+    ) {
+      if (listed.has(directory.slice(0, at + 1))) {
+        outer = directory.slice(0, at + 1);
+        break;
+      }
+    }
+    return outer;
+  };
+  return [...new Set(directories.map(outermost))];
+}
+
+const depth = (directory: string): number => directory.split('/').length;
+
+/**
+ * The cover with the deepest directory that holds two or more of its entries in their place
+ * (where the newest of them stood); `null` when no two entries share a group.
+ */
+function mergeDeepest(cover: readonly string[], shared: string): string[] | null {
+  const under = new Map<string, number>();
+  for (const directory of cover) {
+    for (const ancestor of ancestors(directory, shared)) under.set(ancestor, (under.get(ancestor) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  for (const [ancestor, count] of under) {
+    if (count < 2) continue;
+    if (
+      best === null ||
+      depth(ancestor) > depth(best) ||
+      (depth(ancestor) === depth(best) && count > under.get(best)!)
+    )
+      best = ancestor;
+  }
+  if (best === null) return null;
+  const merged = best;
+  return [...new Set(cover.map((directory) => (directory.startsWith(merged) ? merged : directory)))];
+}
