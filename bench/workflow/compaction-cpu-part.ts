@@ -37,7 +37,7 @@ async function measureIn(build: Build, env: Record<string, string>): Promise<Com
   if (code !== 0 || !line)
     throw new Error(`${build.label}: the measurement exited ${code}\n${out.slice(-2000)}`);
   const parsed = JSON.parse(line.slice('compaction-cpu '.length)) as CompactionCpu & {
-    statements: Array<[string, { count: number; ms: number }]>;
+    statements: Array<[string, { count: number; ms: number; bytes: number }]>;
   };
   return { ...parsed, statements: new Map(parsed.statements) };
 }

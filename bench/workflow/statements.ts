@@ -10,7 +10,23 @@ import type { Db } from '@compactor/db';
 import { cpuSecondsOf } from '../processes';
 
 /** Round trips and time from send to result, by the start of each statement's text. */
-export type StatementTimes = Map<string, { count: number; ms: number }>;
+export type StatementTimes = Map<string, { count: number; ms: number; bytes: number }>;
+
+/** About how many bytes a statement sends: its text and its parameters as text. */
+function sentBytes(
+  first: string | { text?: string; values?: unknown[] } | undefined,
+  values: unknown,
+): number {
+  const text = typeof first === 'string' ? first : (first?.text ?? '');
+  const params = (typeof first === 'object' && first.values) || (Array.isArray(values) ? values : []);
+  let bytes = text.length;
+  for (const value of params as unknown[]) {
+    if (typeof value === 'string') bytes += value.length;
+    else if (Buffer.isBuffer(value)) bytes += value.length;
+    else if (value !== null && value !== undefined) bytes += JSON.stringify(value)?.length ?? 0;
+  }
+  return bytes;
+}
 
 /**
  * Counts the round trips to Postgres of every pg client in this process until `stop()`: each
@@ -23,13 +39,18 @@ export function countStatements(): { stop(): number; times: StatementTimes } {
   const times: StatementTimes = new Map();
   prototype.query = function (this: unknown, ...args: unknown[]) {
     count += 1;
-    const first = args[0] as string | { text?: string } | undefined;
+    const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
     const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim();
     const key = text.slice(0, 110);
+    const bytes = sentBytes(first, args[1]);
     const started = performance.now();
     const done = () => {
-      const entry = times.get(key) ?? { count: 0, ms: 0 };
-      times.set(key, { count: entry.count + 1, ms: entry.ms + performance.now() - started });
+      const entry = times.get(key) ?? { count: 0, ms: 0, bytes: 0 };
+      times.set(key, {
+        count: entry.count + 1,
+        ms: entry.ms + performance.now() - started,
+        bytes: entry.bytes + bytes,
+      });
     };
     // The pool passes a callback; a client's own query returns a promise.
     const last = args.at(-1);
@@ -56,10 +77,12 @@ export function countStatements(): { stop(): number; times: StatementTimes } {
 export function printStatementTimes(times: StatementTimes, compactions: number, limit = 30): void {
   const sorted = [...times.entries()].sort((a, b) => b[1].ms - a[1].ms);
   const total = sorted.reduce((sum, [, t]) => sum + t.ms, 0);
-  console.log(`  statements' wall time per compaction ${(total / compactions).toFixed(2)} ms:`);
+  console.log(
+    `  statements' wall time per compaction ${(total / compactions).toFixed(2)} ms (time, count, about the KiB sent):`,
+  );
   for (const [text, t] of sorted.slice(0, limit)) {
     console.log(
-      `    ${(t.ms / compactions).toFixed(2).padStart(7)} ms ${(t.count / compactions).toFixed(1).padStart(4)}×  ${text}`,
+      `    ${(t.ms / compactions).toFixed(2).padStart(7)} ms ${(t.count / compactions).toFixed(1).padStart(4)}× ${(t.bytes / compactions / 1024).toFixed(0).padStart(5)} KiB  ${text}`,
     );
   }
 }

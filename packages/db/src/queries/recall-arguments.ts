@@ -29,16 +29,16 @@ export function recallArgumentsOf(call: Pick<ToolPart, 'tool' | 'status' | 'inpu
 }
 
 /**
- * Writes `recall_arguments` for the tool calls of seqs `from` (included) to `before` (excluded)
- * that have none yet: the window {@link markRecallableBehind} flags, read once (the calls' tool,
- * status and input only) and written in one statement. Returns the calls given arguments.
+ * The `recall_arguments` to write for the tool calls of seqs `from` (included) to `before`
+ * (excluded) that have none yet: the calls' tool, status and input read once, their words
+ * computed here (db `markRecallableBehind` writes them with the calls' flags).
  */
-export async function indexToolArguments(
+export async function toolArgumentsToWrite(
   db: DbOrTx,
   sessionPk: number,
   from: number,
   before: number,
-): Promise<number> {
+): Promise<Array<{ pk: number; words: string }>> {
   const { rows } = await executePrepared<{
     pk: number;
     tool: string;
@@ -50,7 +50,7 @@ export async function indexToolArguments(
         where session_pk = ${sessionPk} and seq >= ${from}::int and seq < ${before}::int
           and type = 'tool' and recall_arguments is null`,
   );
-  const found = rows.flatMap((row) => {
+  return rows.flatMap((row) => {
     const words = recallArgumentsOf({
       tool: row.tool,
       status: row.tool_status as ToolPart['status'],
@@ -58,12 +58,4 @@ export async function indexToolArguments(
     });
     return words === null ? [] : [{ pk: Number(row.pk), words }];
   });
-  if (found.length === 0) return 0;
-  await executePrepared(
-    db,
-    sql`update parts p set recall_arguments = v.words
-        from unnest(${sql.param(found.map((f) => f.pk))}::bigint[], ${sql.param(found.map((f) => f.words))}::text[]) as v(pk, words)
-        where p.pk = v.pk and p.session_pk = ${sessionPk}`,
-  );
-  return found.length;
 }

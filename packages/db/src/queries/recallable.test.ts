@@ -10,7 +10,8 @@ import { pruneSelectionFixtures } from '../test-support/prune-selection';
 import { useTestDatabase } from '../test-support/test-database';
 import { markPartsCompacted } from './parts';
 import { pruneToolOutputs } from './prune-selection';
-import { markPrunedRecallable, markRecallableBehind, RECALLABLE_WINDOW } from './recallable';
+import { firstKeptOf, markPrunedRecallable, markRecallableBehind, RECALLABLE_WINDOW } from './recallable';
+import { findLatestCompletedCompaction } from './compactions';
 
 const t = useTestDatabase();
 const { compact } = pruneSelectionFixtures(t);
@@ -77,6 +78,59 @@ describe('parts.recallable', () => {
       ...['2.0', '2.1', '3.0', '3.1', '4.0', '4.1', '5.0', '5.1'],
       ...['6.0', '6.1', '7.0', '7.1'],
     ]);
+  });
+
+  it("writes the calls' arguments with their flags, from the first kept seq the caller gives", async () => {
+    const session = await createTestSession(t.db);
+    await appendTurns(session.pk, 6);
+    // An output flagged before arguments were written (an older prune) still gets them, uncounted.
+    await t.db.execute(
+      sql`update parts set recallable = true where session_pk = ${session.pk} and seq = 2 and idx = 1`,
+    );
+    expect(await markRecallableBehind(t.db, session.pk, 4, 2, firstKeptOf(null))).toBe(5);
+    const { rows } = await t.db.execute<{ at: string; recall_arguments: string | null }>(sql`
+      select seq || '.' || idx as at, recall_arguments from parts
+      where session_pk = ${session.pk} and type = 'tool' order by seq`);
+    expect(rows).toEqual([
+      { at: '1.1', recall_arguments: 'call1.ts' },
+      { at: '2.1', recall_arguments: 'call2.ts' },
+      { at: '3.1', recall_arguments: 'call3.ts' },
+      { at: '4.1', recall_arguments: null },
+      { at: '5.1', recall_arguments: null },
+      { at: '6.1', recall_arguments: null },
+    ]);
+    // Found by its arguments through their own index.
+    const found = await t.db.execute<{ n: number }>(sql`
+      select count(*)::int as n from parts
+      where session_pk = ${session.pk} and recall_arguments is not null
+        and to_tsvector('simple'::regconfig, translate(recall_arguments, '/.@:\\', '     ')) @@ 'call3'::tsquery`);
+    expect(found.rows[0]!.n).toBe(1);
+
+    // After a compaction, its row alone gives the first kept seq the view bounds compute.
+    await compact(session.pk, 4, []);
+    const latest = await findLatestCompletedCompaction(t.db, session.pk);
+    expect(firstKeptOf(latest)).toBe(4);
+    expect(await markRecallableBehind(t.db, session.pk, 6, 2, firstKeptOf(latest))).toBe(4);
+    expect(await flagged(session.pk)).toEqual([
+      '1.0',
+      '1.1',
+      '2.0',
+      '2.1',
+      '3.0',
+      '3.1',
+      '4.0',
+      '4.1',
+      '5.0',
+      '5.1',
+    ]);
+  });
+
+  it("firstKeptOf: the view bounds' first kept seq from a compaction row, or null when only a read can say", () => {
+    expect(firstKeptOf(null)).toBe(0);
+    expect(firstKeptOf({ boundarySeq: 12, summaryMessageIds: ['s1'] })).toBe(12);
+    expect(firstKeptOf({ boundarySeq: null, summaryMessageIds: null })).toBe(0);
+    expect(firstKeptOf({ boundarySeq: null, summaryMessageIds: [] })).toBe(2_147_483_647);
+    expect(firstKeptOf({ boundarySeq: null, summaryMessageIds: ['s1'] })).toBeNull();
   });
 
   it(`flags a first compaction's history longer than one window (${RECALLABLE_WINDOW} seqs)`, async () => {

@@ -3,8 +3,8 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import type { ToolPart } from '@compactor/core';
-import { indexToolArguments, recallArgumentsOf } from './recall-arguments';
-import { viewBoundsCte } from './view-bounds';
+import { recallArgumentsOf, toolArgumentsToWrite } from './recall-arguments';
+import { INT4_MAX, viewBoundsCte } from './view-bounds';
 
 /**
  * Messages (seqs) flagged per statement: a first compaction can put a 100,000-message history
@@ -21,29 +21,43 @@ export const RECALLABLE_WINDOW = 500;
  * query checks visibility, so nothing shows early; a retry or a replan flags again and finds the
  * flagged parts already done (`not recallable`). Parts behind the current boundary were flagged
  * by the compaction that put them there (or migration 0016's backfill). Each window's tool calls
- * get their `recall_arguments` (db `indexToolArguments`) in the same pass. Returns the parts flagged.
+ * get their `recall_arguments` in the same update as their flag. `firstKept`: the current first
+ * kept seq when the caller knows it (db `firstKeptOf`), else it is read. Returns the parts flagged.
  */
 export async function markRecallableBehind(
   db: DbOrTx,
   sessionPk: number,
   boundarySeq: number,
   window: number = RECALLABLE_WINDOW,
+  firstKept: number | null = null,
 ): Promise<number> {
-  const { rows } = await executePrepared<{ first_kept: number }>(
-    db,
-    sql`with bounds as (${viewBoundsCte(sessionPk)}) select first_kept from bounds`,
-  );
+  let from = firstKept;
+  if (from === null) {
+    const { rows } = await executePrepared<{ first_kept: number }>(
+      db,
+      sql`with bounds as (${viewBoundsCte(sessionPk)}) select first_kept from bounds`,
+    );
+    from = rows[0]?.first_kept ?? 0;
+  }
   let flagged = 0;
-  for (let from = rows[0]?.first_kept ?? 0; from < boundarySeq; from += window) {
+  for (; from < boundarySeq; from += window) {
     const before = Math.min(from + window, boundarySeq);
-    // The calls' paths and commands too, so recall finds a call by what its arguments named:
-    // written first, while the calls are not yet in the search index: every update of a flagged
-    // part is indexed again, so written after the flags they would compute each call's output
-    // words a second time.
-    await indexToolArguments(db, sessionPk, from, before);
-    flagged += await markRecallableSeqs(db, sessionPk, from, before);
+    flagged += await flagSeqsWithArguments(db, sessionPk, from, before);
   }
   return flagged;
+}
+
+/**
+ * The first kept seq of the view `latest` (the session's latest completed compaction, null
+ * without one) leaves, as db `viewBoundsCte` computes it, when its row alone says: null for a
+ * compaction without a boundary that wrote summaries (the seq after them is read).
+ */
+export function firstKeptOf(
+  latest: { boundarySeq: number | null; summaryMessageIds: readonly string[] | null } | null,
+): number | null {
+  if (latest === null || latest.summaryMessageIds === null) return 0;
+  if (latest.boundarySeq !== null) return latest.boundarySeq;
+  return latest.summaryMessageIds.length === 0 ? INT4_MAX : null;
 }
 
 /** Seqs `first` through `last`, both included. */
@@ -153,7 +167,7 @@ export async function markPrunedRecallable(
 /**
  * Flags these outputs recallable and writes their calls' `recall_arguments` in the same update:
  * every update of a flagged part computes its words for the search index again, so the
- * arguments a later compaction would write (db `indexToolArguments`) are written now, once.
+ * arguments a later compaction would write (db `markRecallableBehind`) are written now, once.
  */
 async function flagWithArguments(
   db: DbOrTx,
@@ -188,22 +202,33 @@ async function flagWithArguments(
   return Number(rows[0]?.flagged ?? 0);
 }
 
-/** Flags the searchable parts of seqs [from, before) of the session; how many it flagged. */
-async function markRecallableSeqs(
+/**
+ * Flags the searchable parts of seqs [from, before) of the session, and gives their tool calls
+ * without `recall_arguments` theirs (db `recallArgumentsOf`), in one update: each update of a
+ * part writes a new row version and new entries in every index of `parts`, so flag and arguments
+ * are written together, and the search index computes the part's words once. The calls' tool,
+ * status and input are read first (only those still without arguments). Returns the parts flagged.
+ */
+async function flagSeqsWithArguments(
   db: DbOrTx,
   sessionPk: number,
   from: number,
   before: number,
 ): Promise<number> {
+  const calls = await toolArgumentsToWrite(db, sessionPk, from, before);
   const { rows } = await executePrepared<{ flagged: string }>(
     db,
-    sql`with flagged as (
-          update parts set recallable = true
-          where session_pk = ${sessionPk} and seq >= ${from}::int and seq < ${before}::int
-            and type in ('text', 'reasoning', 'tool') and not recallable
-          returning 1
+    sql`with args as (
+          select * from unnest(${sql.param(calls.map((c) => c.pk))}::bigint[], ${sql.param(calls.map((c) => c.words))}::text[]) as v(pk, words)
+        ),
+        written as (
+          update parts p set recallable = true, recall_arguments = coalesce(a.words, p.recall_arguments)
+          from parts q left join args a on a.pk = q.pk
+          where p.pk = q.pk and q.session_pk = ${sessionPk} and q.seq >= ${from}::int and q.seq < ${before}::int
+            and q.type in ('text', 'reasoning', 'tool') and (not q.recallable or a.pk is not null)
+          returning not q.recallable as flipped
         )
-        select count(*) as flagged from flagged`,
+        select count(*) filter (where flipped) as flagged from written`,
   );
   return Number(rows[0]?.flagged ?? 0);
 }

@@ -6,7 +6,7 @@ import {
   markRecallableBehind,
   recordCompactionCache,
   selectCacheHead,
-  selectLatestLedger,
+  firstKeptOf,
   upsertCompactionLedger,
   type CompactionRow,
   type CompactionWithOutbox,
@@ -18,6 +18,7 @@ import { encodingForModel, getTokenizer, type Tokenizer } from '@compactor/token
 import type { Attempt } from '../attempt';
 import { cacheEffectOfChange } from '../cache-effect';
 import { followUpOf } from '../follow-up';
+import { storedLedgerInForce } from './ledger-in-force';
 import type { WorkflowResources } from '../resources';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
@@ -69,7 +70,13 @@ export async function finalizeStep(
   // its session, and a revert refuses while it does) through the covered range; behind the new
   // boundary the call above flagged every part, and pinned messages before the first kept seq
   // were flagged by the compaction that put them there. So only the kept range is read.
-  await markRecallableBehind(resources.db, attempt.session.pk, outcome.boundarySeq);
+  await markRecallableBehind(
+    resources.db,
+    attempt.session.pk,
+    outcome.boundarySeq,
+    undefined,
+    firstKeptOf(attempt.latestCompleted),
+  );
   await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id, {
     first: outcome.boundarySeq,
     last: attempt.coversThroughSeq,
@@ -140,7 +147,7 @@ async function storeLedger(
   outcome: Pick<SummaryOutcome, 'ledger' | 'unlistedConstraints'>,
 ): Promise<void> {
   const { compaction, session } = attempt;
-  const previous = await selectLatestLedger(resources.db, session.pk, compaction.id);
+  const previous = await storedLedgerInForce(resources, attempt);
   const ledger = mergeLedgers(previous?.ledger ?? emptyLedger(), outcome.ledger ?? emptyLedger());
   const unlisted = [
     ...new Set([...(outcome.unlistedConstraints ?? []), ...(previous?.unlistedConstraints ?? [])]),

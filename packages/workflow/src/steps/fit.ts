@@ -26,11 +26,12 @@ import {
   type Part,
   type PartClamp,
 } from '@compactor/core';
-import { canonicalJson, selectLatestLedger, type StoredClamp } from '@compactor/db';
+import { canonicalJson, type StoredClamp } from '@compactor/db';
 import type { Attempt } from '../attempt';
 import { CompactionFailedError } from '../errors';
 import type { WorkflowResources } from '../resources';
 import { summaryMessagesFor, tokenizerFor } from './finalize';
+import { storedLedgerInForce } from './ledger-in-force';
 import type { SummarizeOutcome, SummaryOutcome } from './summary-writing';
 
 /** The file lists or ledger a summary message renders take at most this share of the summary budget. */
@@ -42,7 +43,7 @@ const FILE_LISTS_BUDGET_SHARE = 0.25;
  * its session), so the block measured is the block written.
  */
 export async function ledgerInForce(resources: WorkflowResources, attempt: Attempt): Promise<ArtifactLedger> {
-  const stored = await selectLatestLedger(resources.db, attempt.session.pk, attempt.compaction.id);
+  const stored = await storedLedgerInForce(resources, attempt);
   return stored?.ledger ?? emptyLedger();
 }
 
