@@ -169,6 +169,24 @@ describe('syncConversation when histories part', () => {
     expect(await lastConversationLink(t.database.db, created.chain.sessionPk)).toMatchObject({ position: 3 });
   });
 
+  it('takes an answer and a user message stored without their links as stored: each once, then linked', async () => {
+    const history = [system('sys'), user('cut short')];
+    const created = await turn(deps, chatRequest('t-unlinked-text', history), reply('noted'));
+    // The answer (a text reply, with its usage) was stored but not linked, and so was the next
+    // request's user message: a process died after each write.
+    history.push(reply('noted'), user('go on'));
+    await syncConversation(deps, chatRequest('t-unlinked-text', history));
+    await t.database.db.$client.query(
+      'delete from conversation_links where session_pk = $1 and position >= 2',
+      [created.chain.sessionPk],
+    );
+    const next = await syncConversation(deps, chatRequest('t-unlinked-text', history));
+    expect(next).toMatchObject({ outcome: 'extended', session: created.session });
+    const stored = await storedMessages(t, 't-unlinked-text', created.session.id);
+    expect(stored.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(await lastConversationLink(t.database.db, created.chain.sessionPk)).toMatchObject({ position: 3 });
+  });
+
   it('forgets the chain of a deleted session', async () => {
     const history = [system('sys'), user('delete me')];
     const created = await turn(deps, chatRequest('t-delete', history), reply('ok'));

@@ -66,13 +66,19 @@ export async function planSuffix(
     parts.push(resultPart(owner, patch), ...(patch.files ?? []));
     results.set(owner.messageId, parts);
   }
-  if (!session) return { from, results, appends };
   // A message stored without its link (a request or an answer cut short between the two) is not
   // appended again: its id says it is the same element; results folded into it become patches.
+  // Only an assistant message can be stored in another form (the answer, with its usage and
+  // finish) and only one with results needs patches: a request whose appends are neither (a
+  // user's next message) appends them as they are, a no-op for one stored already.
+  const mayBeStored = appends.filter(
+    (m) => m.id !== undefined && (m.role === 'assistant' || resultParts(m).length > 0),
+  );
+  if (!session || mayBeStored.length === 0) return { from, results, appends };
   const stored = await storedMessageIds(
     deps.resources.db,
     session.pk,
-    appends.flatMap((m) => (m.id === undefined ? [] : [m.id])),
+    mayBeStored.map((m) => m.id!),
   );
   const fresh: AppendMessageInput[] = [];
   for (const message of appends) {
@@ -80,14 +86,19 @@ export async function planSuffix(
       fresh.push(message);
       continue;
     }
-    const finished = message.parts.filter(
-      (p) =>
-        (p.type === 'tool' && p.status !== 'pending' && p.status !== 'running') ||
-        (p.type === 'file' && p.callId !== undefined),
-    );
+    const finished = resultParts(message);
     if (finished.length > 0) results.set(message.id, [...(results.get(message.id) ?? []), ...finished]);
   }
   return { from, results, appends: fresh };
+}
+
+/** A message's parts that are results: finished tool calls, and the files that name their call. */
+function resultParts(message: AppendMessageInput): PartInput[] {
+  return message.parts.filter(
+    (p) =>
+      (p.type === 'tool' && p.status !== 'pending' && p.status !== 'running') ||
+      (p.type === 'file' && p.callId !== undefined),
+  );
 }
 
 /**
