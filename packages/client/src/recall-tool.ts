@@ -60,6 +60,9 @@ export function recallQueryOf(argumentsJson: string): RecallRequest | null {
 /** The tool message's text for an answer of the recall route. */
 export function recallAnswerText(answer: RecallResponse): string {
   if (answer.kind === 'ledger') return ledgerText(answer);
+  // A tool message holds text: the image itself is for a client that sends it as a user part.
+  if (answer.kind === 'media')
+    return `media ${answer.mediaId.slice(0, 16)}: ${answer.part.mime}, ${answer.bytes} bytes, message ${answer.messageId}`;
   return answer.kind === 'call' ? callText(answer) : searchText(answer);
 }
 

@@ -16,6 +16,9 @@ import {
   recallLedgerExample,
 } from './recall-ledger.js';
 
+/** A media id as markers name it: the first 16 (or more) hex digits of the bytes' SHA-256. */
+export const MEDIA_ID_PATTERN = /^[0-9a-f]{16,64}$/;
+
 /** The longest search query, in UTF-16 units. */
 export const MAX_RECALL_QUERY_LENGTH = 500;
 /** The most passages one search returns; and how many when `limit` is left out. */
@@ -30,8 +33,8 @@ export function clearedOutputMarker(callId: string): string {
 }
 
 /**
- * `?callId=` (one cleared output), `?q=&limit=` (a search) or `?kind=&limit=&cursor=` (a section of
- * the artifact ledger): exactly one of `callId`, `q` and `kind`.
+ * `?callId=` (one cleared output), `?q=&limit=` (a search), `?kind=&limit=&cursor=` (a section of
+ * the artifact ledger) or `?mediaId=` (an image a media marker replaced): exactly one of them.
  */
 export const RecallQuery = z
   .object({
@@ -54,6 +57,11 @@ export const RecallQuery = z
         `With q: passages to return (default ${DEFAULT_RECALL_LIMIT}, at most ${MAX_RECALL_LIMIT}); ` +
           `with kind: entries per page (default ${DEFAULT_RECALL_LEDGER_LIMIT})`,
       ),
+    mediaId: z
+      .string()
+      .regex(MEDIA_ID_PATTERN, 'a media id is 16 to 64 lowercase hex digits (what a media marker names)')
+      .optional()
+      .describe('The media id an `[Older image … media id <id>]` marker names: the image comes back whole'),
     cursor: SafeText.min(1)
       .max(20)
       .optional()
@@ -61,12 +69,12 @@ export const RecallQuery = z
   })
   .strict()
   .superRefine((query, ctx) => {
-    const given = [query.callId, query.q, query.kind].filter((value) => value !== undefined).length;
+    const given = [query.callId, query.q, query.kind, query.mediaId].filter((v) => v !== undefined).length;
     if (given !== 1) {
-      const message = 'give exactly one of callId, q and kind';
+      const message = 'give exactly one of callId, q, kind and mediaId';
       ctx.addIssue({ code: 'custom', message, path: ['callId'] });
     }
-    if (query.callId !== undefined && query.limit !== undefined) {
+    if ((query.callId !== undefined || query.mediaId !== undefined) && query.limit !== undefined) {
       ctx.addIssue({ code: 'custom', message: 'limit applies to q and kind only', path: ['limit'] });
     }
     if (query.q !== undefined && query.limit !== undefined && query.limit > MAX_RECALL_LIMIT) {
@@ -160,10 +168,50 @@ export const RecallSearch = RecallSearchFields.meta({ id: 'RecallSearch', exampl
 /** A recall search as a client receives it. */
 export type RecallSearch = z.output<typeof RecallSearch>;
 
-/** Any answer of the recall route, told apart by `kind`. */
-export const RecallResponse = z.discriminatedUnion('kind', [RecallOutput, RecallSearch, RecallLedger]).meta({
-  id: 'RecallResponse',
-  examples: [recallOutputExample, recallSearchExample, recallLedgerExample],
+const RecallMediaFields = z.object({
+  kind: z.literal('media'),
+  mediaId: z.string().describe('The full SHA-256 of the bytes (the marker names its first 16 hex digits)'),
+  messageId: z.string().describe('The message holding the part (the newest, when several do)'),
+  seq: z.number().int(),
+  callId: z.string().nullable().describe('The tool call whose result the file is, if it is one'),
+  part: z
+    .object({
+      type: z.literal('file'),
+      mime: z.string(),
+      filename: z.string().nullable(),
+      url: z.string().describe('The original bytes as a `data:` URL'),
+    })
+    .describe('The part as it was posted'),
+  bytes: z.number().int(),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  tokens: z.number().int().describe("The part's stored token count"),
 });
+
+const recallMediaExample: z.output<typeof RecallMediaFields> = {
+  kind: 'media',
+  mediaId: '9f2c4e1b7a3d5c60e8f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
+  messageId: 'm_12',
+  seq: 12,
+  callId: 'toolu_01',
+  part: { type: 'file', mime: 'image/png', filename: null, url: 'data:image/png;base64,iVBORw0KGgo…' },
+  bytes: 48213,
+  width: 1280,
+  height: 800,
+  tokens: 1365,
+};
+
+/** One image or document a media marker replaced, given back whole. */
+export const RecallMedia = RecallMediaFields.meta({ id: 'RecallMedia', examples: [recallMediaExample] });
+/** A recalled media part as a client receives it. */
+export type RecallMedia = z.output<typeof RecallMedia>;
+
+/** Any answer of the recall route, told apart by `kind`. */
+export const RecallResponse = z
+  .discriminatedUnion('kind', [RecallOutput, RecallSearch, RecallLedger, RecallMedia])
+  .meta({
+    id: 'RecallResponse',
+    examples: [recallOutputExample, recallSearchExample, recallLedgerExample, recallMediaExample],
+  });
 /** A recall answer as a client receives it. */
 export type RecallResponse = z.output<typeof RecallResponse>;

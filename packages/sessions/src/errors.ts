@@ -14,7 +14,7 @@ export abstract class SessionError extends Error {
 
 /** Something the client named does not exist (or belongs to another tenant, which is the same). */
 export class NotFound extends SessionError {
-  constructor(readonly what: 'session' | 'compaction' | 'call') {
+  constructor(readonly what: 'session' | 'compaction' | 'call' | 'media') {
     super(`${what} not found`);
   }
 }
@@ -35,6 +35,13 @@ export class CompactionNotFound extends NotFound {
 export class CallNotFound extends NotFound {
   constructor() {
     super('call');
+  }
+}
+
+/** A media id that names no stored image or document of the session. */
+export class MediaNotFound extends NotFound {
+  constructor() {
+    super('media');
   }
 }
 

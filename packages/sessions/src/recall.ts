@@ -7,15 +7,23 @@ import {
   type RecallLedger,
   type RecallLedgerKind,
   MAX_RECALL_EXCERPT_LENGTH,
+  type RecallMedia,
   type RecallOutput,
   type RecallQuery,
   type RecallResponse,
   type RecallSearch,
 } from '@compactor/contract';
-import { findRecallCall, searchRecall, selectLatestLedger, type Db } from '@compactor/db';
+import {
+  findRecallCall,
+  findRecallMedia,
+  searchRecall,
+  selectLatestLedger,
+  toDataUrl,
+  type Db,
+} from '@compactor/db';
 import { resolveStoredPolicy } from '@compactor/workflow';
 import type { z } from 'zod';
-import { CallNotFound, CallOutputPurged, InvalidInput } from './errors';
+import { CallNotFound, CallOutputPurged, InvalidInput, MediaNotFound } from './errors';
 import { requireSession, type SessionTarget } from './sessions';
 
 /**
@@ -23,7 +31,8 @@ import { requireSession, type SessionTarget } from './sessions';
  * call id, the stored result of the call a cleared marker names (`CallOutputPurged` once
  * retention purged it);
  * by query, passages of the history the model no longer sees verbatim (see db `searchRecall`);
- * by kind, one section of the artifact ledger in force (its latest completed compaction's), whole.
+ * by kind, one section of the artifact ledger in force (its latest completed compaction's), whole;
+ * by media id, the image or document a media marker replaced.
  * Another tenant's session is not found like a missing one, so its call ids and words find nothing.
  */
 export async function recall(
@@ -33,6 +42,7 @@ export async function recall(
 ): Promise<RecallResponse> {
   const session = await requireSession(db, target.tenantId, target.id);
   if (query.callId !== undefined) return recallCall(db, session.pk, query.callId);
+  if (query.mediaId !== undefined) return recallMedia(db, target.tenantId, session.pk, query.mediaId);
   if (query.q !== undefined) {
     const { pinSystemMessages } = resolveStoredPolicy(session.policy as PolicyInput);
     return recallSearch(db, session.pk, query.q, query.limit ?? DEFAULT_RECALL_LIMIT, pinSystemMessages);
@@ -43,7 +53,7 @@ export async function recall(
     return recallLedger(db, session.pk, query.kind, offset, query.limit ?? DEFAULT_RECALL_LEDGER_LIMIT);
   }
   // The contract's schema refuses this before it gets here.
-  throw new InvalidInput('give exactly one of callId, q and kind');
+  throw new InvalidInput('give exactly one of callId, q, kind and mediaId');
 }
 
 async function recallCall(db: Db, sessionPk: number, callId: string): Promise<RecallOutput> {
@@ -63,6 +73,34 @@ async function recallCall(db: Db, sessionPk: number, callId: string): Promise<Re
     seq: call.seq,
     tokens: call.outputTokens,
     prunedAt: call.prunedAt?.toISOString() ?? null,
+  };
+}
+
+/** The part a media marker names, its bytes back as a `data:` URL; 404 once nothing refers to them. */
+async function recallMedia(
+  db: Db,
+  tenantId: string,
+  sessionPk: number,
+  mediaId: string,
+): Promise<RecallMedia> {
+  const found = await findRecallMedia(db, tenantId, sessionPk, mediaId);
+  if (!found) throw new MediaNotFound();
+  return {
+    kind: 'media',
+    mediaId: found.sha256,
+    messageId: found.messageId,
+    seq: found.seq,
+    callId: found.callId,
+    part: {
+      type: 'file',
+      mime: found.mime,
+      filename: found.filename,
+      url: toDataUrl(found.mime, found.data),
+    },
+    bytes: found.data.byteLength,
+    width: found.width,
+    height: found.height,
+    tokens: found.tokens,
   };
 }
 

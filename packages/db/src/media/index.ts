@@ -2,3 +2,4 @@
 export * from './references';
 export * from './store';
 export * from './resolve';
+export * from './recall';
