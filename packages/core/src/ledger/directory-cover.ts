@@ -4,8 +4,8 @@
  * not. Few directories, as deep as their number allows: the covers go from each file's own
  * directory (finest) to fewer, shallower ones, merging the deepest first.
  *
- * A cover never names the directory every file of the session shares (a worktree's root) or
- * anything above it: "somewhere in the repository" names no group. A file directly in that
+ * A cover never names the directory every file of the session shares (a worktree's root; one
+ * for its absolute paths, one for its relative ones) or anything above it: "somewhere in the repository" names no group. A file directly in that
  * directory has no group to be named by.
  */
 
@@ -25,13 +25,33 @@ export function commonDirectory(paths: readonly string[]): string {
   return common;
 }
 
-/** A directory that names a group: below the shared one, with a name of its own (not `/`, `./`). */
-function namesGroup(directory: string, shared: string): boolean {
-  return directory.length > shared.length && /[^/.]/.test(directory);
+/**
+ * The directories the session's files share, one for its absolute paths and one for its relative
+ * ones (a session names files both ways: `/home/me/app/src/a.ts` and `node_modules/x/`); none
+ * for a kind it has no path of. No cover names one of them or anything above it.
+ */
+export function sharedDirectories(paths: readonly string[]): string[] {
+  const absolute = paths.filter((path) => path.startsWith('/'));
+  const relative = paths.filter((path) => !path.startsWith('/'));
+  return [
+    ...(absolute.length > 0 ? [commonDirectory(absolute) || '/'] : []),
+    ...(relative.length > 0 ? [commonDirectory(relative)] : []),
+  ];
+}
+
+/** A directory that names a group: below the shared one of its kind, with a name of its own (not `./`). */
+function namesGroup(directory: string, shared: readonly string[]): boolean {
+  const floor = shared.find((candidate) => candidate.startsWith('/') === directory.startsWith('/'));
+  return (
+    floor !== undefined &&
+    directory.startsWith(floor) &&
+    directory.length > floor.length &&
+    /[^/.]/.test(directory)
+  );
 }
 
 /** `directory`'s ancestors that name a group below `shared`, nearest first. */
-function ancestors(directory: string, shared: string): string[] {
+function ancestors(directory: string, shared: readonly string[]): string[] {
   const found: string[] = [];
   for (
     let at = directory.lastIndexOf('/', directory.length - 2);
@@ -48,11 +68,11 @@ function ancestors(directory: string, shared: string): string[] {
 
 /**
  * The covers of `paths` (newest first) from finest to coarsest, each a list of directories in
- * the order of the newest file under them, none under another. `shared`: the directory every
- * file of the session is under ({@link commonDirectory} of all of them), which no cover names.
- * Paths with no group below `shared` are in no cover. `[]` when no path has a group.
+ * the order of the newest file under them, none under another. `shared`: the directories every
+ * file of the session is under ({@link sharedDirectories} of all of them), which no cover names.
+ * Paths with no group below them are in no cover. `[]` when no path has a group.
  */
-export function directoryCovers(paths: readonly string[], shared: string): string[][] {
+export function directoryCovers(paths: readonly string[], shared: readonly string[]): string[][] {
   const own = new Set(paths.map(directoryOf).filter((directory) => namesGroup(directory, shared)));
   let cover = withoutNested([...own]);
   if (cover.length === 0) return [];
@@ -91,7 +111,7 @@ const depth = (directory: string): number => directory.split('/').length;
  * The cover with the deepest directory that holds two or more of its entries in their place
  * (where the newest of them stood); `null` when no two entries share a group.
  */
-function mergeDeepest(cover: readonly string[], shared: string): string[] | null {
+function mergeDeepest(cover: readonly string[], shared: readonly string[]): string[] | null {
   const under = new Map<string, number>();
   for (const directory of cover) {
     for (const ancestor of ancestors(directory, shared)) under.set(ancestor, (under.get(ancestor) ?? 0) + 1);

@@ -42,7 +42,7 @@ export { statedOutcome, testRunnerOf, type StatedOutcome } from './command-outco
 export { factsInText, type FoundFact } from './facts';
 export { expandPathGroup, groupPaths } from './group-paths';
 export { directoriesInRenderedLedger, pathsInRenderedLedger } from './read-rendered';
-export { commonDirectory, directoryCovers } from './directory-cover';
+export { directoryCovers, sharedDirectories } from './directory-cover';
 export {
   ArtifactLedgerSchema,
   LedgerCommandSchema,

@@ -316,3 +316,29 @@ describe('renderLedger: the directories of the files it has no room to list', ()
     expect(tight).not.toContain(DIRECTORY_SECTION_TITLE);
   });
 });
+
+describe('renderLedger: commands give way to the directories when nothing else makes room', () => {
+  const root = '/home/me/app/';
+  const reads = Array.from({ length: 40 }, (_, index) =>
+    file(`${root}${['src/api/', 'src/db/', 'test/'][index % 3]!}file-${index}.ts`, 'read', 100 - index),
+  );
+  const commands = Array.from({ length: 30 }, (_, index) =>
+    command(`cd ${root} && npm run test -- --reporter=verbose src/case-${index}.test.ts`, 200 - index),
+  );
+  const busy = ledger(reads, commands);
+
+  it.each([150, 250, 400])('within %i tokens: every read file is under a named directory', (maxTokens) => {
+    const text = renderLedger(busy, { maxTokens, count: quarterChars });
+    expect(quarterChars(text)).toBeLessThanOrEqual(maxTokens);
+    const under = directoriesInRenderedLedger(text);
+    const listed = new Set(pathsInRenderedLedger(text));
+    expect(
+      reads.filter((entry) => !listed.has(entry.path) && !under.some((d) => entry.path.startsWith(d))),
+    ).toEqual([]);
+    // The newest commands still come first; the rest are counted for recall.
+    expect(text).toContain(
+      'Commands run:\n- cd /home/me/app/ && npm run test -- --reporter=verbose src/case-0.test.ts',
+    );
+    expect(text).toMatch(/\d+ commands \(recall\?kind=commands\)/);
+  });
+});

@@ -12,8 +12,9 @@
  * {@link escapePromptData}, so none can pass for a line or tag the prompt builder wrote.
  */
 import { escapePromptData, promptLines } from '../prompt-data';
-import { commonDirectory, directoryCovers } from './directory-cover';
+import { directoryCovers, sharedDirectories } from './directory-cover';
 import { groupPaths, ROOT_MARK, sharedRoot, underRoot } from './group-paths';
+import { chooseDirectories } from './render-directories';
 import { capText, type ArtifactLedger, type LedgerCommand, type LedgerFileKind } from './types';
 
 /** The recall calls that list each kind in full. */
@@ -102,6 +103,10 @@ export const FILE_SECTION_TITLES: readonly string[] = [
   'Files read:',
 ];
 
+const OPEN_ERRORS_TITLE = 'Open errors (failed, not passed since):';
+const COMMANDS_TITLE = 'Commands run:';
+const FACTS_TITLE = 'Stated by the user:';
+
 function sectionsOf(ledger: ArtifactLedger): Section[] {
   const paths = (kind: LedgerFileKind): string[] =>
     ledger.files.filter((file) => file.kind === kind).map((file) => file.path);
@@ -127,7 +132,7 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
     fileSection(FILE_SECTION_TITLES[1]!, 'created'),
     fileSection(FILE_SECTION_TITLES[2]!, 'deleted'),
     {
-      title: 'Open errors (failed, not passed since):',
+      title: OPEN_ERRORS_TITLE,
       kind: 'commands',
       size: ledger.openErrors.length,
       lines: (n) =>
@@ -136,13 +141,13 @@ function sectionsOf(ledger: ArtifactLedger): Section[] {
           .map((error) => `${shown(error.command)} — ${shown(error.evidence ?? 'failed')}`),
     },
     {
-      title: 'Commands run:',
+      title: COMMANDS_TITLE,
       kind: 'commands',
       size: commands.length,
       lines: (n) => commands.slice(0, n).map((command) => `${shown(command.command)}${outcomeText(command)}`),
     },
     {
-      title: 'Stated by the user:',
+      title: FACTS_TITLE,
       kind: 'facts',
       size: ledger.facts.length,
       lines: (n) => ledger.facts.slice(0, n).map((fact) => shown(fact.text)),
@@ -226,54 +231,26 @@ export function renderLedger(ledger: ArtifactLedger, options: RenderLedgerOption
   return withDirectories(ledger, sections, shownCounts, options);
 }
 
-/**
- * The rendering of `shownCounts` with the directories of the files it leaves out, when some fit:
- * first the fewest directories (the coarsest cover) with as many read files still listed as room
- * allows, then the finest cover that fits beside them. Without them when none fits.
- */
+/** The rendering of `shownCounts` with the directories of the files it leaves out, when some fit. */
 function withDirectories(
   ledger: ArtifactLedger,
   sections: readonly Section[],
   shownCounts: readonly number[],
   options: RenderLedgerOptions,
 ): string {
-  const fits = (counts: readonly number[], directories: readonly string[]): boolean =>
-    options.count(renderSections(sections, counts, directories)) <= options.maxTokens;
-  const shared = commonDirectory(ledger.files.map((file) => file.path));
-  const read = sections.length - 1;
-  const withRead = (n: number): number[] => shownCounts.map((value, at) => (at === read ? n : value));
-  const coversWith = (counts: readonly number[]): string[][] => {
-    const listed = new Set(sections.flatMap((section, index) => section.paths?.(counts[index] ?? 0) ?? []));
-    const left = ledger.files.filter((file) => !listed.has(file.path)).map((file) => file.path);
-    return directoryCovers(left, shared);
-  };
-  const coarsestFits = (n: number): boolean => {
-    const covers = coversWith(withRead(n));
-    return covers.length > 0 && fits(withRead(n), covers.at(-1)!);
-  };
-  // Nothing left out, or nothing left out that a directory could name.
-  if (coversWith(shownCounts).length === 0) return renderSections(sections, shownCounts);
-  // Listing fewer read files makes room for the directories; the most still listed that do.
-  let low = 0;
-  let high = shownCounts[read] ?? 0;
-  if (!coarsestFits(high)) {
-    if (!coarsestFits(0)) return renderSections(sections, shownCounts);
-    while (low < high - 1) {
-      const middle = Math.floor((low + high) / 2);
-      if (coarsestFits(middle)) low = middle;
-      else high = middle;
-    }
-    high = low;
-  }
-  const counts = withRead(high);
-  const covers = coversWith(counts);
-  // The finest cover that fits: fewer directories cost less (their count's digits aside).
-  let finest = covers.length - 1;
-  let coarse = 0;
-  while (coarse < finest) {
-    const middle = Math.floor((coarse + finest) / 2);
-    if (fits(counts, covers[middle]!)) finest = middle;
-    else coarse = middle + 1;
-  }
-  return renderSections(sections, counts, covers[finest]!);
+  const shared = sharedDirectories(ledger.files.map((file) => file.path));
+  const titled = (title: string) => sections.findIndex((section) => section.title === title);
+  const { counts, directories } = chooseDirectories({
+    counts: shownCounts,
+    read: sections.length - 1,
+    yielding: [titled(COMMANDS_TITLE), titled(FACTS_TITLE), titled(OPEN_ERRORS_TITLE)],
+    fits: (trial, trialDirectories) =>
+      options.count(renderSections(sections, trial, trialDirectories)) <= options.maxTokens,
+    covers: (trial) => {
+      const listed = new Set(sections.flatMap((section, index) => section.paths?.(trial[index] ?? 0) ?? []));
+      const left = ledger.files.filter((file) => !listed.has(file.path)).map((file) => file.path);
+      return directoryCovers(left, shared);
+    },
+  });
+  return renderSections(sections, counts, directories);
 }
