@@ -126,10 +126,13 @@ export async function sessionContext(
   };
 }
 
-/** The view with the images past the policy's media budget as markers (core `applyMediaBudget`). */
+/**
+ * The view with the images past the policy's media budget as markers (core `applyMediaBudget`;
+ * kept images at most half the usable input): what the status counts (`mediaSavedTokens`).
+ */
 function withMediaBudget(reading: ContextReading): ContextReading {
   const { context, snapshot } = reading;
-  const budgeted = applyMediaBudget(context.messages, mediaBudgetOf(snapshot.policy));
+  const budgeted = applyMediaBudget(context.messages, mediaBudgetOf(snapshot.policy, snapshot.status.usable));
   if (budgeted.elided === 0) return reading;
   return {
     snapshot,
@@ -204,7 +207,8 @@ interface Served {
 
 /**
  * The view fitted to the usable input less the overhead the provider adds on top of the stored
- * counts (the usage calibration: `status.tokens − storedTokens`, never below 0): the prepared
+ * counts (the usage calibration: `status.tokens` less the stored count of the view as served,
+ * past the media budget, never below 0): the prepared
  * draft's view when one applies and fits (fitted further if it must), else the read-time fit.
  */
 async function fitToUsable(
@@ -214,7 +218,7 @@ async function fitToUsable(
   reserve = 0,
 ): Promise<Served> {
   const { status, stats, policy, model } = snapshot;
-  const overhead = Math.max(0, status.tokens - stats.storedTokens) + reserve;
+  const overhead = Math.max(0, status.tokens - (stats.storedTokens - snapshot.mediaSavedTokens)) + reserve;
   const count = fitCounters(resources, session.modelId);
   const options = {
     budgetTokens: Math.max(0, (status.usable ?? 0) - overhead),

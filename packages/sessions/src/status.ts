@@ -1,4 +1,6 @@
 import {
+  mediaBudgetOf,
+  mediaBudgetSavings,
   pinnedExceedsUsable,
   statusFromEstimate,
   usableTokens,
@@ -32,6 +34,11 @@ export interface StatusSnapshot {
   lastFinished: CompactionRow | null;
   /** The compaction that defines the context view now. */
   latestCompleted: CompactionRow | null;
+  /**
+   * Tokens the media budget takes off the view (`policy.media`, at most half the usable input):
+   * `status.tokens` counts the view as served, `stats.storedTokens` as stored.
+   */
+  mediaSavedTokens: number;
 }
 
 /**
@@ -65,8 +72,12 @@ export async function statusSnapshot(
     ? prefetched.inputs
     : await sessionStatusInputs(db, session.pk, { pinSystemMessages });
   // A report adds at most a share of the usable input over the exact stored count, never less.
-  const calibrationCap = usageCalibrationCap(usableTokens(model, policy));
-  const tokens = estimateFromStats(stats, { mode: policy.estimate, calibrationCap });
+  const usable = usableTokens(model, policy);
+  const calibrationCap = usageCalibrationCap(usable);
+  // Images past the media budget count as the markers they are served as (core mediaBudgetSavings).
+  const media = mediaBudgetOf(policy, usable);
+  const mediaSavedTokens = mediaBudgetSavings(stats.images, media).savedTokens;
+  const tokens = estimateFromStats(stats, { mode: policy.estimate, calibrationCap, media });
   const status = statusFromEstimate({
     tokens,
     report: stats.report,
@@ -81,7 +92,7 @@ export async function statusSnapshot(
       cannotFit: pinnedExceedsUsable(stats.pinnedTokens, model, policy),
       contextWindow: model.contextWindow,
       estimate: stats.report && policy.estimate === 'hybrid' ? 'hybrid' : 'stored',
-      calibrationTokens: tokens - stats.storedTokens,
+      calibrationTokens: tokens - (stats.storedTokens - mediaSavedTokens),
       contextMessages: stats.contextMessages,
       messagesSinceCompaction: stats.messagesSinceCompaction,
       activeCompaction: active ? compactionView(active, session.id) : null,
@@ -93,6 +104,7 @@ export async function statusSnapshot(
     active,
     lastFinished: last,
     latestCompleted,
+    mediaSavedTokens,
   };
 }
 

@@ -10,6 +10,9 @@ import {
   type Finish,
   type UnprunedOutputs,
   type Usage,
+  type ViewImage,
+  mediaBudgetSavings,
+  type MediaBudget,
 } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
@@ -109,6 +112,11 @@ export interface ContextTokenStats {
   newestIsSummary: boolean;
   /** The view's completed tool outputs not pruned yet (core `pruneCouldSelect`). */
   unprunedOutputs: UnprunedOutputs;
+  /**
+   * The view's images, newest first, with what their markers name: the status counts the view
+   * as served, past the media budget (core `mediaBudgetSavings`), without loading it.
+   */
+  images: ViewImage[];
 }
 
 /**
@@ -176,6 +184,19 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
         and not exists (select 1 from reverted r where v.seq > r.served_from_seq and v.seq <= r.reverted_seq)
       order by v.seq desc limit 1
     ),
+    -- The view's images, newest first, and the call each follows (core callBefore: the nearest
+    -- earlier tool part, unless a text that is not blank stands between): their markers' words.
+    images as (
+      select p.seq, p.idx, p.effective as tokens, q.mime, q.filename, q.url, m.id as message_id,
+             (select case when b.type = 'tool' then b.call_id end from parts b
+              where b.message_pk = p.message_pk and b.idx < p.idx
+                and (b.type = 'tool' or (b.type = 'text' and b.text ~ ${NOT_JS_WHITESPACE}))
+              order by b.idx desc limit 1) as call_id
+      from view_parts p
+      join parts q on q.message_pk = p.message_pk and q.idx = p.idx
+      join messages m on m.pk = p.message_pk
+      where p.type = 'file' and lower(q.mime) like 'image/%'
+    ),
     -- One pass over the parts: the unpruned outputs, and the summaries' tokens (no prune touches them).
     unpruned as (
       select coalesce(sum(p.output_tokens) filter (where ${UNPRUNED_OUTPUT}), 0) as total,
@@ -218,7 +239,10 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
          from view_parts p
          where (p.seq < r.seq or p.summary) and p.type = 'tool' and p.tool_status = 'completed'
            and p.compacted_at > r.created_at) as pruned_since,
-      u.total as unpruned_output_tokens, u.largest as largest_unpruned_output, u.summary_tokens
+      u.total as unpruned_output_tokens, u.largest as largest_unpruned_output, u.summary_tokens,
+      (select coalesce(json_agg(json_build_object('seq', i.seq, 'tokens', i.tokens, 'mime', i.mime,
+                'filename', i.filename, 'url', i.url, 'messageId', i.message_id, 'callId', i.call_id)
+              order by i.seq desc, i.idx desc), '[]'::json) from images i) as view_images
     from unpruned u left join report r on true
   `;
 }
@@ -235,6 +259,7 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
     newestSeq: row.newest_seq === null ? null : int('newest_seq'),
     newestIsSummary: row.newest_is_summary === true,
     unprunedOutputs: { total: int('unpruned_output_tokens'), largest: int('largest_unpruned_output') },
+    images: viewImagesOf(row.view_images),
     report:
       row.report_seq === null
         ? null
@@ -256,11 +281,33 @@ export function statsFromRow(row: StatsRow): ContextTokenStats {
   };
 }
 
+/** A row's `view_images` (a JSON array: the driver parses it), as core's view images. */
+function viewImagesOf(value: unknown): ViewImage[] {
+  if (!Array.isArray(value)) return [];
+  return (value as Array<Record<string, unknown>>).map((image) => ({
+    seq: Number(image.seq),
+    messageId: String(image.messageId),
+    callId: typeof image.callId === 'string' ? image.callId : null,
+    part: {
+      type: 'file',
+      mime: String(image.mime),
+      filename: typeof image.filename === 'string' ? image.filename : null,
+      url: String(image.url ?? ''),
+      tokens: Number(image.tokens),
+    },
+  }));
+}
+
 /** How {@link estimateFromStats} estimates: the policy's mode and the report's calibration cap. */
 export interface EstimateFromStatsOptions {
   mode?: EstimateMode;
   /** The most a report may add over the stored count (core `usageCalibrationCap`). */
   calibrationCap: number;
+  /**
+   * The session's media budget (core `mediaBudgetOf(policy, usable)`): the images past it count
+   * as their markers, as the context read serves them. Omitted: every image in full.
+   */
+  media?: MediaBudget | undefined;
 }
 
 /**
@@ -270,11 +317,21 @@ export interface EstimateFromStatsOptions {
  */
 export function estimateFromStats(
   stats: ContextTokenStats,
-  { mode = 'hybrid', calibrationCap }: EstimateFromStatsOptions,
+  { mode = 'hybrid', calibrationCap, media }: EstimateFromStatsOptions,
 ): number {
   const report = stats.report;
-  if (!report || mode === 'exact') return stats.storedTokens;
+  // Core's estimate of the view as served (`estimateContextTokens` after `applyMediaBudget`):
+  // the stored sum less the budget's saving, what came after the report less its part of it.
+  const saved = media
+    ? mediaBudgetSavings(stats.images, media, report?.seq ?? null)
+    : { savedTokens: 0, savedAfter: 0 };
+  const stored = stats.storedTokens - saved.savedTokens;
+  if (!report || mode === 'exact') return stored;
   const reported =
-    reportedContextTokens(report.usage) + report.toolResultTokens + report.tokensAfter - report.prunedSince;
-  return boundedEstimate(reported, stats.storedTokens, calibrationCap);
+    reportedContextTokens(report.usage) +
+    report.toolResultTokens +
+    report.tokensAfter -
+    saved.savedAfter -
+    report.prunedSince;
+  return boundedEstimate(reported, stored, calibrationCap);
 }
