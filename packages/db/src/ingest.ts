@@ -20,13 +20,6 @@ export interface TokenCounter {
 }
 
 /**
- * What a file part by URL (not `data:`) costs: its size is not known without fetching it, and a
- * flat 1,000 is about a full-size image (OpenAI: 85–1,445 tokens, Anthropic: about 1,600). A
- * `data:` URL is counted by its header instead, as the session's model family counts it.
- */
-export const FILE_PART_TOKENS = 1000;
-
-/**
  * Where the bytes of `data:` URLs go while a batch is prepared: each becomes a media object to
  * store, its part a reference to it. `family` counts images as the session's model does.
  */
@@ -84,7 +77,8 @@ async function countFilePart(
   // Throws MediaRejected (a 400, nothing written) for a data: URL that is not what it claims.
   const inspected = inspectMedia(part, media?.family ?? 'any');
   if (inspected.kind === 'reference')
-    return { type: 'file', mime: part.mime, filename, url: part.url, tokens: FILE_PART_TOKENS + nameTokens };
+    // A URL never fetched: the family's largest image, or a document of unknown pages (core unmeasuredMediaTokens).
+    return { type: 'file', mime: part.mime, filename, url: part.url, tokens: inspected.tokens + nameTokens };
   if (inspected.kind === 'inline')
     return { type: 'file', mime: part.mime, filename, url: part.url, tokens: inspected.tokens + nameTokens };
   const tokens = inspected.tokens + nameTokens;

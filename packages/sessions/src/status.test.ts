@@ -113,6 +113,29 @@ describe('a session of big screenshots, counted as its provider counts them', ()
     expect(status.tokens).toBe(2 * (shotText + imageCount(tokens)));
   });
 
+  it.each([
+    ['claude-opus-4-7', 'image/png', 4784],
+    ['gpt-4o', 'image/jpeg', 1445],
+    ['claude-sonnet-4', 'image/webp', 1640],
+    ['gpt-4o', 'application/pdf', 30_000],
+  ])(
+    'counts a %s file by URL, never fetched, of type %s as its largest: %i tokens',
+    async (model, mime, tokens) => {
+      const id = `st-url-${model}-${mime.replace('/', '-')}`;
+      await newSession(t, 'tenant-a', id, {
+        model: { id: model, contextWindow: 200_000 },
+        policy: { auto: false },
+      });
+      const { status } = await append(id, [
+        {
+          role: 'user',
+          parts: [{ type: 'file', mime, filename: 'shot-1.png', url: 'https://example.test/a' }],
+        },
+      ]);
+      expect(status.tokens).toBe(imageCount(tokens));
+    },
+  );
+
   it('starts a compaction when the screenshots take it over the threshold by the provider count, not before', async () => {
     const crossings: Record<string, boolean> = {};
     for (const model of ['claude-opus-4-7', 'gpt-4o']) {
