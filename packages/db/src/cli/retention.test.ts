@@ -9,6 +9,7 @@ import {
   SEEDED_SESSION_PURGE,
   seedCompactedSession,
 } from '../test-support/retention-fixtures';
+import { storeMediaObjects } from '../media/store';
 import { parseRetentionArgs, runRetentionCommand } from './retention';
 import { useTestDatabase } from '../test-support/test-database';
 
@@ -97,6 +98,38 @@ describe('runRetentionCommand', () => {
     const again = captured();
     expect(await runRetentionCommand(args, t.url, again.io)).toBe(0);
     expect(again.out.at(-1)).toMatch(/^purged 0 superseded message\(s\) .* in 0 session\(s\)$/);
+  });
+
+  it('reports the media objects no message refers to in a dry run, and removes them with --apply', async () => {
+    const tenant = `tenant_${randomUUID()}`;
+    await storeMediaObjects(t.db, tenant, [
+      {
+        sha256: 'ab'.repeat(32),
+        mime: 'image/png',
+        data: new Uint8Array(40),
+        width: 1,
+        height: 1,
+        pages: null,
+      },
+    ]);
+    await t.database.pool.query(
+      `update media_objects set stored_at = '2000-01-01T00:00:00Z' where tenant_id = $1`,
+      [tenant],
+    );
+    const line = (verb: string) =>
+      `media objects no message refers to (stored over an hour ago): ${verb} 1, 40 bytes`;
+    const dry = captured();
+    expect(await runRetentionCommand(['--tenant', tenant, '--older-than-days', '30'], t.url, dry.io)).toBe(0);
+    expect(dry.out).toContain(line('would remove'));
+    const applied = captured();
+    const args = ['--tenant', tenant, '--older-than-days', '30', '--apply'];
+    expect(await runRetentionCommand(args, t.url, applied.io)).toBe(0);
+    expect(applied.out).toContain(line('removed'));
+    expect(applied.err).toEqual(['retention: removed 1 unreferenced media object(s) (40 bytes)']);
+    const { rows } = await t.database.pool.query('select 1 from media_objects where tenant_id = $1', [
+      tenant,
+    ]);
+    expect(rows).toEqual([]);
   });
 
   it('refuses a second --apply for a tenant while one runs, and writes nothing', async () => {

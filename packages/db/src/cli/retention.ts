@@ -1,13 +1,15 @@
 /**
  * `npm run retention -- --tenant T --older-than-days N [--apply] [--batch-size B]`: purges one
  * tenant's pruned tool outputs and superseded messages (behind the latest completed compaction's
- * boundary) older than N days. Dry run unless `--apply`. Reads DATABASE_URL like `db:migrate`.
+ * boundary) older than N days, then removes the tenant's media objects no part refers to any
+ * more (db media/orphans.ts). Dry run unless `--apply`. Reads DATABASE_URL like `db:migrate`.
  * See docs/ANALYTICS.md, "Retention".
  */
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { createDatabase, type Db } from '../client';
 import { migrationState, redactUrl } from '../migrate';
+import { countOrphanMedia, deleteOrphanMedia, ORPHAN_GRACE_MS, type OrphanReport } from '../media/orphans';
 import {
   applyRetentionPurge,
   DEFAULT_PURGE_BATCH_SIZE,
@@ -115,7 +117,18 @@ export async function runRetentionCommand(
             ),
         })
       : await planRetentionPurge(database.db, scope);
-    printReport(reports, parsed, scope.createdBefore, io.out);
+    // After the purge: the parts it cleared no longer refer to their images.
+    const mediaScope = {
+      tenantId: parsed.tenantId,
+      storedBefore: new Date(now.getTime() - ORPHAN_GRACE_MS),
+    };
+    const media = parsed.apply
+      ? await deleteOrphanMedia(database.db, mediaScope, {
+          onBatch: (b) =>
+            io.err(`retention: removed ${b.objects} unreferenced media object(s) (${b.bytes} bytes)`),
+        })
+      : await countOrphanMedia(database.db, mediaScope);
+    printReport(reports, media, parsed, scope.createdBefore, io.out);
     return 0;
   } finally {
     await database.close();
@@ -135,6 +148,7 @@ async function lockTenantPurge(db: Db, tenantId: string): Promise<boolean> {
 
 function printReport(
   reports: SessionPurgeReport[],
+  media: OrphanReport,
   args: RetentionArgs,
   createdBefore: Date,
   out: (line: string) => void,
@@ -147,6 +161,10 @@ function printReport(
   for (const r of reports) {
     out([r.sessionId, r.supersededMessages, r.supersededParts, r.prunedOutputs, r.bytes].join('\t'));
   }
+  out(
+    `media objects no message refers to (stored over an hour ago): ${args.apply ? 'removed' : 'would remove'} ` +
+      `${media.objects}, ${media.bytes} bytes`,
+  );
   const sum = (key: keyof Omit<SessionPurgeReport, 'sessionId'>) => reports.reduce((n, r) => n + r[key], 0);
   out(
     `${verb} ${sum('supersededMessages')} superseded message(s) (${sum('supersededParts')} parts) and ` +

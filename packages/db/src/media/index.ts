@@ -3,3 +3,4 @@ export * from './references';
 export * from './store';
 export * from './resolve';
 export * from './recall';
+export * from './orphans';

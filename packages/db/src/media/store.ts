@@ -2,7 +2,7 @@
  * Media objects in Postgres, per tenant by SHA-256. The one interface an object store would also
  * implement: store what is missing, load by hash.
  */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { mediaObjects } from '../schema';
 import type { MediaObjectInput } from './references';
@@ -17,7 +17,10 @@ export interface StoredMediaObject {
 /**
  * Stores the objects the tenant does not hold yet. The hashes are looked up first, so a
  * screenshot posted again sends its bytes to the database once; a concurrent insert of the same
- * object is a no-op (`on conflict do nothing`).
+ * object is a no-op (`on conflict do nothing`). The lookup stamps `stored_at` on the objects
+ * held: the orphan collector (media/orphans.ts) spares recent ones, so an object posted again
+ * just as its last reference goes is not removed under the part about to refer to it (the
+ * collector's delete waits for this row's lock and then sees the new stamp).
  */
 export async function storeMediaObjects(
   db: DbOrTx,
@@ -27,9 +30,10 @@ export async function storeMediaObjects(
   const unique = new Map(objects.map((o) => [o.sha256, o]));
   if (unique.size === 0) return 0;
   const held = await db
-    .select({ sha256: mediaObjects.sha256 })
-    .from(mediaObjects)
-    .where(and(eq(mediaObjects.tenantId, tenantId), inArray(mediaObjects.sha256, [...unique.keys()])));
+    .update(mediaObjects)
+    .set({ storedAt: sql`now()` })
+    .where(and(eq(mediaObjects.tenantId, tenantId), inArray(mediaObjects.sha256, [...unique.keys()])))
+    .returning({ sha256: mediaObjects.sha256 });
   for (const row of held) unique.delete(row.sha256);
   if (unique.size === 0) return 0;
   const rows = [...unique.values()].map((o) => ({

@@ -26,6 +26,8 @@ export const mediaObjects = pgTable(
     pages: integer('pages'),
     data: bytea('data').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    /** When the bytes were last stored or posted again: the orphan collector spares younger ones. */
+    storedAt: timestamp('stored_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ name: 'media_objects_pk', columns: [t.tenantId, t.sha256] })],
 );

@@ -94,6 +94,11 @@ export const parts = pgTable(
     index('parts_session_purged_output_idx')
       .on(t.sessionPk, t.seq)
       .where(sql`${t.purgedAt} is not null and ${t.type} = 'tool'`),
+    // Whether any part refers to a media object: the hash inside a stored reference (migration
+    // 0028; the orphan collector, db media/orphans.ts).
+    index('parts_media_sha_idx')
+      .on(sql`substr(${t.url}, 24, 64)`)
+      .where(sql`${t.type} = 'file' and ${t.url} like 'compactor-media:%'`),
     // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
     // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
     // expression).
