@@ -6,7 +6,7 @@
  * `src/api/auth.ts` itself is not a substring of what the model reads, yet the model is told it.
  * Core reads those groups back (`pathsInRenderedLedger`), exactly as its renderer wrote them.
  * A file the ledger had no room to list is still named by its directory when the ledger's
- * "Files not listed are in:" section names a directory it is under (`directoriesInRenderedLedger`;
+ * "Files not listed, by directory:" section names a directory it is under (`directoriesInRenderedLedger`;
  * never the directory every file of the session shares).
  */
 import {

@@ -263,7 +263,7 @@ describe('probeRetention', () => {
       [
         'What this session touched (newest first):',
         '(…/ at the start of a path stands for /home/dev/app/)',
-        'Files not listed are in:',
+        'Files not listed, by directory:',
         '- …/src/',
         'Not listed for space: 1 file (recall?kind=files).',
       ].join('\n'),

@@ -33,16 +33,19 @@ describe('directoryCovers', () => {
 
   it('goes from each file’s own directory to fewer, merging the deepest first, newest first', () => {
     expect(directoryCovers(paths, [root]).map((cover) => cover.map((d) => d.slice(root.length)))).toEqual([
-      ['internal/tui/', 'internal/store/', 'cmd/app/', 'docs/'],
-      ['internal/', 'cmd/app/', 'docs/'],
+      // go.mod, directly in the shared directory, is named as itself.
+      ['internal/tui/', 'internal/store/', 'cmd/app/', 'docs/', 'go.mod'],
+      ['internal/', 'cmd/app/', 'docs/', 'go.mod'],
     ]);
   });
 
-  it('covers every file that has a group below the shared directory, and only those', () => {
+  it('covers every file: by a group below the shared directory, or as itself', () => {
     for (const cover of directoryCovers(paths, [root])) {
-      const covered = paths.filter((path) => cover.some((directory) => path.startsWith(directory)));
-      expect(covered).toEqual(paths.filter((path) => path !== `${root}go.mod`));
-      for (const directory of cover) {
+      const covered = paths.filter((path) =>
+        cover.some((entry) => (entry.endsWith('/') ? path.startsWith(entry) : path === entry)),
+      );
+      expect(covered).toEqual(paths);
+      for (const directory of cover.filter((entry) => entry.endsWith('/'))) {
         expect(directory.length).toBeGreaterThan(root.length);
         expect(cover.filter((other) => other !== directory && other.startsWith(directory))).toEqual([]);
       }
@@ -52,8 +55,17 @@ describe('directoryCovers', () => {
   it('never names the shared directory, `/` or `./`', () => {
     expect(directoryCovers(['/a/x.ts', '/b/y.ts'], ['/'])).toEqual([['/a/', '/b/']]);
     expect(directoryCovers(['./a/x.ts', './b/y.ts'], [''])).toEqual([['./a/', './b/']]);
-    expect(directoryCovers([`${root}a.ts`, `${root}b.ts`], [root])).toEqual([]);
-    expect(directoryCovers(['README.md'], [''])).toEqual([]);
+    expect(directoryCovers([`${root}a.ts`, `${root}b.ts`], [root])).toEqual([[`${root}a.ts`, `${root}b.ts`]]);
+    expect(directoryCovers(['README.md'], [''])).toEqual([['README.md']]);
+    // The shared directory itself, listed as read, is never an entry: it would cover everything.
+    expect(directoryCovers([root], [root])).toEqual([]);
+  });
+
+  it('names files with no group by themselves only when they are few', () => {
+    const flat = ['a.ts', 'b.ts', 'c.ts', 'd.ts', 'src/e.ts'];
+    expect(directoryCovers(flat.slice(1), [''])).toEqual([['src/', 'b.ts', 'c.ts', 'd.ts']]);
+    expect(directoryCovers(flat, [''])).toEqual([['src/']]);
+    expect(directoryCovers(flat.slice(0, 4), [''])).toEqual([]);
   });
 
   it('keeps absolute and relative paths apart: each kind has its own shared directory', () => {

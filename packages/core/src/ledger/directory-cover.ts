@@ -70,20 +70,27 @@ function ancestors(directory: string, shared: readonly string[]): string[] {
  * The covers of `paths` (newest first) from finest to coarsest, each a list of directories in
  * the order of the newest file under them, none under another. `shared`: the directories every
  * file of the session is under ({@link sharedDirectories} of all of them), which no cover names.
- * Paths with no group below them are in no cover. `[]` when no path has a group.
+ * Paths with no group below them are named as themselves at the end of each cover when there
+ * are at most {@link MAX_LOOSE_FILES} of them, else in no cover. `[]` when there is nothing to name.
  */
 export function directoryCovers(paths: readonly string[], shared: readonly string[]): string[][] {
   const own = new Set(paths.map(directoryOf).filter((directory) => namesGroup(directory, shared)));
+  // A few files directly in a shared directory (`go.mod`, `.gitignore`) are named as themselves.
+  const loose = paths.filter((path) => !path.endsWith('/') && !namesGroup(directoryOf(path), shared));
+  const withLoose = (cover: string[]) => (loose.length <= MAX_LOOSE_FILES ? [...cover, ...loose] : cover);
   let cover = withoutNested([...own]);
-  if (cover.length === 0) return [];
   const covers = [cover];
   for (;;) {
     const merged = mergeDeepest(cover, shared);
-    if (merged === null) return covers;
+    if (merged === null) break;
     cover = merged;
     covers.push(cover);
   }
+  return covers.map(withLoose).filter((entries) => entries.length > 0);
 }
+
+/** Most files with no group a cover names one by one; more, and it names none of them. */
+export const MAX_LOOSE_FILES = 3;
 
 /** Each directory as the outermost of the list that holds it, each once, where its newest one stood. */
 function withoutNested(directories: readonly string[]): string[] {

@@ -20,7 +20,10 @@ const ENTRY = /^- (.*)$/;
 
 /** Every path the ledgers rendered in `text` name, in the order written, each once. */
 export function pathsInRenderedLedger(text: string): string[] {
-  return readEntries(text, FILE_SECTION_TITLES, expandPathGroup);
+  // The directories' section names a few files with no directory of their own by their path.
+  return readEntries(text, [...FILE_SECTION_TITLES, DIRECTORY_SECTION_TITLE], (entry, title) =>
+    title !== DIRECTORY_SECTION_TITLE ? expandPathGroup(entry) : entry.endsWith('/') ? [] : [entry],
+  );
 }
 
 /**
@@ -41,7 +44,7 @@ function readEntries(text: string, titles: readonly string[], expand: (entry: st
       .split('\n')
       .slice(1);
     let root: string | null = null;
-    let inFiles = false;
+    let title: string | null = null;
     for (const line of lines) {
       if (line.startsWith(ROOT_LEGEND_LEAD) && line.endsWith(ROOT_LEGEND_TAIL) && root === null) {
         root = line.slice(ROOT_LEGEND_LEAD.length, line.length - ROOT_LEGEND_TAIL.length);
@@ -49,14 +52,14 @@ function readEntries(text: string, titles: readonly string[], expand: (entry: st
       }
       const entry = ENTRY.exec(line);
       if (entry) {
-        if (!inFiles) continue;
-        for (const path of expand(entry[1]!)) {
+        if (title === null) continue;
+        for (const path of expand(entry[1]!, title)) {
           found.add(root !== null && path.startsWith(ROOT_MARK) ? root + path.slice(ROOT_MARK.length) : path);
         }
         continue;
       }
       if (line.endsWith(':') && !line.startsWith('- ')) {
-        inFiles = titles.includes(line);
+        title = titles.includes(line) ? line : null;
         continue;
       }
       break;

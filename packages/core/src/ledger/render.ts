@@ -92,8 +92,11 @@ function outcomeText(command: LedgerCommand): string {
   return notes.length === 0 ? '' : ` — ${notes.join(', ')}`;
 }
 
-/** The title of the section naming the directories of the files not listed (entries end in `/`). */
-export const DIRECTORY_SECTION_TITLE = 'Files not listed are in:';
+/**
+ * The title of the section naming the directories of the files not listed (entries end in `/`),
+ * and the few of them that are in no directory below the session's shared one, by name.
+ */
+export const DIRECTORY_SECTION_TITLE = 'Files not listed, by directory:';
 
 /** The titles of the sections that list paths. */
 export const FILE_SECTION_TITLES: readonly string[] = [
