@@ -78,8 +78,15 @@ function fileDescription(url: string, mime: string): string {
   return url.slice(0, 100);
 }
 
-/** The tool whose call comes right before a file part in its message (a screenshot tool's image). */
+/**
+ * The tool that produced a file part: the call whose result it is (`callId`), else the call
+ * right before it in its message (a screenshot tool's image).
+ */
 function producingTool(message: Message, file: Part): string | null {
+  if (file.type === 'file' && file.callId !== undefined) {
+    const call = message.parts.find((part) => part.type === 'tool' && part.callId === file.callId);
+    if (call?.type === 'tool') return call.tool;
+  }
   let tool: string | null = null;
   for (const part of message.parts) {
     if (part === file) return tool;

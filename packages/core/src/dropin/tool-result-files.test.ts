@@ -6,6 +6,7 @@ import { AppendMessagesBody, PatchMessageBody } from '@compactor/contract';
 import { describe, expect, it } from 'vitest';
 import type { FilePart } from '../model';
 import { toOpenAIMessages } from '../openai-format';
+import { serializeTranscript } from '../transcript';
 import { dataUrl, pngHeader } from '../media/test-images';
 import { message, text, toolPart } from '../test-support/builders';
 import { anthropicElements } from './anthropic-elements';
@@ -123,6 +124,18 @@ describe('tool results that hold images', () => {
         ],
       },
     ]);
+  });
+
+  it('shows the summarizer a placeholder naming the tool whose result the image is, never its bytes', () => {
+    const turn = message(2, 'assistant', [
+      toolPart('screenshot', 3, { callId: 'call_1', output: 'captured' }),
+      text('Now reading the file.'),
+      toolPart('read', 3, { callId: 'call_2', output: 'text' }),
+      resultFile('call_1'),
+    ]);
+    const transcript = serializeTranscript([turn]);
+    expect(transcript).toContain('[Assistant attached file: unnamed image (image/png) from tool screenshot]');
+    expect(transcript).not.toContain(pngBase64);
   });
 
   it("refuses a result's file whose call is not in the same parts, and broken base64 in one", () => {
