@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { FilePart } from '../model';
 import { toOpenAIMessages } from '../openai-format';
 import { serializeTranscript } from '../transcript';
+import { applyMediaBudget } from '../media/budget';
 import { dataUrl, pngHeader } from '../media/test-images';
 import { message, text, toolPart } from '../test-support/builders';
 import { anthropicElements } from './anthropic-elements';
@@ -136,6 +137,20 @@ describe('tool results that hold images', () => {
     const transcript = serializeTranscript([turn]);
     expect(transcript).toContain('[Assistant attached file: unnamed image (image/png) from tool screenshot]');
     expect(transcript).not.toContain(pngBase64);
+  });
+
+  it("is left out by the media budget like any image, its marker naming the image's own call", () => {
+    const turn = message(2, 'assistant', [
+      toolPart('screenshot', 3, { callId: 'call_1', output: 'captured' }),
+      toolPart('read', 3, { callId: 'call_2', output: 'text' }),
+      resultFile('call_1'),
+    ]);
+    const { messages, elided } = applyMediaBudget([turn], { keepImages: 0, keepTokens: 0 });
+    expect(elided).toBe(1);
+    const marker = messages[0]!.parts[2]!;
+    expect(marker.type === 'text' && marker.text).toMatch(
+      /^\[Older image not shown \(image\/png.*after call call_1/,
+    );
   });
 
   it("refuses a result's file whose call is not in the same parts, and broken base64 in one", () => {

@@ -84,7 +84,9 @@ export function mediaMarker(part: FilePart, at: { messageId: string; callId: str
 /** The text part image `index` of `message` is shown as once it is left out (its {@link mediaMarker}). */
 export function imageMarkerPart(message: Message, index: number): TextPart {
   const part = message.parts[index] as FilePart;
-  const text = mediaMarker(part, { messageId: message.id, callId: callBefore(message.parts, index) });
+  // A tool result's image names its own call; any other the call right before it.
+  const callId = part.callId ?? callBefore(message.parts, index);
+  const text = mediaMarker(part, { messageId: message.id, callId });
   return { type: 'text', text, tokens: estimateTokens(text) };
 }
 

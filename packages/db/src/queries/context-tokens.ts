@@ -184,14 +184,15 @@ export function contextTokenStatsSql(sessionPk: SessionRef, pinSystemMessages: b
         and not exists (select 1 from reverted r where v.seq > r.served_from_seq and v.seq <= r.reverted_seq)
       order by v.seq desc limit 1
     ),
-    -- The view's images, newest first, and the call each follows (core callBefore: the nearest
-    -- earlier tool part, unless a text that is not blank stands between): their markers' words.
+    -- The view's images, newest first, and the call each names (a tool result's own, in a file
+    -- part's text column; else core callBefore: the nearest earlier tool part, unless a text that
+    -- is not blank stands between): their markers' words.
     images as (
       select p.seq, p.idx, p.effective as tokens, q.mime, q.filename, q.url, m.id as message_id,
-             (select case when b.type = 'tool' then b.call_id end from parts b
+             coalesce(q.text, (select case when b.type = 'tool' then b.call_id end from parts b
               where b.message_pk = p.message_pk and b.idx < p.idx
                 and (b.type = 'tool' or (b.type = 'text' and b.text ~ ${NOT_JS_WHITESPACE}))
-              order by b.idx desc limit 1) as call_id
+              order by b.idx desc limit 1)) as call_id
       from view_parts p
       join parts q on q.message_pk = p.message_pk and q.idx = p.idx
       join messages m on m.pk = p.message_pk
