@@ -15,6 +15,12 @@ export interface Attempt {
   latestCompleted: CompactionRow | null;
   /** The last seq this compaction covers, fixed on its first attempt. */
   coversThroughSeq: number;
+  /**
+   * True once it is known that no prune step of this compaction marked an output (its first
+   * attempt, whose prune step had nothing to do): finalize then has no marks of its own to flag
+   * for recall. Unset: one may have.
+   */
+  noOwnPruneMarks?: boolean;
   /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
   lastAttempt: boolean;
   signal?: AbortSignal | undefined;

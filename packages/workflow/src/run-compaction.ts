@@ -1,4 +1,10 @@
-import { DEFAULT_POLICY, usableTokens, usageCalibrationCap, type UnprunedOutputs } from '@compactor/core';
+import {
+  DEFAULT_POLICY,
+  mediaBudgetOf,
+  usableTokens,
+  usageCalibrationCap,
+  type UnprunedOutputs,
+} from '@compactor/core';
 import {
   CoveredMessageChangedError,
   StaleAttemptError,
@@ -138,6 +144,8 @@ async function runSteps(
   const before = await sizeBefore(resources, attempt, claimedStats);
   const passed = prunePassed(attempt, before.unprunedOutputs);
   if (passed) {
+    // An earlier attempt's prune step may have marked outputs; the first attempt's marked none.
+    attempt.noOwnPruneMarks = attempt.compaction.attempts === 1;
     // Nothing to prune and nothing to send: the prune record and the summarize step in one statement.
     await trail.enter('summarize', before.patch, { name: 'prune', result: passed, startedAt: pruneStarted });
   } else {
@@ -216,6 +224,8 @@ async function sizeBefore(
     tokensBefore: estimateFromStats(stats, {
       mode: attempt.policy.estimate,
       calibrationCap: usageCalibrationCap(usableTokens(attempt.model, attempt.policy)),
+      // The view as served: images past the media budget count as their markers.
+      media: mediaBudgetOf(attempt.policy, usableTokens(attempt.model, attempt.policy)),
     }),
     messagesBefore: stats.contextMessages,
   };

@@ -3,11 +3,14 @@
  * the size it records is the one the session status shows next; a stale attempt writes nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { EstimateMode } from '@compactor/core';
 import { StaleAttemptError } from '../errors';
 import { claimCompaction, enterStep, listCompactionSteps } from '../queries/compaction-lifecycle';
 import { findCompaction, insertCompaction } from '../queries/compactions';
+import { selectLatestLedger } from '../queries/compaction-ledgers';
+import { emptyLedger } from '@compactor/core';
 import { contextTokenStats, estimateFromStats } from '../queries/context-tokens';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { appendTestMessages } from '../test-support/append-test-messages';
@@ -132,14 +135,43 @@ describe('completeCompaction', () => {
       tokensBefore: 3_100,
       messagesBefore: 6,
       finishedAt: new Date(),
+      ledger: ledgerOf(compaction.id, session.pk, 'stale'),
     }).catch((error: unknown) => error);
     expect(stale).toBeInstanceOf(StaleAttemptError);
     expect(stale).toMatchObject({ fence: compaction.fence, currentFence: newer!.compaction.fence });
     expect(await findCompaction(t.db, compaction.id)).toMatchObject({ status: 'running', boundarySeq: null });
     const history = await loadHistoryPage(t.db, session.pk, { afterSeq: 0, limit: 100 });
     expect(history.messages.some((m) => m.summary)).toBe(false);
+    // Nor its ledger, sent in the same round trip.
+    const ledgers = await t.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from compaction_ledgers where compaction_id = ${compaction.id}`,
+    );
+    expect(ledgers.rows[0]!.n).toBe(0);
+  });
+
+  it('stores the ledger with the completion, in force once it completed', async () => {
+    const { session, compaction } = await claimedWithATurnMeanwhile();
+    await completeCompaction(t.db, {
+      compactionId: compaction.id,
+      fence: compaction.fence,
+      sessionPk: session.pk,
+      summaryMessages: [newMessage('assistant', [text('summary', 50)], { id: `${compaction.id}_s` })],
+      boundarySeq: 5,
+      tokensBefore: 3_100,
+      messagesBefore: 6,
+      finishedAt: new Date(),
+      ledger: ledgerOf(compaction.id, session.pk, 'keep the API stable'),
+    });
+    expect(await selectLatestLedger(t.db, session.pk)).toMatchObject({
+      compactionId: compaction.id,
+      unlistedConstraints: ['keep the API stable'],
+    });
   });
 });
+
+function ledgerOf(compactionId: string, sessionPk: number, constraint: string) {
+  return { compactionId, sessionPk, ledger: emptyLedger(), unlistedConstraints: [constraint] };
+}
 
 describe('clamps written with the completion', () => {
   /** Completes a compaction of `session` keeping everything, with these clamps. */

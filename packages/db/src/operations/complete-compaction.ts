@@ -17,6 +17,7 @@ import {
 } from '../queries/compactions';
 import { appendedAfter, appendedAfterSql, appendedOf } from '../queries/appended-after';
 import { contextTokenStats, contextTokenStatsSql, estimateFromStats } from '../queries/context-tokens';
+import { upsertCompactionLedgerSql, type LedgerEntry } from '../queries/compaction-ledgers';
 import { newMessagesAfterSql } from './append-messages';
 import type { NewMessage } from './new-message';
 import { executePrepared } from '../prepared';
@@ -55,6 +56,8 @@ export interface CompactionOutcome {
   step?: { pk: number; at: Date };
   /** Parts the view shows clamped from now on (core fit.ts), written in the same transaction. */
   clamps?: readonly StoredClamp[];
+  /** The ledger the compaction leaves in force, stored with the completion (and only with it). */
+  ledger?: LedgerEntry;
 }
 
 /**
@@ -67,7 +70,7 @@ export interface CompactionOutcome {
  * A covered message that changed while the compaction ran (`changed_seq`, set by a PATCH) at or
  * after the boundary is fine: it is kept. One before it means the summary was written without
  * what the message holds now: nothing is written, and {@link CoveredMessageChangedError} says
- * to summarise again. Clamps (core fit.ts) are written right after the completion.
+ * to summarise again. Clamps (core fit.ts) and the ledger are written right after the completion.
  *
  * Two statements: the fenced completion with the messages, then the new view's size, read once
  * the boundary is in place (exactly what the session status shows next). With summary messages
@@ -122,11 +125,13 @@ export async function completeCompactionFollowedUp(
   const clamps = outcome.clamps?.length
     ? clampPartsSql({ ...outcome, clamps: outcome.clamps, at: outcome.finishedAt })
     : null;
+  const ledger = outcome.ledger ? upsertCompactionLedgerSql(outcome.ledger, outcome.fence ?? null) : null;
   if (outcome.summaryMessages.length === 0) {
     return db.transaction(async (tx) => {
       const { rows } = await executePrepared(tx, completionSql(outcome));
       if (rows.length === 0) throw await notCompleted(tx, outcome);
       if (clamps) await executePrepared(tx, clamps);
+      if (ledger) await executePrepared(tx, ledger);
       const after = await contextTokenStats(tx, outcome.sessionPk, {
         pinSystemMessages: outcome.pinSystemMessages ?? true,
       });
@@ -143,7 +148,12 @@ export async function completeCompactionFollowedUp(
       return { completed, followUp: inserted, measured };
     });
   }
-  const statements = [completionSql(outcome), ...(clamps ? [clamps] : []), measuredSizeSql(outcome)];
+  const statements = [
+    completionSql(outcome),
+    ...(clamps ? [clamps] : []),
+    ...(ledger ? [ledger] : []),
+    measuredSizeSql(outcome),
+  ];
   if (!followUp) {
     const results = await executePipelined(db, statements);
     if (results[0]!.rows.length === 0) throw await notCompleted(db, outcome);

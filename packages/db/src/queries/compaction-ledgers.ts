@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { emptyLedger, ledgerFromStored, type ArtifactLedger } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
@@ -50,18 +50,38 @@ export async function selectLatestLedger(
   return rows[0] ? storedLedgerOf(rows[0]) : null;
 }
 
+/** The ledger a compaction leaves in force, as its completion stores it. */
+export interface LedgerEntry {
+  compactionId: string;
+  sessionPk: number;
+  ledger: ArtifactLedger;
+  unlistedConstraints: string[];
+}
+
 /** Stores (or, for a retried finalize, replaces) the ledger a compaction leaves in force. */
-export async function upsertCompactionLedger(
-  db: DbOrTx,
-  entry: { compactionId: string; sessionPk: number; ledger: ArtifactLedger; unlistedConstraints: string[] },
-): Promise<void> {
-  await executePrepared(
-    db,
-    sql`
+export async function upsertCompactionLedger(db: DbOrTx, entry: LedgerEntry): Promise<void> {
+  await executePrepared(db, upsertCompactionLedgerSql(entry));
+}
+
+/**
+ * {@link upsertCompactionLedger}'s statement; with `completedAtFence`, it writes only when the
+ * compaction is completed at that fence (db `completeCompaction` sends it right after the
+ * completion, in the same transaction: a stale attempt or a completion refused writes nothing).
+ */
+export function upsertCompactionLedgerSql(entry: LedgerEntry, completedAtFence?: number | null): SQL {
+  const owned =
+    completedAtFence === undefined
+      ? sql``
+      : sql` where exists (
+          select 1 from compactions c
+          where c.id = ${entry.compactionId}${completedAtFence === null ? sql`` : sql` and c.fence = ${completedAtFence}`}
+            -- Found by its key (see the completion's size statement: a plain status condition
+            -- made the partial index of completed compactions a generic plan's candidate).
+            and case when c.status = 'completed' then true else false end)`;
+  return sql`
     insert into compaction_ledgers (compaction_id, session_pk, ledger, unlisted_constraints)
-    values (${entry.compactionId}, ${entry.sessionPk}, ${JSON.stringify(entry.ledger)}::jsonb,
-      ${JSON.stringify(entry.unlistedConstraints)}::jsonb)
+    select ${entry.compactionId}, ${entry.sessionPk}::bigint, ${JSON.stringify(entry.ledger)}::jsonb,
+      ${JSON.stringify(entry.unlistedConstraints)}::jsonb${owned}
     on conflict (compaction_id) do update set
-      ledger = excluded.ledger, unlisted_constraints = excluded.unlisted_constraints`,
-  );
+      ledger = excluded.ledger, unlisted_constraints = excluded.unlisted_constraints`;
 }

@@ -7,10 +7,10 @@ import {
   recordCompactionCache,
   selectCacheHead,
   firstKeptOf,
-  upsertCompactionLedger,
   type CompactionRow,
   type CompactionWithOutbox,
   type CompletionMeasured,
+  type LedgerEntry,
   type NewMessage,
   type PartPosition,
 } from '@compactor/db';
@@ -77,11 +77,13 @@ export async function finalizeStep(
     undefined,
     firstKeptOf(attempt.latestCompleted),
   );
-  await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id, {
-    first: outcome.boundarySeq,
-    last: attempt.coversThroughSeq,
-  });
-  await storeLedger(resources, attempt, outcome);
+  if (attempt.noOwnPruneMarks !== true) {
+    await markPrunedRecallable(resources.db, attempt.session.pk, compaction.id, {
+      first: outcome.boundarySeq,
+      last: attempt.coversThroughSeq,
+    });
+  }
+  const ledger = await ledgerToStore(resources, attempt, outcome);
   const { completed, followUp, measured } = await completeCompactionFollowedUp(
     resources.db,
     {
@@ -104,6 +106,7 @@ export async function finalizeStep(
         ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
       },
       clamps: outcome.clamps,
+      ledger,
       fallback: outcome.fallback,
       estimate: policy.estimate,
       pinSystemMessages: policy.pinSystemMessages,
@@ -136,28 +139,27 @@ export async function finalizeStep(
 const MAX_UNLISTED_CONSTRAINTS = 500;
 
 /**
- * Stores the ledger this compaction leaves in force: the previous completed compaction's (one
- * row by key) merged with the range this one compacted, which the summarize step read anyway.
- * Written before the completion: a row of a compaction that never completes is never read (the
- * ledger in force is the latest completed compaction's), and a retry replaces it.
+ * The ledger this compaction leaves in force: the previous completed compaction's merged with
+ * the range this one compacted, which the summarize step read anyway. Stored with the completion,
+ * in its transaction: the ledger in force is the latest completed compaction's.
  */
-async function storeLedger(
+async function ledgerToStore(
   resources: WorkflowResources,
   attempt: Attempt,
   outcome: Pick<SummaryOutcome, 'ledger' | 'unlistedConstraints'>,
-): Promise<void> {
+): Promise<LedgerEntry> {
   const { compaction, session } = attempt;
   const previous = await storedLedgerInForce(resources, attempt);
   const ledger = mergeLedgers(previous?.ledger ?? emptyLedger(), outcome.ledger ?? emptyLedger());
   const unlisted = [
     ...new Set([...(outcome.unlistedConstraints ?? []), ...(previous?.unlistedConstraints ?? [])]),
   ];
-  await upsertCompactionLedger(resources.db, {
+  return {
     compactionId: compaction.id,
     sessionPk: session.pk,
     ledger,
     unlistedConstraints: unlisted.slice(0, MAX_UNLISTED_CONSTRAINTS),
-  });
+  };
 }
 
 /**
