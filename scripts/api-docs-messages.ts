@@ -43,6 +43,8 @@ const FIELD_NOTES: Record<string, string> = {
   'file.mime': 'Its media type: `image/*` is sent to the model as an image',
   'file.filename': 'Its name, shown in the note that stands for a non-image file',
   'file.url': 'Where the model gets it: passed on as is',
+  'file.callId':
+    'Set when the file is part of a tool call’s result (an image a tool returned): the call’s id, whose tool part must be in the same parts list. Anthropic renders it inside that call’s `tool_result`, `format=openai` as a user message of images after the step’s tool messages',
   'compaction.type':
     '`compaction` (stored only): the request marker a compaction writes before an `opencode`-style summary',
   'compaction.auto': 'Whether the compaction that wrote it was started automatically',

@@ -4,7 +4,7 @@ import { recall } from '@compactor/sessions';
 import type { ApiResources } from '../resources';
 import { commonErrors } from '../http/route-errors';
 
-/** `GET /v1/sessions/:id/recall`: what compaction cleared, by call id, by words, or by ledger section (`recall`). */
+/** `GET /v1/sessions/:id/recall`: what compaction cleared, by call id, by words, by ledger section or by media id (`recall`). */
 export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
@@ -13,7 +13,7 @@ export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
         schema: {
           tags: ['context'],
           summary:
-            'Recall what compaction cleared: one output by call id, a search of the history, or a ledger section',
+            'Recall what compaction cleared: one output by call id, a search of the history, a ledger section, or an image by media id',
           description:
             'Compaction deletes nothing until retention purges it. `callId` (the id a marker ' +
             "`[Old tool result content cleared — recall <callId>]` names) returns that call's stored " +
@@ -27,8 +27,11 @@ export function recallRoutes(resources: ApiResources): FastifyPluginAsyncZod {
             'compactions covered, newest first, `limit` entries a page (default 100, at most 500) from ' +
             "`cursor` (the previous page's `nextCursor`) — with the open errors (commands) or the " +
             'constraints the summary had no room for (facts) (`kind: "ledger"`; empty before the first ' +
-            "compaction; a revert puts the previous compaction's ledger back). Give exactly one of " +
-            '`callId`, `q` and `kind`.',
+            "compaction; a revert puts the previous compaction's ledger back). `mediaId` (the id a " +
+            'marker `[Older image … media id <id>]` names) returns that image or document whole, as the ' +
+            'file part it was posted as with its bytes as a `data:` URL, its message, its call if a tool ' +
+            'returned it, and its size (`kind: "media"`; 404 when no part of the session refers to it). ' +
+            'Give exactly one of `callId`, `q`, `kind` and `mediaId`.',
           params: SessionParams,
           querystring: RecallQuery,
           response: { 200: RecallResponse, ...commonErrors, 410: ErrorBody },
