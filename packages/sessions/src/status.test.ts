@@ -4,6 +4,7 @@
  * silent overflow, and that an append answers what `sessionStatus` reads next.
  */
 import { describe, expect, it } from 'vitest';
+import type { Message } from '@compactor/core';
 import { getTokenizer } from '@compactor/tokenizer';
 import { sessionContext } from './context';
 import { sessionStatus } from './status';
@@ -171,7 +172,7 @@ describe('a session of big screenshots, counted as its provider counts them', ()
         fit: 'none',
       },
     );
-    const shown = served.messages.flatMap((m) => m.parts.filter((p) => p.type === 'file'));
+    const shown = (served.messages as Message[]).flatMap((m) => m.parts.filter((p) => p.type === 'file'));
     expect(shown).toHaveLength(2);
     expect(status.tokens).toBe(served.tokens);
     expect(status.tokens).toBeLessThan(6 * (shotText + imageCount(4784)));

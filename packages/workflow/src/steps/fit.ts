@@ -12,7 +12,9 @@ import {
   formatCount,
   isPinnedMessage,
   isTurnStart,
+  applyMediaBudget,
   ledgerOfMessages,
+  mediaBudgetOf,
   mergeFileOps,
   mergeLedgers,
   MIN_EXCERPT_TOKENS,
@@ -166,10 +168,18 @@ export function fitOutcome(
   } satisfies SummaryOutcome;
 }
 
-/** The messages an outcome keeps verbatim: the view's own from its boundary on. */
+/**
+ * The messages an outcome keeps verbatim: the view's own from its boundary on, their images past
+ * the media budget as the markers the context read serves (the newest images are kept, so the
+ * budget decides alike over the kept messages as over the whole view).
+ */
 function keptOf(attempt: Attempt, view: readonly Message[], outcome: SummaryOutcome): Message[] {
   const pinOn = attempt.policy.pinSystemMessages;
-  return view.filter((m) => !m.summary && !(pinOn && isPinnedMessage(m)) && m.seq >= outcome.boundarySeq);
+  const kept = view.filter(
+    (m) => !m.summary && !(pinOn && isPinnedMessage(m)) && m.seq >= outcome.boundarySeq,
+  );
+  const media = mediaBudgetOf(attempt.policy, usableTokens(attempt.model, attempt.policy));
+  return applyMediaBudget(kept, media).messages;
 }
 
 /** The outcome's clamps and the context it leaves. */
