@@ -143,14 +143,17 @@ async function runSteps(
   const pruneStarted = resources.clock();
   const before = await sizeBefore(resources, attempt, claimedStats);
   const passed = prunePassed(attempt, before.unprunedOutputs);
+  // Only this compaction's prune steps mark outputs with its id: on its first attempt, a prune
+  // step that marked none leaves finalize none of its own to flag for recall.
+  const firstAttempt = attempt.compaction.attempts === 1;
   if (passed) {
-    // An earlier attempt's prune step may have marked outputs; the first attempt's marked none.
-    attempt.noOwnPruneMarks = attempt.compaction.attempts === 1;
+    attempt.noOwnPruneMarks = firstAttempt;
     // Nothing to prune and nothing to send: the prune record and the summarize step in one statement.
     await trail.enter('summarize', before.patch, { name: 'prune', result: passed, startedAt: pruneStarted });
   } else {
     await trail.enter('prune', before.patch);
     const pruned = await trail.run(() => pruneStep(resources, attempt));
+    attempt.noOwnPruneMarks = firstAttempt && pruned.parts === 0;
     await trail.enter('summarize', {
       prunedParts: attempt.compaction.prunedParts + pruned.parts,
       prunedTokens: attempt.compaction.prunedTokens + pruned.tokens,
