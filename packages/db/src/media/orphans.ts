@@ -31,10 +31,14 @@ export interface OrphanReport {
  * than the grace. Another tenant's reference to the same bytes is its own object, not this one.
  */
 function isOrphan(storedBefore: Date): SQL {
-  return sql`o.stored_at < ${storedBefore.toISOString()}::timestamptz and not exists (
-    select 1 from parts p join sessions s on s.pk = p.session_pk
+  // A subquery with `limit` is looked up per object, never turned into an anti join (which
+  // sorted every reference of every tenant for a batch of 200), and each referring part's
+  // session is read by key (a join hashed all of the tenant's sessions once per object).
+  return sql`o.stored_at < ${storedBefore.toISOString()}::timestamptz and (
+    select 1 from parts p
     where substr(p.url, 24, 64) = o.sha256 and p.type = 'file' and p.url like 'compactor-media:%'
-      and s.tenant_id = o.tenant_id)`;
+      and (select s.tenant_id from sessions s where s.pk = p.session_pk) = o.tenant_id
+    limit 1) is null`;
 }
 
 /** Dry run: how many of the tenant's objects (and bytes) the collector would remove now. */
