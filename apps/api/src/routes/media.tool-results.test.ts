@@ -88,6 +88,28 @@ describe('images inside tool results', () => {
     ]);
   });
 
+  it('takes a result image with the PATCH that finishes its call, and refuses one sent without it', async () => {
+    await newSession(api, 'tool-patch');
+    const running = { type: 'tool', callId: 'call_1', tool: 'screenshot', status: 'running', input: {} };
+    const posted = await post('tool-patch', [{ id: 'turn', role: 'assistant', parts: [running] }]);
+    expect(posted.statusCode, posted.body).toBe(201);
+    const patch = (parts: unknown[]) =>
+      api.request({ method: 'PATCH', url: '/v1/sessions/tool-patch/messages/turn', payload: { parts } });
+    const shot = png(640, 480, 7);
+    const file = { type: 'file', mime: 'image/png', url: shot, callId: 'call_1' };
+    const alone = await patch([file]);
+    expect(alone.statusCode, alone.body).toBe(400);
+    expect(await storedFiles('tool-patch')).toEqual([]);
+    const finished = await patch([{ ...running, status: 'completed', output: 'captured' }, file]);
+    expect(finished.statusCode, finished.body).toBe(200);
+    // 640×480 is 2 tiles: 85 + 2 × 170.
+    expect(await storedFiles('tool-patch')).toEqual([
+      { url: expect.stringMatching(/^compactor-media:sha256:/), tokens: 425, call_id: 'call_1' },
+    ]);
+    const native = (await context('tool-patch', 'native')).messages as Message[];
+    expect(native[0]!.parts[1]).toMatchObject({ type: 'file', url: shot, callId: 'call_1' });
+  });
+
   it.each([
     ['broken base64', 'data:image/png;base64,iVBORw0KGgo*AAA', /well-formed base64/],
     ['a header claiming 100,000 × 100,000 px', png(100_000, 100_000), /100000×100000/],
