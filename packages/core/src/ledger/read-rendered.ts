@@ -35,7 +35,11 @@ export function directoriesInRenderedLedger(text: string): string[] {
 }
 
 /** The entries of the sections titled `titles`, each read by `expand`, with the legend's root put back. */
-function readEntries(text: string, titles: readonly string[], expand: (entry: string) => string[]): string[] {
+function readEntries(
+  text: string,
+  titles: readonly string[],
+  expand: (entry: string, title: string) => string[],
+): string[] {
   const found = new Set<string>();
   let from = text.indexOf(LEDGER_HEADING);
   while (from !== -1) {
