@@ -4,7 +4,7 @@
  *  1a. CPU per compaction of a 300-message window with a zero-latency LLM stub, in the process
  *      running it and in its Postgres backends, with its round trips and statements
  *      (compaction-cpu-part.ts; `BENCH_BASELINE_REF=<commit>` measures that commit's packages
- *      too, alternating, `BENCH_CPU_ROUNDS` rounds);
+ *      too, alternating, `BENCH_CPU_ROUNDS` rounds of `BENCH_CPU_SESSIONS` (30) compactions, 5 of them warm-up);
  *  1b. compactions/s of one worker process beside BullMQ's no-op job throughput (throughput.ts);
  *  2.  LLM-bound throughput: stub latency 500 ms, one worker process with concurrency 64, against
  *      the 128/s bound over a backlog of `BENCH_LLM_BOUND_COMPACTIONS` (llm-bound.ts);

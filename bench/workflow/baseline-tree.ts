@@ -6,7 +6,7 @@
  * except `@compactor/*`, which resolve to the exported packages.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,22 +19,29 @@ export function baselineTree(ref: string): { dir: string; commit: string } {
     .toString()
     .trim();
   const dir = join(tmpdir(), `compactor-baseline-${commit.slice(0, 12)}`);
-  if (!existsSync(join(dir, 'node_modules'))) {
-    mkdirSync(dir, { recursive: true });
+  if (!existsSync(dir)) {
+    // Made beside it, then renamed: a run cut off halfway leaves no tree that looks ready.
+    const making = `${dir}.${process.pid}`;
+    mkdirSync(making, { recursive: true });
     const archive = execFileSync(
       'git',
       ['archive', commit, 'packages', 'apps', 'bench', 'package.json', 'tsconfig.json', 'tsconfig.base.json'],
       { cwd: root, maxBuffer: 1 << 30 },
     );
-    execFileSync('tar', ['-x', '-C', dir], { input: archive });
-    linkModules(dir);
+    execFileSync('tar', ['-x', '-C', making], { input: archive });
+    linkModules(making);
+    renameSync(making, dir);
   }
   cpSync(join(root, 'bench/workflow'), join(dir, 'bench/workflow'), { recursive: true });
   return { dir, commit };
 }
 
-function linkModules(dir: string): void {
-  const modules = join(dir, 'node_modules');
+/**
+ * `making`'s node_modules: this checkout's dependencies linked, and `@compactor/*` linked to the
+ * tree's own packages (relative links, as npm makes them, so they hold once `making` is `dir`).
+ */
+function linkModules(making: string): void {
+  const modules = join(making, 'node_modules');
   mkdirSync(join(modules, '@compactor'), { recursive: true });
   for (const entry of readdirSync(join(root, 'node_modules'))) {
     if (entry === '@compactor') continue;
