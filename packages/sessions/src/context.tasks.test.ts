@@ -16,6 +16,7 @@ import { appendTestMessages, insertTestSession, useTestDatabase } from '@compact
 import type { SessionEventSource } from '@compactor/queue';
 import { getTokenizer } from '@compactor/tokenizer';
 import { sessionContext } from './context';
+import { statusSnapshot } from './status';
 
 const database = useTestDatabase();
 const tokenizer = getTokenizer('o200k_base');
@@ -107,6 +108,16 @@ describe('sessionContext with running tasks behind a boundary', () => {
     expect(after.tokens).toBeLessThanOrEqual(3_000);
     const text = JSON.stringify(after.messages);
     for (const n of [1, 2, 3]) expect(text.split(`[task task_${n}]`)).toHaveLength(2);
+    // With the caller's own status reading (a drop-in request's last write), the block is read
+    // beside the view: the same context is served.
+    const reading = { session, snapshot: await statusSnapshot(database.db, session) };
+    const beside = await sessionContext(
+      resources(),
+      { tenantId: 'tenant-a', id: session.id },
+      { format: 'native', fit: 'auto', waitMs: 0 },
+      { reading },
+    );
+    expect(beside).toEqual(after);
 
     // The next compaction is running (the view is still over usable): fitted at read time, the
     // block's tokens reserved out of usable, every running task still named once.

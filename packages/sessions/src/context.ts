@@ -80,6 +80,12 @@ export async function sessionContext(
     known.reading?.session ??
     known.session ??
     (await requireSession(resources.db, target.tenantId, target.id));
+  // When the caller's reading says a compaction is behind the view, the tasks block such a view
+  // carries is read beside it (one round trip instead of two); used only while that reading holds.
+  const tasksBeside = known.reading?.snapshot.latestCompleted
+    ? readTasksBlock(resources, session, known.reading.snapshot)
+    : null;
+  tasksBeside?.catch(() => undefined);
   let reading =
     (known.reading && (await readContextAfter(resources.db, known.reading))) ??
     (await readContext(resources.db, session));
@@ -94,7 +100,12 @@ export async function sessionContext(
   const { snapshot, context } = reading;
   // After a boundary the view carries the session's tasks block; its tokens are reserved out of
   // the room the fit gives the rest, so the served context still fits `usable`.
-  const tasks = await servedTasksBlock(resources, session, reading);
+  const tasks = await servedTasksBlock(
+    resources,
+    session,
+    reading,
+    reading.snapshot === known.reading?.snapshot ? tasksBeside : null,
+  );
   const reserve = tasks?.tokens ?? 0;
   const over = overUsable(snapshot, reserve);
   const fitted =
@@ -191,12 +202,22 @@ async function servedTasksBlock(
   resources: Pick<SessionResources, 'db' | 'tokenizerFor'>,
   session: SessionRow,
   { snapshot, context }: ContextReading,
+  readAlready: ReturnType<typeof readTasksBlock> | null,
 ): Promise<{ text: string; tokens: number } | null> {
   if (context.compactionId === null) return null;
-  const usable = snapshot.status.usable ?? 1_000_000;
-  const read = await tasksBlockFor(resources.db, session.pk, Math.max(1_000, Math.floor(usable * 0.4)));
+  const read = await (readAlready ?? readTasksBlock(resources, session, snapshot));
   if (!read || read.block.text === '') return null;
   return { text: read.block.text, tokens: fitCounters(resources, session.modelId).text(read.block.text) };
+}
+
+/** The session's tasks block, within the share of `snapshot`'s usable input it may take. */
+function readTasksBlock(
+  resources: Pick<SessionResources, 'db'>,
+  session: SessionRow,
+  snapshot: StatusSnapshot,
+): ReturnType<typeof tasksBlockFor> {
+  const usable = snapshot.status.usable ?? 1_000_000;
+  return tasksBlockFor(resources.db, session.pk, Math.max(1_000, Math.floor(usable * 0.4)));
 }
 
 interface Served {
