@@ -1,5 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
+  applyMediaBudget,
+  mediaBudgetOf,
+  storedTokens,
   toOpenAIMessages,
   usableTokens,
   usageCalibrationCap,
@@ -27,11 +30,19 @@ import { resolveStoredPolicy } from './stored-policy';
 
 const w = useWorkflow();
 
-/** The estimate the session status shows from `stats`: the hybrid one, capped for the session's model. */
+/**
+ * The estimate the session status shows from `stats`: the hybrid one, capped for the session's
+ * model, images past the media budget counted as their markers.
+ */
 function statusEstimate(session: SessionRow, stats: ContextTokenStats): number {
   const policy = resolveStoredPolicy(session.policy as PolicyInput);
-  const calibrationCap = usageCalibrationCap(usableTokens(sessionModel(session), policy));
-  return estimateFromStats(stats, { mode: policy.estimate, calibrationCap });
+  const usable = usableTokens(sessionModel(session), policy);
+  const calibrationCap = usageCalibrationCap(usable);
+  return estimateFromStats(stats, {
+    mode: policy.estimate,
+    calibrationCap,
+    media: mediaBudgetOf(policy, usable),
+  });
 }
 
 describe('runCompaction (prune → summarize → finalize)', () => {
@@ -144,6 +155,53 @@ describe('runCompaction (prune → summarize → finalize)', () => {
       });
     },
   );
+
+  it('measures the view as served before and after: images past the media budget as their markers', async () => {
+    // Links never fetched: each counts as the largest image of any family, 4,784 tokens.
+    const shots = Array.from({ length: 30 }, (_, n) => ({
+      role: 'user' as const,
+      parts: [
+        { type: 'text' as const, text: `Screenshot ${n} of the settings page.` },
+        {
+          type: 'file' as const,
+          mime: 'image/png',
+          filename: `shot-${n}.png`,
+          url: `https://example.test/${n}.png`,
+        },
+      ],
+    }));
+    // The newest two images are kept: the kept messages past the boundary hold more.
+    const session = await w.seedSession([...generateCodingSession({ turns: 4 }), ...shots], {
+      policy: { media: { keepImages: 2 } },
+    });
+    const policy = resolveStoredPolicy(session.policy as PolicyInput);
+    const budget = mediaBudgetOf(policy, usableTokens(sessionModel(session), policy));
+    const before = await w.context(session.pk);
+    const servedBefore = applyMediaBudget(before.messages, budget);
+    expect(servedBefore.elided).toBeGreaterThan(0);
+    const stats = await contextTokenStats(w.resources.db, session.pk);
+    // Recent turns to keep for about eight screenshots: their images past the budget count as markers.
+    const { compaction } = await requestCompaction(w.resources.db, session, {
+      reason: 'manual',
+      keepRecentTokens: 40_000,
+    });
+
+    const result = await runCompaction(w.resources, compaction.id, { lastAttempt: true });
+
+    expect(result.compaction).toMatchObject({
+      status: 'completed',
+      tokensBefore: statusEstimate(session, stats),
+    });
+    expect(result.compaction!.tokensBefore).toBeLessThan(stats.storedTokens);
+    const after = await w.context(session.pk);
+    // The status after counts the kept images past the budget as markers too (the row's
+    // tokensAfter is the stored sum: completeCompaction measures it in SQL).
+    const served = applyMediaBudget(after.messages, budget);
+    expect(served.elided).toBeGreaterThan(0);
+    expect(statusEstimate(session, await contextTokenStats(w.resources.db, session.pk))).toBe(
+      storedTokens(served.messages),
+    );
+  });
 
   it('never loses messages appended while it runs: they land after the boundary', async () => {
     const session = await w.seedSession(generateCodingSession({ turns: 3 }));
