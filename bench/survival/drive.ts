@@ -54,7 +54,10 @@ export interface DriveResult {
   latestBeyondAllowance: number;
 }
 
-/** `BENCH_SURVIVAL_MISSES=1` prints each latest request and modified file the context lacks. */
+/**
+ * `BENCH_SURVIVAL_MISSES=1` prints each latest request and modified file the context lacks, and
+ * each command neither the context nor recall has.
+ */
 const MISSES = process.env.BENCH_SURVIVAL_MISSES === '1';
 
 const TERMINAL = new Set(['completed', 'failed', 'skipped']);
@@ -146,8 +149,8 @@ export async function driveTranscript(
     };
     const misses: string[] = [];
     const onMissing = MISSES
-      ? (key: string, item: string) => {
-          if (key === 'latest' || key === 'modifiedFiles')
+      ? (key: string, item: string, recoverable: boolean) => {
+          if (key === 'latest' || key === 'modifiedFiles' || (key === 'commands' && !recoverable))
             misses.push(`${key} (${item.length} chars): ${item.slice(0, 100).replace(/\s+/g, ' ')}`);
         }
       : undefined;

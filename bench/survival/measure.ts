@@ -68,7 +68,7 @@ export async function countSurvival(
   items: SurvivalItems,
   context: ContextText,
   recall: RecallCheck,
-  onMissing?: (key: keyof SurvivalCounts, item: string) => void,
+  onMissing?: (key: keyof SurvivalCounts, item: string, recoverable: boolean) => void,
 ): Promise<SurvivalCounts> {
   const counts = emptyCounts();
   const classes: [keyof SurvivalCounts, SurvivalClass, readonly string[]][] = [
@@ -84,8 +84,9 @@ export async function countSurvival(
         count.present++;
         continue;
       }
-      onMissing?.(key, item);
-      if (recall && (await recall(kind, item))) count.recoverable++;
+      const recoverable = recall !== null && (await recall(kind, item));
+      if (recoverable) count.recoverable++;
+      onMissing?.(key, item, recoverable);
     }
   }
   return counts;
