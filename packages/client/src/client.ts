@@ -31,6 +31,7 @@ import {
   type PatchMessageResponse,
   type PatchSessionRequest,
   type PruneResponse,
+  type RecallMedia,
   type RecallOutput,
   type RecallLedger,
   type RecallLedgerKind,
@@ -228,8 +229,18 @@ export class CompactorClient {
     query: { kind: RecallLedgerKind; limit?: number; cursor?: string },
     options?: CallOptions,
   ): Promise<RecallLedger>;
-  recall(id: string, query: RecallRequest, options?: CallOptions): Promise<RecallResponse>;
-  recall(id: string, query: RecallRequest, options: CallOptions = {}): Promise<RecallResponse> {
+  /** `GET /v1/sessions/:id/recall?mediaId=`: the image or document a media marker names, whole (404 if none). */
+  recall(id: string, query: { mediaId: string }, options?: CallOptions): Promise<RecallMedia>;
+  recall(
+    id: string,
+    query: RecallRequest | { mediaId: string },
+    options?: CallOptions,
+  ): Promise<RecallResponse>;
+  recall(
+    id: string,
+    query: RecallRequest | { mediaId: string },
+    options: CallOptions = {},
+  ): Promise<RecallResponse> {
     return this.json(
       { method: 'GET', path: `${sessionPath(id)}/recall`, query: { ...query }, signal: options.signal },
       RecallResponse,

@@ -1,6 +1,7 @@
 import type {
   Compaction,
   CompactionWithSteps,
+  RecallMedia,
   RecallOutput,
   RecallSearch,
   RevertCompactionResponse,
@@ -16,6 +17,8 @@ import type {
 export interface McpBackend {
   /** The stored output of one finished tool call of the session. */
   recall(sessionId: string, callId: string): Promise<RecallOutput>;
+  /** The image or document a media marker names (`mediaId`), whole. */
+  recallMedia(sessionId: string, mediaId: string): Promise<RecallMedia>;
   /** Passages of the history out of the model's view that match `query`, best first. */
   search(sessionId: string, query: string, limit: number | undefined): Promise<RecallSearch>;
   /** The session with its live status. */

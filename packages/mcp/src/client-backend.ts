@@ -24,6 +24,7 @@ export function clientBackend(client: CompactorClient, baseUrl: string): McpBack
   };
   return {
     recall: (sessionId, callId) => call(() => client.recall(sessionId, { callId })),
+    recallMedia: (sessionId, mediaId) => call(() => client.recall(sessionId, { mediaId })),
     search: (sessionId, query, limit) =>
       call(() => client.recall(sessionId, limit === undefined ? { q: query } : { q: query, limit })),
     session: (sessionId) => call(() => client.getSession(sessionId)),

@@ -32,6 +32,11 @@ export function sessionsBackend(
       if (answer.kind !== 'call') throw new Error('recall by call id answered a search');
       return answer;
     },
+    recallMedia: async (sessionId, mediaId) => {
+      const answer = await refusing(() => recall(resources.db, target(sessionId), { mediaId }));
+      if (answer.kind !== 'media') throw new Error('recall by media id answered something else');
+      return answer;
+    },
     search: async (sessionId, query, limit) => {
       const q = limit === undefined ? { q: query } : { q: query, limit };
       const answer = await refusing(() => recall(resources.db, target(sessionId), q));

@@ -1,7 +1,7 @@
 /**
  * The MCP tools, defined once for both transports: their names, the descriptions a model
  * decides by, their input schemas (the wire contract's id and text rules, so hostile input is
- * refused before it reaches a backend) and what each answers as text.
+ * refused before it reaches a backend) and what each answers (text; recall_media an image).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -11,8 +11,10 @@ import {
   MAX_INSTRUCTIONS_BYTES,
   MAX_RECALL_LIMIT,
   MAX_RECALL_QUERY_LENGTH,
+  MEDIA_ID_PATTERN,
   SafeText,
   utf8ByteLength,
+  type RecallMedia,
 } from '@compactor/contract';
 import { recallAnswerText } from '@compactor/client';
 import { ToolRefusal, type McpBackend } from './backend';
@@ -22,6 +24,7 @@ export const MCP_SERVER_VERSION = '0.1.0';
 
 export const TOOL_NAMES = [
   'recall',
+  'recall_media',
   'search_history',
   'session_status',
   'compact_now',
@@ -40,6 +43,13 @@ const RecallInput = {
     .describe(
       'The tool call id a cleared output names: `[Old tool result content cleared — recall <callId>]`',
     ),
+};
+const RecallMediaInput = {
+  sessionId,
+  mediaId: z
+    .string()
+    .regex(MEDIA_ID_PATTERN, '16 to 64 lowercase hex digits')
+    .describe('The media id an `[Older image … media id <id>]` marker names'),
 };
 const SearchInput = {
   sessionId,
@@ -73,6 +83,9 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     'Get back, verbatim, the output of an earlier tool call that compaction cleared from your context. ' +
     'Use it when you see `[Old tool result content cleared — recall <callId>]` and need that output again: ' +
     'pass the callId the marker names.',
+  recall_media:
+    'See again an image (or document) that was left out of your context to save room. Use it when you ' +
+    'see `[Older image … media id <id>]` and need to look at that image: pass the id the marker names.',
   search_history:
     'Search the part of this conversation you no longer see verbatim (summarized turns and cleared tool ' +
     'outputs). Returns the best matching passages with where they came from; a passage naming a call id ' +
@@ -99,13 +112,18 @@ export interface McpServerOptions {
   onUnexpectedError?: (error: unknown, tool: ToolName) => void;
 }
 
-/** An MCP server with the five tools over `backend`; connect it to a transport. */
+/** An MCP server with the six tools over `backend`; connect it to a transport. */
 export function createMcpServer(backend: McpBackend, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION });
-  // Each tool answers text; a refusal is a tool error in its own words, for the model to read.
-  const run = async (tool: ToolName, answer: () => Promise<string>): Promise<CallToolResult> => {
+  // Each tool answers text (recall_media an image); a refusal is a tool error in its own words.
+  const run = (tool: ToolName, answer: () => Promise<string>): Promise<CallToolResult> =>
+    runContent(tool, async () => [{ type: 'text', text: await answer() }]);
+  const runContent = async (
+    tool: ToolName,
+    answer: () => Promise<CallToolResult['content']>,
+  ): Promise<CallToolResult> => {
     try {
-      return { content: [{ type: 'text', text: await answer() }] };
+      return { content: await answer() };
     } catch (error) {
       if (error instanceof ToolRefusal)
         return { content: [{ type: 'text', text: error.message }], isError: true };
@@ -128,6 +146,12 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
         if (call.status === 'error') return call.error ?? '(the call failed with no error text)';
         return call.output ?? '(the call completed with no output)';
       }),
+  );
+  server.registerTool(
+    'recall_media',
+    { description: DESCRIPTIONS.recall_media, inputSchema: RecallMediaInput, annotations: readOnly },
+    ({ sessionId, mediaId }) =>
+      runContent('recall_media', async () => mediaContent(await backend.recallMedia(sessionId, mediaId))),
   );
   server.registerTool(
     'search_history',
@@ -190,3 +214,22 @@ export function createMcpServer(backend: McpBackend, options: McpServerOptions =
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+/**
+ * A recalled part as MCP content: an image as an image block after a line saying what it is;
+ * any other file as an embedded resource with its bytes.
+ */
+function mediaContent(media: RecallMedia): CallToolResult['content'] {
+  const comma = media.part.url.indexOf(',');
+  const data = media.part.url.slice(comma + 1);
+  const size = media.width !== null && media.height !== null ? `, ${media.width}×${media.height} px` : '';
+  const call = media.callId === null ? '' : `, returned by tool call ${media.callId}`;
+  const what = `${media.part.mime}${size}, ${media.bytes} bytes, message ${media.messageId}${call}`;
+  const file: CallToolResult['content'][number] = media.part.mime.startsWith('image/')
+    ? { type: 'image', data, mimeType: media.part.mime }
+    : {
+        type: 'resource',
+        resource: { uri: `compactor-media:${media.mediaId}`, mimeType: media.part.mime, blob: data },
+      };
+  return [{ type: 'text', text: what }, file];
+}

@@ -5,6 +5,7 @@
  * does; another tenant's session and compaction are not found exactly like missing ones; hostile
  * arguments are refused and write nothing.
  */
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -80,7 +81,7 @@ describe.each<Transport>(['stdio', 'http'])('over %s', (transport) => {
     tenantB = await connect(transport, TENANT_B_KEY);
   });
 
-  it('lists the five tools, each taking a sessionId', async () => {
+  it('lists the six tools, each taking a sessionId', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
     for (const tool of tools) {
@@ -92,6 +93,42 @@ describe.each<Transport>(['stdio', 'http'])('over %s', (transport) => {
   it('recall gives back the output the compaction cleared, verbatim', async () => {
     const answer = await call(client, 'recall', { sessionId: readable.id, callId: readable.clearedCallId });
     expect(answer).toEqual({ text: readable.clearedOutput, isError: false });
+  });
+
+  it('recall_media shows an image the session holds by the id its marker names, to its tenant only', async () => {
+    const png = Buffer.alloc(40, 3);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).copy(png, 0);
+    png.write('IHDR', 12, 'ascii');
+    png.writeUInt32BE(320, 16);
+    png.writeUInt32BE(200, 20);
+    const session = `${transport}-media`;
+    await api.request({
+      method: 'POST',
+      url: '/v1/sessions',
+      payload: { id: session, model: { id: 'gpt-4o' } },
+    });
+    const url = `data:image/png;base64,${png.toString('base64')}`;
+    const posted = await api.request({
+      method: 'POST',
+      url: `/v1/sessions/${session}/messages`,
+      payload: { messages: [{ role: 'user', parts: [{ type: 'file', mime: 'image/png', url }] }] },
+    });
+    expect(posted.statusCode, posted.body).toBe(201);
+    const mediaId = createHash('sha256').update(png).digest('hex').slice(0, 16);
+    const result = (await client.callTool({
+      name: 'recall_media',
+      arguments: { sessionId: session, mediaId },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(result.content[1]).toEqual({ type: 'image', data: png.toString('base64'), mimeType: 'image/png' });
+    expect(await call(tenantB, 'recall_media', { sessionId: session, mediaId })).toEqual({
+      isError: true,
+      text: 'session not found',
+    });
+    expect(await call(client, 'recall_media', { sessionId: session, mediaId: '0'.repeat(16) })).toEqual({
+      isError: true,
+      text: 'media not found',
+    });
   });
 
   it('search_history finds passages out of view as the recall route does', async () => {
