@@ -1,17 +1,30 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Tests of pure code: no database, queue, child process, environment or global state of their
+// own. They share their worker's module cache (isolate: false), so the workspace's modules load
+// once per worker instead of once per file; on two cores that is most of their time.
+const PURE_TESTS = [
+  'packages/core/src/**/*.test.ts',
+  'packages/tokenizer/src/**/*.test.ts',
+  'packages/contract/src/**/*.test.ts',
+  'packages/llm/src/**/*.test.ts',
+  'packages/llm-stub/src/**/*.test.ts',
+  'packages/gateway/src/**/*.test.ts',
+];
+
+const ALL_TESTS = [
+  'packages/*/src/**/*.test.ts',
+  'apps/*/src/**/*.test.ts',
+  'test/**/*.test.ts',
+  'scripts/**/*.test.ts',
+  'bench/**/*.test.ts',
+];
 
 // One vitest setup for the whole repo: tests live next to the code (`*.test.ts`), talk to real
 // Postgres and Redis (see test/global-setup.ts), and run from TypeScript source without a build.
 export default defineConfig({
   test: {
-    include: [
-      'packages/*/src/**/*.test.ts',
-      'apps/*/src/**/*.test.ts',
-      'test/**/*.test.ts',
-      'scripts/**/*.test.ts',
-      'bench/**/*.test.ts',
-    ],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
     // Vitest's default is one worker per core less one: a single worker on a two-core machine, so
@@ -23,6 +36,13 @@ export default defineConfig({
     // whose cores are all taken by other work a 10-second test can take a minute.
     testTimeout: 120_000,
     hookTimeout: 240_000,
+    projects: [
+      { extends: true, test: { name: 'pure', include: PURE_TESTS, isolate: false } },
+      {
+        extends: true,
+        test: { name: 'services', include: ALL_TESTS, exclude: [...configDefaults.exclude, ...PURE_TESTS] },
+      },
+    ],
     coverage: {
       provider: 'v8',
       include: ['packages/*/src/**/*.ts', 'apps/*/src/**/*.ts'],
