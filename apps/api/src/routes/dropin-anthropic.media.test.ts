@@ -6,19 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { useAnthropicDropInApi } from '../test-support/anthropic-dropin-api';
 import { TENANT_A_KEY } from '../test-support/api';
+import { pngBytes } from '../test-support/png';
 
 const api = useAnthropicDropInApi();
 
-/** A PNG's signature and IHDR chunk of `width × height`, then padding (no real pixels), as base64. */
-function pngBase64(width: number, height: number, padding = 48): string {
-  const bytes = Buffer.alloc(33 + padding, 5);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
-  bytes.writeUInt32BE(13, 8);
-  bytes.write('IHDR', 12, 'ascii');
-  bytes.writeUInt32BE(width, 16);
-  bytes.writeUInt32BE(height, 20);
-  return bytes.toString('base64');
-}
+const pngBase64 = (width: number, height: number, padding = 48): string =>
+  pngBytes(width, height, padding, 5).toString('base64');
 
 const screenshotConversation = (data: string) => [
   { role: 'user', content: 'what does the page show?' },

@@ -7,19 +7,11 @@ import { toAnthropicMessages, type Message } from '@compactor/core';
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../test-support/api';
 import { newSession } from '../test-support/helpers';
+import { pngDataUrl } from '../test-support/png';
 
 const api = useTestApi();
 
-/** A PNG's signature and IHDR chunk of `width × height`, then `padding` bytes (no real pixels). */
-function png(width: number, height: number, padding = 64): string {
-  const bytes = Buffer.alloc(33 + padding, 7);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
-  bytes.writeUInt32BE(13, 8);
-  bytes.write('IHDR', 12, 'ascii');
-  bytes.writeUInt32BE(width, 16);
-  bytes.writeUInt32BE(height, 20);
-  return `data:image/png;base64,${bytes.toString('base64')}`;
-}
+const png = (width: number, height: number, padding = 64): string => pngDataUrl(width, height, padding, 7);
 
 const post = (session: string, messages: unknown[]) =>
   api.request({
