@@ -26,6 +26,14 @@ const REFERENCE_PREFIX = 'compactor-media:sha256:';
  * The newest file part of session `sessionPk` whose reference starts with `idPrefix` (lowercase
  * hex, checked by the contract), joined to tenant `tenantId`'s object of that hash; null when
  * no part names it or the tenant holds no such object (the session is the caller's to check).
+ *
+ * The parts are found by `parts_media_sha_idx` (migration 0028: the hash inside a reference, of
+ * file parts holding one): a range of its expression, the hashes from `idPrefix` up to
+ * `idPrefix` followed by `g`, the first letter after the hex digits (in any collation digits and
+ * a–f sort before it), under the index's own predicate. It reads the references to those bytes,
+ * every session's, not the session's history; the session and the exact `like` are checked on
+ * them. The index's expression and predicate are spelled as migration 0028 spells them: any
+ * other spelling is not matched to it. `substr(url, 24, 64)`: the hash after {@link REFERENCE_PREFIX}.
  */
 export async function findRecallMedia(
   db: DbOrTx,
@@ -50,8 +58,10 @@ export async function findRecallMedia(
            o.data, o.width, o.height
     from parts p
     join messages m on m.pk = p.message_pk
-    join media_objects o on o.tenant_id = ${tenantId} and o.sha256 = substr(p.url, ${REFERENCE_PREFIX.length + 1}, 64)
-    where p.session_pk = ${sessionPk} and p.type = 'file' and p.url like ${`${REFERENCE_PREFIX}${idPrefix}%`}
+    join media_objects o on o.tenant_id = ${tenantId} and o.sha256 = substr(p.url, 24, 64)
+    where substr(p.url, 24, 64) >= ${idPrefix} and substr(p.url, 24, 64) < ${`${idPrefix}g`}
+      and p.type = 'file' and p.url like 'compactor-media:%'
+      and p.url like ${`${REFERENCE_PREFIX}${idPrefix}%`} and p.session_pk = ${sessionPk}
     order by p.seq desc, p.idx desc
     limit 1`);
   const row = rows[0];
