@@ -244,7 +244,7 @@ function insertedSeq(inserted: Map<string, { seq: number }>, id: string): number
   return row.seq;
 }
 
-type BatchCall = { messageId: string; part: ToolPart };
+export type BatchCall = { messageId: string; part: ToolPart };
 
 function toolCallsOf(batch: NewMessage[]): BatchCall[] {
   return batch.flatMap((m) =>
@@ -329,7 +329,7 @@ export async function rejectDeferredToolResults(
 }
 
 /** {@link rejectDeferredToolResults} given the calls stored unfinished under the batch's call ids. */
-function checkDeferredToolResults(calls: BatchCall[], stored: UnfinishedCall[]): void {
+export function checkDeferredToolResults(calls: BatchCall[], stored: UnfinishedCall[]): void {
   const own = ownDeferredResult(calls);
   if (own) throw own;
   for (const { part } of calls) {

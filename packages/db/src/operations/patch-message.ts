@@ -1,12 +1,29 @@
 import type { Finish, Message, MessageError, Part, ToolPart, ToolStatus, Usage } from '@compactor/core';
-import type { Db, DbOrTx } from '../client';
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
 import { canonicalJson } from '../hashing';
-import { messagesFromRows, partFromRow, partToRow, usageToColumns, type PartRow } from '../mappers';
-import { findMessage, updateMessage, type MessagePatch } from '../queries/messages';
-import { firstKeptSeq, markCoveredChange } from '../queries/covered-changes';
-import { insertParts, listPartsOfMessages, updatePart, type ToolPartPatch } from '../queries/parts';
-import { rejectDeferredToolResults } from './append-messages';
+import {
+  messagesFromRows,
+  partFromRow,
+  partToRow,
+  usageToColumns,
+  type MessageRow,
+  type PartRow,
+} from '../mappers';
+import type { MessagePatch } from '../queries/messages';
+import { firstKeptSeqOf, firstKeptSeqSql, markCoveredChangeSql } from '../queries/covered-changes';
+import {
+  partColumns,
+  partRowMapper,
+  unfinishedToolCallOf,
+  unfinishedToolCallsSql,
+  type ToolPartPatch,
+} from '../queries/parts';
+import { rowMapper, selectList } from '../queries/raw-rows';
+import { messages, parts } from '../schema';
+import { pipelinedTransaction } from '../pipelined-transaction';
+import { checkDeferredToolResults } from './append-messages';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
 export interface MessageChanges {
@@ -26,6 +43,11 @@ const STATUS_RANK: Record<ToolStatus, number> = { pending: 0, running: 1, comple
  * read again). Rejects (ConflictError) a tool status that moves backwards, a change to a
  * finished or pruned tool call, any change to a message a compaction wrote, and a change to the
  * parts of a message behind the context view's boundary. Returns the message as stored afterwards.
+ *
+ * Three round trips (`pipelinedTransaction`): the lock with the parts read, then the covered-change
+ * mark, the boundary and the writes together, then the COMMIT, or the ROLLBACK when the boundary
+ * refuses the change (what was written with it is undone). A new tool part adds one, before the
+ * writes: the check that it does not finish a call stored unfinished elsewhere.
  */
 export async function patchMessage(
   db: Db,
@@ -33,15 +55,26 @@ export async function patchMessage(
   messageId: string,
   changes: MessageChanges,
 ): Promise<Message> {
-  return db.transaction(async (tx) => {
-    const row = await findMessage(tx, sessionPk, messageId, { forUpdate: true });
-    if (!row) throw new NotFoundError('message not found');
+  return pipelinedTransaction(db, async (send) => {
+    // The parts are read once the lock is held, in a statement of their own: read committed
+    // takes a statement's snapshot when it starts, so parts read in the locking statement would
+    // be those from before a concurrent PATCH it waited for (whose finished call this one could
+    // then overwrite). Pipelined, the second statement still starts after the first has ended.
+    const [locked, partRows] = await send([
+      sql`select ${selectList(messages, 'm', '')} from messages m
+          where m.session_pk = ${sessionPk} and m.id = ${messageId} for update`,
+      sql`select ${partColumns('', { omitPrunedOutputs: false })}
+          from parts p
+          left join part_prunes pp on pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx
+          where p.message_pk = (select pk from messages where session_pk = ${sessionPk} and id = ${messageId})
+          order by p.idx`,
+    ]);
+    const found = locked!.rows[0];
+    if (!found) throw new NotFoundError('message not found');
+    const row = messageRowOf(found);
     if (row.summary)
       throw new ConflictError('messages written by a compaction cannot be changed', { messageId });
-    // Read once the lock is held, in a statement of its own: read committed takes a statement's
-    // snapshot when it starts, so parts read in the locking statement would be those from before
-    // a concurrent PATCH it waited for (whose finished call this one could then overwrite).
-    const stored = await listPartsOfMessages(tx, [row.pk]);
+    const stored = partRows!.rows.map(partRowOf);
 
     const toolsByCall = new Map(stored.filter((p) => p.callId !== null).map((p) => [p.callId, p]));
     // Decided before anything is written: a refused PATCH writes nothing.
@@ -53,56 +86,84 @@ export async function patchMessage(
         const patch = toolPartChange(existing, part);
         if (patch) updates.push({ existing, patch });
       } else {
-        if (part.type === 'tool') await rejectDeferredToolResults(tx, sessionPk, [{ messageId, part }]);
         added.push(part);
       }
     }
-    if (updates.length > 0 || added.length > 0) await guardCoveredMessage(tx, sessionPk, row, messageId);
+    const addedCalls = added.flatMap((part) => (part.type === 'tool' ? [{ messageId, part }] : []));
+    if (addedCalls.length > 0) {
+      const [unfinished] = await send([
+        unfinishedToolCallsSql(
+          sessionPk,
+          addedCalls.map((c) => c.part.callId),
+        ),
+      ]);
+      const calls = unfinished!.rows.map(unfinishedToolCallOf);
+      // Each call checked on its own, as a PATCH's parts always were.
+      for (const call of addedCalls)
+        checkDeferredToolResults(
+          [call],
+          calls.filter((c) => c.callId === call.part.callId),
+        );
+    }
 
-    // The parts as they will be stored: updated ones replaced by what the update returns.
-    const after = new Map(stored.map((p) => [p.pk, p]));
-    // Only an unpruned call changes (toolPartChange), so its prune state stays none.
-    for (const { existing, patch } of updates)
-      after.set(existing.pk, { ...(await updatePart(tx, existing.pk, patch)), compactedAt: null });
     let nextIdx = stored.reduce((max, p) => Math.max(max, p.idx), -1) + 1;
-    const rows = added.map((part) =>
+    const inserts = added.map((part) =>
       partToRow(part, { messagePk: row.pk, sessionPk, seq: row.seq, idx: nextIdx++ }),
     );
-    for (const inserted of await insertParts(tx, rows))
-      after.set(inserted.pk, { ...inserted, compactedAt: null });
-
     const patch: MessagePatch = {};
     if (changes.finish !== undefined) patch.finish = changes.finish;
     if (changes.error !== undefined) patch.error = changes.error;
     if (changes.usage !== undefined) Object.assign(patch, usageToColumns(changes.usage));
-    await updateMessage(tx, row.pk, patch);
+    const partsChange = updates.length > 0 || inserts.length > 0;
+    // A change to a message's parts must reach the model: a message behind the context view's
+    // boundary was compacted (its summary was written without the change, so it would land in
+    // neither) and is refused; one an active compaction covers is marked, so that compaction
+    // does not move its boundary past it (queries/covered-changes.ts: the mark comes first, so a
+    // completion it waited for is visible to the boundary read that follows). The writes go in
+    // the same round trip, undone by the rollback when the boundary refuses them.
+    const guard = partsChange ? [markCoveredChangeSql(sessionPk, row.seq), firstKeptSeqSql(sessionPk)] : [];
+    const writes = [
+      ...updates.map(({ existing, patch: columns }) =>
+        db.update(parts).set(columns).where(eq(parts.pk, existing.pk)).returning().getSQL(),
+      ),
+      ...(inserts.length > 0 ? [db.insert(parts).values(inserts).returning().getSQL()] : []),
+      ...(Object.keys(patch).length > 0
+        ? [db.update(messages).set(patch).where(eq(messages.pk, row.pk)).getSQL()]
+        : []),
+    ];
+    if (guard.length === 0 && writes.length === 0) return messagesFromOne(row, stored);
+    const results = await send([...guard, ...writes], { commit: guard.length === 0 });
+    if (partsChange && row.role !== 'system' && row.seq < firstKeptSeqOf(results[1]!.rows))
+      throw new ConflictError('the message was compacted: its parts can no longer change', {
+        messageId,
+        reason: 'message_compacted',
+      });
+    const written = results.slice(guard.length);
 
+    // The parts as they will be stored: updated ones replaced by what the update returns.
+    // Only an unpruned call changes (toolPartChange), so its prune state stays none.
+    const after = new Map(stored.map((p) => [p.pk, p]));
+    for (let i = 0; i < updates.length; i++) {
+      const updated = written[i]!.rows[0];
+      if (!updated) throw new Error(`part ${updates[i]!.existing.pk} vanished while its message was locked`);
+      after.set(updates[i]!.existing.pk, { ...partColumnsOf(updated), compactedAt: null });
+    }
+    if (inserts.length > 0)
+      for (const inserted of written[updates.length]!.rows)
+        after.set(Number(inserted['pk']), { ...partColumnsOf(inserted), compactedAt: null });
     // Built from the rows the writes returned: no second read of the parts.
-    const [updated] = messagesFromRows([{ ...row, ...patch }], [...after.values()]);
-    if (!updated) throw new Error('patched message vanished');
-    return updated;
+    return messagesFromOne({ ...row, ...patch }, [...after.values()]);
   });
 }
 
-/**
- * A change to a message's parts must reach the model: a message behind the context view's
- * boundary was compacted (its summary was written without the change, so it would land in
- * neither) and is refused; one an active compaction covers is marked, so that compaction does
- * not move its boundary past it (queries/covered-changes.ts: the mark comes first, so a
- * completion it waited for is visible to the boundary read that follows).
- */
-async function guardCoveredMessage(
-  tx: DbOrTx,
-  sessionPk: number,
-  row: { seq: number; role: string },
-  messageId: string,
-): Promise<void> {
-  await markCoveredChange(tx, sessionPk, row.seq);
-  if (row.role !== 'system' && row.seq < (await firstKeptSeq(tx, sessionPk)))
-    throw new ConflictError('the message was compacted: its parts can no longer change', {
-      messageId,
-      reason: 'message_compacted',
-    });
+const messageRowOf = rowMapper(messages, '');
+const partColumnsOf = rowMapper(parts, '');
+const partRowOf = partRowMapper('');
+
+function messagesFromOne(row: MessageRow, partRows: PartRow[]): Message {
+  const [message] = messagesFromRows([row], partRows);
+  if (!message) throw new Error('patched message vanished');
+  return message;
 }
 
 /** The columns to update for an incoming version of a stored tool part, or null for "no change". */

@@ -200,6 +200,26 @@ export async function markPartsCompacted(
   };
 }
 
+/**
+ * {@link findUnfinishedToolCalls} as one statement, for a caller that sends it in a pipelined
+ * transaction; {@link unfinishedToolCallOf} reads its rows.
+ */
+export function unfinishedToolCallsSql(sessionPk: number, callIds: string[]): SQL {
+  return sql`select p.call_id, m.id as message_id, p.tool, p.tool_input
+    from parts p join messages m on m.pk = p.message_pk
+    where p.session_pk = ${sessionPk} and p.call_id = any(${sql.param(callIds)}::text[])
+      and p.tool_status in ('pending', 'running')`;
+}
+
+export function unfinishedToolCallOf(row: Record<string, unknown>) {
+  return {
+    callId: (row['call_id'] as string | null) ?? '',
+    messageId: row['message_id'] as string,
+    tool: (row['tool'] as string | null) ?? '',
+    input: row['tool_input'],
+  };
+}
+
 /** Tool calls of the session still pending or running, among these call ids, with their message. */
 export async function findUnfinishedToolCalls(
   db: DbOrTx,
