@@ -26,7 +26,8 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
             '`[Old tool result content cleared — recall <callId>]` (`GET …/recall?callId=` returns it); a part too large for the window (a giant output, a pasted ' +
             'text, huge arguments) is shown clamped: its head and tail around a marker such as ' +
             '`[... tool output clamped to fit the context window: 140,000 of 152,345 characters, 38,102 tokens ' +
-            'left out; call call_2]` (arguments as `{ "_clamped": "…" }`). The raw history ' +
+            'left out; call call_2]` (arguments keep their paths and command line, the rest becomes ' +
+            '`"_clamped": "…"` beside them; `{ "_clamped": "…" }` when only that fits). The raw history ' +
             '(`GET …/messages`) keeps every part whole. `format=openai&tools=recall` adds `tools`: the ' +
             'Chat Completions definition of a `recall` tool (by the call id a cleared marker names, or ' +
             'by words) that the clients execute with `GET …/recall`.',
