@@ -90,8 +90,10 @@ export async function pruneSession(
       { jobId, parts, tokens, cache },
     );
   }
-  // Last: the cleared outputs become searchable by recall (the search index's words are computed
-  // now, off the append path and after the prune is announced), read where the statement marked.
+  // Last: the cleared outputs go into recall's search index (their words are computed now, off
+  // the append path and after the prune is announced), read where the statement marked. A query
+  // meanwhile matches the newest marks not flagged yet without the index (db searchRecall), so a
+  // marker served a moment ago is found by its words already.
   const flagRange = markedSeqs ?? (retry ? await keptRange(resources, session) : null);
   if (flagRange) await markPrunedRecallable(resources.db, session.pk, jobId, flagRange);
   return { parts, tokens, skipped: null, cache };

@@ -109,6 +109,15 @@ const ARGUMENTS_VECTOR = sql.raw(`to_tsvector('simple'::regconfig, ${wordsOf('p.
  */
 export const RECALL_RANKED_MATCHES = 100;
 
+/**
+ * Marks read at most, newest first, for outputs not flagged yet (see the query): a prune's marks
+ * are served as soon as its statement commits, and its flagging (db `markPrunedRecallable`)
+ * computes their words after, oldest first, so until it is done the newest marks' outputs are
+ * not in the index. A turn's prune marks a handful; a first prune of a long session tens of
+ * thousands, whose older outputs below these are found by words once flagged.
+ */
+export const RECALL_UNFLAGGED_MARKS = 500;
+
 /** Newest matches read before summaries and pinned system messages are left out (see the query). */
 const RECALL_CANDIDATES = 2 * RECALL_RANKED_MATCHES;
 
@@ -146,7 +155,10 @@ export interface RecallSearchOptions {
  * The match is one bitmap scan of `parts_recall_search_idx` on (session, words): it reads the
  * session's matching entries only, not its history and no other session's. The index holds the
  * parts flagged `recallable` (they left the view: `markRecallableBehind`, and the prune
- * statements), never a part as it is appended. The newest
+ * statements), never a part as it is appended. A marker is served before its output is flagged:
+ * the session's newest marks down to the first flagged output (at most
+ * {@link RECALL_UNFLAGGED_MARKS}) are matched without the index, so a query right after a prune
+ * finds what it cleared (one mark and one part read when nothing waits). The newest
  * {@link RECALL_RANKED_MATCHES} searchable matches are ranked (`ts_rank`); an excerpt starts a
  * little before the first place a word of the query occurs. A query with nothing the index can
  * look up (only negations, or no word at all) finds nothing rather than scanning the session.
@@ -181,8 +193,14 @@ export async function searchRecall(
 /** The statement of {@link searchRecall} (the benchmark explains it). */
 export function searchRecallSql(sessionPk: number, options: RecallSearchOptions): SQL {
   const tsquery = sql`websearch_to_tsquery('simple'::regconfig, translate(${options.query}::text, ${sql.raw(SEPARATORS)}))`;
+  const words = sql`(${RECALL_VECTOR} @@ ${tsquery}
+             or (p.recall_arguments is not null and ${ARGUMENTS_VECTOR} @@ ${tsquery}))
+        -- A one-time check: a query the index cannot look up would scan the session's entries.
+        and querytree(${tsquery}) not in ('', 'T')`;
+  const flaggedAt = (seq: SQL, idx: SQL) =>
+    sql`(select p.recallable from parts p where p.session_pk = ${sessionPk} and p.seq = ${seq} and p.idx = ${idx})`;
   return sql`
-    with bounds as (${viewBoundsCte(sessionPk)}),
+    with recursive bounds as (${viewBoundsCte(sessionPk)}),
     -- The session's matching parts the model no longer sees verbatim, newest first, from the
     -- parts alone: behind the boundary, or a pruned output (the mark is looked up only for a
     -- match in the view). No text is read yet and nothing is joined: a word found all over
@@ -190,14 +208,11 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
     -- Only flagged parts are indexed (\`recallable\` is the index's predicate); the flag is
     -- not trusted for visibility: one flagged before its compaction completed, or left by a
     -- revert, is still in view, and the checks below leave it out.
-    matched as (
+    indexed as (
       select p.pk, p.message_pk, p.seq, p.idx, p.call_id, p.tool
       from parts p
       where p.session_pk = ${sessionPk} and p.recallable and p.type in ('text', 'reasoning', 'tool')
-        and (${RECALL_VECTOR} @@ ${tsquery}
-             or (p.recall_arguments is not null and ${ARGUMENTS_VECTOR} @@ ${tsquery}))
-        -- A one-time check: a query the index cannot look up would scan the session's entries.
-        and querytree(${tsquery}) not in ('', 'T')
+        and ${words}
         and p.purged_at is null
         -- The mark is a scalar subquery, one key lookup per match in the view: as EXISTS, the
         -- planner may hash the whole part_prunes table (every tenant's marks) instead.
@@ -206,6 +221,37 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
                    select true from part_prunes pp
                    where pp.session_pk = p.session_pk and pp.seq = p.seq and pp.idx = p.idx)))
       order by p.seq desc, p.idx desc
+      limit ${RECALL_CANDIDATES}
+    ),
+    -- Marks served before their outputs were flagged: a prune flags its marks after they are
+    -- served, oldest first, so those waiting are the session's newest marks. They are walked
+    -- newest first by \`part_prunes_pk\`, one mark a step, down to the first whose output is
+    -- flagged (or RECALL_UNFLAGGED_MARKS marks): when nothing waits, one mark and its part.
+    unflagged (seq, idx, n, flagged) as (
+      (select pp.seq, pp.idx, 1, ${flaggedAt(sql`pp.seq`, sql`pp.idx`)}
+       from part_prunes pp where pp.session_pk = ${sessionPk}
+       order by pp.seq desc, pp.idx desc limit 1)
+      union all
+      select nx.seq, nx.idx, u.n + 1, ${flaggedAt(sql`nx.seq`, sql`nx.idx`)}
+      from unflagged u
+      cross join lateral (
+        select pp.seq, pp.idx from part_prunes pp
+        where pp.session_pk = ${sessionPk} and (pp.seq, pp.idx) < (u.seq, u.idx)
+        order by pp.seq desc, pp.idx desc limit 1) nx
+      where not u.flagged and u.n < ${RECALL_UNFLAGGED_MARKS}::int
+    ),
+    -- Their outputs matched without the index: their words computed here, a few hundred at most.
+    pending as (
+      select p.pk, p.message_pk, p.seq, p.idx, p.call_id, p.tool
+      from unflagged u
+      join parts p on p.session_pk = ${sessionPk} and p.seq = u.seq and p.idx = u.idx
+      where not u.flagged and p.type = 'tool' and p.purged_at is null and ${words}
+    ),
+    matched as (
+      select * from indexed
+      union all
+      select * from pending
+      order by seq desc, idx desc
       limit ${RECALL_CANDIDATES}
     ),
     -- Of those, what the view does not show otherwise: not summaries, not pinned system messages.

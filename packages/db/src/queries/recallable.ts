@@ -85,7 +85,8 @@ export const RECALLABLE_CHUNK = 500;
  * the time the chunk took (at most {@link RECALLABLE_PAUSE_MAX_MS}): computing the words of
  * 100 MB of outputs is minutes of one backend's CPU on a loaded machine, and with a pause as long
  * as each chunk the job takes at most half of a core from the other tenants' statements. The
- * marks are served already; recall by call id finds the outputs meanwhile.
+ * marks are served already; recall finds the outputs meanwhile (by call id, and by words the
+ * newest marks, db `searchRecall`).
  */
 export const RECALLABLE_YIELD = 1;
 export const RECALLABLE_PAUSE_MAX_MS = 500;
@@ -100,7 +101,8 @@ export const RECALLABLE_PAUSE_MAX_MS = 500;
  * outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait for it
  * (nor run into the statement timeout). A crash between the marks and this is mended by the
  * prune job's retry (workflow `pruneSession`, `retry`: over the view's kept range); recall by
- * call id finds those outputs meanwhile. After a chunk that flipped flags it pauses
+ * call id finds those outputs meanwhile (and by words the session's newest marks, up to the first
+ * flagged one: db `searchRecall`). After a chunk that flipped flags it pauses
  * ({@link RECALLABLE_YIELD}). Returns the parts flagged.
  */
 export async function markPrunedRecallable(
