@@ -5,7 +5,9 @@ import {
   listPartsOfMessages,
   loadHistoryPage,
   partFromRow,
-  patchMessage,
+  patchMessageReading,
+  sessionStatusInputsSql,
+  statusInputsFromRows,
   resolveMediaReferences,
   storeMediaObjects,
   type AppendedMessage,
@@ -238,16 +240,27 @@ export class SessionMessages {
     let outcome: { message: Message; after: AfterWrite };
     try {
       outcome = await this.writes.run(sessionKey(target.tenantId, target.id), async () => {
-        const message = await patchMessage(resources.db, session.pk, messageId, {
-          ...(finish !== undefined ? { finish } : {}),
-          ...(error !== undefined ? { error } : {}),
-          ...(usage !== undefined ? { usage } : {}),
-          parts,
-        });
+        // The status inputs are read in the patch's own round trip (as an append's are).
+        const { pinSystemMessages } = knownSession(session);
+        const { message, readAfter } = await patchMessageReading(
+          resources.db,
+          session.pk,
+          messageId,
+          {
+            ...(finish !== undefined ? { finish } : {}),
+            ...(error !== undefined ? { error } : {}),
+            ...(usage !== undefined ? { usage } : {}),
+            parts,
+          },
+          sessionStatusInputsSql(session.pk, { pinSystemMessages }),
+        );
         await recordPatchedTasks(resources, session, message, toolCallIds(parts), log);
         const after = await afterWrite(resources, limits, session, {
           finishedTurn: finishesTurn(message.role, finish),
           log,
+          ...(readAfter
+            ? { prefetched: { pinSystemMessages, inputs: statusInputsFromRows(readAfter) } }
+            : {}),
         });
         return { message, after };
       });

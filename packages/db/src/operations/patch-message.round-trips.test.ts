@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../errors';
 import { appendTestMessages } from '../test-support/append-test-messages';
 import { loadHistoryPage } from './load-messages';
-import { patchMessage } from './patch-message';
+import { patchMessage, patchMessageReading } from './patch-message';
+import { sessionStatusInputs, sessionStatusInputsSql, statusInputsFromRows } from '../queries/session-status';
 import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
 import { useTestDatabase } from '../test-support/test-database';
 
@@ -131,5 +132,23 @@ describe('patchMessage round trips', () => {
     );
     expect(other?.parts.map((p) => p.type)).toEqual(['text']);
     expect(other?.finish).toBeNull();
+  });
+
+  it("a read sent with the patch (the session's status inputs) sees it, in the same three round trips", async () => {
+    const session = await sessionWithOpenCall();
+    const before = await sessionStatusInputs(t.db, session.pk);
+    const { value, roundTrips: trips } = await counted(() =>
+      patchMessageReading(
+        t.db,
+        session.pk,
+        'turn',
+        { parts: [tool('call_1', 'x'.repeat(4000))] },
+        sessionStatusInputsSql(session.pk),
+      ),
+    );
+    expect(trips).toBe(3);
+    const read = statusInputsFromRows(value.readAfter!);
+    expect(read.stats.storedTokens).toBeGreaterThan(before.stats.storedTokens + 900);
+    expect(read).toEqual(await sessionStatusInputs(t.db, session.pk));
   });
 });

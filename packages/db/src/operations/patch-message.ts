@@ -1,5 +1,5 @@
 import type { Finish, Message, MessageError, Part, ToolPart, ToolStatus, Usage } from '@compactor/core';
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
 import { ConflictError, NotFoundError } from '../errors';
 import { canonicalJson } from '../hashing';
@@ -55,6 +55,24 @@ export async function patchMessage(
   messageId: string,
   changes: MessageChanges,
 ): Promise<Message> {
+  return (await patchMessageReading(db, sessionPk, messageId, changes, null)).message;
+}
+
+/**
+ * {@link patchMessage}, and `readAfter` (a read of the session, such as its status inputs) sent
+ * in the transaction after the writes, in their round trip: its rows see the patch, and cost no
+ * round trip of their own. Null rows when `readAfter` is null.
+ */
+export async function patchMessageReading(
+  db: Db,
+  sessionPk: number,
+  messageId: string,
+  changes: MessageChanges,
+  readAfter: SQL | null,
+): Promise<{ message: Message; readAfter: Record<string, unknown>[] | null }> {
+  const after = readAfter === null ? [] : [readAfter];
+  const readOf = (results: Array<{ rows: Record<string, unknown>[] }>) =>
+    readAfter === null ? null : results[results.length - 1]!.rows;
   return pipelinedTransaction(db, async (send) => {
     // The parts are read once the lock is held, in a statement of their own: read committed
     // takes a statement's snapshot when it starts, so parts read in the locking statement would
@@ -131,8 +149,11 @@ export async function patchMessage(
         ? [db.update(messages).set(patch).where(eq(messages.pk, row.pk)).getSQL()]
         : []),
     ];
-    if (guard.length === 0 && writes.length === 0) return messagesFromOne(row, stored);
-    const results = await send([...guard, ...writes], { commit: guard.length === 0 });
+    if (guard.length === 0 && writes.length === 0) {
+      const read = after.length > 0 ? readOf(await send(after, { commit: true })) : null;
+      return { message: messagesFromOne(row, stored), readAfter: read };
+    }
+    const results = await send([...guard, ...writes, ...after], { commit: guard.length === 0 });
     if (partsChange && row.role !== 'system' && row.seq < firstKeptSeqOf(results[1]!.rows))
       throw new ConflictError('the message was compacted: its parts can no longer change', {
         messageId,
@@ -142,17 +163,20 @@ export async function patchMessage(
 
     // The parts as they will be stored: updated ones replaced by what the update returns.
     // Only an unpruned call changes (toolPartChange), so its prune state stays none.
-    const after = new Map(stored.map((p) => [p.pk, p]));
+    const partsAfter = new Map(stored.map((p) => [p.pk, p]));
     for (let i = 0; i < updates.length; i++) {
       const updated = written[i]!.rows[0];
       if (!updated) throw new Error(`part ${updates[i]!.existing.pk} vanished while its message was locked`);
-      after.set(updates[i]!.existing.pk, { ...partColumnsOf(updated), compactedAt: null });
+      partsAfter.set(updates[i]!.existing.pk, { ...partColumnsOf(updated), compactedAt: null });
     }
     if (inserts.length > 0)
       for (const inserted of written[updates.length]!.rows)
-        after.set(Number(inserted['pk']), { ...partColumnsOf(inserted), compactedAt: null });
+        partsAfter.set(Number(inserted['pk']), { ...partColumnsOf(inserted), compactedAt: null });
     // Built from the rows the writes returned: no second read of the parts.
-    return messagesFromOne({ ...row, ...patch }, [...after.values()]);
+    return {
+      message: messagesFromOne({ ...row, ...patch }, [...partsAfter.values()]),
+      readAfter: readOf(results),
+    };
   });
 }
 
