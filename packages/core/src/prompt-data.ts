@@ -56,6 +56,8 @@ const FRAMING_TAG = new RegExp(
 
 const IS_INVISIBLE = new RegExp(`[${INVISIBLE_CLASS}]`, 'u');
 const IS_OPENER = new RegExp(`[${OPENERS}]`, 'u');
+/** Any bracket of {@link OPENERS}, wherever it is (not sticky, not global: `test` keeps no state). */
+const ANY_OPENER = new RegExp(`[${OPENERS}]`);
 
 /**
  * Where a piece of content starts in the prompt: on a line of its own (`line-start`: a previous
@@ -66,6 +68,9 @@ export type PromptDataPosition = 'line-start' | 'inline';
 
 /** Indices of the brackets in `text` that must not reach the prompt bare. */
 function exposedBrackets(text: string, position: PromptDataPosition): number[] {
+  // Both patterns need a bracket: most content (code, prose, tool output) has none, and one scan
+  // for it is far cheaper than the two Unicode-aware searches and their set.
+  if (!ANY_OPENER.test(text)) return [];
   const found = new Set<number>();
   for (const match of text.matchAll(LINE_START_BRACKET)) {
     if (position === 'inline' && match.index === 0 && match[1] === '') continue;

@@ -43,6 +43,7 @@ export class FoldPrompts {
   readonly transcriptCounts: TranscriptCounts;
   private readonly pace = pacer();
   private lastCounted: { prompt: SummaryPrompt; tokens: number } | null = null;
+  private lastBuilt: BuiltPrompt | null = null;
   private opsUpTo = 0;
   private opsBefore: FileOps | null = null;
 
@@ -70,6 +71,8 @@ export class FoldPrompts {
 
   /** Whether `prompt` fits `budget`: counted only when its byte bound does not already say so. */
   async fits(prompt: SummaryPrompt, budget: number): Promise<boolean> {
+    // The prompt counted last (the plan's, fitted again before it is sent) needs no bound.
+    if (this.lastCounted?.prompt === prompt) return this.lastCounted.tokens <= budget;
     return promptTokenBound(prompt) <= budget || (await this.count(prompt)) <= budget;
   }
 
@@ -78,6 +81,28 @@ export class FoldPrompts {
    * bounded to the budget's share, the length note when the plan has a target.
    */
   async promptFor(
+    range: Range,
+    chunk: Message[],
+    running: string | null,
+    plan: FoldState,
+  ): Promise<SummaryPrompt> {
+    // The plan builds the prompt of the range it decides on, then fitting builds it again: the
+    // same prompt (a whole window's transcript) is returned, not serialised twice.
+    const last = this.lastBuilt;
+    if (last && sameRequest(last, range, chunk, running, plan)) return last.prompt;
+    const prompt = await this.buildPrompt(range, chunk, running, plan);
+    this.lastBuilt = {
+      range: { ...range },
+      chunk,
+      running,
+      budget: plan.budget,
+      target: plan.target,
+      prompt,
+    };
+    return prompt;
+  }
+
+  private async buildPrompt(
     range: Range,
     chunk: Message[],
     running: string | null,
@@ -145,4 +170,37 @@ export class FoldPrompts {
     }
     return total;
   }
+}
+
+/** A prompt {@link FoldPrompts.promptFor} built, and what it was built from. */
+interface BuiltPrompt {
+  range: Range;
+  chunk: readonly Message[];
+  running: string | null;
+  budget: number;
+  target: number | null;
+  prompt: SummaryPrompt;
+}
+
+/**
+ * Whether `built` is the prompt of this request: the same range, the same message objects (a
+ * shrunk message is a new one), running summary, budget (it bounds the file lists) and length
+ * target. The file ops of earlier messages follow from the range's start.
+ */
+function sameRequest(
+  built: BuiltPrompt,
+  range: Range,
+  chunk: readonly Message[],
+  running: string | null,
+  plan: FoldState,
+): boolean {
+  return (
+    built.range.start === range.start &&
+    built.range.end === range.end &&
+    built.running === running &&
+    built.budget === plan.budget &&
+    built.target === plan.target &&
+    built.chunk.length === chunk.length &&
+    built.chunk.every((message, i) => message === chunk[i])
+  );
 }

@@ -21,6 +21,8 @@ export interface Attempt {
    * for recall. Unset: one may have.
    */
   noOwnPruneMarks?: boolean;
+  /** Exact token counts of texts this attempt counted (steps/finalize.ts `tokenizerFor`), by text. */
+  textTokens?: Map<string, number>;
   /** The queue's last try: transient failures end the compaction (or its fallback) instead of retrying. */
   lastAttempt: boolean;
   signal?: AbortSignal | undefined;

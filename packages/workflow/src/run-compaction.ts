@@ -188,7 +188,9 @@ async function finalizeOrReplan(
     if (outcome.kind === 'nothing-to-compact') return outcome;
     const summary = outcome;
     try {
-      const finalized = await trail.run(() => finalizeStep(resources, attempt, summary, trail.openRecord));
+      const finalized = await trail.run(() => finalizeStep(resources, attempt, summary, trail.openRecord), {
+        recordsItself: true,
+      });
       return { kind: 'completed', ...finalized, writtenBy: summary.writtenBy };
     } catch (error) {
       if (!(error instanceof CoveredMessageChangedError) || replans >= MAX_REPLANS) throw error;

@@ -68,13 +68,17 @@ export class StepTrail {
     this.announce('compaction.step', { step: name, attempt: compaction.attempts });
   }
 
-  /** Runs the open step's work: its result becomes the record's detail, an error closes it as failed. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs the open step's work: its result becomes the record's detail, an error closes it as
+   * failed. `recordsItself`: the step closes its own record (finalize, inside its transaction), so
+   * its result, a whole compaction row, is not copied into a detail nothing writes.
+   */
+  async run<T>(work: () => Promise<T>, { recordsItself = false } = {}): Promise<T> {
     const open = this.open;
     if (!open) throw new Error('no step entered');
     try {
       const result = await work();
-      open.detail = stepDetail(result);
+      if (!recordsItself) open.detail = stepDetail(result);
       this.ended(open, 'completed');
       return result;
     } catch (error) {

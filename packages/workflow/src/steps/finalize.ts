@@ -179,9 +179,28 @@ function firstClamped(clamps: readonly PartPosition[]): PartPosition | null {
   return first === null ? null : { seq: first.seq, idx: first.idx };
 }
 
-/** The session model's tokenizer, as the store counts parts with it. */
-export function tokenizerFor(resources: WorkflowResources, attempt: Attempt): Tokenizer {
-  return resources.tokenizerFor?.(attempt.model.id) ?? getTokenizer(encodingForModel(attempt.model.id));
+/** Texts whose counts an attempt keeps, at most: the summary message and its blocks. */
+const REMEMBERED_COUNTS = 64;
+
+/**
+ * The session model's tokenizer, as the store counts parts with it, remembering the attempt's
+ * counts: the fit step counts the summary message it measures, and finalize counts the same
+ * text again when it stores it (an exact count of the same text is the same count).
+ */
+export function tokenizerFor(resources: WorkflowResources, attempt: Attempt): Pick<Tokenizer, 'countSync'> {
+  const tokenizer =
+    resources.tokenizerFor?.(attempt.model.id) ?? getTokenizer(encodingForModel(attempt.model.id));
+  const counts = (attempt.textTokens ??= new Map());
+  return {
+    countSync(text) {
+      const known = counts.get(text);
+      if (known !== undefined) return known;
+      const tokens = tokenizer.countSync(text);
+      if (counts.size >= REMEMBERED_COUNTS) counts.clear();
+      counts.set(text, tokens);
+      return tokens;
+    },
+  };
 }
 
 /**
