@@ -14,6 +14,7 @@ import {
   partFromRow,
   type ConversationLinkRow,
   type SessionRow,
+  type ToolCallOwner,
 } from '@compactor/db';
 import type { GatewayDeps } from './conversation-types';
 import { dropInMetadataOf } from './conversation-sessions';
@@ -34,6 +35,8 @@ export type Resolution =
       echoAt: number | null;
       /** The raw answer kept at this position is past: the chain moves on. */
       clearAnswerAt: number | null;
+      /** Owners of tool calls read with the lookup, for the results among the suffix's. */
+      owners?: PrefetchedOwners;
     }
   /** The request is the stored chain without its newest answer, stored moments ago. */
   | { kind: 'replay'; session: SessionRow; conversationKey: string | null; position: number; raw: unknown };
@@ -49,10 +52,20 @@ export async function resolveConversation(
   const key = sessionHeader ?? null;
   const hashes = elements.map((e) => Buffer.from(e.hash, 'hex'));
   // With a header, its session and the chain's first probe go in one round trip.
-  const { session: named, match } =
-    sessionHeader === undefined
-      ? { session: null, match: await longestChainMatch(db, tenantId, null, hashes) }
-      : await namedSessionChainMatch(db, tenantId, sessionHeader, hashes);
+  // The results the request most likely adds (those after its last assistant message): their
+  // calls' owners are read in the same round trip, for the suffix's writes.
+  const callIds = sessionHeader === undefined ? [] : trailingResultCallIds(elements);
+  const {
+    session: named,
+    match,
+    owners,
+  } = sessionHeader === undefined
+    ? { session: null, match: await longestChainMatch(db, tenantId, null, hashes), owners: null }
+    : await namedSessionChainMatch(db, tenantId, sessionHeader, hashes, callIds);
+  const prefetched = (session: SessionRow): { owners?: PrefetchedOwners } =>
+    owners && named?.pk === session.pk && callIds.length > 0
+      ? { owners: { sessionPk: session.pk, callIds: new Set(callIds), owners } }
+      : {};
   if (sessionHeader !== undefined && !named)
     return { kind: 'create', id: sessionHeader, conversationKey: key, divergedFrom: null };
   if (!match) {
@@ -67,6 +80,7 @@ export async function resolveConversation(
         from: 0,
         echoAt: null,
         clearAnswerAt: null,
+        ...prefetched(named),
       };
     return { kind: 'create', id: null, conversationKey: key, divergedFrom: named };
   }
@@ -87,6 +101,7 @@ export async function resolveConversation(
       from: matched + 1,
       echoAt: null,
       clearAnswerAt: elements.length > storedEnd + 1 ? keptAnswer : null,
+      ...prefetched(session),
     };
   }
   if (matched === storedEnd - 1 && last.answer) {
@@ -102,10 +117,26 @@ export async function resolveConversation(
         from: storedEnd + 1,
         echoAt: storedEnd,
         clearAnswerAt: keptAnswer,
+        ...prefetched(session),
       };
     }
   }
   return { kind: 'create', id: null, conversationKey, divergedFrom: session };
+}
+
+/** Tool call owners read ahead for `callIds` in the session of `sessionPk` (absent: not stored). */
+export interface PrefetchedOwners {
+  sessionPk: number;
+  callIds: ReadonlySet<string>;
+  owners: Map<string, ToolCallOwner>;
+}
+
+/** The call ids of the tool results after the request's last assistant message. */
+function trailingResultCallIds(elements: readonly ConversationElement[]): string[] {
+  const ids: string[] = [];
+  for (let i = elements.length - 1; i >= 0 && elements[i]!.role !== 'assistant'; i--)
+    for (const result of elements[i]!.toolResults) ids.push(result.callId);
+  return [...new Set(ids)];
 }
 
 /**

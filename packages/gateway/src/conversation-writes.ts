@@ -22,6 +22,7 @@ import {
 import type { PartInput } from '@compactor/contract';
 import type { FreshReading } from '@compactor/sessions';
 import type { GatewayDeps } from './conversation-types';
+import type { PrefetchedOwners } from './conversation-resolve';
 
 /** An append carries at most this many messages (the contract's batch limit). */
 const APPEND_BATCH = 1000;
@@ -50,12 +51,20 @@ export async function planSuffix(
   elements: readonly ConversationElement[],
   from: number,
   protocol: 'openai' | 'anthropic',
+  prefetched?: PrefetchedOwners,
 ): Promise<SuffixPlan> {
   const { appends, patches } = suffixWrites(elements, from);
   const callIds = [...new Set(patches.map((p) => p.callId))];
+  // Read with the session's lookup when they were the ones asked for there.
+  const readAhead =
+    prefetched !== undefined &&
+    session?.pk === prefetched.sessionPk &&
+    callIds.every((id) => prefetched.callIds.has(id));
   const owners =
     session && callIds.length > 0
-      ? await findToolCallOwners(deps.resources.db, session.pk, callIds)
+      ? readAhead
+        ? prefetched.owners
+        : await findToolCallOwners(deps.resources.db, session.pk, callIds)
       : new Map<string, ToolCallOwner>();
   const results = new Map<string, PartInput[]>();
   for (const patch of patches) {

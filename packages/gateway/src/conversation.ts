@@ -126,7 +126,14 @@ async function apply(
     case 'extend': {
       const { session, conversationKey, echoAt, clearAnswerAt } = resolution;
       const { db } = deps.resources;
-      const plan = await planSuffix(deps, session, elements, resolution.from, request.protocol);
+      const plan = await planSuffix(
+        deps,
+        session,
+        elements,
+        resolution.from,
+        request.protocol,
+        resolution.owners,
+      );
       if (echoAt !== null)
         await rehashConversationLink(db, session.pk, echoAt, Buffer.from(elements[echoAt]!.hash, 'hex'));
       const { reading, link } = await writeSuffix(

@@ -5,6 +5,7 @@ import { executePipelined } from '../pipeline';
 import { executePrepared } from '../prepared';
 import { sessions } from '../schema';
 import { rowMapper, selectList } from './raw-rows';
+import { toolCallOwnersOf, toolCallOwnersSql, type ToolCallOwner } from './tool-call-owners';
 
 /**
  * The drop-in endpoints' hash chain (`conversation_links`): the lookup of the session a request
@@ -56,30 +57,36 @@ export async function longestChainMatch(
 /**
  * `X-Compactor-Session`'s session and {@link longestChainMatch} under its key, the session read
  * and the match's first probe in one round trip (the binary search, when that probe finds
- * nothing, in a second). No match is searched for a session that does not exist.
+ * nothing, in a second). No match is searched for a session that does not exist. `ownersOf`:
+ * call ids whose owners in that session ({@link findToolCallOwners}) are read in the same round
+ * trip (`owners`, empty without the session).
  */
 export async function namedSessionChainMatch(
   db: Db,
   tenantId: string,
   sessionId: string,
   hashes: Buffer[],
-): Promise<{ session: SessionRow | null; match: ChainMatch | null }> {
-  if (hashes.length === 0) return { session: null, match: null };
+  ownersOf: string[] = [],
+): Promise<{ session: SessionRow | null; match: ChainMatch | null; owners: Map<string, ToolCallOwner> }> {
+  if (hashes.length === 0) return { session: null, match: null, owners: new Map() };
   const newest = hashes.slice(-NEWEST_PROBES).reverse();
-  const [named, probed] = await executePipelined<Record<string, unknown>>(db, [
+  const namedPk = sql`(select pk from sessions where tenant_id = ${tenantId} and id = ${sessionId})`;
+  const [named, probed, owned] = await executePipelined<Record<string, unknown>>(db, [
     sql`select ${namedSessionColumns} from sessions s where s.tenant_id = ${tenantId} and s.id = ${sessionId}`,
     withChainEnd(newestProbesSql(tenantId, sessionId, newest)),
+    ...(ownersOf.length > 0 ? [toolCallOwnersSql(namedPk, ownersOf)] : []),
   ]);
   const session = named!.rows[0] ? namedSessionFromRow(named!.rows[0]) : null;
-  if (!session) return { session, match: null };
-  if (probed!.rows[0]) return { session, match: matchOf(probed!.rows[0] as MatchRow) };
+  const owners = toolCallOwnersOf(owned?.rows ?? []);
+  if (!session) return { session, match: null, owners };
+  if (probed!.rows[0]) return { session, match: matchOf(probed!.rows[0] as MatchRow), owners };
   const rest = hashes.slice(0, hashes.length - newest.length);
-  if (rest.length === 0) return { session, match: null };
+  if (rest.length === 0) return { session, match: null, owners };
   const searched = await executePrepared<MatchRow>(
     db,
     withChainEnd(prefixSearchSql(tenantId, sessionId, rest)),
   );
-  return { session, match: searched.rows[0] ? matchOf(searched.rows[0]) : null };
+  return { session, match: searched.rows[0] ? matchOf(searched.rows[0]) : null, owners };
 }
 
 const namedSessionColumns = selectList(sessions, 's', '');
