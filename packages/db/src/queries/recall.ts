@@ -152,8 +152,9 @@ export interface RecallSearchOptions {
  * boundary (not summaries, not pinned system messages) and pruned tool outputs. Purged text is
  * empty, so it never matches.
  *
- * The match is one bitmap scan of `parts_recall_search_idx` on (session, words): it reads the
- * session's matching entries only, not its history and no other session's. The index holds the
+ * The match is a bitmap scan of `parts_recall_search_idx` on (session, words) and one of
+ * `parts_recall_arguments_idx` (the calls' arguments): they read the session's matching entries
+ * only, not its history and no other session's. The text index holds the
  * parts flagged `recallable` (they left the view: `markRecallableBehind`, and the prune
  * statements), never a part as it is appended. A marker is served before its output is flagged:
  * the session's newest marks down to the first flagged output (at most
