@@ -32,8 +32,10 @@ import {
 } from './processes';
 import { apiHeaders, spread } from './harness';
 
+/** A scratch database of this run's own (the Postgres may be shared), dropped at the end. */
 const DATABASE_URL =
-  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_tenant_flood';
+  process.env.BENCH_DATABASE_URL ??
+  `postgres://postgres@127.0.0.1:5432/compactor_bench_tenant_flood_${randomUUID().slice(0, 8)}`;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const B_APPENDS = Number(process.env.BENCH_B_APPENDS ?? 300);
 const FLOOD_WRITERS = Number(process.env.BENCH_FLOOD_WRITERS ?? 100);
@@ -218,41 +220,58 @@ const FLOOD_CHILD = '--flood-of-a';
  */
 function floodProcess(api: string) {
   const child = fork(fileURLToPath(import.meta.url), [FLOOD_CHILD, api], { stdio: 'inherit' });
-  const ask = (command: string) =>
-    new Promise<number>((resolve) => {
-      child.once('message', (message) => resolve((message as { stored: number }).stored));
-      child.send(command);
+  // A send to a child that died (EPIPE on a loaded machine) is reported by the request that made
+  // it; unhandled, the channel's 'error' would end the benchmark without saying why.
+  child.on('error', (error) => console.error(`A's flood: ${error.message}`));
+  /** Sends `command` and resolves with the child's answer; rejects if it cannot be sent or the child exits first. */
+  const request = (command: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      const exited = (code: number | null) =>
+        reject(new Error(`A's flood exited (${code}) before answering '${command}'`));
+      child.once('exit', exited);
+      child.once('message', (message) => {
+        child.off('exit', exited);
+        resolve(message);
+      });
+      child.send(command, (error) => {
+        if (error) reject(new Error(`A's flood did not get '${command}': ${error.message}`));
+      });
     });
+  const ask = async (command: string) => ((await request(command)) as { stored: number }).stored;
   return {
     /** A's appends stored so far. */
     stored: () => ask('count'),
     /** A's flood starts no more requests; resolves once all it sent are answered. */
     pause: () => ask('pause'),
     resume: () => ask('resume'),
-    stop: () =>
-      new Promise<{ statuses: Map<string, number>; seconds: number }>((resolve, reject) => {
-        child.once('message', (message) => {
-          const { statuses, seconds } = message as { statuses: Array<[string, number]>; seconds: number };
-          resolve({ statuses: new Map(statuses), seconds });
-        });
-        child.once('exit', (code) => reject(new Error(`A's flood exited (${code}) before reporting`)));
-        child.send('stop');
-      }),
+    async stop(): Promise<{ statuses: Map<string, number>; seconds: number }> {
+      const { statuses, seconds } = (await request('stop')) as {
+        statuses: Array<[string, number]>;
+        seconds: number;
+      };
+      return { statuses: new Map(statuses), seconds };
+    },
   };
 }
 
 /** The flood's process: floods until told to stop, then reports what A's requests were answered. */
 function runFloodChild(api: string): void {
   const flood = floodOfA(api);
+  // The parent gone (it failed, or was stopped): nothing is left to report to.
+  const gone = (error: Error | null) => {
+    if (error) process.exit(1);
+  };
   process.on('message', (message) => {
-    const answer = () => process.send!({ stored: flood.stored() });
+    const answer = () => process.send!({ stored: flood.stored() }, gone);
     if (message === 'count') return void answer();
     if (message === 'pause') return void flood.pause().then(answer);
     if (message === 'resume') return void (flood.resume(), answer());
     void flood
       .stop()
       .then(({ statuses, seconds }) =>
-        process.send!({ statuses: [...statuses], seconds }, () => process.disconnect()),
+        process.send!({ statuses: [...statuses], seconds }, (error: Error | null) =>
+          error ? process.exit(1) : process.disconnect(),
+        ),
       );
   });
 }
