@@ -207,9 +207,10 @@ export async function recordAnswer(
     // A concurrent identical request answered first: its answer is the conversation's.
     if (slot.linked || !slot.sessionExists) return;
     // Stored already when an earlier attempt died before linking it: link it now. The client
-    // waits for the answer's commit, not for the status and auto trigger that follow it.
+    // has its answer already (storeAnswer): the status the auto trigger needs is read in the
+    // append's own round trip rather than in one after it.
     if (!slot.messageStored)
-      await deps.messages.appendSettlingLater(
+      await deps.messages.append(
         session,
         { kind: 'parsed', messages: [{ ...answer.message, id }] },
         deps.log,
