@@ -12,7 +12,8 @@
  * (the ratio on a machine whose load drifts). A's flood runs in a process of its own and its writers wait out a 429's Retry-After, as
  * the clients do. With each phase it prints the load average, how busy the machine's cores were,
  * the cores the API, the worker and Postgres used and both event loops' delay: a loaded machine
- * inflates both phases. `npm run bench -- tenant-flood`.
+ * inflates both phases; with blocks, the checkpoints the server completed during each kind.
+ * `npm run bench -- tenant-flood`.
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { deleteQueueKeys } from '@compactor/stack';
 import {
   cpuSecondsOf,
@@ -277,6 +279,22 @@ function runFloodChild(api: string): void {
 }
 
 /**
+ * Checkpoints the server has completed so far (`pg_stat_checkpointer` from Postgres 17 on): on a
+ * shared server another database's CREATE or DROP forces one (as does the WAL reaching
+ * `max_wal_size`), and the full-page writes after it slow every commit, B's included, in
+ * whichever block it falls.
+ */
+async function checkpointsSoFar(server: pg.Client): Promise<number> {
+  const version = await server.query<{ n: string }>(`select current_setting('server_version_num') as n`);
+  const { rows } = await server.query<{ n: string }>(
+    Number(version.rows[0]!.n) >= 170000
+      ? 'select num_timed + num_requested as n from pg_stat_checkpointer'
+      : 'select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter',
+  );
+  return Number(rows[0]!.n);
+}
+
+/**
  * B's appends in `BLOCKS` idle blocks alternating with as many during A's flood (paused, its sent
  * requests answered, for each idle block; resumed 1 s before each flood block): on a shared machine
  * whose load drifts over minutes, both sides of the ratio then see the same load.
@@ -287,16 +305,27 @@ async function alternating(api: string, flood: ReturnType<typeof floodProcess>, 
   const flooded: number[] = [];
   const loads: number[] = [];
   let [stored, seconds] = [0, 0];
-  for (let block = 0; block < BLOCKS; block++) {
-    await flood.pause();
-    loads.push(loadavg()[0]!);
-    idle.push(...(await timeAppendsOfB(api, perBlock)));
-    await flood.resume();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const from = { stored: await flood.stored(), at: performance.now() };
-    flooded.push(...(await timeAppendsOfB(api, perBlock)));
-    stored += (await flood.stored()) - from.stored;
-    seconds += (performance.now() - from.at) / 1000;
+  const checkpoints = { idle: 0, flooded: 0 };
+  const server = new pg.Client({ connectionString: DATABASE_URL, application_name: 'bench-tenant-flood' });
+  await server.connect();
+  try {
+    for (let block = 0; block < BLOCKS; block++) {
+      await flood.pause();
+      loads.push(loadavg()[0]!);
+      let before = await checkpointsSoFar(server);
+      idle.push(...(await timeAppendsOfB(api, perBlock)));
+      checkpoints.idle += (await checkpointsSoFar(server)) - before;
+      await flood.resume();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const from = { stored: await flood.stored(), at: performance.now() };
+      before = await checkpointsSoFar(server);
+      flooded.push(...(await timeAppendsOfB(api, perBlock)));
+      checkpoints.flooded += (await checkpointsSoFar(server)) - before;
+      stored += (await flood.stored()) - from.stored;
+      seconds += (performance.now() - from.at) / 1000;
+    }
+  } finally {
+    await server.end();
   }
   const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
   const row = (label: string, times: number[]) => {
@@ -319,6 +348,10 @@ async function alternating(api: string, flood: ReturnType<typeof floodProcess>, 
   console.log(
     `p99 flooded / idle: ${(b.p99 / a.p99).toFixed(2)}× (goal ≤ 2×); p95 ${(b.p95 / a.p95).toFixed(2)}×; ` +
       `p50 ${(b.p50 / a.p50).toFixed(2)}×; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+  );
+  console.log(
+    `checkpoints the server completed during B's idle blocks: ${checkpoints.idle}, during its flooded blocks: ` +
+      `${checkpoints.flooded} (each slows the commits after it: another database's CREATE or DROP on a shared server, or the WAL reaching max_wal_size)`,
   );
 }
 
