@@ -154,6 +154,8 @@ export class FoldPrompts {
 
   /** Messages `range` were summarised: take their file ops for the next prompt, then let them go. */
   async done(range: Range): Promise<void> {
+    // The next request is another range: the chunk's messages are not held for a prompt of it.
+    this.lastBuilt = null;
     await this.earlierFileOps(range.end);
     this.input.messages.release(range.end);
     this.transcriptCounts.forget(range.start, range.end);
