@@ -35,8 +35,8 @@ export interface FoldPromptInput {
 /**
  * The prompts of a fold over a message window, built and counted: the I/O side of planning (the
  * tokenizer is asynchronous and the messages are read window by window). Keeps what would be
- * expensive to redo: the last prompt's count, each message's transcript count and the file ops
- * of the messages before the next chunk.
+ * expensive to redo: the last prompt built and the last one counted, each message's transcript
+ * count and the file ops of the messages before the next chunk.
  */
 export class FoldPrompts {
   /** Transcript tokens of each message, counted once and forgotten with the chunk that held it. */
