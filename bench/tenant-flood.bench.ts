@@ -12,7 +12,8 @@
  * (the ratio on a machine whose load drifts). A's flood runs in a process of its own and its writers wait out a 429's Retry-After, as
  * the clients do. With each phase it prints the load average, how busy the machine's cores were,
  * the cores the API, the worker and Postgres used and both event loops' delay: a loaded machine
- * inflates both phases; with blocks, the checkpoints the server completed during each kind.
+ * inflates both phases; with blocks, the checkpoints the server completed and the connections the
+ * API's pool opened during each kind.
  * `npm run bench -- tenant-flood`.
  */
 import { fork } from 'node:child_process';
@@ -295,6 +296,23 @@ async function checkpointsSoFar(server: pg.Client): Promise<number> {
 }
 
 /**
+ * The server's clock, and how many of the API's connections to this database opened since a
+ * reading of it: the pool opens one when a checkout finds none idle, and the request that waits
+ * for it pays the open and its first statements on a new backend, several times a warm append.
+ */
+async function serverNow(server: pg.Client): Promise<string> {
+  return (await server.query<{ now: string }>('select clock_timestamp()::text as now')).rows[0]!.now;
+}
+async function apiConnectionsSince(server: pg.Client, since: string): Promise<number> {
+  const { rows } = await server.query<{ n: string }>(
+    `select count(*) as n from pg_stat_activity
+      where datname = current_database() and application_name = 'compactor-api' and backend_start >= $1`,
+    [since],
+  );
+  return Number(rows[0]!.n);
+}
+
+/**
  * B's appends in `BLOCKS` idle blocks alternating with as many during A's flood (paused, its sent
  * requests answered, for each idle block; resumed 1 s before each flood block): on a shared machine
  * whose load drifts over minutes, both sides of the ratio then see the same load.
@@ -306,21 +324,24 @@ async function alternating(api: string, flood: ReturnType<typeof floodProcess>, 
   const loads: number[] = [];
   let [stored, seconds] = [0, 0];
   const checkpoints = { idle: 0, flooded: 0 };
+  const opened = { idle: 0, flooded: 0 };
   const server = new pg.Client({ connectionString: DATABASE_URL, application_name: 'bench-tenant-flood' });
   await server.connect();
   try {
     for (let block = 0; block < BLOCKS; block++) {
       await flood.pause();
       loads.push(loadavg()[0]!);
-      let before = await checkpointsSoFar(server);
+      let [before, since] = [await checkpointsSoFar(server), await serverNow(server)];
       idle.push(...(await timeAppendsOfB(api, perBlock)));
       checkpoints.idle += (await checkpointsSoFar(server)) - before;
+      opened.idle += await apiConnectionsSince(server, since);
       await flood.resume();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const from = { stored: await flood.stored(), at: performance.now() };
-      before = await checkpointsSoFar(server);
+      [before, since] = [await checkpointsSoFar(server), await serverNow(server)];
       flooded.push(...(await timeAppendsOfB(api, perBlock)));
       checkpoints.flooded += (await checkpointsSoFar(server)) - before;
+      opened.flooded += await apiConnectionsSince(server, since);
       stored += (await flood.stored()) - from.stored;
       seconds += (performance.now() - from.at) / 1000;
     }
@@ -352,6 +373,10 @@ async function alternating(api: string, flood: ReturnType<typeof floodProcess>, 
   console.log(
     `checkpoints the server completed during B's idle blocks: ${checkpoints.idle}, during its flooded blocks: ` +
       `${checkpoints.flooded} (each slows the commits after it: another database's CREATE or DROP on a shared server, or the WAL reaching max_wal_size)`,
+  );
+  console.log(
+    `the API's pool opened ${opened.idle} connections during B's idle blocks, ${opened.flooded} during its flooded blocks ` +
+      `(still open at the block's end; a request that opens one pays the open and a new backend's first statements)`,
   );
 }
 
