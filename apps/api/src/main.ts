@@ -80,6 +80,8 @@ function openDatabase() {
     statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     // One tenant's flood of requests never queues another's behind it for a connection.
     tenantShares: true,
+    // Nor makes another's request open a connection and prepare its statements on a new backend.
+    keepWarm: true,
     // A frozen Postgres is answered 503 within seconds, not after every request's statement timeout.
     breaker: {
       onStateChange: (state, detail) =>
@@ -133,6 +135,14 @@ async function authenticator(db: Db) {
 async function main(): Promise<void> {
   await prepareDatabase();
   const database = openDatabase();
+  await database
+    .openAll()
+    .catch((error: Error) =>
+      log.warn(
+        { err: error.message },
+        'could not open every database connection; opening them as requests come',
+      ),
+    );
   const { redis, queueRedis, subscriber } = await connectRedis();
   const queues = createJobQueues({
     connection: queueRedis,

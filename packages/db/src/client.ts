@@ -19,6 +19,8 @@ export interface Database {
   pool: pg.Pool;
   /** Set when opened with {@link DatabaseOptions.breaker}. */
   breaker?: DatabaseBreaker;
+  /** Opens the pool's connections up to its size (at once, beside any it has); see `keepWarm`. */
+  openAll(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,15 @@ export interface DatabaseOptions {
    * fairness is the queue's (a job's priority is its rank in its tenant's backlog).
    */
   tenantShares?: boolean;
+  /**
+   * Keep every connection warm: the pool keeps `max` connections however long they idle
+   * ({@link Database.openAll} opens them), and hands out the idle one that has waited longest
+   * where pg-pool takes the most recent. Ordinary traffic then prepares every connection's
+   * statements, so a burst that needs them all finds them ready; otherwise the request that
+   * finds none idle waits for a new connection and runs its first statements on a new backend,
+   * measured at 2–4× an append's usual time (the API: another tenant's append during a flood).
+   */
+  keepWarm?: boolean;
 }
 
 /** Default of {@link DatabaseOptions.connectTimeoutMs}. */
@@ -76,9 +87,11 @@ export const POOL_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Opens a pool and a drizzle handle over it. The caller owns `close()`. */
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
   const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const max = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
+    max,
+    ...(options.keepWarm ? { min: max } : {}),
     idleTimeoutMillis: POOL_IDLE_TIMEOUT_MS,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     statement_timeout: statementTimeout,
@@ -118,15 +131,39 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
         options.breaker === true ? {} : options.breaker,
       )
     : undefined;
-  if (options.tenantShares)
-    shareByTenant(pool, options.max ?? 10, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  if (options.tenantShares) shareByTenant(pool, max, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  if (options.keepWarm) takeLongestIdleFirst(pool);
   return {
     db,
     pool,
     ...(breaker ? { breaker } : {}),
+    openAll: () => openAll(pool, max),
     close: async () => {
       breaker?.close();
       await pool.end();
     },
   };
+}
+
+/**
+ * pg-pool's idle connections are an array it takes from with `pop` (the most recently released;
+ * pg is pinned to one version, and warm-pool.test.ts checks the order): taking from the front
+ * instead hands out the connection that has idled longest, so every one is used in turn.
+ */
+function takeLongestIdleFirst(pool: pg.Pool): void {
+  const idle = (pool as unknown as { _idle: unknown[] })._idle;
+  idle.pop = () => idle.shift();
+}
+
+/**
+ * Checks out `count` connections at once and gives them back: the pool opens what it lacks.
+ * pg-pool's own checkout, beneath the breaker's and the tenant shares' (which would count these
+ * as one caller's and hold some back).
+ */
+async function openAll(pool: pg.Pool, count: number): Promise<void> {
+  const connect = pg.Pool.prototype.connect as (this: pg.Pool) => Promise<pg.PoolClient>;
+  const clients = await Promise.allSettled(Array.from({ length: count }, () => connect.call(pool)));
+  for (const client of clients) if (client.status === 'fulfilled') client.value.release();
+  const failed = clients.find((client) => client.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }
