@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  extractFileOps,
-  fitFileOps,
-  MAX_LISTED_FILES,
-  mergeFileOps,
-  renderFileOps,
-  type FileOps,
-} from './file-ops';
+import { extractFileOps, MAX_LISTED_FILES, mergeFileOps, type FileOps } from './file-ops';
+import { fitFileOps, renderFileOps } from './file-ops-render';
 import type { ToolPart } from './model';
 import { estimateTokens } from './tokens';
 import { assistant, conversation, toolPart } from './test-support/builders';

@@ -9,11 +9,9 @@ import {
   mergeFileOps,
   pathsInToolInput,
   MAX_LISTED_FILES,
-  renderFileOps,
-  stripFileOpsBlocks,
-  withFileOps,
   type FileOp,
 } from './file-ops';
+import { renderFileOps, stripFileOpsBlocks, withFileOps } from './file-ops-render';
 import type { ToolPart, ToolStatus } from './model';
 import { DEFAULT_POLICY, POLICY_PRESETS } from './policy';
 import { assistant, conversation, toolPart } from './test-support/builders';

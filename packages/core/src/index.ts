@@ -20,6 +20,7 @@ export * from './split-turn';
 export * from './excerpt';
 export * from './fit';
 export * from './file-ops';
+export * from './file-ops-render';
 export * from './ledger';
 export * from './prompt-data';
 export * from './transcript';

@@ -10,7 +10,8 @@
  * transcript, the previous summary (a model wrote it), the client's instructions and the paths
  * of the file lists. So only the prompt's own lines open with `[` or `<`.
  */
-import { renderFileOps, type FileOps } from './file-ops';
+import { type FileOps } from './file-ops';
+import { renderFileOps } from './file-ops-render';
 import type { Message } from './model';
 import { escapePromptData } from './prompt-data';
 import { countLeadingSummaryMessages } from './summary-messages';

@@ -29,7 +29,8 @@
 import { isContinuationMessage } from './continuation';
 import { fitConstraints, rankConstraints } from './constraint-ranking';
 import { constraintSentences } from './constraints';
-import { withFileOps, type FileOps } from './file-ops';
+import { type FileOps } from './file-ops';
+import { withFileOps } from './file-ops-render';
 import { userWords } from './harness-text';
 import { clipItem, matchKey } from './match-key';
 import type { Message } from './model';

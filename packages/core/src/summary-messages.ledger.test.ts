@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LEDGER_BLOCK_TAG, stripFileOpsBlocks } from './file-ops';
+import { LEDGER_BLOCK_TAG, stripFileOpsBlocks } from './file-ops-render';
 import { emptyLedger, type ArtifactLedger, type LedgerFile } from './ledger/types';
 import type { Message } from './model';
 import { buildSummaryMessages, extractPreviousSummary, fitLedgerBlock } from './summary-messages';

@@ -12,14 +12,8 @@
  * All of them are stored with `summary: true` and the compaction's id; the context view shows
  * only the latest completed compaction's ones.
  */
-import {
-  fileOpsFromMetadata,
-  LEDGER_BLOCK_TAG,
-  mergeFileOps,
-  stripFileOpsBlocks,
-  withFileOps,
-  type FileOps,
-} from './file-ops';
+import { fileOpsFromMetadata, mergeFileOps, type FileOps } from './file-ops';
+import { LEDGER_BLOCK_TAG, stripFileOpsBlocks, withFileOps } from './file-ops-render';
 import { renderLedger } from './ledger/render';
 import type { ArtifactLedger } from './ledger/types';
 import { assertNever, type Message } from './model';
