@@ -20,7 +20,7 @@ import {
   type ToolCallOwner,
 } from '@compactor/db';
 import type { PartInput } from '@compactor/contract';
-import type { FreshReading } from '@compactor/sessions';
+import type { CountedAhead, FreshReading } from '@compactor/sessions';
 import type { GatewayDeps } from './conversation-types';
 import type { PrefetchedOwners } from './conversation-resolve';
 
@@ -38,6 +38,8 @@ export interface SuffixPlan {
   from: number;
   results: Map<string, PartInput[]>;
   appends: AppendMessageInput[];
+  /** The appends' batches counted before their session was created ({@link countAppendsAhead}). */
+  counted?: CountedAhead[];
 }
 
 /**
@@ -111,6 +113,22 @@ function resultParts(message: AppendMessageInput): PartInput[] {
 }
 
 /**
+ * The plan of a session still to create, its appends counted for `modelId`: what the count refuses
+ * (an image the media checks refuse) is refused before the session is created, so a refused
+ * request leaves nothing behind.
+ */
+export async function countAppendsAhead(
+  deps: GatewayDeps,
+  plan: SuffixPlan,
+  modelId: string,
+): Promise<SuffixPlan> {
+  const counted: CountedAhead[] = [];
+  for (let i = 0; i < plan.appends.length; i += APPEND_BATCH)
+    counted.push(await deps.messages.countAhead(plan.appends.slice(i, i + APPEND_BATCH), modelId));
+  return { ...plan, counted };
+}
+
+/**
  * Writes a planned suffix into the session; `link` then links its elements into the chain (the
  * caller runs it, alongside what may run with it: links come after the writes they name) and
  * drops the raw answer kept at `clearAnswerAt` (the chain moves past it) with the links, or
@@ -145,12 +163,14 @@ export async function writeSuffix(
     ));
   }
   for (let i = 0; i < plan.appends.length; i += APPEND_BATCH) {
-    const batch = plan.appends.slice(i, i + APPEND_BATCH);
-    ({ reading } = await deps.messages.appendWithReading(
-      sessionTarget,
-      { kind: 'parsed', messages: batch },
-      deps.log,
-    ));
+    const counted = plan.counted?.[i / APPEND_BATCH];
+    ({ reading } = counted
+      ? await deps.messages.appendCountedAhead(sessionTarget, counted, deps.log)
+      : await deps.messages.appendWithReading(
+          sessionTarget,
+          { kind: 'parsed', messages: plan.appends.slice(i, i + APPEND_BATCH) },
+          deps.log,
+        ));
   }
   const link = () =>
     insertConversationLinks(

@@ -17,7 +17,7 @@ import type {
 } from './conversation-types';
 import { resolveConversation, type Resolution } from './conversation-resolve';
 import { createDropInSession, dropInMetadataOf } from './conversation-sessions';
-import { planSuffix, writeSuffix } from './conversation-writes';
+import { countAppendsAhead, planSuffix, writeSuffix } from './conversation-writes';
 import { conversationAnswersKey, pendingAnswers, tenantAnswersKey } from './pending-answers';
 
 export type {
@@ -148,7 +148,7 @@ async function apply(
     case 'create': {
       const { divergedFrom, conversationKey } = resolution;
       const { overrides } = request;
-      const plan = await planSuffix(deps, null, elements, 0, request.protocol);
+      const planned = await planSuffix(deps, null, elements, 0, request.protocol);
       // A fork keeps the model and policy of the session it left; the request's overrides win.
       const model = divergedFrom
         ? {
@@ -166,6 +166,7 @@ async function apply(
               ? { maxOutputTokens: overrides.maxOutputTokens }
               : {}),
           };
+      const plan = await countAppendsAhead(deps, planned, model.id);
       const left = divergedFrom && dropInMetadataOf(divergedFrom, request.protocol);
       const session = await createDropInSession(deps, {
         tenantId: request.tenantId,

@@ -20,7 +20,7 @@ import type { AppendMessagesBody, PartInput, PatchMessageBody } from '@compactor
 import type { z } from 'zod';
 import type { AppendAnswer, FinishMessageAnswer, HistoryPageAnswer } from './answers';
 import { appendCounted, KnownSessions, knownSession } from './append';
-import { parsedBody, unparsedBody } from './append-sources';
+import { parsedBody, unparsedBody, type AppendSource, type PreparedAppend } from './append-sources';
 import { keyedIdPrefix } from './keyed-message-ids';
 import { afterWrite, type AfterWrite } from './auto-trigger';
 import type { FreshReading } from './context';
@@ -44,12 +44,21 @@ export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
  * serialises off the event loop.
  */
 export type AppendBody = (
-  | { kind: 'parsed'; messages: z.infer<typeof AppendMessagesBody>['messages'] }
-  | { kind: 'unparsed'; segments: Uint8Array[] }
+  { kind: 'parsed'; messages: ParsedMessages } | { kind: 'unparsed'; segments: Uint8Array[] }
 ) & {
   /** The request's `Idempotency-Key`: messages without an id get ids derived from it. */
   idempotencyKey?: string | undefined;
 };
+
+type ParsedMessages = z.infer<typeof AppendMessagesBody>['messages'];
+
+/** A parsed batch counted for a model before its session exists ({@link SessionMessages.countAhead}). */
+export interface CountedAhead {
+  messages: ParsedMessages;
+  modelId: string;
+  source: AppendSource;
+  prepared: PreparedAppend;
+}
 
 const triggered = (row: CompactionRow | null) =>
   row && { id: row.id, status: row.status, reason: row.reason };
@@ -66,8 +75,6 @@ export class SessionMessages {
   private readonly sessions = new KnownSessions();
   private readonly bodyThread = new AppendBodyThread();
   private readonly largeAppends: LargeAppendSlots;
-  /** What {@link appendSettlingLater} left running. */
-  private readonly settling = new Set<Promise<void>>();
 
   constructor(
     private readonly resources: SessionResources,
@@ -99,8 +106,9 @@ export class SessionMessages {
     target: SessionTarget,
     body: AppendBody,
     log: OperationLog,
+    counted?: CountedAhead,
   ): Promise<{ answer: AppendAnswer; reading: FreshReading | null }> {
-    const { appended, settled } = await this.write(target, body, { log, statusInRoundTrip: true });
+    const { appended, settled } = await this.write(target, body, log, counted);
     const { session, after } = await settled;
     return {
       answer: {
@@ -114,35 +122,35 @@ export class SessionMessages {
   }
 
   /**
-   * Appends a batch and returns once it is committed; the status and the auto trigger run after,
-   * still in the session's write queue (the next write to the session waits for them), without
-   * the caller waiting: for a write whose caller needs no status, such as a drop-in answer the
-   * client is waiting for. Their failure is logged; `close` waits for them.
+   * Counts a parsed batch for `modelId` before its session exists: what the count refuses (a
+   * `data:` URL that is no image the providers take, an id the batch repeats) is refused before the
+   * caller creates anything. {@link appendCountedAhead} writes it; it is counted again only when
+   * the session turns out to have another model.
    */
-  async appendSettlingLater(target: SessionTarget, body: AppendBody, log: OperationLog): Promise<void> {
-    const { settled } = await this.write(target, body, { log, statusInRoundTrip: false });
-    const running = settled.then(
-      () => undefined,
-      (error: unknown) =>
-        log.warn(
-          { sessionId: target.id, err: { name: (error as Error).name } },
-          'status after an append could not be read; the next write evaluates the trigger again',
-        ),
-    );
-    this.settling.add(running);
-    void running.finally(() => this.settling.delete(running));
+  async countAhead(messages: ParsedMessages, modelId: string): Promise<CountedAhead> {
+    const source = parsedBody(this.resources, messages);
+    return { messages, modelId, source, prepared: await source.prepare(modelId) };
+  }
+
+  /** {@link appendWithReading} of a batch {@link countAhead} counted. */
+  async appendCountedAhead(
+    target: SessionTarget,
+    counted: CountedAhead,
+    log: OperationLog,
+  ): Promise<{ answer: AppendAnswer; reading: FreshReading | null }> {
+    return this.appendWithReading(target, { kind: 'parsed', messages: counted.messages }, log, counted);
   }
 
   /**
    * The write of an append, resolved once it is committed, and what follows it (`settled`: the
-   * status and the auto trigger) still holding the session's place in the queue until it ends.
-   * `statusInRoundTrip`: the status inputs are read in the write's round trip, for a caller that
-   * waits for the status anyway.
+   * status and the auto trigger, whose inputs are read in the write's round trip) still holding
+   * the session's place in the queue until it ends. `counted`: the body counted ahead.
    */
   private async write(
     target: SessionTarget,
     body: AppendBody,
-    { log, statusInRoundTrip }: { log: OperationLog; statusInRoundTrip: boolean },
+    log: OperationLog,
+    counted?: CountedAhead,
   ): Promise<{ appended: AppendedMessage[]; settled: Promise<{ session: SessionRow; after: AfterWrite }> }> {
     const { resources, limits, sessions } = this;
     const key = sessionKey(target.tenantId, target.id);
@@ -165,11 +173,13 @@ export class SessionMessages {
           ? undefined
           : keyedIdPrefix(target.tenantId, target.id, body.idempotencyKey);
       const source =
-        body.kind === 'unparsed'
+        counted?.source ??
+        (body.kind === 'unparsed'
           ? unparsedBody(resources, this.bodyThread, body.segments, prefix)
-          : parsedBody(resources, body.messages, prefix);
+          : parsedBody(resources, body.messages, prefix));
       // Counted before the write: tokenizing large outputs must not wait in the session's queue.
-      const prepared = await source.prepare(known.modelId);
+      const prepared =
+        counted?.modelId === known.modelId ? counted.prepared : await source.prepare(known.modelId);
       // The write and what it triggers, one at a time per session (see SessionWriteQueue).
       let written!: (appended: AppendedMessage[]) => void;
       const committed = new Promise<AppendedMessage[]>((resolve) => (written = resolve));
@@ -179,7 +189,7 @@ export class SessionMessages {
           { tenantId: target.tenantId, id: target.id },
           known,
           prepared,
-          { source, sessions, key, statusInRoundTrip },
+          { source, sessions, key },
         );
         written(appended);
         // The task calls it holds, before the status: a context read after the answer finds them.
@@ -287,9 +297,8 @@ export class SessionMessages {
     };
   }
 
-  /** Waits for the statuses still settling after appends, then stops the large-body thread (bodies still waiting for it fail). */
+  /** Stops the large-body thread (bodies still waiting for it fail). */
   async close(): Promise<void> {
-    await Promise.all(this.settling);
     return this.bodyThread.close();
   }
 }
