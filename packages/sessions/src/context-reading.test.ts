@@ -1,14 +1,11 @@
 /**
  * A context read that takes the status the caller's own last write read (`appendWithReading`,
  * `finishWithReading`) serves what a read of its own serves, without a second status read or
- * transaction, and reads both again when anything was written in between; and an append that
- * settles later is committed when it returns while its status and auto trigger still run.
+ * transaction, and reads both again when anything was written in between.
  */
 import { describe, expect, it } from 'vitest';
 import type { Db } from '@compactor/db';
 import { sessionContext, type ContextKnown, type ContextRequest } from './context';
-import { SessionMessages } from './messages';
-import { countCompactionsOf, messageIdsOf } from './test-support/counts';
 import {
   finishedTurn,
   newSession,
@@ -127,32 +124,5 @@ describe('sessionContext with the reading of the caller’s last write', () => {
     );
     expect(answer.answer.compaction).toMatchObject({ reason: 'auto' });
     expect(answer.reading).toBeNull();
-  });
-});
-
-describe('SessionMessages.appendSettlingLater', () => {
-  it('returns with the batch committed; the status and auto trigger still run, and close waits for them', async () => {
-    const session = await newSession(t, 'tenant-a', 'r-later');
-    const own = new SessionMessages(t.resources, t.limits);
-    await own.appendSettlingLater(
-      { tenantId: 'tenant-a', id: 'r-later' },
-      parsedMessages([userText(6_000, 'big'), userText(10, 'ask'), finishedTurn(7_500, 'answer')]),
-      t.log,
-    );
-    expect(await messageIdsOf(t.database.db, session.pk)).toEqual(['big', 'ask', 'answer']);
-    await own.close();
-    expect(await countCompactionsOf(t.database.db, session.pk)).toBe(1);
-  });
-
-  it('refuses a batch for an unknown session as append does, writing nothing', async () => {
-    const own = new SessionMessages(t.resources, t.limits);
-    await expect(
-      own.appendSettlingLater(
-        { tenantId: 'tenant-a', id: 'r-missing' },
-        parsedMessages([userText(5)]),
-        t.log,
-      ),
-    ).rejects.toMatchObject({ name: 'SessionNotFound' });
-    await own.close();
   });
 });
