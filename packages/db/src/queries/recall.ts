@@ -84,13 +84,20 @@ function dateOrNull(value: Date | string | null): Date | null {
  */
 const RECALL_DOCUMENT = sql.raw(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`);
 
-/** Path and address punctuation read as spaces, so `parser` finds `src/parser.ts` (migration 0016). */
+/**
+ * Path and address punctuation read as spaces, so `parser` finds `src/parser.ts` (migration
+ * 0016): one `replace` a character, nested, as `parts_recall_search_idx` spells it (migration
+ * 0029). The same text as `translate(text, '/.@:\\', '     ')`, in about a quarter of its CPU:
+ * each `replace` searches for one byte, where `translate` looks every character up. A query's
+ * few words, and the arguments' index (below), keep `translate`'s spelling of the same map.
+ */
+const wordsOf = (text: string) =>
+  ['/', '.', '@', ':', '\\'].reduce((inner, separator) => `replace(${inner}, '${separator}', ' ')`, text);
 const SEPARATORS = `'/.@:\\', '     '`;
-const wordsOf = (text: string) => `translate(${text}, ${SEPARATORS})`;
 
 /**
  * The words of {@link RECALL_DOCUMENT}, spelled exactly as `parts_recall_search_idx` indexes them
- * (migration 0016): any other spelling is not matched to the index and scans the session.
+ * (migration 0029): any other spelling is not matched to the index and scans the session.
  */
 const RECALL_VECTOR = sql.raw(
   `to_tsvector('simple'::regconfig, ${wordsOf(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`)})`,
@@ -98,9 +105,12 @@ const RECALL_VECTOR = sql.raw(
 
 /**
  * The words of a tool call's `recall_arguments` (the paths and commands its arguments named),
- * spelled exactly as `parts_recall_arguments_idx` indexes them (migration 0023).
+ * spelled exactly as `parts_recall_arguments_idx` indexes them (migration 0023: `translate`, the
+ * same words as {@link wordsOf}; arguments are a few paths, so its index is not rebuilt for it).
  */
-const ARGUMENTS_VECTOR = sql.raw(`to_tsvector('simple'::regconfig, ${wordsOf('p.recall_arguments')})`);
+const ARGUMENTS_VECTOR = sql.raw(
+  `to_tsvector('simple'::regconfig, translate(p.recall_arguments, ${SEPARATORS}))`,
+);
 
 /**
  * Matches ranked at most: the newest this many searchable matches are ranked and excerpted (each

@@ -209,7 +209,11 @@ async function flagWithArguments(
  * without `recall_arguments` theirs (db `recallArgumentsOf`), in one update: each update of a
  * part writes a new row version and new entries in every index of `parts`, so flag and arguments
  * are written together, and the search index computes the part's words once. The calls' tool,
- * status and input are read first (only those still without arguments). Returns the parts flagged.
+ * status and input are read first (only those still without arguments). Summary messages' parts
+ * are left unflagged: recall never returns a summary (db `searchRecall`: only a pruned output
+ * of one could be, and a summary has no tool parts), and a later compaction's window holds the
+ * previous summaries (they follow what their compaction covered), whose words would cost as
+ * much to index as any text. Returns the parts flagged.
  */
 async function flagSeqsWithArguments(
   db: DbOrTx,
@@ -228,6 +232,7 @@ async function flagSeqsWithArguments(
           from parts q left join args a on a.pk = q.pk
           where p.pk = q.pk and q.session_pk = ${sessionPk} and q.seq >= ${from}::int and q.seq < ${before}::int
             and q.type in ('text', 'reasoning', 'tool') and (not q.recallable or a.pk is not null)
+            and not (select m.summary from messages m where m.pk = q.message_pk)
           returning not q.recallable as flipped
         )
         select count(*) filter (where flipped) as flagged from written`,

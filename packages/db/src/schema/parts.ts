@@ -100,13 +100,13 @@ export const parts = pgTable(
       .on(sql`substr(${t.url}, 24, 64)`)
       .where(sql`${t.type} = 'file' and ${t.url} like 'compactor-media:%'`),
     // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
-    // of the parts out of view only (migration 0016 says why; queries/recall.ts spells the same
-    // expression).
+    // of the parts out of view only (migrations 0016 and 0029 say why; queries/recall.ts spells the
+    // same expression).
     index('parts_recall_search_idx')
       .using(
         'gin',
         t.sessionPk,
-        sql`to_tsvector('simple'::regconfig, translate(left(coalesce(${t.text}, ${t.toolOutput}, ${t.toolError}, ''), 100000), '/.@:\', '     '))`,
+        sql`to_tsvector('simple'::regconfig, replace(replace(replace(replace(replace(left(coalesce(${t.text}, ${t.toolOutput}, ${t.toolError}, ''), 100000), '/', ' '), '.', ' '), '@', ' '), ':', ' '), '\\', ' '))`,
       )
       .where(sql`${t.recallable} and ${t.type} in ('text', 'reasoning', 'tool')`),
   ],

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { completeCompaction } from '../operations/complete-compaction';
+import { appendTestMessages } from '../test-support/append-test-messages';
+import { createTestSession, newMessage, text, tool } from '../test-support/fixtures';
+import { useTestDatabase } from '../test-support/test-database';
+import { insertCompaction } from './compactions';
+import { searchRecall, searchRecallSql } from './recall';
+import { markRecallableBehind } from './recallable';
+
+const t = useTestDatabase();
+
+/** A completed compaction with boundary `boundarySeq` and one summary saying `summary`, flagged first as finalize does. */
+async function compact(sessionPk: number, boundarySeq: number, summary: string): Promise<void> {
+  await markRecallableBehind(t.db, sessionPk, boundarySeq);
+  const row = await insertCompaction(t.db, {
+    id: `cmp_${randomUUID()}`,
+    sessionPk,
+    reason: 'manual',
+    strategy: 'summarize',
+    status: 'running',
+  });
+  const now = new Date();
+  await completeCompaction(t.db, {
+    compactionId: row!.id,
+    sessionPk,
+    boundarySeq,
+    summaryMessages: [
+      {
+        id: `sum_${row!.id}`,
+        role: 'assistant',
+        parts: [{ type: 'text', text: summary, tokens: 20 }],
+        finish: 'stop',
+        error: null,
+        usage: null,
+        createdAt: now,
+        metadata: {},
+        contentHash: 'x',
+      },
+    ],
+    tokensBefore: 0,
+    messagesBefore: 0,
+    finishedAt: now,
+  });
+}
+
+const search = (sessionPk: number, query: string) =>
+  searchRecall(t.db, sessionPk, { query, limit: 10, excerptChars: 200, pinSystemMessages: true });
+
+describe('recall words', () => {
+  it("leaves a summary's parts unflagged when a later compaction puts it behind the boundary", async () => {
+    const session = await createTestSession(t.db);
+    const turns = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) =>
+        newMessage(i % 2 === 0 ? 'user' : 'assistant', [text(`turn ${from + i} about wombat${from + i}`)]),
+      );
+    await appendTestMessages(t.db, session.pk, turns(1, 4));
+    await compact(session.pk, 3, 'Summary: the numbat plan');
+    await appendTestMessages(t.db, session.pk, turns(6, 4));
+    // The second compaction's window runs from the first boundary past the first summary (seq 5).
+    await compact(session.pk, 8, 'Summary: the bilby plan');
+
+    const { rows } = await t.db.execute<{ seq: number; summary: boolean; recallable: boolean }>(sql`
+      select p.seq, m.summary, p.recallable from parts p join messages m on m.pk = p.message_pk
+      where p.session_pk = ${session.pk} order by p.seq, p.idx`);
+    expect(rows.filter((r) => r.summary).map((r) => [r.seq, r.recallable])).toEqual([
+      [5, false],
+      [10, false],
+    ]);
+    expect(rows.filter((r) => !r.summary && r.seq < 8).every((r) => r.recallable)).toBe(true);
+    // What recall returns is unchanged: the summarized turns, never a summary.
+    expect((await search(session.pk, 'wombat7')).map((h) => h.seq)).toEqual([7]);
+    expect(await search(session.pk, 'numbat')).toEqual([]);
+  });
+
+  it('splits paths, addresses and backslashes into words as before, multibyte text included', async () => {
+    const session = await createTestSession(t.db);
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('user', [text('read src/parser.ts and mail ana@exämple.org')]),
+      newMessage('assistant', [tool('c1', 'C:\\Users\\zoë\\notes.txt at host:8080 — ünïcode/päth')]),
+      newMessage('user', [text('kept in view')]),
+    ]);
+    await compact(session.pk, 3, 'Summary');
+    for (const [query, seq] of [
+      ['parser', 1],
+      ['exämple', 1],
+      ['ana', 1],
+      ['zoë', 2],
+      ['notes', 2],
+      ['8080', 2],
+      ['päth', 2],
+      ['src/parser.ts', 1],
+    ] as const) {
+      expect(
+        (await search(session.pk, query)).map((h) => h.seq),
+        query,
+      ).toEqual([seq]);
+    }
+    // The index's words are translate's (migration 0016's spelling), character for character.
+    const { rows } = await t.db.execute<{ same: boolean }>(sql`
+      select bool_and(
+               to_tsvector('simple'::regconfig, replace(replace(replace(replace(replace(x, '/', ' '), '.', ' '), '@', ' '), ':', ' '), '\\', ' '))
+               = to_tsvector('simple'::regconfig, translate(x, '/.@:\\', '     '))) as same
+      from (select coalesce(text, tool_output) as x from parts where session_pk = ${session.pk}) d`);
+    expect(rows[0]!.same).toBe(true);
+  });
+
+  it("is looked up in the search index, the query's words spelled as the index's", async () => {
+    const session = await createTestSession(t.db);
+    await appendTestMessages(t.db, session.pk, [newMessage('user', [text('anything')])]);
+    // On a handful of rows the session's range of `parts_session_seq_idx` is the cheapest plan
+    // whatever the words; without it (dropped in a transaction rolled back, this file's own
+    // database) and without sequential scans, the session's parts are reached through the search
+    // index, and its words looked up in it only if the query spells its expression exactly.
+    let plan = '';
+    await t.db
+      .transaction(async (tx) => {
+        await tx.execute(sql`drop index parts_session_seq_idx`);
+        await tx.execute(sql`set local enable_seqscan = off`);
+        const { rows } = await tx.execute<{ 'QUERY PLAN': string }>(
+          sql`explain ${searchRecallSql(session.pk, {
+            query: 'parser',
+            limit: 5,
+            excerptChars: 100,
+            pinSystemMessages: true,
+          })}`,
+        );
+        plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        throw new Error('rolled back');
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && error.message === 'rolled back')) throw error;
+      });
+    // Both keys in the index condition: the session alone (btree_gin's key) would read every
+    // flagged part of the session and compute its words to filter them.
+    expect(plan).toMatch(
+      /Bitmap Index Scan on parts_recall_search_idx .*\n\s*Index Cond: \(\(session_pk = \S+\) AND \(to_tsvector\(/,
+    );
+  });
+});
