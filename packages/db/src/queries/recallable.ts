@@ -205,6 +205,15 @@ async function flagWithArguments(
 }
 
 /**
+ * The seqs of the session's summary messages in [from, before), as an array computed once per
+ * statement from `messages_session_summary_idx` (a handful of entries), rather than a lookup of
+ * each part's message.
+ */
+const summarySeqs = (sessionPk: number, from: number, before: number) =>
+  sql`array(select m.seq from messages m where m.session_pk = ${sessionPk} and m.summary
+             and m.seq >= ${from}::int and m.seq < ${before}::int)`;
+
+/**
  * Flags the searchable parts of seqs [from, before) of the session, and gives their tool calls
  * without `recall_arguments` theirs (db `recallArgumentsOf`), in one update: each update of a
  * part writes a new row version and new entries in every index of `parts`, so flag and arguments
@@ -232,7 +241,7 @@ async function flagSeqsWithArguments(
           from parts q left join args a on a.pk = q.pk
           where p.pk = q.pk and q.session_pk = ${sessionPk} and q.seq >= ${from}::int and q.seq < ${before}::int
             and q.type in ('text', 'reasoning', 'tool') and (not q.recallable or a.pk is not null)
-            and not (select m.summary from messages m where m.pk = q.message_pk)
+            and q.seq <> all (${summarySeqs(sessionPk, from, before)})
           returning not q.recallable as flipped
         )
         select count(*) filter (where flipped) as flagged from written`,
