@@ -10,6 +10,7 @@ export { CompactorApiError, CompactorResponseError } from './errors.js';
 export { newMessageId, withMessageIds } from './message-ids.js';
 export {
   INVALID_RECALL_ARGUMENTS,
+  mediaNotFoundText,
   recallAnswerText,
   recallQueryOf,
   type RecallRequest,

@@ -26,13 +26,22 @@ export interface ToolCallLike {
 }
 
 /**
- * A recall request: one cleared output by call id, a search (`limit` 1–20, default 5), or a
- * section of the artifact ledger (`limit` 1–500, default 100; `cursor` a page's `nextCursor`).
+ * A recall request: one cleared output by call id, a search (`limit` 1–20, default 5), a
+ * section of the artifact ledger (`limit` 1–500, default 100; `cursor` a page's `nextCursor`), or
+ * an image a media marker replaced, by its media id.
  */
 export type RecallRequest =
-  | { callId: string; q?: undefined; kind?: undefined }
-  | { q: string; limit?: number; callId?: undefined; kind?: undefined }
-  | { kind: RecallLedgerKind; limit?: number; cursor?: string; callId?: undefined; q?: undefined };
+  | { callId: string; q?: undefined; kind?: undefined; mediaId?: undefined }
+  | { q: string; limit?: number; callId?: undefined; kind?: undefined; mediaId?: undefined }
+  | {
+      kind: RecallLedgerKind;
+      limit?: number;
+      cursor?: string;
+      callId?: undefined;
+      q?: undefined;
+      mediaId?: undefined;
+    }
+  | { mediaId: string; callId?: undefined; q?: undefined; kind?: undefined };
 
 /** What the model is told when its arguments cannot be a recall request. */
 export const INVALID_RECALL_ARGUMENTS =
@@ -50,8 +59,9 @@ export function recallQueryOf(argumentsJson: string): RecallRequest | null {
   }
   const args = RecallToolArguments.safeParse(parsed);
   if (!args.success) return null;
-  const { callId, query, kind, limit } = args.data;
+  const { callId, query, kind, limit, mediaId } = args.data;
   if (callId !== undefined) return { callId };
+  if (mediaId !== undefined) return { mediaId };
   if (kind !== undefined) return { kind };
   if (query === undefined) return null;
   return limit === undefined ? { q: query } : { q: query, limit };
@@ -121,6 +131,7 @@ function hitLabel(hit: RecallHit, index: number): string {
 export function recallRefusalText(query: RecallRequest, error: unknown): string | null {
   if (!(error instanceof CompactorApiError)) return null;
   if (error.status === 400 && error.code === 'validation_error') return INVALID_RECALL_ARGUMENTS;
+  if (query.mediaId !== undefined) return error.status === 404 ? mediaNotFoundText(query.mediaId) : null;
   // A search or a ledger section cannot miss but for the session itself, which the caller named:
   // not the model's doing.
   if (query.callId === undefined) return null;
@@ -131,6 +142,11 @@ export function recallRefusalText(query: RecallRequest, error: unknown): string 
     return `The output of tool call "${query.callId}" is no longer stored: retention has removed it.`;
   }
   return null;
+}
+
+/** What the model is told when no stored part holds the image its media id names. */
+export function mediaNotFoundText(mediaId: string): string {
+  return `No image with media id "${mediaId}" is stored in this session: use the media id an older image's marker names.`;
 }
 
 /** Runs one recall tool call with `recall` (the client's method) and returns its tool message. */

@@ -8,6 +8,7 @@ import {
   DEFAULT_RECALL_LIMIT,
   MAX_RECALL_LIMIT,
   MAX_RECALL_QUERY_LENGTH,
+  MEDIA_ID_PATTERN,
 } from './recall.js';
 import { RECALL_LEDGER_KINDS } from './recall-ledger.js';
 
@@ -52,7 +53,8 @@ export const RECALL_TOOL: OpenAITool = {
       'passages come back. kind lists what the session touched, whole, newest first: "files" (read, ' +
       'modified, created, deleted), "commands" (with how each last ended, and the errors still open) ' +
       'or "facts" (what the user stated, and the constraints the summary had no room for); the ' +
-      'summary names the count it left out with recall?kind=…. Give exactly one of callId, query and kind.',
+      'summary names the count it left out with recall?kind=…. An image shown as "[Older image … media ' +
+      'id <id>]" is given back by its mediaId. Give exactly one of callId, query, kind and mediaId.',
     parameters: {
       type: 'object',
       properties: {
@@ -79,6 +81,11 @@ export const RECALL_TOOL: OpenAITool = {
           minimum: 1,
           maximum: MAX_RECALL_LIMIT,
         },
+        mediaId: {
+          type: 'string',
+          description: "The media id an older image's marker names: returns that image",
+          pattern: MEDIA_ID_PATTERN.source,
+        },
       },
       additionalProperties: false,
     },
@@ -86,8 +93,8 @@ export const RECALL_TOOL: OpenAITool = {
 };
 
 /**
- * The arguments of a recall call as a model writes them: exactly one of `callId`, `query` and
- * `kind`, `limit` with `query` only. A model's call breaking these rules gets a tool message that says so.
+ * The arguments of a recall call as a model writes them: exactly one of `callId`, `query`, `kind`
+ * and `mediaId`, `limit` with `query` only. A model's call breaking these rules gets a tool message that says so.
  */
 export const RecallToolArguments = z
   .object({
@@ -95,12 +102,13 @@ export const RecallToolArguments = z
     query: z.string().min(1).max(MAX_RECALL_QUERY_LENGTH).optional(),
     kind: z.enum(RECALL_LEDGER_KINDS).optional(),
     limit: z.number().int().min(1).max(MAX_RECALL_LIMIT).optional(),
+    mediaId: z.string().regex(MEDIA_ID_PATTERN).optional(),
   })
   .strict()
   .superRefine((args, ctx) => {
-    const given = [args.callId, args.query, args.kind].filter((value) => value !== undefined).length;
+    const given = [args.callId, args.query, args.kind, args.mediaId].filter((v) => v !== undefined).length;
     if (given !== 1) {
-      const message = 'give exactly one of callId, query and kind';
+      const message = 'give exactly one of callId, query, kind and mediaId';
       ctx.addIssue({ code: 'custom', message, path: ['callId'] });
     }
     if (args.query === undefined && args.limit !== undefined) {

@@ -21,7 +21,7 @@ import type {
 import { anthropicContextAfterOverflow, type AnthropicServedContext } from './anthropic-context';
 import type { GatewayDeps } from './conversation';
 import { UpstreamFailure } from './errors';
-import { answerRecallCall, isRecallTool, MAX_RECALL_ROUNDS } from './recall-loop';
+import { answerRecall, isRecallTool, MAX_RECALL_ROUNDS } from './recall-loop';
 import { isOverflow } from './served-context';
 
 /** What one step came back with. */
@@ -132,11 +132,25 @@ async function recallExchange(
 ): Promise<AnthropicMessageParam[]> {
   const kept = message.content.filter((block) => block.type !== 'tool_use' || isRecallTool(block.name));
   const answers = await Promise.all(
-    calls.map(async (call) => ({
-      type: 'tool_result' as const,
-      tool_use_id: call.id,
-      content: await answerRecallCall(deps.resources.db, session, JSON.stringify(call.input ?? {})),
-    })),
+    calls.map(async (call) => {
+      const { text, image } = await answerRecall(
+        deps.resources.db,
+        session,
+        JSON.stringify(call.input ?? {}),
+      );
+      // An image recalled by its media id comes back in the result, after its description.
+      const content =
+        image === null
+          ? text
+          : [
+              { type: 'text' as const, text },
+              {
+                type: 'image' as const,
+                source: { type: 'base64' as const, media_type: image.mime, data: image.data },
+              },
+            ];
+      return { type: 'tool_result' as const, tool_use_id: call.id, content };
+    }),
   );
   return [
     { role: 'assistant', content: kept.map((block) => asParam(block)) },

@@ -44,6 +44,7 @@ describe('GET /v1/sessions/:id/context?tools=recall', () => {
         query: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 500 }),
         kind: expect.objectContaining({ type: 'string', enum: ['files', 'commands', 'facts'] }),
         limit: expect.objectContaining({ type: 'integer', minimum: 1, maximum: 20 }),
+        mediaId: expect.objectContaining({ type: 'string', pattern: '^[0-9a-f]{16,64}$' }),
       },
       additionalProperties: false,
     });

@@ -29,8 +29,9 @@ export function contextRoutes(resources: ApiResources): FastifyPluginAsyncZod {
             'left out; call call_2]` (arguments keep their paths and command line, the rest becomes ' +
             '`"_clamped": "…"` beside them; `{ "_clamped": "…" }` when only that fits). The raw history ' +
             '(`GET …/messages`) keeps every part whole. `format=openai&tools=recall` adds `tools`: the ' +
-            'Chat Completions definition of a `recall` tool (by the call id a cleared marker names, or ' +
-            'by words) that the clients execute with `GET …/recall`.',
+            'Chat Completions definition of a `recall` tool (by the call id a cleared marker names, by ' +
+            'words, by a section of what the session touched, or by the media id an `[Older image … media ' +
+            'id <id>]` marker names) that the clients execute with `GET …/recall`.',
           params: SessionParams,
           querystring: ContextQuery,
           response: { 200: ContextOut, ...commonErrors },

@@ -18,7 +18,10 @@ export function dropInAnthropicRoutes(resources: ApiResources, options: DropInRo
       'served context instead of `system` and `messages`; its answer comes back unchanged (streamed with ' +
       '`stream: true`), thinking blocks with their signatures. Headers: `X-Compactor-Session`, `X-Compactor-Fit`, ' +
       '`X-Compactor-Diverged-From` (a history that does not continue the stored one starts a new session), ' +
-      "`X-Compactor-Replayed` (an identical retry answered from the store). Errors are in Anthropic's shape; " +
+      '`X-Compactor-Replayed` (an identical retry answered from the store). The provider is offered a ' +
+      '`recall` tool (unless `X-Compactor-Recall: false` created the session or the client has its own) ' +
+      'whose calls Compactor answers itself: an image recalled by its `mediaId` comes back in the tool ' +
+      "result. Errors are in Anthropic's shape; " +
       'an answer that stops coming for `DROPIN_UPSTREAM_IDLE_MS` is a 504 `timeout_error`, or `event: error` ' +
       'ending a stream, and nothing of it is stored.',
     errorHandler: anthropicErrorHandler,

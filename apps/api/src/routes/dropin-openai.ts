@@ -18,7 +18,10 @@ export function dropInOpenAIRoutes(resources: ApiResources, options: DropInRoute
       'served context instead of the messages; its answer comes back unchanged (streamed with ' +
       '`stream: true`). Headers: `X-Compactor-Session`, `X-Compactor-Fit`, `X-Compactor-Diverged-From` ' +
       '(a history that does not continue the stored one starts a new session), `X-Compactor-Replayed` ' +
-      "(an identical retry answered from the store). Compactor's refusals are in OpenAI's error shape " +
+      '(an identical retry answered from the store). The provider is offered a `recall` tool (unless ' +
+      '`X-Compactor-Recall: false` created the session or the client has its own) whose calls Compactor ' +
+      'answers itself: an image recalled by its `mediaId` follows the tool messages in a user message. ' +
+      "Compactor's refusals are in OpenAI's error shape " +
       '(`{ error: { message, type, code } }`): 400 a body or header it cannot use (nothing is written), ' +
       '401 no key (`Authorization: Bearer` or `x-api-key`), 429 a cap, 503 no upstream configured. ' +
       "The provider's own errors, after two retries, come back with its status and body; an overflow " +
