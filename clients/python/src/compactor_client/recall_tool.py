@@ -9,6 +9,7 @@ call id) is said in that text, for the model to read and do better; what the cal
 """
 
 import json
+import re
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union
 
 from .errors import CompactorApiError
@@ -22,6 +23,8 @@ RECALL_TOOL_NAME = "recall"
 MAX_CALL_ID_LENGTH = 200
 MAX_RECALL_QUERY_LENGTH = 500
 MAX_RECALL_LIMIT = 20
+#: A media id as an older image's marker names it: 16 to 64 lowercase hex digits.
+MEDIA_ID_PATTERN = re.compile(r"[0-9a-f]{16,64}")
 
 #: What the model is told when its arguments cannot be a recall request.
 INVALID_RECALL_ARGUMENTS = (
@@ -68,7 +71,30 @@ class RecallSearch(TypedDict):
     results: List[RecallHit]
 
 
-RecallResponse = Union[RecallOutput, RecallSearch, RecallLedger]
+class RecallMediaPart(TypedDict):
+    type: Literal["file"]
+    mime: str
+    filename: Optional[str]
+    #: The original bytes as a ``data:`` URL.
+    url: str
+
+
+class RecallMedia(TypedDict):
+    """``GET …/recall?mediaId=``: the image or document a media marker replaced, whole."""
+
+    kind: Literal["media"]
+    mediaId: str
+    messageId: str
+    seq: int
+    callId: Optional[str]
+    part: RecallMediaPart
+    bytes: int
+    width: Optional[int]
+    height: Optional[int]
+    tokens: int
+
+
+RecallResponse = Union[RecallOutput, RecallSearch, RecallLedger, RecallMedia]
 
 
 class _ToolFunction(TypedDict):
@@ -96,9 +122,10 @@ def _is_text(value: Any, longest: int) -> bool:
 
 
 def recall_query_of(arguments: Any) -> Optional[Dict[str, Any]]:
-    """The recall request a call's arguments make (``{"callId"}``, ``{"q", "limit"?}`` or
-    ``{"kind"}``), or None: exactly one of ``callId``, ``query`` and ``kind``, ``limit`` with
-    ``query`` only, as ``RecallToolArguments`` of ``@compactor/contract`` has it.
+    """The recall request a call's arguments make (``{"callId"}``, ``{"q", "limit"?}``,
+    ``{"kind"}`` or ``{"mediaId"}``), or None: exactly one of ``callId``, ``query``, ``kind`` and
+    ``mediaId``, ``limit`` with ``query`` only, as ``RecallToolArguments`` of ``@compactor/contract``
+    has it.
 
     ``arguments``: the JSON text a model wrote, or that text already parsed.
     """
@@ -107,8 +134,14 @@ def recall_query_of(arguments: Any) -> Optional[Dict[str, Any]]:
             arguments = json.loads(arguments or "{}")
         except ValueError:
             return None
-    if not isinstance(arguments, Mapping) or not set(arguments) <= {"callId", "query", "kind", "limit"}:
+    allowed = {"callId", "query", "kind", "limit", "mediaId"}
+    if not isinstance(arguments, Mapping) or not set(arguments) <= allowed:
         return None
+    if "mediaId" in arguments:
+        media_id = arguments["mediaId"]
+        only = len(arguments) == 1
+        valid = isinstance(media_id, str) and MEDIA_ID_PATTERN.fullmatch(media_id) is not None
+        return {"mediaId": media_id} if only and valid else None
     if "callId" in arguments:
         call_id = arguments["callId"]
         only = len(arguments) == 1
@@ -135,6 +168,11 @@ def recall_answer_text(answer: Mapping[str, Any]) -> str:
     """The tool message's text for an answer of the recall route."""
     if answer["kind"] == "ledger":
         return ledger_text(answer)
+    # A tool message holds text: the image itself is for a caller that sends it as a user part.
+    if answer["kind"] == "media":
+        return "media {}: {}, {} bytes, message {}".format(
+            answer["mediaId"][:16], answer["part"]["mime"], answer["bytes"], answer["messageId"]
+        )
     if answer["kind"] == "call":
         call = 'Tool call "{}" ({})'.format(answer["callId"], answer["tool"])
         if answer["status"] == "error":
@@ -166,6 +204,9 @@ def recall_refusal_text(query: Mapping[str, Any], error: Exception) -> Optional[
         return None
     if error.status == 400 and error.code == "validation_error":
         return INVALID_RECALL_ARGUMENTS
+    media_id = query.get("mediaId")
+    if media_id is not None:
+        return media_not_found_text(media_id) if error.status == 404 else None
     # A search or a ledger section cannot miss but for the session itself, which the caller named:
     # not the model's doing.
     call_id = query.get("callId")
@@ -178,6 +219,14 @@ def recall_refusal_text(query: Mapping[str, Any], error: Exception) -> Optional[
     if error.status == 410:
         return 'The output of tool call "{}" is no longer stored: retention has removed it.'.format(call_id)
     return None
+
+
+def media_not_found_text(media_id: str) -> str:
+    """What the model is told when no stored part holds the image its media id names."""
+    return (
+        'No image with media id "{}" is stored in this session: '
+        "use the media id an older image's marker names."
+    ).format(media_id)
 
 
 def _call_parts(tool_call: Any) -> Tuple[str, str, Any]:
