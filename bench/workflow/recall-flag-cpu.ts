@@ -132,9 +132,13 @@ try {
   console.log(
     `window: ${seqs} messages, ${parts} parts, ${(chars / 1000).toFixed(0)} K characters (summary ${SUMMARY_CHARS}); ${ROUNDS} rounds`,
   );
+  // The backend's CPU moves with the machine's load (another process on the core's sibling, the
+  // clock): each variant against the first in the same round, where both met the same load.
+  const first = samples.get(samples.keys().next().value!)!;
   for (const [key, values] of samples) {
+    const paired = values.map((value, round) => value / first[round]!);
     console.log(
-      `${key.padEnd(30)} ${flaggedBy.get(key)} flagged  CPU median ${median(values).toFixed(1)} ms  (min ${Math.min(...values).toFixed(1)}, max ${Math.max(...values).toFixed(1)})`,
+      `${key.padEnd(30)} ${flaggedBy.get(key)} flagged  CPU median ${median(values).toFixed(1)} ms  (min ${Math.min(...values).toFixed(1)}, max ${Math.max(...values).toFixed(1)})  paired ${median(paired).toFixed(3)}× (${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)})`,
     );
   }
   console.log(
