@@ -7,6 +7,7 @@ export * from './context';
 export * from './errors';
 export * from './event-stream';
 export * from './messages';
+export * from './history-page';
 export { keyedIdPrefix } from './keyed-message-ids';
 export * from './recall';
 export * from './resources';

@@ -9,7 +9,7 @@ import { PatchMessageBody } from '@compactor/contract';
 import { NotFoundError } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
 import { InvalidInput, SessionNotFound } from './errors';
-import { historyPage } from './messages';
+import { historyPage } from './history-page';
 import { newSession, parsedMessages, useTestSessions, userText } from './test-support/session-resources';
 
 const t = useTestSessions();

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError } from '@compactor/db';
 import { getTokenizer } from '@compactor/tokenizer';
 import { InvalidInput, SessionNotFound, SessionWritesQueued, UnparsableBody } from './errors';
-import { historyPage, SessionMessages, type AppendBody } from './messages';
+import { historyPage } from './history-page';
+import { SessionMessages, type AppendBody } from './messages';
 import { messageIdsOf } from './test-support/counts';
 import { newSession, parsedMessages, useTestSessions, userText } from './test-support/session-resources';
 

@@ -1,24 +1,18 @@
 import { finishesTurn, mediaFamilyOf, usagePeaks, type Message, type Part } from '@compactor/core';
 import {
   countPart,
-  findMessage,
-  listPartsOfMessages,
-  loadHistoryPage,
-  partFromRow,
   patchMessageReading,
   sessionStatusInputsSql,
   statusInputsFromRows,
-  resolveMediaReferences,
   storeMediaObjects,
   type AppendedMessage,
   type MediaIngest,
   type CompactionRow,
-  type Db,
   type SessionRow,
 } from '@compactor/db';
-import type { AppendMessagesBody, PartInput, PatchMessageBody } from '@compactor/contract';
+import type { AppendMessagesBody, PatchMessageBody } from '@compactor/contract';
 import type { z } from 'zod';
-import type { AppendAnswer, FinishMessageAnswer, HistoryPageAnswer } from './answers';
+import type { AppendAnswer, FinishMessageAnswer } from './answers';
 import { appendCounted, KnownSessions, knownSession } from './append';
 import { parsedBody, unparsedBody, type AppendSource, type PreparedAppend } from './append-sources';
 import { keyedIdPrefix } from './keyed-message-ids';
@@ -34,6 +28,7 @@ import type { TenantLimits } from './tenant-limits';
 import { checkUsageReports } from './usage-check';
 import { finishTaskCallsLate, isCompactedMessageConflict } from './tasks-late';
 import { refusingMedia } from './media-refusal';
+import { toolCallIds, withStoredToolInputs } from './patch-inputs';
 
 /** Writes to one session a process queues before refusing more (see {@link SessionWriteQueue}). */
 export const DEFAULT_SESSION_WRITE_QUEUE_LIMIT = 32;
@@ -301,43 +296,4 @@ export class SessionMessages {
   async close(): Promise<void> {
     return this.bodyThread.close();
   }
-}
-
-/** `GET /v1/sessions/:id/messages`: a page of the raw history. */
-export async function historyPage(
-  db: Db,
-  target: SessionTarget,
-  query: Parameters<typeof loadHistoryPage>[2],
-): Promise<HistoryPageAnswer> {
-  const session = await requireSession(db, target.tenantId, target.id);
-  const page = await loadHistoryPage(db, session.pk, query);
-  return { ...page, messages: await resolveMediaReferences(db, target.tenantId, page.messages) };
-}
-
-/**
- * A PATCH may omit a tool call's `input` when it only reports the result; the stored input is
- * used then, so the part's token count stays right.
- */
-async function withStoredToolInputs(
-  db: Db,
-  sessionPk: number,
-  messageId: string,
-  parts: PartInput[] | undefined,
-): Promise<PartInput[]> {
-  if (!parts?.some((p) => p.type === 'tool' && p.input === undefined)) return parts ?? [];
-  const message = await findMessage(db, sessionPk, messageId);
-  if (!message) return parts;
-  const stored = new Map(
-    (await listPartsOfMessages(db, [message.pk]))
-      .map(partFromRow)
-      .flatMap((p) => (p.type === 'tool' ? [[p.callId, p.input] as const] : [])),
-  );
-  return parts.map((p) =>
-    p.type === 'tool' && p.input === undefined ? { ...p, input: stored.get(p.callId) } : p,
-  );
-}
-
-/** The call ids of a PATCH's tool parts. */
-function toolCallIds(parts: readonly Part[]): Set<string> {
-  return new Set(parts.flatMap((p) => (p.type === 'tool' ? [p.callId] : [])));
 }
