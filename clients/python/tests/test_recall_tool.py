@@ -177,7 +177,7 @@ class RecallLiveTest(unittest.TestCase):
         api, sid = self.pruned_session("r1")
         tool = api.get_context(sid, format="openai", tools="recall")["tools"][0]
         properties = sorted(tool["function"]["parameters"]["properties"])
-        self.assertEqual(properties, ["callId", "kind", "limit", "query"])
+        self.assertEqual(properties, ["callId", "kind", "limit", "mediaId", "query"])
         self.assertNotIn("tools", api.get_context(sid, format="openai"))
         message = api.execute_recall_tool_call(sid, recall_call("call_r1", {"callId": "call_parser"}))
         self.assertEqual(
