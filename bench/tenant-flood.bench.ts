@@ -16,9 +16,7 @@
  * API's pool opened during each kind.
  * `npm run bench -- tenant-flood`.
  */
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +31,25 @@ import {
   startStubProcess,
   startWorkerProcess,
 } from './processes';
-import { apiHeaders, spread } from './harness';
+import { spread } from './harness';
+import {
+  apiConnectionsSince,
+  checkpointsSoFar,
+  loopDelay,
+  machineCpu,
+  serverNow,
+} from './tenant-flood/counters';
+import {
+  COMPACTION_EVERY_MS,
+  FLOOD_BATCH,
+  FLOOD_CHILD,
+  FLOOD_SESSIONS,
+  FLOOD_WRITERS,
+  floodProcess as floodProcessOf,
+  messages,
+  post,
+  runFloodChild,
+} from './tenant-flood/flood';
 
 /** A scratch database of this run's own (the Postgres may be shared), dropped at the end. */
 const DATABASE_URL =
@@ -41,11 +57,6 @@ const DATABASE_URL =
   `postgres://postgres@127.0.0.1:5432/compactor_bench_tenant_flood_${randomUUID().slice(0, 8)}`;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const B_APPENDS = Number(process.env.BENCH_B_APPENDS ?? 300);
-const FLOOD_WRITERS = Number(process.env.BENCH_FLOOD_WRITERS ?? 100);
-const FLOOD_SESSIONS = 50;
-const FLOOD_BATCH = 20;
-/** 0: A asks for no compactions (its appends alone, to tell the worker's share of B's wait). */
-const COMPACTION_EVERY_MS = Number(process.env.BENCH_COMPACTION_EVERY_MS ?? 100);
 /** B's pause between two appends: a steady trickle, not a flood of its own. */
 const B_PAUSE_MS = 10;
 const IN_FLIGHT = process.env.BENCH_TENANT_REQUESTS_IN_FLIGHT;
@@ -55,32 +66,8 @@ const ALONE_MS = Number(process.env.BENCH_ALONE_MS ?? 5_000);
 /** More than 1: B's idle and flooded appends in that many alternating blocks (see {@link alternating}). */
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 1);
 
-function messages(prefix: string, count: number) {
-  return Array.from({ length: count }, (_, i) => ({
-    id: `${prefix}-${i}`,
-    role: i % 2 === 0 ? 'user' : 'assistant',
-    parts: [{ type: 'text', text: `step ${i} of ${prefix}: run the tests, then read the failing log again` }],
-  }));
-}
-
-async function post(api: string, key: string, path: string, body: unknown): Promise<number> {
-  return (await postFor(api, key, path, body)).status;
-}
-
-async function postFor(api: string, key: string, path: string, body: unknown) {
-  const response = await fetch(`${api}${path}`, {
-    method: 'POST',
-    headers: apiHeaders(key),
-    body: JSON.stringify(body),
-  });
-  await response.arrayBuffer();
-  return { status: response.status, retryAfter: Number(response.headers.get('retry-after') ?? 0) };
-}
-
-/** A 429's Retry-After, waited out as the clients do before their next request. */
-async function backOff(answer: { status: number; retryAfter: number }): Promise<void> {
-  if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, answer.retryAfter * 1000));
-}
+/** A's flood in a process of its own, forked from this script (see {@link runFloodChild}). */
+const floodProcess = (api: string) => floodProcessOf(fileURLToPath(import.meta.url), api);
 
 async function createSession(api: string, key: string, id: string): Promise<void> {
   const status = await post(api, key, '/v1/sessions', { id, model: { id: 'gpt-4o' } });
@@ -101,85 +88,6 @@ async function timeAppendsOfB(api: string, count = B_APPENDS): Promise<number[]>
     await new Promise((resolve) => setTimeout(resolve, B_PAUSE_MS));
   }
   return times;
-}
-
-/** A's flood until `stop()`: append loops over its sessions and a compaction request every so often. */
-function floodOfA(api: string) {
-  let flooding = true;
-  const started = performance.now();
-  const statuses = new Map<string, number>();
-  const count = (what: string) => statuses.set(what, (statuses.get(what) ?? 0) + 1);
-  // Paused (alternating blocks): no request starts until resumed.
-  let paused: { until: Promise<void>; resume: () => void } | undefined;
-  let outstanding = 0;
-  const send = async (path: string, body: unknown) => {
-    if (paused) await paused.until;
-    outstanding++;
-    try {
-      return await postFor(api, 'key-a', path, body);
-    } finally {
-      outstanding--;
-    }
-  };
-  const writers = Array.from({ length: FLOOD_WRITERS }, async (_, writer) => {
-    for (let wave = 0; flooding; wave++) {
-      const session = `a${(writer + wave) % FLOOD_SESSIONS}`;
-      const answer = await send(`/v1/sessions/${session}/messages`, {
-        messages: messages(`a${writer}-${wave}`, FLOOD_BATCH),
-      });
-      count(`append ${answer.status}`);
-      await backOff(answer);
-    }
-  });
-  const compactions = (async () => {
-    for (let n = 0; flooding && COMPACTION_EVERY_MS > 0; n++) {
-      const answer = await send(`/v1/sessions/a${n % FLOOD_SESSIONS}/compactions`, {});
-      count(`compaction ${answer.status}`);
-      await backOff(answer);
-      await new Promise((resolve) => setTimeout(resolve, COMPACTION_EVERY_MS));
-    }
-  })();
-  return {
-    stored: () => statuses.get('append 201') ?? 0,
-    /** Starts no more requests and resolves once every one already sent is answered. */
-    async pause() {
-      let resume = () => {};
-      const until = new Promise<void>((resolve) => (resume = resolve));
-      paused = { until, resume };
-      while (outstanding > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    },
-    resume() {
-      paused?.resume();
-      paused = undefined;
-    },
-    async stop() {
-      this.resume();
-      flooding = false;
-      await Promise.all([...writers, compactions]);
-      return { statuses, seconds: (performance.now() - started) / 1000 };
-    },
-  };
-}
-
-/**
- * Where B's time goes besides the pool: the API's event-loop delay since the previous call (from
- * its /metrics; prom-client resets the histogram at each scrape), max and p99 in ms.
- */
-async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
-  const text = await (await fetch(`${api}/metrics`)).text();
-  const value = (name: string) =>
-    Number(
-      new RegExp(`^compactor_api_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
-    ) * 1000;
-  return { max: value('max'), p99: value('p99') };
-}
-
-/** The machine's CPU time so far, busy and in all, in seconds over every core (/proc/stat). */
-function machineCpu(): { busy: number; total: number } {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.map(Number) as number[];
-  const busy = user! + nice! + system! + irq! + softirq! + steal!;
-  return { busy: busy / 100, total: (busy + idle! + iowait!) / 100 };
 }
 
 /**
@@ -212,104 +120,6 @@ async function measured(api: { url: string; process: { pid?: number } }, workerP
     postgresCores,
     machineBusy,
   };
-}
-
-/** Marks the process that runs A's flood (see {@link floodProcess}). */
-const FLOOD_CHILD = '--flood-of-a';
-
-/**
- * A's flood in a process of its own, as another tenant's clients would be: in B's process its 100
- * writers' requests and responses would delay B's own on the shared event loop.
- */
-function floodProcess(api: string) {
-  const child = fork(fileURLToPath(import.meta.url), [FLOOD_CHILD, api], { stdio: 'inherit' });
-  // A send to a child that died (EPIPE on a loaded machine) is reported by the request that made
-  // it; unhandled, the channel's 'error' would end the benchmark without saying why.
-  child.on('error', (error) => console.error(`A's flood: ${error.message}`));
-  /** Sends `command` and resolves with the child's answer; rejects if it cannot be sent or the child exits first. */
-  const request = (command: string) =>
-    new Promise<unknown>((resolve, reject) => {
-      const exited = (code: number | null) =>
-        reject(new Error(`A's flood exited (${code}) before answering '${command}'`));
-      child.once('exit', exited);
-      child.once('message', (message) => {
-        child.off('exit', exited);
-        resolve(message);
-      });
-      child.send(command, (error) => {
-        if (error) reject(new Error(`A's flood did not get '${command}': ${error.message}`));
-      });
-    });
-  const ask = async (command: string) => ((await request(command)) as { stored: number }).stored;
-  return {
-    /** A's appends stored so far. */
-    stored: () => ask('count'),
-    /** A's flood starts no more requests; resolves once all it sent are answered. */
-    pause: () => ask('pause'),
-    resume: () => ask('resume'),
-    async stop(): Promise<{ statuses: Map<string, number>; seconds: number }> {
-      const { statuses, seconds } = (await request('stop')) as {
-        statuses: Array<[string, number]>;
-        seconds: number;
-      };
-      return { statuses: new Map(statuses), seconds };
-    },
-  };
-}
-
-/** The flood's process: floods until told to stop, then reports what A's requests were answered. */
-function runFloodChild(api: string): void {
-  const flood = floodOfA(api);
-  // The parent gone (it failed, or was stopped): nothing is left to report to.
-  const gone = (error: Error | null) => {
-    if (error) process.exit(1);
-  };
-  process.on('message', (message) => {
-    const answer = () => process.send!({ stored: flood.stored() }, gone);
-    if (message === 'count') return void answer();
-    if (message === 'pause') return void flood.pause().then(answer);
-    if (message === 'resume') return void (flood.resume(), answer());
-    void flood
-      .stop()
-      .then(({ statuses, seconds }) =>
-        process.send!({ statuses: [...statuses], seconds }, (error: Error | null) =>
-          error ? process.exit(1) : process.disconnect(),
-        ),
-      );
-  });
-}
-
-/**
- * Checkpoints the server has completed so far (`pg_stat_checkpointer` from Postgres 17 on): on a
- * shared server another database's CREATE or DROP forces one (as does the WAL reaching
- * `max_wal_size`), and the full-page writes after it slow every commit, B's included, in
- * whichever block it falls.
- */
-async function checkpointsSoFar(server: pg.Client): Promise<number> {
-  const version = await server.query<{ n: string }>(`select current_setting('server_version_num') as n`);
-  const { rows } = await server.query<{ n: string }>(
-    Number(version.rows[0]!.n) >= 170000
-      ? 'select num_timed + num_requested as n from pg_stat_checkpointer'
-      : 'select checkpoints_timed + checkpoints_req as n from pg_stat_bgwriter',
-  );
-  return Number(rows[0]!.n);
-}
-
-/**
- * The server's clock, and how many of the API's connections to this database opened since a
- * reading of it: the pool opens one when a checkout finds none idle, and the request that waits
- * for it pays the open and its first statements on a new backend, several times a warm append.
- */
-async function serverNow(server: pg.Client): Promise<string> {
-  return (await server.query<{ now: string }>('select clock_timestamp()::text as now')).rows[0]!.now;
-}
-async function apiConnectionsSince(server: pg.Client, since: string): Promise<number> {
-  const { rows } = await server.query<{ n: string }>(
-    `select count(*) as n from pg_stat_activity
-      where datname = current_database() and application_name = 'compactor-api' and backend_start >= $1`,
-    [since],
-  );
-  return Number(rows[0]!.n);
 }
 
 /**
