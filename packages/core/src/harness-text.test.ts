@@ -137,3 +137,33 @@ describe('harnessText: the user writing about harness text keeps their words', (
     expect(userWords(text)).toBe(text);
   });
 });
+
+describe('userWords: remembered texts answer as computing them does', () => {
+  const texts = [
+    'Run the tests.\n<system-reminder>\nTodo list is empty',
+    '/add src/parser.ts\nNow fix the date parsing in it.',
+    'Strip the <system-reminder> blocks from the exported log.',
+    '<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>\n\nplease fix module 3',
+  ];
+
+  it("gives the harness split's words the first time, the second, and after the memory starts over", () => {
+    for (const text of texts) {
+      const computed = harnessText(text).userText;
+      expect(userWords(text)).toBe(computed);
+      expect(userWords(text)).toBe(computed);
+    }
+    // Distinct texts of 2.5 MB in all: more than the memory holds, so it starts over on the way.
+    for (let i = 0; i < 50; i += 1) {
+      const text = `<system-reminder>${'x'.repeat(49_000)}</system-reminder>\nrequest ${i}`;
+      expect(userWords(text)).toBe(`request ${i}`);
+    }
+    for (const text of texts) expect(userWords(text)).toBe(harnessText(text).userText);
+  });
+
+  it('computes a text too long to remember every time, with the same answer', () => {
+    const text = `${'please look at the parser. '.repeat(3_000)}\n<system-reminder>\nnote\n</system-reminder>`;
+    expect(text.length).toBeGreaterThan(50_000);
+    expect(userWords(text)).toBe(harnessText(text).userText);
+    expect(userWords(text)).toBe(text.slice(0, text.indexOf('\n<system')).trim());
+  });
+});

@@ -120,9 +120,31 @@ export function harnessText(text: string): HarnessSplit {
   return split(text, harnessSpans(text));
 }
 
+/**
+ * Texts whose user words are remembered: a compaction reads each user message's words three or
+ * four times (its ledger, whether it is a request, the request's text, the kept messages), and
+ * the harness patterns are a dozen scans each time. Keyed by the text itself, so the answer is
+ * the same as computing it; bounded by characters held, and started over when full (no LRU cost
+ * per lookup). A text longer than {@link MEMO_TEXT_MAX_CHARS} is computed every time.
+ */
+const MEMO_MAX_CHARS = 2_000_000;
+const MEMO_TEXT_MAX_CHARS = 50_000;
+const memo = new Map<string, string>();
+let memoChars = 0;
+
 /** The user's own words of `text` (`''` when the harness wrote all of it). */
 export function userWords(text: string): string {
-  return harnessText(text).userText;
+  if (text.length > MEMO_TEXT_MAX_CHARS) return harnessText(text).userText;
+  const known = memo.get(text);
+  if (known !== undefined) return known;
+  const words = harnessText(text).userText;
+  if (memoChars + text.length + words.length > MEMO_MAX_CHARS) {
+    memo.clear();
+    memoChars = 0;
+  }
+  memo.set(text, words);
+  memoChars += text.length + words.length;
+  return words;
 }
 
 function harnessSpans(text: string): Span[] {

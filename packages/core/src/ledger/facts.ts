@@ -69,11 +69,38 @@ function blank(text: string, spans: readonly (readonly [number, number])[]): str
  */
 export const MAX_FACT_LINE_CHARS = 1_000;
 
+/**
+ * What each pattern cannot match without: a line lacking it is not scanned (most lines of prose
+ * lack most of them), which finds the same facts. Blanking spans only removes characters, so a
+ * line that lacks one before a pattern lacks it after.
+ */
+const HAS_DIGIT = /\d/;
+const HAS_UPPER = /[A-Z]/;
+const mayHold = {
+  tag: (line: string) => line.includes('<'),
+  url: (line: string) => line.includes('://'),
+  backticked: (line: string) => line.includes('`'),
+  // Both alternatives end in a dot and an extension.
+  path: (line: string) => line.includes('.'),
+  // `…v1`, `node 20`: a digit; the two others `\d+\.\d+` besides.
+  softwareVersion: (line: string) => HAS_DIGIT.test(line),
+  dottedVersion: (line: string) => line.includes('.') && HAS_DIGIT.test(line),
+  quantity: (line: string) => HAS_DIGIT.test(line),
+  // `Foo.bar()` and `parseDate()` need `()`, camelCase and PascalCase an uppercase letter, snake_case `_`.
+  call: (line: string) => line.includes('()'),
+  hump: (line: string) => HAS_UPPER.test(line),
+  snake: (line: string) => line.includes('_'),
+};
+const IDENTIFIER_NEEDS = [mayHold.call, mayHold.call, mayHold.hump, mayHold.hump, mayHold.snake];
+const VERSION_NEEDS = [mayHold.softwareVersion, mayHold.dottedVersion, mayHold.dottedVersion];
+
 /** Facts of one line, each with its position. */
 function factsInLine(line: string): { kind: LedgerFactKind; text: string; at: number }[] {
   const found: { kind: LedgerFactKind; text: string; at: number }[] = [];
   // Markup tags (`<environment_context>`) are structure, not something the user said.
-  let rest = line.replace(/<\/?[A-Za-z][\w:-]*(?:\s[^<>]*)?\/?>/g, (tag) => ' '.repeat(tag.length));
+  let rest = mayHold.tag(line)
+    ? line.replace(/<\/?[A-Za-z][\w:-]*(?:\s[^<>]*)?\/?>/g, (tag) => ' '.repeat(tag.length))
+    : line;
   const take = (kind: LedgerFactKind, pattern: RegExp, valueOf: (match: RegExpExecArray) => string): void => {
     const spans: [number, number][] = [];
     for (const match of rest.matchAll(pattern)) {
@@ -84,21 +111,27 @@ function factsInLine(line: string): { kind: LedgerFactKind; text: string; at: nu
     if (spans.length > 0) rest = blank(rest, spans);
   };
   const whole = (match: RegExpExecArray): string => withoutTrailingPunctuation(match[0]);
-  take('url', URL, whole);
-  const spans: [number, number][] = [];
-  for (const match of rest.matchAll(BACKTICKED)) {
-    const inner = match[1]!.trim();
+  if (mayHold.url(rest)) take('url', URL, whole);
+  if (mayHold.backticked(rest)) {
+    const spans: [number, number][] = [];
+    for (const match of rest.matchAll(BACKTICKED)) {
+      const inner = match[1]!.trim();
+      PATH.lastIndex = 0;
+      const kind: LedgerFactKind = PATH.test(inner) && !/\s/.test(inner) ? 'path' : 'identifier';
+      if (inner !== '') found.push({ kind, text: capText(inner, MAX_LEDGER_FACT_CHARS), at: match.index });
+      spans.push([match.index, match.index + match[0].length]);
+    }
     PATH.lastIndex = 0;
-    const kind: LedgerFactKind = PATH.test(inner) && !/\s/.test(inner) ? 'path' : 'identifier';
-    if (inner !== '') found.push({ kind, text: capText(inner, MAX_LEDGER_FACT_CHARS), at: match.index });
-    spans.push([match.index, match.index + match[0].length]);
+    if (spans.length > 0) rest = blank(rest, spans);
   }
-  PATH.lastIndex = 0;
-  if (spans.length > 0) rest = blank(rest, spans);
-  take('path', PATH, whole);
-  for (const pattern of VERSION_PATTERNS) take('version', pattern, whole);
-  take('quantity', QUANTITY, whole);
-  for (const pattern of IDENTIFIER_PATTERNS) take('identifier', pattern, whole);
+  if (mayHold.path(rest)) take('path', PATH, whole);
+  VERSION_PATTERNS.forEach((pattern, i) => {
+    if (VERSION_NEEDS[i]!(rest)) take('version', pattern, whole);
+  });
+  if (mayHold.quantity(rest)) take('quantity', QUANTITY, whole);
+  IDENTIFIER_PATTERNS.forEach((pattern, i) => {
+    if (IDENTIFIER_NEEDS[i]!(rest)) take('identifier', pattern, whole);
+  });
   return found.sort((a, b) => a.at - b.at);
 }
 
