@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import {
   deployedNodeOptions,
@@ -242,6 +243,8 @@ interface Phase<T> {
   load: string;
   failed: number;
   delay: { max: number; p99: number };
+  /** This process's own event-loop delay (it times B's requests and sends A's): what of B's time is the client's. */
+  clientDelay: { max: number; p99: number };
 }
 
 async function during<T>(
@@ -255,15 +258,29 @@ async function during<T>(
   await loopDelay(api.url);
   const cpuBefore = eventLoopCpuSeconds(pid);
   const failedBefore = failures.length;
+  const client = monitorEventLoopDelay({ resolution: 10 });
+  client.enable();
   const sampling = peakRss(pid, () => running);
   const measuring = loop(() => running);
   const result = await load().finally(() => (running = false));
   const seconds = (performance.now() - started) / 1000;
   const loopCpu = eventLoopCpuSeconds(pid) - cpuBefore;
   const times = await measuring;
+  client.disable();
+  const clientDelay = { max: client.max / 1e6, p99: client.percentile(99) / 1e6 };
   const delay = await loopDelay(api.url);
   const failed = failures.length - failedBefore;
-  return { times, result, seconds, peakMiB: await sampling, loopCpu, load: loadNote(), failed, delay };
+  return {
+    times,
+    result,
+    seconds,
+    peakMiB: await sampling,
+    loopCpu,
+    load: loadNote(),
+    failed,
+    delay,
+    clientDelay,
+  };
 }
 
 const largeTally = (results: Array<{ status: number; tries: number }>) =>
@@ -271,7 +288,8 @@ const largeTally = (results: Array<{ status: number; tries: number }>) =>
 const phaseLine = (phase: Phase<unknown>, what: string) =>
   `    ${what} in ${phase.seconds.toFixed(1)} s; API peak RSS ${phase.peakMiB.toFixed(0)} MiB; ` +
   `event loop CPU ${phase.loopCpu.toFixed(1)} s; B's failed requests ${phase.failed}; ` +
-  `API event-loop delay p99 ${phase.delay.p99.toFixed(0)} ms, max ${phase.delay.max.toFixed(0)} ms; ${phase.load}`;
+  `API event-loop delay p99 ${phase.delay.p99.toFixed(0)} ms, max ${phase.delay.max.toFixed(0)} ms; ` +
+  `the bench's own p99 ${phase.clientDelay.p99.toFixed(0)} ms, max ${phase.clientDelay.max.toFixed(0)} ms; ${phase.load}`;
 
 const compare = process.env.BENCH_BIG_COMPARE !== '0';
 await freshDatabase(URL);
