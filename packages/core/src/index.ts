@@ -18,6 +18,7 @@ export * from './prune-cache';
 export * from './cut-point';
 export * from './split-turn';
 export * from './excerpt';
+export * from './recall-words';
 export * from './fit';
 export * from './file-ops';
 export * from './file-ops-render';
