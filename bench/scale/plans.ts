@@ -57,16 +57,16 @@ export class QueryRecorder {
     (client as { query: unknown }).query = (...args: unknown[]) => {
       if (!this.recording) return query(...args);
       const [first, second] = args;
-      const config =
-        typeof first === 'string' ? { text: first } : (first as { text: string; values?: unknown[] });
-      const entry: RecordedQuery = {
-        text: config.text,
-        values: Array.isArray(second) ? second : (config.values ?? []),
-      };
-      this.recording.push(entry);
+      // db's pipelines (`executePipelined`, `pipelinedTransaction`) submit their statements as
+      // one object: each is recorded, in order, all timed by the round trip that carries them.
+      const piped = (first as { statements?: Array<{ text: string; params: unknown[] }> }).statements;
+      const entries: RecordedQuery[] = Array.isArray(piped)
+        ? piped.map((statement) => ({ text: statement.text, values: statement.params }))
+        : [recordedOf(first, second)];
+      this.recording.push(...entries);
       const started = performance.now();
       const done = () => {
-        entry.ms = performance.now() - started;
+        for (const entry of entries) entry.ms = performance.now() - started;
       };
       // `pool.query` passes a callback; drizzle's clients await the returned promise.
       const last = args.at(-1);
@@ -79,10 +79,19 @@ export class QueryRecorder {
         return query(...args);
       }
       const result = query(...args);
-      if (result instanceof Promise) result.then(done, done);
+      // A pipeline's `done` settles when its round trip has.
+      const settled = result instanceof Promise ? result : (first as { done?: unknown }).done;
+      if (settled instanceof Promise) settled.then(done, done);
       return result;
     };
   }
+}
+
+/** A `client.query(text, values)` or `client.query({ text, values })` as recorded. */
+function recordedOf(first: unknown, second: unknown): RecordedQuery {
+  const config =
+    typeof first === 'string' ? { text: first } : (first as { text: string; values?: unknown[] });
+  return { text: config.text, values: Array.isArray(second) ? second : (config.values ?? []) };
 }
 
 /** What a plan says in one line: time, buffers, and how each table was scanned. */
