@@ -59,8 +59,9 @@ const goals = new Goals();
 // The seeded history is flagged `recallable` as an existing database's is: by the migration's
 // backfill (parts behind the boundary and pruned outputs), run with it.
 const RECALL_INDEXES = ['parts_recall_search_idx', 'parts_session_call_idx'];
-// Migration 0029 respells the search index's words: built after 0016, as a migrated database has it.
-const migrationSql = ['0016_recall_index.sql', '0029_recall_words_replace.sql']
+// Migration 0030 stores the words and indexes them instead: run after 0016 (whose backfill flags the
+// history), as a migrated database has it; its backfill gives the flagged parts their words.
+const migrationSql = ['0016_recall_index.sql', '0030_recall_words_column.sql']
   .map((file) => readFileSync(join(import.meta.dirname, '..', 'packages', 'db', 'migrations', file), 'utf8'))
   .join('\n')
   .replaceAll('--> statement-breakpoint', '');
@@ -91,7 +92,7 @@ for (const messages of SIZES) {
 const indexing = performance.now();
 await pool.query(migrationSql);
 console.log(
-  `built the recall indexes (migrations 0016, 0029)`.padEnd(54),
+  `built the recall indexes (migrations 0016, 0030)`.padEnd(54),
   `${((performance.now() - indexing) / 1000).toFixed(1)} s`,
 );
 await settle(pool);

@@ -8,6 +8,7 @@ import { useTestDatabase } from '../test-support/test-database';
 import { insertCompaction } from './compactions';
 import { searchRecall, searchRecallSql } from './recall';
 import { markRecallableBehind } from './recallable';
+import { recallVectorOf } from '@compactor/core';
 
 const t = useTestDatabase();
 
@@ -97,13 +98,76 @@ describe('recall words', () => {
         query,
       ).toEqual([seq]);
     }
-    // The index's words are translate's (migration 0016's spelling), character for character.
-    const { rows } = await t.db.execute<{ same: boolean }>(sql`
-      select bool_and(
-               to_tsvector('simple'::regconfig, replace(replace(replace(replace(replace(x, '/', ' '), '.', ' '), '@', ' '), ':', ' '), '\\', ' '))
-               = to_tsvector('simple'::regconfig, translate(x, '/.@:\\', '     '))) as same
-      from (select coalesce(text, tool_output) as x from parts where session_pk = ${session.pk}) d`);
-    expect(rows[0]!.same).toBe(true);
+    // The stored words are the worker's (core recallVectorOf), as Postgres reads its literal.
+    const { rows } = await t.db.execute<{ doc: string; stored: string; worker: string }>(sql`
+      select coalesce(text, tool_output) as doc, recall_words::text as stored from parts
+      where session_pk = ${session.pk} and recallable order by seq, idx`);
+    for (const row of rows) {
+      const { rows: cast } = await t.db.execute<{ worker: string }>(
+        sql`select ${recallVectorOf(row.doc)}::tsvector::text as worker`,
+      );
+      expect(row.stored).toBe(cast[0]!.worker);
+    }
+  });
+
+  it('finds by the same words on both sides: phrases, hyphens, underscores, non-ASCII, NUL, lone surrogates, long texts', async () => {
+    const session = await createTestSession(t.db);
+    const long = `${'filler '.repeat(14_000)}needle_at_98k ${'x'.repeat(3_000)} beyond_the_cut`;
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('user', [text('the exit code was 137 after the OOM killer ran')]),
+      newMessage('assistant', [tool('c1', 'npm ERR! peer-deps conflict in my_module_name; see Ärger.log')]),
+      newMessage('assistant', [tool('c2', 'bytes\u0001between and a lone \ud800surrogate here')]),
+      newMessage('assistant', [tool('c3', long)]),
+      newMessage('user', [text('kept in view')]),
+    ]);
+    await compact(session.pk, 5, 'Summary');
+    const seqs = async (query: string) => (await search(session.pk, query)).map((h) => h.seq);
+    expect(await seqs('"exit code" 137')).toEqual([1]);
+    expect(await seqs('"code exit"')).toEqual([]);
+    expect(await seqs('peer-deps')).toEqual([2]);
+    expect(await seqs('PEER deps')).toEqual([2]);
+    expect(await seqs('my_module_name')).toEqual([2]);
+    expect(await seqs('module')).toEqual([2]);
+    expect(await seqs('ärger')).toEqual([2]);
+    expect(await seqs('between')).toEqual([3]);
+    // NUL cannot be stored; in a query it separates words, as it did not before (an error).
+    expect(await seqs('\u0000between\u0000')).toEqual([3]);
+    expect(await seqs('surrogate')).toEqual([3]);
+    expect(await seqs('needle_at_98k')).toEqual([4]);
+    // Past the first 100,000 characters nothing is indexed, as before.
+    expect(await seqs('beyond_the_cut')).toEqual([]);
+    expect(await seqs('oom or nothing')).toEqual([1]);
+    expect(await seqs('exit -killer')).toEqual([]);
+    expect(await seqs('-exit')).toEqual([]);
+    expect(await seqs('--- ...')).toEqual([]);
+  });
+
+  it("gives a flagged part Postgres's words when flagged without words or when its text changes", async () => {
+    const session = await createTestSession(t.db);
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('late', null, { status: 'running' })]),
+      newMessage('user', [text('raw flagged quokka')]),
+      newMessage('user', [text('kept in view')]),
+    ]);
+    await compact(session.pk, 2, 'Summary');
+    expect(await search(session.pk, 'platypus')).toEqual([]);
+    // A compacted call's result arriving later (db finishCompactedTasks) changes a flagged part.
+    await t.db.execute(sql`update parts set tool_status = 'completed', tool_output = 'the platypus result'
+      where session_pk = ${session.pk} and call_id = 'late'`);
+    expect((await search(session.pk, 'platypus')).map((h) => h.seq)).toEqual([1]);
+    // A writer that flags without words (a hand-run statement) leaves nothing unindexed.
+    await t.db.execute(sql`update parts set recallable = true where session_pk = ${session.pk} and seq = 2`);
+    const { rows } = await t.db.execute<{ words: string | null }>(
+      sql`select recall_words::text as words from parts where session_pk = ${session.pk} and seq = 2`,
+    );
+    expect(rows[0]!.words).toBe("'flagged':2 'quokka':3 'raw':1");
+    // The retention purge clears the text, and the words with it.
+    await t.db.execute(sql`update parts set tool_output = null, purged_at = now()
+      where session_pk = ${session.pk} and call_id = 'late'`);
+    const { rows: purged } = await t.db.execute<{ words: string | null }>(
+      sql`select recall_words::text as words from parts where session_pk = ${session.pk} and call_id = 'late'`,
+    );
+    expect(purged[0]!.words).toBe('');
   });
 
   it("is looked up in the search index, the query's words spelled as the index's", async () => {
@@ -135,7 +199,7 @@ describe('recall words', () => {
     // Both keys in the index condition: the session alone (btree_gin's key) would read every
     // flagged part of the session and compute its words to filter them.
     expect(plan).toMatch(
-      /Bitmap Index Scan on parts_recall_search_idx .*\n\s*Index Cond: \(\(session_pk = \S+\) AND \(to_tsvector\(/,
+      /Bitmap Index Scan on parts_recall_search_idx .*\n\s*Index Cond: \(\(session_pk = \S+\) AND \(recall_words @@ /,
     );
   });
 });

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { recallQueryOf } from '@compactor/core';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
 import { viewBoundsCte } from './view-bounds';
@@ -85,36 +86,31 @@ function dateOrNull(value: Date | string | null): Date | null {
 const RECALL_DOCUMENT = sql.raw(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`);
 
 /**
- * Path and address punctuation read as spaces, so `parser` finds `src/parser.ts` (migration
- * 0016): one `replace` a character, nested, as `parts_recall_search_idx` spells it (migration
- * 0029). The same text as `translate(text, '/.@:\\', '     ')`, in about a quarter of its CPU:
- * each `replace` searches for one byte, where `translate` looks every character up. A query's
- * few words, and the arguments' index (below), keep `translate`'s spelling of the same map.
+ * A part's words: those stored with its flag (`recall_words`, migration 0030: the worker's,
+ * core `recallVectorOf`), else Postgres's of its text (`compactor_recall_words`, what the prune's
+ * flagging will store), for an output served before it is flagged.
  */
-const wordsOf = (text: string) =>
-  ['/', '.', '@', ':', '\\'].reduce((inner, separator) => `replace(${inner}, '${separator}', ' ')`, text);
+const PART_WORDS = sql.raw(
+  `coalesce(p.recall_words, compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error)))`,
+);
+
+/** Path and address punctuation read as spaces in the arguments' words (migration 0023). */
 const SEPARATORS = `'/.@:\\', '     '`;
 
 /**
- * The words of {@link RECALL_DOCUMENT}, spelled exactly as `parts_recall_search_idx` indexes them
- * (migration 0029): any other spelling is not matched to the index and scans the session.
- */
-const RECALL_VECTOR = sql.raw(
-  `to_tsvector('simple'::regconfig, ${wordsOf(`left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000)`)})`,
-);
-
-/**
  * The words of a tool call's `recall_arguments` (the paths and commands its arguments named),
- * spelled exactly as `parts_recall_arguments_idx` indexes them (migration 0023: `translate`, the
- * same words as {@link wordsOf}; arguments are a few paths, so its index is not rebuilt for it).
+ * spelled exactly as `parts_recall_arguments_idx` indexes them (migration 0023: separators to
+ * spaces, then Postgres's parser). A query's words (core `recallQueryOf`: runs of letters and
+ * digits) are among the parser's words of the same paths and commands: it keeps a hyphenated
+ * name and its parts, and splits at the separators and at underscores.
  */
 const ARGUMENTS_VECTOR = sql.raw(
   `to_tsvector('simple'::regconfig, translate(p.recall_arguments, ${SEPARATORS}))`,
 );
 
 /**
- * Matches ranked at most: the newest this many searchable matches are ranked and excerpted (each
- * one's text is read and parsed again), so a word found all over a long session reads this many
+ * Matches ranked at most: the newest this many searchable matches are ranked (by their stored
+ * words) and excerpted (their text read), so a word found all over a long session reads this many
  * texts; finding its matches still costs their index entries and heap rows.
  */
 export const RECALL_RANKED_MATCHES = 100;
@@ -162,7 +158,9 @@ export interface RecallSearchOptions {
  * boundary (not summaries, not pinned system messages) and pruned tool outputs. Purged text is
  * empty, so it never matches.
  *
- * The match is a bitmap scan of `parts_recall_search_idx` on (session, words) and one of
+ * The query is read into recall's own words (core `recallQueryOf`), spelled as the parts' stored
+ * words (`recall_words`, migration 0030), so Postgres parses no text for it. The match is a
+ * bitmap scan of `parts_recall_search_idx` on (session, words) and one of
  * `parts_recall_arguments_idx` (the calls' arguments): they read the session's matching entries
  * only, not its history and no other session's. The text index holds the
  * parts flagged `recallable` (they left the view: `markRecallableBehind`, and the prune
@@ -179,6 +177,8 @@ export async function searchRecall(
   sessionPk: number,
   options: RecallSearchOptions,
 ): Promise<RecallHitRow[]> {
+  // Nothing to look for or exclude (no word at all): nothing found, without a statement.
+  if (recallQueryOf(options.query) === null) return [];
   const { rows } = await executePrepared<{
     message_id: string;
     seq: number;
@@ -203,11 +203,13 @@ export async function searchRecall(
 
 /** The statement of {@link searchRecall} (the benchmark explains it). */
 export function searchRecallSql(sessionPk: number, options: RecallSearchOptions): SQL {
-  const tsquery = sql`websearch_to_tsquery('simple'::regconfig, translate(${options.query}::text, ${sql.raw(SEPARATORS)}))`;
-  // A one-time check: a query the index cannot look up would scan the session's entries.
+  // The query in recall's words (core `recallQueryOf`), as the stored words spell them; nothing
+  // to look for is the empty query, which matches nothing.
+  const query = recallQueryOf(options.query);
+  const tsquery = sql`${query?.tsquery ?? ''}::tsquery`;
+  // A one-time check: a query the index cannot look up (only negations) would scan the session's entries.
   const lookedUp = sql`querytree(${tsquery}) not in ('', 'T')`;
-  const textMatch = sql`${RECALL_VECTOR} @@ ${tsquery}`;
-  const flaggedTextMatch = sql`p.recallable and p.type in ('text', 'reasoning', 'tool') and ${textMatch}`;
+  const flaggedTextMatch = sql`p.recallable and p.type in ('text', 'reasoning', 'tool') and p.recall_words @@ ${tsquery}`;
   const argumentsMatch = sql`p.recall_arguments is not null and ${ARGUMENTS_VECTOR} @@ ${tsquery}`;
   // The newest flagged matches of one index. The text index and the arguments index are read
   // apart: as one OR the planner read the session's entries of the text index and computed the
@@ -263,7 +265,7 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
       from unflagged u
       join parts p on p.session_pk = ${sessionPk} and p.seq = u.seq and p.idx = u.idx
       where not u.flagged and p.type = 'tool' and p.purged_at is null
-        and (${textMatch} or (${argumentsMatch})) and ${lookedUp}
+        and (${PART_WORDS} @@ ${tsquery} or (${argumentsMatch})) and ${lookedUp}
     ),
     matched as (
       select * from indexed
@@ -277,11 +279,14 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
     searchable as (
       -- A call found by its arguments alone is shown by them (the paths and command it named).
       select c.seq, c.idx, c.call_id, c.tool,
-             case when p.recall_arguments is not null and not (${RECALL_VECTOR} @@ ${tsquery})
-                  then p.recall_arguments else ${RECALL_DOCUMENT} end as doc,
+             case when a.by_arguments then p.recall_arguments else ${RECALL_DOCUMENT} end as doc,
+             case when a.by_arguments then ${ARGUMENTS_VECTOR} else a.words end as words,
              m.id as message_id, m.role, pp.compacted_at is not null as cleared
       from matched c
       join parts p on p.pk = c.pk
+      cross join lateral (
+        select w.words, p.recall_arguments is not null and not (w.words @@ ${tsquery}) as by_arguments
+        from (select ${PART_WORDS} as words) w) a
       join messages m on m.pk = c.message_pk
       left join part_prunes pp on pp.session_pk = ${sessionPk} and pp.seq = c.seq and pp.idx = c.idx
       where m.purged_at is null
@@ -290,15 +295,11 @@ export function searchRecallSql(sessionPk: number, options: RecallSearchOptions)
       order by c.seq desc, c.idx desc
       limit ${RECALL_RANKED_MATCHES}
     ),
-    -- The query's own words, lower case: an excerpt starts a little before the first one found.
-    words as (
-      select coalesce(array_agg(w.lexeme), '{}') as words
-      from unnest(to_tsvector('simple'::regconfig, translate(${options.query}::text, ${sql.raw(SEPARATORS)}))) w
-    ),
+    -- An excerpt starts a little before the first place one of the query's words occurs.
     ranked as (
-      select s.*, ts_rank(to_tsvector('simple'::regconfig, ${sql.raw(wordsOf('s.doc'))}), ${tsquery}) as rank,
-             (select min(nullif(strpos(lower(s.doc), w), 0)) from unnest(words.words) w) as at
-      from searchable s, words
+      select s.*, ts_rank(s.words, ${tsquery}) as rank,
+             (select min(nullif(strpos(lower(s.doc), w), 0)) from unnest(${sql.param(query?.words ?? [])}::text[]) w) as at
+      from searchable s
       order by rank desc, s.seq desc, s.idx desc
       limit ${options.limit}
     )

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import type { ToolPart } from '@compactor/core';
-import { recallArgumentsOf, toolArgumentsToWrite } from './recall-arguments';
+import { recallVectorOf, type ToolPart } from '@compactor/core';
+import { recallArgumentsOf } from './recall-arguments';
 import { INT4_MAX, viewBoundsCte } from './view-bounds';
 
 /**
@@ -168,8 +168,10 @@ export async function markPrunedRecallable(
 
 /**
  * Flags these outputs recallable and writes their calls' `recall_arguments` in the same update:
- * every update of a flagged part computes its words for the search index again, so the
- * arguments a later compaction would write (db `markRecallableBehind`) are written now, once.
+ * each update of a part writes a new row version and index entries, so the arguments a later
+ * compaction would write (db `markRecallableBehind`) are written now, once. Their words are
+ * Postgres's (migration 0030 `compactor_recall_words`): this job does not read the outputs (a
+ * first prune flags 100 MB of them), so it does not compute them itself.
  */
 async function flagWithArguments(
   db: DbOrTx,
@@ -194,7 +196,8 @@ async function flagWithArguments(
   const { rows } = await executePrepared<{ flagged: string }>(
     db,
     sql`with flagged as (
-          update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments)
+          update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments),
+                 recall_words = compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error))
           from unnest(${sql.param(parts.map((part) => Number(part.pk)))}::bigint[], ${sql.param(words)}::text[]) as v(pk, words)
           where p.pk = v.pk and p.session_pk = ${sessionPk} and not p.recallable
           returning 1
@@ -214,15 +217,19 @@ const summarySeqs = (sessionPk: number, from: number, before: number) =>
              and m.seq >= ${from}::int and m.seq < ${before}::int)`;
 
 /**
- * Flags the searchable parts of seqs [from, before) of the session, and gives their tool calls
- * without `recall_arguments` theirs (db `recallArgumentsOf`), in one update: each update of a
- * part writes a new row version and new entries in every index of `parts`, so flag and arguments
- * are written together, and the search index computes the part's words once. The calls' tool,
- * status and input are read first (only those still without arguments). Summary messages' parts
- * are left unflagged: recall never returns a summary (db `searchRecall`: only a pruned output
- * of one could be, and a summary has no tool parts), and a later compaction's window holds the
- * previous summaries (they follow what their compaction covered), whose words would cost as
- * much to index as any text. Returns the parts flagged.
+ * Flags the searchable parts of seqs [from, before) of the session with their words, and gives
+ * their tool calls without `recall_arguments` theirs (db `recallArgumentsOf`), in one update:
+ * each update of a part writes a new row version and new entries in every index of `parts`, so
+ * flag, words and arguments are written together. The words are computed here (core
+ * `recallVectorOf`) from the texts read first, with the calls' tool, status and input (only
+ * those still without arguments), and sent as tsvector literals: Postgres's parser was most of
+ * a compaction's Postgres CPU (migration 0030). A call whose status moved between the read and
+ * the update (its result PATCHed in), or a part purged meanwhile, gets Postgres's words of its
+ * text as it is then. Summary
+ * messages' parts are left unflagged: recall never returns a summary (db `searchRecall`: only a
+ * pruned output of one could be, and a summary has no tool parts), and a later compaction's
+ * window holds the previous summaries (they follow what their compaction covered), whose words
+ * would cost as much as any text. Returns the parts flagged.
  */
 async function flagSeqsWithArguments(
   db: DbOrTx,
@@ -230,21 +237,64 @@ async function flagSeqsWithArguments(
   from: number,
   before: number,
 ): Promise<number> {
-  const calls = await toolArgumentsToWrite(db, sessionPk, from, before);
-  const { rows } = await executePrepared<{ flagged: string }>(
+  const { rows } = await executePrepared<{
+    pk: number;
+    status: string | null;
+    doc: string | null;
+    tool: string | null;
+    tool_input: unknown;
+  }>(
     db,
-    sql`with args as (
-          select * from unnest(${sql.param(calls.map((c) => c.pk))}::bigint[], ${sql.param(calls.map((c) => c.words))}::text[]) as v(pk, words)
+    sql`select p.pk, p.tool_status as status,
+               case when not p.recallable then left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000) end as doc,
+               case when p.type = 'tool' and p.recall_arguments is null then p.tool end as tool,
+               case when p.type = 'tool' and p.recall_arguments is null then p.tool_input end as tool_input
+        from parts p
+        where p.session_pk = ${sessionPk} and p.seq >= ${from}::int and p.seq < ${before}::int
+          and p.type in ('text', 'reasoning', 'tool')
+          and (not p.recallable or (p.type = 'tool' and p.recall_arguments is null))
+          and p.seq <> all (${summarySeqs(sessionPk, from, before)})`,
+  );
+  const parts = rows.flatMap((row) => {
+    const args =
+      row.tool === null
+        ? null
+        : recallArgumentsOf({
+            tool: row.tool,
+            status: row.status as ToolPart['status'],
+            input: row.tool_input,
+          });
+    // A flagged call with nothing to name: nothing to write.
+    return row.doc === null && args === null
+      ? []
+      : [
+          {
+            pk: Number(row.pk),
+            status: row.status,
+            words: row.doc === null ? null : recallVectorOf(row.doc),
+            args,
+          },
+        ];
+  });
+  if (parts.length === 0) return 0;
+  const { rows: flagged } = await executePrepared<{ flagged: string }>(
+    db,
+    sql`with v as (
+          select * from unnest(${sql.param(parts.map((p) => p.pk))}::bigint[], ${sql.param(parts.map((p) => p.status))}::text[],
+                               ${sql.param(parts.map((p) => p.words))}::text[], ${sql.param(parts.map((p) => p.args))}::text[])
+            as v(pk, status, words, args)
         ),
         written as (
-          update parts p set recallable = true, recall_arguments = coalesce(a.words, p.recall_arguments)
-          from parts q left join args a on a.pk = q.pk
-          where p.pk = q.pk and q.session_pk = ${sessionPk} and q.seq >= ${from}::int and q.seq < ${before}::int
-            and q.type in ('text', 'reasoning', 'tool') and (not q.recallable or a.pk is not null)
-            and q.seq <> all (${summarySeqs(sessionPk, from, before)})
+          update parts p set recallable = true, recall_arguments = coalesce(v.args, p.recall_arguments),
+                 recall_words = case when p.recallable then p.recall_words
+                                     when p.tool_status is not distinct from v.status and p.purged_at is null
+                                          and v.words is not null then v.words::tsvector
+                                     else compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error)) end
+          from v join parts q on q.pk = v.pk
+          where p.pk = v.pk and q.session_pk = ${sessionPk} and (not q.recallable or v.args is not null)
           returning not q.recallable as flipped
         )
         select count(*) filter (where flipped) as flagged from written`,
   );
-  return Number(rows[0]?.flagged ?? 0);
+  return Number(flagged[0]?.flagged ?? 0);
 }

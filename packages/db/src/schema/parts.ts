@@ -65,6 +65,10 @@ export const parts = pgTable(
      * statement, the compaction's covered windows), never on append (migration 0016 says why).
      */
     recallable: boolean('recallable').notNull().default(false),
+    // Not declared here, as `recall_arguments` (migration 0023) is not: `recall_words` (migration
+    // 0030), the tsvector recall finds a flagged part by, written with its flag (db
+    // recallable.ts). Every reader of whole part rows (db `partColumns`, `selectList`) names the
+    // declared columns, and none of them needs the words.
   },
   (t) => [
     // Parts are read per message in order, and positions are unique.
@@ -99,15 +103,10 @@ export const parts = pgTable(
     index('parts_media_sha_idx')
       .on(sql`substr(${t.url}, 24, 64)`)
       .where(sql`${t.type} = 'file' and ${t.url} like 'compactor-media:%'`),
-    // Recall by words: GIN over (session, words of the part's text), btree_gin for the session,
-    // of the parts out of view only (migrations 0016 and 0029 say why; queries/recall.ts spells the
-    // same expression).
+    // Recall by words: GIN over (session, the part's stored words `recall_words`), btree_gin for
+    // the session, of the parts out of view only (migrations 0016 and 0030 say why).
     index('parts_recall_search_idx')
-      .using(
-        'gin',
-        t.sessionPk,
-        sql`to_tsvector('simple'::regconfig, replace(replace(replace(replace(replace(left(coalesce(${t.text}, ${t.toolOutput}, ${t.toolError}, ''), 100000), '/', ' '), '.', ' '), '@', ' '), ':', ' '), '\\', ' '))`,
-      )
+      .using('gin', t.sessionPk, sql`recall_words`)
       .where(sql`${t.recallable} and ${t.type} in ('text', 'reasoning', 'tool')`),
   ],
 );
