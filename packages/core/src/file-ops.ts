@@ -11,6 +11,7 @@
  * messages), and every compaction rewrote them and every context read shipped them.
  */
 import type { Message, ToolPart } from './model';
+import { isToolNamed } from './tool-names';
 
 /**
  * Paths a compacted range read, and paths it created, wrote, edited or deleted, each list most
@@ -89,14 +90,7 @@ export const PATH_LIST_ARGUMENTS = ['paths', 'file_paths', 'filePaths', 'files']
 
 const PATCH_ARGUMENTS = ['input', 'patch', 'diff'] as const;
 
-function normaliseToolName(name: string): string {
-  return name.toLowerCase().replace(/[-_]/g, '');
-}
-
-function matchesAny(tool: string, names: readonly string[]): boolean {
-  const normalised = normaliseToolName(tool);
-  return names.some((name) => normaliseToolName(name) === normalised);
-}
+const matchesAny = isToolNamed;
 
 /** Tool inputs are usually objects; some agents store the JSON text instead. */
 function inputAsObject(input: unknown): Record<string, unknown> | null {

@@ -1,4 +1,4 @@
-import { buildSummaryPrompt, summaryLengthNote, type Message } from '@compactor/core';
+import { buildSummaryPrompt, extractFileOps, summaryLengthNote, type Message } from '@compactor/core';
 import { assistant, conversation, text, toolCall, user } from '@compactor/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { FoldState } from './fold-plan';
@@ -88,5 +88,23 @@ describe('FoldPrompts.promptFor', () => {
     const tokens = await prompts.count(prompt);
     expect(await prompts.fits(prompt, tokens)).toBe(true);
     expect(await prompts.fits(prompt, tokens - 1)).toBe(false);
+  });
+});
+
+describe('FoldPrompts.done', () => {
+  it("takes a chunk's file ops for the next prompt; after the last one, asked anyway, they are the same", async () => {
+    const messages = session();
+    const chunked = promptsOver(messages);
+    await chunked.done({ start: 0, end: 2 });
+    expect(await chunked.earlierFileOps(2)).toEqual(extractFileOps(messages.slice(0, 2)));
+
+    // Nothing follows the whole range: its file ops are not taken, and come out right when asked.
+    const whole = promptsOver(messages);
+    await whole.done({ start: 0, end: messages.length });
+    expect(await whole.earlierFileOps(messages.length)).toEqual(extractFileOps(messages));
+    expect((await whole.earlierFileOps(messages.length))?.readFiles).toEqual([
+      'src/lexer.ts',
+      'src/parser.ts',
+    ]);
   });
 });

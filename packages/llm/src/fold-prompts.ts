@@ -156,7 +156,9 @@ export class FoldPrompts {
   async done(range: Range): Promise<void> {
     // The next request is another range: the chunk's messages are not held for a prompt of it.
     this.lastBuilt = null;
-    await this.earlierFileOps(range.end);
+    // Only a prompt after `range` lists them, and there is none after the last message: the
+    // file ops of a whole window (a second pass over every tool call) would be thrown away.
+    if (range.end < this.input.messages.length) await this.earlierFileOps(range.end);
     this.input.messages.release(range.end);
     this.transcriptCounts.forget(range.start, range.end);
   }

@@ -15,6 +15,7 @@ import type { ToolPart } from '../model';
 import { fileOpsInPatchBody, type LedgerFileOp } from './patch';
 import { fileOpsOfShellCommand } from './shell-files';
 import { capText, MAX_LEDGER_COMMAND_CHARS, MAX_LEDGER_PATH_CHARS } from './types';
+import { isToolNamed } from '../tool-names';
 
 /** Tools that run a shell command line. */
 export const SHELL_TOOLS: readonly string[] = [
@@ -72,9 +73,7 @@ export interface ToolCallArtifacts {
   command: RanCommand | null;
 }
 
-const normaliseName = (name: string): string => name.toLowerCase().replace(/[-_]/g, '');
-const matches = (tool: string, names: readonly string[]): boolean =>
-  names.some((name) => normaliseName(name) === normaliseName(tool));
+const matches = isToolNamed;
 
 /** Tool arguments as an object: parsed from JSON text, or from Cline's `<tool><path>x</path></tool>` XML. */
 function argumentsOf(input: unknown): Record<string, unknown> {
