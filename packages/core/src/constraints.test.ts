@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { constraintSentences, isConstraintSentence, splitSentences } from './constraints';
 
@@ -110,5 +111,22 @@ describe('constraintSentences', () => {
       'Never run the migration against production.',
       'Only touch files under src/billing/.',
     ]);
+  });
+});
+
+describe('isConstraintSentence: two words at least', () => {
+  it('tells one word from two as splitting at whitespace did, over any whitespace', () => {
+    const space = fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '');
+    const word = fc.constantFrom('must', 'Never', 'never', 'only', 'use', '’', '?', 'x', '');
+    fc.assert(
+      fc.property(fc.array(fc.oneof(space, word), { maxLength: 8 }), (chunks) => {
+        const sentence = chunks.join('');
+        const text = sentence.replace(/[’‘]/g, "'").trim();
+        if (text.split(/\s+/).length < 2) expect(isConstraintSentence(sentence)).toBe(false);
+        // With two words, the same sentence with its whitespace runs as single spaces answers alike.
+        else expect(isConstraintSentence(sentence)).toBe(isConstraintSentence(text.split(/\s+/).join(' ')));
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });

@@ -94,7 +94,8 @@ export function splitSentences(text: string): string[] {
 /** Whether one sentence states a constraint (see the module comment for the rules). */
 export function isConstraintSentence(sentence: string): boolean {
   const text = sentence.replace(/[’‘]/g, "'").trim();
-  if (text.split(/\s+/).length < 2) return false;
+  // At least two words: trimmed, the text has whitespace inside (no array of its words made).
+  if (!/\s/.test(text)) return false;
   if (text.endsWith('?') && !POLITE_REQUEST.test(text)) return false;
   return (
     ANYWHERE.test(text) ||
