@@ -8,6 +8,8 @@ export * from './hashing';
 export * from './ingest';
 export * from './mappers';
 export * from './queries';
+// The context view's versioned read (the sessions package's context memo).
+export * from './queries/context-delta';
 export * from './operations';
 export * as schema from './schema';
 export * from './scratch-database';

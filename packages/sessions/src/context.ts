@@ -14,6 +14,8 @@ import {
 import {
   canonicalJson,
   loadContextRows,
+  type ContextRows,
+  type DbOrTx,
   resolveMediaReferences,
   type Db,
   type SessionRow,
@@ -22,6 +24,7 @@ import type { ContextFitKind } from '@compactor/contract';
 import { encodingForModel, getTokenizer } from '@compactor/tokenizer';
 import type { ContextAnswer } from './answers';
 import { waitForCompactionEnd } from './compaction-wait';
+import { contextMemos, type ContextMemos } from './context-memo';
 import { preparedView } from './context-prepared';
 import type { SessionResources } from './resources';
 import { requireSession, type SessionTarget } from './sessions';
@@ -68,13 +71,16 @@ interface ContextReading {
  * the status says the view is over `usable`, it is served fitted, at once and without the LLM:
  * the ready prepared draft in place of what it covers when it still applies, else core's read-time
  * fit of the view (`fitViewForRead`); `fit` says which. `waitMs` first waits for the active
- * compaction, bounded; `fit: 'none'` serves the view as it is.
+ * compaction, bounded; `fit: 'none'` serves the view as it is. `memos`: where the view's rows
+ * read last time are kept (./context-memo.ts), null to read every row (what a read that keeps
+ * nothing serves: tests compare the two).
  */
 export async function sessionContext(
   resources: Pick<SessionResources, 'db' | 'tokenizerFor' | 'events'>,
   target: SessionTarget,
   request: ContextRequest,
   known: ContextKnown = {},
+  memos: ContextMemos | null = contextMemos,
 ): Promise<ContextAnswer> {
   const session =
     known.reading?.session ??
@@ -87,12 +93,12 @@ export async function sessionContext(
     : null;
   tasksBeside?.catch(() => undefined);
   let reading =
-    (known.reading && (await readContextAfter(resources.db, known.reading))) ??
-    (await readContext(resources.db, session));
+    (known.reading && (await readContextAfter(resources.db, known.reading, memos))) ??
+    (await readContext(resources.db, session, memos));
   const active = reading.snapshot.active;
   if (request.fit === 'auto' && overUsable(reading.snapshot) && active && request.waitMs) {
     if (await waitForCompactionEnd(resources, session.pk, active.id, request.waitMs))
-      reading = await readContext(resources.db, session);
+      reading = await readContext(resources.db, session, memos);
   }
 
   // Images past the media budget become markers first: the fit below sees what they left.
@@ -152,12 +158,12 @@ function withMediaBudget(reading: ContextReading): ContextReading {
 }
 
 /** The status and the view in one read-only snapshot, so the numbers describe these messages. */
-async function readContext(db: Db, session: SessionRow): Promise<ContextReading> {
+async function readContext(db: Db, session: SessionRow, memos: ContextMemos | null): Promise<ContextReading> {
   return db.transaction(
     async (tx) => {
       const snapshot = await statusSnapshot(tx, session);
       const { pinSystemMessages } = snapshot.policy;
-      const rows = await loadContextRows(tx, session.pk, { pinSystemMessages });
+      const rows = await viewRows(tx, session.pk, pinSystemMessages, memos);
       const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
         pinSystemMessages,
       });
@@ -174,9 +180,13 @@ async function readContext(db: Db, session: SessionRow): Promise<ContextReading>
  * a compaction or prune that completed) shows in one of these, and then null: the caller reads
  * both again in one transaction.
  */
-async function readContextAfter(db: Db, { session, snapshot }: FreshReading): Promise<ContextReading | null> {
+async function readContextAfter(
+  db: Db,
+  { session, snapshot }: FreshReading,
+  memos: ContextMemos | null,
+): Promise<ContextReading | null> {
   const { pinSystemMessages } = snapshot.policy;
-  const rows = await loadContextRows(db, session.pk, { pinSystemMessages });
+  const rows = await viewRows(db, session.pk, pinSystemMessages, memos);
   const context = assembleContext(rows.messages, rows.compaction ? [rows.compaction] : [], {
     pinSystemMessages,
   });
@@ -187,6 +197,18 @@ async function readContextAfter(db: Db, { session, snapshot }: FreshReading): Pr
     (rows.messages.at(-1)?.seq ?? null) === stats.newestSeq &&
     context.tokens === stats.storedTokens;
   return same ? { snapshot, context } : null;
+}
+
+/** The view's rows in one statement: through the memos (only what changed is sent and mapped), or all of them. */
+function viewRows(
+  db: DbOrTx,
+  sessionPk: number,
+  pinSystemMessages: boolean,
+  memos: ContextMemos | null,
+): Promise<ContextRows> {
+  return memos
+    ? memos.load(db, sessionPk, pinSystemMessages)
+    : loadContextRows(db, sessionPk, { pinSystemMessages });
 }
 
 /** The status's own verdict: the estimated next prompt (plus `reserve` tokens served besides) exceeds the usable input. */

@@ -4,6 +4,7 @@ export * from './compactions';
 export { waitForCompactionEnd } from './compaction-wait';
 export * from './compaction-revert';
 export * from './context';
+export { ContextMemos, contextMemos } from './context-memo';
 export * from './errors';
 export * from './event-stream';
 export * from './messages';

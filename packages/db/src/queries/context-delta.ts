@@ -1,0 +1,111 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { CompactionBoundary } from '@compactor/core';
+import type { DbOrTx } from '../client';
+import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
+import { executePrepared } from '../prepared';
+import { compactions, messages } from '../schema';
+import { partColumns, partRowMapper, viewMessagesWithParts } from './parts';
+import { rowMapper, selectList } from './raw-rows';
+import { viewBoundsCte, viewMessagesSql } from './view-bounds';
+
+/**
+ * The context view as {@link selectContextRows} reads it, but with the rows of only the messages
+ * a caller does not hold already: each message of the view comes with its version (`versions`),
+ * and its rows only when that version is not among `known`.
+ */
+export interface ContextDeltaRows {
+  /**
+   * One per message of the view, in no order: `<message pk>:<versions of its rows>` (see
+   * {@link contextDeltaSql}). Equal strings mean equal rows, byte for byte.
+   */
+  versions: string[];
+  /** The messages whose version was not among `known`, in no order (see `messagesFromRows`). */
+  messages: MessageRow[];
+  parts: PartRow[];
+  compaction: CompactionBoundary | null;
+}
+
+const compactionRowOf = rowMapper(compactions, 'c_');
+const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
+const messageRowOf = rowMapper(messages, 'm_');
+const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true, clamped: true });
+const partRowOf = partRowMapper('p_');
+
+/**
+ * The context view in ONE statement (one snapshot, like `selectContextRows`), for a reader that
+ * keeps the rows it read last time: every message of the view with its version, and the rows of
+ * those whose version is not in `known`.
+ *
+ * A message's version names every row version the view reads of it: its own row, each part,
+ * each part's prune mark and clamp, by their Postgres `xmin` (the transaction that wrote that
+ * row version: any update, even one that writes the same values, makes a new one), parts by pk.
+ * A part added, removed, updated, pruned, unpruned or clamped changes it; so does the message's
+ * own row. Which messages are in the view comes from the same bounds as `selectContextRows`, so
+ * a compaction that completes or is reverted changes the list itself. An xid repeats only after
+ * 2^32 transactions (wraparound), far past any memo's life.
+ */
+export async function selectContextDelta(
+  db: DbOrTx,
+  sessionPk: number,
+  { pinSystemMessages, known }: { pinSystemMessages: boolean; known: readonly string[] },
+): Promise<ContextDeltaRows> {
+  const { rows } = await executePrepared<Record<string, unknown>>(
+    db,
+    contextDeltaSql(sessionPk, { pinSystemMessages, known }),
+  );
+  const messageRows = new Map<unknown, MessageRow>();
+  const partRows: PartRow[] = [];
+  for (const row of rows) {
+    if (row.m_pk === null) continue; // nothing of the view to send: the one row
+    if (!messageRows.has(row.m_pk)) messageRows.set(row.m_pk, messageRowOf(row));
+    if (row.p_pk !== null) partRows.push(partRowOf(row));
+  }
+  const first = rows[0];
+  return {
+    versions: (first?.versions as string[] | null) ?? [],
+    messages: [...messageRows.values()],
+    parts: partRows,
+    compaction: first && first.c_id != null ? boundaryFromRow(compactionRowOf(first)) : null,
+  };
+}
+
+/** The statement of {@link selectContextDelta}. */
+function contextDeltaSql(
+  sessionPk: number,
+  { pinSystemMessages, known }: { pinSystemMessages: boolean; known: readonly string[] },
+): SQL {
+  // `versions` rides on the first row only (every row carries the compaction's five narrow
+  // columns, as in selectContextRows; a few hundred versions on each would not be narrow).
+  return sql`
+    with bounds as (${viewBoundsCte(sessionPk)}),
+    members as (${viewMessagesSql(sessionPk, pinSystemMessages, sql`m.pk as m_pk`)}),
+    versioned as (
+      select mm.pk as m_pk, mm.pk::text || ':' || mm.xmin::text || coalesce((
+        select string_agg(
+          p.pk::text || '.' || p.xmin::text || '.' || coalesce(pp.xmin::text, '') || '.' || coalesce(c.xmin::text, ''),
+          ',' order by p.pk)
+        from parts p
+        left join lateral (
+          select x.xmin from part_prunes x
+          where x.session_pk = p.session_pk and x.seq = p.seq and x.idx = p.idx offset 0
+        ) pp on true
+        left join lateral (
+          select k.xmin from part_clamps k where p.clamped and k.part_pk = p.pk offset 0
+        ) c on true
+        where p.message_pk = mm.pk
+      ), '') as version
+      from members join messages mm on mm.pk = members.m_pk
+    ),
+    v as (
+      select ${MESSAGE_COLUMNS} from versioned s join messages m on m.pk = s.m_pk
+      where s.version <> all(${sql.param([...known])}::text[])
+    )
+    select c.*, case when row_number() over () = 1
+                     then (select array_agg(version) from versioned) end as versions, r.*
+    from (
+      select b.compaction_id as c_id, 'completed' as c_status, b.boundary_seq as c_boundary_seq,
+             b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
+      from bounds b
+    ) c
+    left join (${viewMessagesWithParts(PART_COLUMNS)}) r on true`;
+}
