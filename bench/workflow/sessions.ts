@@ -7,11 +7,21 @@ import { insertSession, newId, type Db, type NewMessage, type SessionRow } from 
 import { sql } from 'drizzle-orm';
 import { seedMessages } from '../seed-messages';
 
-/** Message `i` of a coding session: a user request, then an assistant turn reading a file. */
-export function benchMessage(i: number): NewMessage {
+/**
+ * Message `i` of a coding session: a user request, then an assistant turn reading a file. The
+ * requests name their `session`, so sessions are not copies of each other: work remembered by
+ * text (core's user words) must not be found again in the next session's compaction.
+ */
+export function benchMessage(i: number, session = 0): NewMessage {
   const user = i % 2 === 0;
   const parts: Part[] = user
-    ? [{ type: 'text', text: `please look at module ${i} and fix the failing test `.repeat(4), tokens: 44 }]
+    ? [
+        {
+          type: 'text',
+          text: `please look at module ${i} and fix the failing test `.repeat(4) + `(session ${session})`,
+          tokens: 44,
+        },
+      ]
     : [
         { type: 'text', text: `Reading src/module${i}.ts`, tokens: 6 },
         {
@@ -59,7 +69,7 @@ export async function seedSessions(db: Db, count: number, messages: number): Pro
       await seedMessages(
         db,
         session!,
-        Array.from({ length: Math.min(1_000, messages - i) }, (_, k) => benchMessage(i + k)),
+        Array.from({ length: Math.min(1_000, messages - i) }, (_, k) => benchMessage(i + k, s)),
       );
     }
     sessions.push(session!);
