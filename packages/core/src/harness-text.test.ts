@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { harnessText, userWords } from './harness-text';
+import fc from 'fast-check';
+import { harnessText, HARNESS_TAGS, scannedHarnessText, userWords } from './harness-text';
 
 // Real-shaped user-role texts, as each agent harness writes them into a transcript.
 const CAVEAT =
@@ -165,5 +166,71 @@ describe('userWords: remembered texts answer as computing them does', () => {
     expect(text.length).toBeGreaterThan(50_000);
     expect(userWords(text)).toBe(harnessText(text).userText);
     expect(userWords(text)).toBe(text.slice(0, text.indexOf('\n<system')).trim());
+  });
+});
+
+describe('harnessText: text no harness pattern can match is not scanned by each', () => {
+  /** Fragments of every pattern's text, and ordinary words and separators around them. */
+  const fragment = fc.oneof(
+    fc.constantFrom(
+      ...HARNESS_TAGS.flatMap((tag) => [`<${tag}>`, `</${tag}>`]),
+      '<task>',
+      '</task>',
+      '<feedback>',
+      '</feedback>',
+      '<user_message>',
+      '</user_message>',
+      '# AGENTS.md instructions for /repo',
+      '</INSTRUCTIONS>',
+      '[Image: original 10x10]',
+      '[Image #2]',
+      '[Request interrupted by user]',
+      '[Pasted text #1 +20 lines]',
+      'Apply it? (Y)es/(N)o [Yes]: y',
+      'Create new file? (Y)es/(N)o',
+      '/add src/a.ts',
+      '  /drop',
+      '/tmp/x.log',
+      'a/b',
+      '(Open file: src/a.py)',
+      '(Current directory: /repo)',
+      'bash-$',
+      'This session is being continued from a previous conversation',
+      '[TASK RESUMPTION]',
+      '[ERROR] You did not use a tool',
+      '[read_file for a.ts] Result:',
+      "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:",
+      'INSTRUCTIONS:',
+      'please fix module 3',
+      '(session 2)',
+      'Never touch the API.',
+      '#',
+      '[',
+      '<',
+      '(',
+    ),
+    fc.string({ maxLength: 8 }),
+  );
+  const separator = fc.constantFrom('', ' ', '\n', '\n\n', '\t', '  \n', '\r\n', '\u2028');
+  const text = fc
+    .array(fc.tuple(fragment, separator), { maxLength: 12 })
+    .map((pairs) => pairs.map(([f, s]) => f + s).join(''));
+
+  it('splits every text as reading it with every pattern does', () => {
+    fc.assert(
+      fc.property(text, (value) => {
+        expect(harnessText(value)).toEqual(scannedHarnessText(value));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('gives a plain request back tidied, with no harness blocks', () => {
+    const request = 'please look at module 12 and fix the failing test  \n\n\n\n(session 3)  ';
+    expect(harnessText(request)).toEqual({
+      harness: [],
+      userText: 'please look at module 12 and fix the failing test\n\n(session 3)',
+    });
+    expect(harnessText(request)).toEqual(scannedHarnessText(request));
   });
 });

@@ -108,8 +108,22 @@ interface Span {
   kind: string;
 }
 
+/**
+ * What every harness pattern above needs somewhere in the text: a bracket or `#`, a `/` opening
+ * a line, or one of the phrases. Most messages have none, and this one scan then stands for a
+ * dozen; a message that has one is read by all of them.
+ */
+const MAY_HOLD_HARNESS_TEXT =
+  /[<[#]|^[ \t]*\/|\((?:Open file|Current directory): |bash-\$|\(Y\)es\/\(N\)o|This session is being continued|We're currently solving/m;
+
 /** The harness blocks of `text` and the user's own words around them (see the module comment). */
 export function harnessText(text: string): HarnessSplit {
+  if (!MAY_HOLD_HARNESS_TEXT.test(text)) return { harness: [], userText: tidy(text) };
+  return scannedHarnessText(text);
+}
+
+/** {@link harnessText} read by every pattern (exported for the test that compares the two). */
+export function scannedHarnessText(text: string): HarnessSplit {
   // A wrapper says where the user's words are, whatever the harness put around them.
   const wrapped = closedBlocks(text, WRAPPER_OPEN, (tag) => `</${tag}>`, false);
   if (wrapped.length > 0) return unwrapped(text, wrapped);
