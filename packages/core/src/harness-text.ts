@@ -139,9 +139,10 @@ export function scannedHarnessText(text: string): HarnessSplit {
  * four times (its ledger, whether it is a request, the request's text, the kept messages), and
  * the harness patterns are a dozen scans each time. Keyed by the text itself, so the answer is
  * the same as computing it; bounded by characters held, and started over when full (no LRU cost
- * per lookup). A text longer than {@link MEMO_TEXT_MAX_CHARS} is computed every time.
+ * per lookup): a million characters, 1–4 MB, about a window's user messages. A text longer
+ * than {@link MEMO_TEXT_MAX_CHARS} is computed every time.
  */
-const MEMO_MAX_CHARS = 2_000_000;
+const MEMO_MAX_CHARS = 1_000_000;
 const MEMO_TEXT_MAX_CHARS = 50_000;
 const memo = new Map<string, string>();
 let memoChars = 0;
