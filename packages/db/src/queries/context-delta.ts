@@ -98,7 +98,8 @@ function contextDeltaSql(
     ),
     v as (
       select ${MESSAGE_COLUMNS} from versioned s join messages m on m.pk = s.m_pk
-      where s.version <> all(${sql.param([...known])}::text[])
+      -- A hashed subplan (a "<> all" of the array would compare each version with every known one).
+      where s.version not in (select unnest(${sql.param([...known])}::text[]))
     )
     select c.*, case when row_number() over () = 1
                      then (select array_agg(version) from versioned) end as versions, r.*
