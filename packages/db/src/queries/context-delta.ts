@@ -61,8 +61,10 @@ export async function selectContextDelta(
     if (row.p_pk !== null) partRows.push(partRowOf(row));
   }
   const first = rows[0];
+  // On one row: found by its value, not by where the window put it.
+  const versions = rows.find((row) => row.versions !== null)?.versions as string[] | undefined;
   return {
-    versions: (first?.versions as string[] | null) ?? [],
+    versions: versions ?? [],
     messages: [...messageRows.values()],
     parts: partRows,
     compaction: first && first.c_id != null ? boundaryFromRow(compactionRowOf(first)) : null,
