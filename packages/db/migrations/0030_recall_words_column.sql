@@ -8,7 +8,7 @@
 -- column holds it.
 --
 -- Rows flagged before this migration keep the words today's index computed:
--- `compactor_recall_words` below is that expression (slashes, dots, at signs, colons and
+-- `parts_recall_words_of` below is that expression (slashes, dots, at signs, colons and
 -- backslashes to spaces, then the 'simple' parser; migrations 0016, 0029). It is also the
 -- fallback for a part flagged without words (a writer that does not send them) and for a flagged
 -- part whose text changes (a compacted task's result arriving later, the retention purge
@@ -37,7 +37,7 @@ EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
 END
 $$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION compactor_recall_words(doc text) RETURNS tsvector
+CREATE OR REPLACE FUNCTION parts_recall_words_of(doc text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT to_tsvector('simple'::regconfig,
     replace(replace(replace(replace(replace(left(coalesce(doc, ''), 100000),
@@ -47,7 +47,7 @@ $$;
 CREATE OR REPLACE FUNCTION parts_recall_words_fallback() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-  NEW.recall_words := compactor_recall_words(coalesce(NEW.text, NEW.tool_output, NEW.tool_error));
+  NEW.recall_words := parts_recall_words_of(coalesce(NEW.text, NEW.tool_output, NEW.tool_error));
   RETURN NEW;
 END
 $$;
@@ -62,7 +62,7 @@ CREATE OR REPLACE TRIGGER parts_recall_words_changed BEFORE UPDATE OF text, tool
 FOR EACH ROW WHEN (NEW.recallable AND NEW.type IN ('text', 'reasoning', 'tool'))
 EXECUTE FUNCTION parts_recall_words_fallback();
 --> statement-breakpoint
-UPDATE "parts" SET "recall_words" = compactor_recall_words(coalesce("text", "tool_output", "tool_error"))
+UPDATE "parts" SET "recall_words" = parts_recall_words_of(coalesce("text", "tool_output", "tool_error"))
 WHERE "recallable" AND "type" IN ('text', 'reasoning', 'tool') AND "recall_words" IS NULL;
 --> statement-breakpoint
 -- GIN over (session, words), btree_gin for the session (migration 0016 says why), of the parts

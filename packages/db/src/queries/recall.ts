@@ -87,11 +87,11 @@ const RECALL_DOCUMENT = sql.raw(`left(coalesce(p.text, p.tool_output, p.tool_err
 
 /**
  * A part's words: those stored with its flag (`recall_words`, migration 0030: the worker's,
- * core `recallVectorOf`), else Postgres's of its text (`compactor_recall_words`, what the prune's
+ * core `recallVectorOf`), else Postgres's of its text (`parts_recall_words_of`, what the prune's
  * flagging will store), for an output served before it is flagged.
  */
 const PART_WORDS = sql.raw(
-  `coalesce(p.recall_words, compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error)))`,
+  `coalesce(p.recall_words, parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error)))`,
 );
 
 /** Path and address punctuation read as spaces in the arguments' words (migration 0023). */

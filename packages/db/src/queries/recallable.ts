@@ -170,7 +170,7 @@ export async function markPrunedRecallable(
  * Flags these outputs recallable and writes their calls' `recall_arguments` in the same update:
  * each update of a part writes a new row version and index entries, so the arguments a later
  * compaction would write (db `markRecallableBehind`) are written now, once. Their words are
- * Postgres's (migration 0030 `compactor_recall_words`): this job does not read the outputs (a
+ * Postgres's (migration 0030 `parts_recall_words_of`): this job does not read the outputs (a
  * first prune flags 100 MB of them), so it does not compute them itself.
  */
 async function flagWithArguments(
@@ -197,7 +197,7 @@ async function flagWithArguments(
     db,
     sql`with flagged as (
           update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments),
-                 recall_words = compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error))
+                 recall_words = parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error))
           from unnest(${sql.param(parts.map((part) => Number(part.pk)))}::bigint[], ${sql.param(words)}::text[]) as v(pk, words)
           where p.pk = v.pk and p.session_pk = ${sessionPk} and not p.recallable
           returning 1
@@ -289,7 +289,7 @@ async function flagSeqsWithArguments(
                  recall_words = case when p.recallable then p.recall_words
                                      when p.tool_status is not distinct from v.status and p.purged_at is null
                                           and v.words is not null then v.words::tsvector
-                                     else compactor_recall_words(coalesce(p.text, p.tool_output, p.tool_error)) end
+                                     else parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error)) end
           from v join parts q on q.pk = v.pk
           where p.pk = v.pk and q.session_pk = ${sessionPk} and (not q.recallable or v.args is not null)
           returning not q.recallable as flipped
