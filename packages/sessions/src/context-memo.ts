@@ -10,8 +10,8 @@
 import type { Message } from '@compactor/core';
 import { messagesFromRows, selectContextDelta, type ContextRows, type DbOrTx } from '@compactor/db';
 
-/** What the memos may hold together, in characters of the kept messages' text (~2 bytes each). */
-export const CONTEXT_MEMO_BUDGET = 64 * 1024 * 1024;
+/** What the memos may hold together, in characters of the kept messages (the API heap is 640 MiB, the element memos take 48 Mi characters). */
+export const CONTEXT_MEMO_BUDGET = 32 * 1024 * 1024;
 
 /** A session's view is kept only below this share of the budget. */
 const LARGEST_SHARE = 4;
