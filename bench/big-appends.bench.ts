@@ -5,14 +5,16 @@
  * Each is measured against the same loop on an idle API in the same run; the API runs as its own
  * process (`npm run api`), sampled for its resident memory. (1) runs against two API processes
  * in the same run: large writes one at a time (the default, `LARGE_WRITES_*`) and unlimited
- * (`LARGE_WRITES_IN_FLIGHT=0`; BENCH_BIG_COMPARE=0 skips it). A large append answered 429 is
- * sent again after its Retry-After, as a client would. B's rate is one read every 20 ms, or
+ * (`LARGE_WRITES_IN_FLIGHT=0`; BENCH_BIG_COMPARE=0 skips it). A's large appends go from a
+ * process of their own (bench/big-appends/uploader.ts), as another tenant's client would; one
+ * answered 429 is sent again after its Retry-After, as a client would. B's rate is one read every 20 ms, or
  * slower on a loaded machine (3× a read's own time, measured first; BENCH_READ_EVERY_MS sets it),
  * so that B's own reads do not saturate the API. `npm run bench -- big-appends`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import {
   deployedNodeOptions,
@@ -24,114 +26,17 @@ import {
   type Child,
 } from './processes';
 import { apiHeaders, spread, type Spread } from './harness';
+import { logText, post } from './big-appends/bodies';
+import { runUploaderChild, UPLOADER_CHILD, uploaderProcess } from './big-appends/uploader';
 
 const URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_big_appends';
-const MiB = 1024 * 1024;
-const BIG_BODY_BYTES = 31 * MiB;
 const IDLE_READS = 200;
-/** Times a large append answered 429 is sent again (after its Retry-After). */
-const LARGE_RETRIES = 30;
 const SMALL_APPENDS_IDLE = 100;
 const CONCURRENT_APPENDS = 50;
 const CONCURRENT_APPEND_BYTES = 40 * 1024;
 const CONCURRENT_WAVES = 3;
 const OTHER_SESSIONS = 4;
-
-/** A tool's log output, varied enough that the tokenizer merges as on real text. */
-function logText(bytes: number, seed: number): string {
-  const words = [
-    'error',
-    'expected',
-    'received',
-    'src/app.ts:41:7',
-    'at',
-    'Object.<anonymous>',
-    'PASS',
-    'FAIL',
-  ];
-  const lines: string[] = [];
-  let length = 0;
-  for (let i = 0; length < bytes; i++) {
-    const line = `${i + seed} ${words[(i * 7) % words.length]} ${words[(i * 3 + seed) % words.length]} 0x${(i * 2654435761).toString(16)}`;
-    lines.push(line);
-    length += line.length + 1;
-  }
-  return lines.join('\n').slice(0, bytes);
-}
-
-/** One 31 MiB append: a single tool output, or 1,000 messages of ~31 KB each. */
-function bigBody(shape: 'one-part' | 'many-messages', seed: number): string {
-  if (shape === 'one-part') {
-    // Each line break travels as two bytes (`\\n`).
-    const output = logText(Math.floor(BIG_BODY_BYTES * 0.975), seed);
-    return JSON.stringify({
-      messages: [
-        {
-          id: `big-${seed}`,
-          role: 'assistant',
-          parts: [
-            {
-              type: 'tool',
-              callId: 'c1',
-              tool: 'bash',
-              status: 'completed',
-              input: { cmd: 'cat log' },
-              output,
-            },
-          ],
-        },
-      ],
-    });
-  }
-  const each = Math.floor((BIG_BODY_BYTES * 0.975) / 1000) - 200;
-  return JSON.stringify({
-    messages: Array.from({ length: 1000 }, (_, i) => ({
-      id: `big-${seed}-${i}`,
-      role: 'assistant',
-      parts: [
-        {
-          type: 'tool',
-          callId: `c${i}`,
-          tool: 'bash',
-          status: 'completed',
-          input: { i },
-          output: logText(each, seed + i),
-        },
-      ],
-    })),
-  });
-}
-
-/** A POST's status; 0 when the connection failed (an API refusing mid-upload, a reset under load). */
-async function post(api: string, key: string, session: string, body: string | Uint8Array): Promise<number> {
-  try {
-    const response = await fetch(`${api}/v1/sessions/${session}/messages`, {
-      method: 'POST',
-      headers: apiHeaders(key),
-      body,
-    });
-    await response.arrayBuffer();
-    if (response.status === 429) retryAfter.set(session, Number(response.headers.get('retry-after') ?? 1));
-    return response.status;
-  } catch {
-    return 0;
-  }
-}
-const retryAfter = new Map<string, number>();
-
-/** A large append, sent again after its Retry-After while it is refused: its final status and its tries. */
-async function postLarge(
-  api: string,
-  session: string,
-  body: Uint8Array,
-): Promise<{ status: number; tries: number }> {
-  for (let tries = 1; ; tries++) {
-    const status = await post(api, 'key-a', session, body);
-    if (status !== 429 || tries > LARGE_RETRIES) return { status, tries };
-    await new Promise((resolve) => setTimeout(resolve, (retryAfter.get(session) ?? 1) * 1000));
-  }
-}
 
 /**
  * Requests at a steady rate, each timed from when it was due: `send` every `everyMs` while
@@ -291,179 +196,175 @@ const phaseLine = (phase: Phase<unknown>, what: string) =>
   `API event-loop delay p99 ${phase.delay.p99.toFixed(0)} ms, max ${phase.delay.max.toFixed(0)} ms; ` +
   `the bench's own p99 ${phase.clientDelay.p99.toFixed(0)} ms, max ${phase.clientDelay.max.toFixed(0)} ms; ${phase.load}`;
 
-const compare = process.env.BENCH_BIG_COMPARE !== '0';
-await freshDatabase(URL);
-const apiEnv = {
-  DATABASE_URL: URL,
-  API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
-  QUEUE_PREFIX: `{bench-big-${randomUUID().slice(0, 8)}}`,
-  LOG_LEVEL: 'warn',
-  // As deployed: V8's heap limit from infra/k8s/api.yaml.
-  NODE_OPTIONS: deployedNodeOptions('api'),
-};
-const configs: Array<{ name: string; env: Record<string, string> }> = [
-  ...(compare ? [{ name: 'unlimited', env: { LARGE_WRITES_IN_FLIGHT: '0' } }] : []),
-  { name: 'one at a time', env: {} },
-];
-const apis: Array<Child & { url: string }> = [];
-// BENCH_PARTS_COMPRESSION=pglz: the large parts compressed as before migration 0013 (the A/B of
-// what TOAST compression costs Postgres, run back to back with the default, lz4).
-const compression = process.env.BENCH_PARTS_COMPRESSION;
-if (compression) {
-  if (!/^(pglz|lz4)$/.test(compression)) throw new Error('BENCH_PARTS_COMPRESSION: pglz or lz4');
-  const admin = new pg.Client({ connectionString: URL });
-  await admin.connect();
-  for (const column of ['text', 'tool_input', 'tool_output', 'tool_error'])
-    await admin.query(`alter table parts alter column ${column} set compression ${compression}`);
-  await admin.end();
-}
-console.log(`large parts compressed with ${compression ?? 'the schema default (lz4 where available)'}`);
-try {
-  for (const config of configs) apis.push(await startApiProcess({ ...apiEnv, ...config.env }));
-  const first = apis[0]!.url;
-  const sessions = [
-    ...configs.map((_, c) => ['key-a', `big-${c}`] as const),
-    ['key-a', 'busy'],
-    ['key-b', 'quiet'],
-    ...Array.from({ length: OTHER_SESSIONS }, (_, s) => ['key-b', `other-${s}`] as const),
-  ] as const;
-  for (const [key, id] of sessions) {
-    const created = await fetch(`${first}/v1/sessions`, {
-      method: 'POST',
-      headers: apiHeaders(key),
-      body: JSON.stringify({ id, model: { id: 'gpt-4o' } }),
-    });
-    if (created.status !== 201) throw new Error(`session ${id}: ${created.status}`);
-  }
-  const history = Array.from({ length: 40 }, (_, i) => ({
-    id: `q${i}`,
-    role: i % 2 === 0 ? 'user' : 'assistant',
-    parts: [{ type: 'text', text: `step ${i}: run the tests and read the log again` }],
-  }));
-  if ((await post(first, 'key-b', 'quiet', JSON.stringify({ messages: history }))) !== 201)
-    throw new Error('tenant B history');
-
-  // Encoded once here: sending a 31 MiB string would encode it on this process's event loop, which
-  // also times tenant B's requests.
-  const encoded = (text: string) => new Uint8Array(Buffer.from(text));
-  const bodies = {
-    onePart: [1, 2].map((seed) => encoded(bigBody('one-part', seed))),
-    many: [3, 4].map((seed) => encoded(bigBody('many-messages', seed))),
-    concurrent: [5, 6, 7, 8].map((seed) => encoded(bigBody('one-part', seed))),
+async function benchmark(): Promise<void> {
+  let stopUploader = () => {};
+  const compare = process.env.BENCH_BIG_COMPARE !== '0';
+  await freshDatabase(URL);
+  const apiEnv = {
+    DATABASE_URL: URL,
+    API_KEYS: 'tenant-a:key-a,tenant-b:key-b',
+    QUEUE_PREFIX: `{bench-big-${randomUUID().slice(0, 8)}}`,
+    LOG_LEVEL: 'warn',
+    // As deployed: V8's heap limit from infra/k8s/api.yaml.
+    NODE_OPTIONS: deployedNodeOptions('api'),
   };
-  console.log(
-    `bodies: ${(bodies.onePart[0]!.byteLength / MiB).toFixed(1)} MiB (one part), ` +
-      `${(bodies.many[0]!.byteLength / MiB).toFixed(1)} MiB (1,000 messages)`,
-  );
-
-  // B's rate: one read every 20 ms, or 3× a read's own time (one after another) when the
-  // machine makes it slower, so that B alone keeps the API at most a third busy.
-  const alone: number[] = [];
-  for (let i = 0; i < 60; i++) {
-    const started = performance.now();
-    await readContext(first);
-    alone.push(performance.now() - started);
+  const configs: Array<{ name: string; env: Record<string, string> }> = [
+    ...(compare ? [{ name: 'unlimited', env: { LARGE_WRITES_IN_FLIGHT: '0' } }] : []),
+    { name: 'one at a time', env: {} },
+  ];
+  const apis: Array<Child & { url: string }> = [];
+  // BENCH_PARTS_COMPRESSION=pglz: the large parts compressed as before migration 0013 (the A/B of
+  // what TOAST compression costs Postgres, run back to back with the default, lz4).
+  const compression = process.env.BENCH_PARTS_COMPRESSION;
+  if (compression) {
+    if (!/^(pglz|lz4)$/.test(compression)) throw new Error('BENCH_PARTS_COMPRESSION: pglz or lz4');
+    const admin = new pg.Client({ connectionString: URL });
+    await admin.connect();
+    for (const column of ['text', 'tool_input', 'tool_output', 'tool_error'])
+      await admin.query(`alter table parts alter column ${column} set compression ${compression}`);
+    await admin.end();
   }
-  const everyMs =
-    Number(process.env.BENCH_READ_EVERY_MS) || Math.max(20, Math.ceil(3 * spread(alone.slice(20)).p50));
-  console.log(
-    `B's read alone: p50 ${spread(alone.slice(20)).p50.toFixed(1)} ms; B reads every ${everyMs} ms; ${loadNote()}`,
-  );
+  console.log(`large parts compressed with ${compression ?? 'the schema default (lz4 where available)'}`);
+  try {
+    for (const config of configs) apis.push(await startApiProcess({ ...apiEnv, ...config.env }));
+    const first = apis[0]!.url;
+    const sessions = [
+      ...configs.map((_, c) => ['key-a', `big-${c}`] as const),
+      ['key-a', 'busy'],
+      ['key-b', 'quiet'],
+      ...Array.from({ length: OTHER_SESSIONS }, (_, s) => ['key-b', `other-${s}`] as const),
+    ] as const;
+    for (const [key, id] of sessions) {
+      const created = await fetch(`${first}/v1/sessions`, {
+        method: 'POST',
+        headers: apiHeaders(key),
+        body: JSON.stringify({ id, model: { id: 'gpt-4o' } }),
+      });
+      if (created.status !== 201) throw new Error(`session ${id}: ${created.status}`);
+    }
+    const history = Array.from({ length: 40 }, (_, i) => ({
+      id: `q${i}`,
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      parts: [{ type: 'text', text: `step ${i}: run the tests and read the log again` }],
+    }));
+    if ((await post(first, 'key-b', 'quiet', JSON.stringify({ messages: history }))) !== 201)
+      throw new Error('tenant B history');
 
-  const results: Array<{ name: string; idle: Spread; sequential: Spread; concurrent: Spread }> = [];
-  for (const [c, config] of configs.entries()) {
-    const api = apis[c]!;
-    const session = `big-${c}`;
-    // Warm up (JIT, pool connections, prepared statements) before the idle figures.
-    await readLoop(api.url, everyMs, () => false, 50);
-    await smallAppendLoop(api.url, everyMs, () => false, 50);
-    const baseRss = memoryOf(api.process.pid!).rssMiB;
-    await loopDelay(api.url);
-    const idleReads = spread(await readLoop(api.url, everyMs, () => false, IDLE_READS));
-    const idleDelay = await loopDelay(api.url);
-    const idleLoad = loadNote();
-    const sequential = await during(
+    const uploader = await uploaderProcess(fileURLToPath(import.meta.url));
+    stopUploader = () => uploader.stop();
+    console.log(
+      `bodies: ${uploader.sizes[0].toFixed(1)} MiB (one part), ${uploader.sizes[1].toFixed(1)} MiB (1,000 messages), ` +
+        `sent by a process of their own`,
+    );
+
+    // B's rate: one read every 20 ms, or 3× a read's own time (one after another) when the
+    // machine makes it slower, so that B alone keeps the API at most a third busy.
+    const alone: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const started = performance.now();
+      await readContext(first);
+      alone.push(performance.now() - started);
+    }
+    const everyMs =
+      Number(process.env.BENCH_READ_EVERY_MS) || Math.max(20, Math.ceil(3 * spread(alone.slice(20)).p50));
+    console.log(
+      `B's read alone: p50 ${spread(alone.slice(20)).p50.toFixed(1)} ms; B reads every ${everyMs} ms; ${loadNote()}`,
+    );
+
+    const results: Array<{ name: string; idle: Spread; sequential: Spread; concurrent: Spread }> = [];
+    for (const [c, config] of configs.entries()) {
+      const api = apis[c]!;
+      const session = `big-${c}`;
+      // Warm up (JIT, pool connections, prepared statements) before the idle figures.
+      await readLoop(api.url, everyMs, () => false, 50);
+      await smallAppendLoop(api.url, everyMs, () => false, 50);
+      const baseRss = memoryOf(api.process.pid!).rssMiB;
+      await loopDelay(api.url);
+      const idleReads = spread(await readLoop(api.url, everyMs, () => false, IDLE_READS));
+      const idleDelay = await loopDelay(api.url);
+      const idleLoad = loadNote();
+      const sequential = await during(
+        api,
+        (running) => readLoop(api.url, everyMs, running),
+        () => uploader.run('one after another', api.url, session),
+      );
+      const concurrent = await during(
+        api,
+        (running) => readLoop(api.url, everyMs, running),
+        () => uploader.run('at once', api.url, session),
+      );
+      console.log(`\nlarge writes ${config.name}: API RSS before the big appends ${baseRss.toFixed(0)} MiB`);
+      console.log(`tenant B context reads, API idle                       ${fmt(idleReads)}`);
+      console.log(
+        `    API event-loop delay p99 ${idleDelay.p99.toFixed(0)} ms, max ${idleDelay.max.toFixed(0)} ms; ${idleLoad}`,
+      );
+      console.log(`… while A posts 4 × 31 MiB appends one after another   ${fmt(spread(sequential.times))}`);
+      console.log(phaseLine(sequential, `appends: ${largeTally(sequential.result)}`));
+      console.log(`… while A posts 4 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
+      console.log(phaseLine(concurrent, `appends: ${largeTally(concurrent.result)}`));
+      results.push({
+        name: config.name,
+        idle: idleReads,
+        sequential: spread(sequential.times),
+        concurrent: spread(concurrent.times),
+      });
+    }
+    console.log(`\ntenant B's context-read p99 (goal < 250 ms), ${loadNote()}`);
+    for (const r of results)
+      console.log(
+        `  large writes ${r.name.padEnd(14)} idle ${r.idle.p99.toFixed(1)} ms, one after another ${r.sequential.p99.toFixed(1)} ms (${(r.sequential.p99 / r.idle.p99).toFixed(1)}× idle), ` +
+          `at once ${r.concurrent.p99.toFixed(1)} ms (${(r.concurrent.p99 / r.idle.p99).toFixed(1)}× idle)`,
+      );
+    if (results.length === 2) {
+      const [before, after] = results as [(typeof results)[0], (typeof results)[0]];
+      console.log(
+        `  one at a time / unlimited, same run: ${(after.sequential.p99 / before.sequential.p99).toFixed(2)}× one after another, ` +
+          `${(after.concurrent.p99 / before.concurrent.p99).toFixed(2)}× at once`,
+      );
+    }
+
+    const api = apis.at(-1)!;
+    const idleAppends = spread(await smallAppendLoop(api.url, everyMs, () => false, SMALL_APPENDS_IDLE));
+    const text = logText(CONCURRENT_APPEND_BYTES - 200, 9);
+    const crowd = await during(
       api,
-      (running) => readLoop(api.url, everyMs, running),
+      (running) => smallAppendLoop(api.url, everyMs, running),
       async () => {
-        const statuses: Array<{ status: number; tries: number }> = [];
-        for (const body of [...bodies.onePart, ...bodies.many])
-          statuses.push(await postLarge(api.url, session, body));
+        const statuses: number[] = [];
+        for (let wave = 0; wave < CONCURRENT_WAVES; wave++) {
+          statuses.push(
+            ...(await Promise.all(
+              Array.from({ length: CONCURRENT_APPENDS }, (_, i) =>
+                post(
+                  api.url,
+                  'key-a',
+                  'busy',
+                  JSON.stringify({
+                    messages: [
+                      { id: `w${wave}-${i}`, role: 'user', parts: [{ type: 'text', text: `${i} ${text}` }] },
+                    ],
+                  }),
+                ),
+              ),
+            )),
+          );
+        }
         return statuses;
       },
     );
-    const concurrent = await during(
-      api,
-      (running) => readLoop(api.url, everyMs, running),
-      () => Promise.all(bodies.concurrent.map((body) => postLarge(api.url, session, body))),
-    );
-    console.log(`\nlarge writes ${config.name}: API RSS before the big appends ${baseRss.toFixed(0)} MiB`);
-    console.log(`tenant B context reads, API idle                       ${fmt(idleReads)}`);
+    console.log(`\ntenant B's failed requests: ${failures.length ? tally(failures) : 'none'}`);
+    console.log(`tenant B appends to ${OTHER_SESSIONS} sessions, API idle              ${fmt(idleAppends)}`);
     console.log(
-      `    API event-loop delay p99 ${idleDelay.p99.toFixed(0)} ms, max ${idleDelay.max.toFixed(0)} ms; ${idleLoad}`,
+      `… while A posts ${CONCURRENT_WAVES} waves of ${CONCURRENT_APPENDS} concurrent 40 KB appends   ${fmt(spread(crowd.times))}`,
     );
-    console.log(`… while A posts 4 × 31 MiB appends one after another   ${fmt(spread(sequential.times))}`);
-    console.log(phaseLine(sequential, `appends: ${largeTally(sequential.result)}`));
-    console.log(`… while A posts 4 × 31 MiB appends at once             ${fmt(spread(concurrent.times))}`);
-    console.log(phaseLine(concurrent, `appends: ${largeTally(concurrent.result)}`));
-    results.push({
-      name: config.name,
-      idle: idleReads,
-      sequential: spread(sequential.times),
-      concurrent: spread(concurrent.times),
-    });
+    console.log(phaseLine(crowd, `A's appends: ${tally(crowd.result)}`));
+    console.log(`    p99 / idle ${(spread(crowd.times).p99 / idleAppends.p99).toFixed(1)}×`);
+  } finally {
+    stopUploader();
+    await Promise.all(apis.map((api) => api.stop()));
+    await dropDatabase(URL);
   }
-  console.log(`\ntenant B's context-read p99 (goal < 250 ms), ${loadNote()}`);
-  for (const r of results)
-    console.log(
-      `  large writes ${r.name.padEnd(14)} idle ${r.idle.p99.toFixed(1)} ms, one after another ${r.sequential.p99.toFixed(1)} ms (${(r.sequential.p99 / r.idle.p99).toFixed(1)}× idle), ` +
-        `at once ${r.concurrent.p99.toFixed(1)} ms (${(r.concurrent.p99 / r.idle.p99).toFixed(1)}× idle)`,
-    );
-  if (results.length === 2) {
-    const [before, after] = results as [(typeof results)[0], (typeof results)[0]];
-    console.log(
-      `  one at a time / unlimited, same run: ${(after.sequential.p99 / before.sequential.p99).toFixed(2)}× one after another, ` +
-        `${(after.concurrent.p99 / before.concurrent.p99).toFixed(2)}× at once`,
-    );
-  }
-
-  const api = apis.at(-1)!;
-  const idleAppends = spread(await smallAppendLoop(api.url, everyMs, () => false, SMALL_APPENDS_IDLE));
-  const text = logText(CONCURRENT_APPEND_BYTES - 200, 9);
-  const crowd = await during(
-    api,
-    (running) => smallAppendLoop(api.url, everyMs, running),
-    async () => {
-      const statuses: number[] = [];
-      for (let wave = 0; wave < CONCURRENT_WAVES; wave++) {
-        statuses.push(
-          ...(await Promise.all(
-            Array.from({ length: CONCURRENT_APPENDS }, (_, i) =>
-              post(
-                api.url,
-                'key-a',
-                'busy',
-                JSON.stringify({
-                  messages: [
-                    { id: `w${wave}-${i}`, role: 'user', parts: [{ type: 'text', text: `${i} ${text}` }] },
-                  ],
-                }),
-              ),
-            ),
-          )),
-        );
-      }
-      return statuses;
-    },
-  );
-  console.log(`\ntenant B's failed requests: ${failures.length ? tally(failures) : 'none'}`);
-  console.log(`tenant B appends to ${OTHER_SESSIONS} sessions, API idle              ${fmt(idleAppends)}`);
-  console.log(
-    `… while A posts ${CONCURRENT_WAVES} waves of ${CONCURRENT_APPENDS} concurrent 40 KB appends   ${fmt(spread(crowd.times))}`,
-  );
-  console.log(phaseLine(crowd, `A's appends: ${tally(crowd.result)}`));
-  console.log(`    p99 / idle ${(spread(crowd.times).p99 / idleAppends.p99).toFixed(1)}×`);
-} finally {
-  await Promise.all(apis.map((api) => api.stop()));
-  await dropDatabase(URL);
 }
+
+if (process.argv[2] === UPLOADER_CHILD) runUploaderChild();
+else await benchmark();
