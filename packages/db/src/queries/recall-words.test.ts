@@ -7,7 +7,8 @@ import { createTestSession, newMessage, text, tool } from '../test-support/fixtu
 import { useTestDatabase } from '../test-support/test-database';
 import { insertCompaction } from './compactions';
 import { searchRecall, searchRecallSql } from './recall';
-import { markRecallableBehind } from './recallable';
+import { RECALL_WORDS_BATCH_BYTES } from './recall-flag';
+import { markPrunedRecallable, markRecallableBehind } from './recallable';
 import { recallVectorOf } from '@compactor/core';
 
 const t = useTestDatabase();
@@ -168,6 +169,53 @@ describe('recall words', () => {
       sql`select recall_words::text as words from parts where session_pk = ${session.pk} and call_id = 'late'`,
     );
     expect(purged[0]!.words).toBe('');
+  });
+
+  it("reads a window's texts in batches of bounded size, each part's words the worker's", async () => {
+    const session = await createTestSession(t.db);
+    // Four 450 KB outputs count 400 KB each against a 1 MB batch: the first statement brings the
+    // request's and the first two outputs' texts, a second read the last two.
+    const big = (i: number) => `marker${i} <tag>${i}</tag> ${'lorem ipsum '.repeat(37_500)}`;
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('user', [text('a small request first')]),
+      ...[1, 2, 3, 4].map((i) => newMessage('assistant', [tool(`big${i}`, big(i))])),
+      newMessage('user', [text('kept in view')]),
+    ]);
+    expect(RECALL_WORDS_BATCH_BYTES).toBe(1 << 20);
+    expect(await markRecallableBehind(t.db, session.pk, 6)).toBe(5);
+    const { rows } = await t.db.execute<{ seq: number; stored: string }>(sql`
+      select p.seq, p.recall_words::text as stored from parts p
+      where p.session_pk = ${session.pk} and p.recallable order by p.seq`);
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    for (const [i, row] of rows.slice(1).entries()) {
+      const { rows: cast } = await t.db.execute<{ worker: string }>(
+        sql`select ${recallVectorOf(big(i + 1).slice(0, 100_000))}::tsvector::text as worker`,
+      );
+      expect(row.stored).toBe(cast[0]!.worker);
+    }
+    // Markup is words here (Postgres's parser drops a tag): each output found by it.
+    await compact(session.pk, 6, 'Summary');
+    expect((await search(session.pk, 'tag marker3')).map((h) => h.seq)).toEqual([4]);
+  });
+
+  it("gives a pruned output the worker's words when its prune flags it", async () => {
+    const session = await createTestSession(t.db);
+    await appendTestMessages(t.db, session.pk, [
+      newMessage('assistant', [tool('old', '<result>wallaby &amp; co</result>')]),
+      newMessage('user', [text('next')]),
+    ]);
+    await t.db.execute(sql`insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+      select session_pk, seq, idx, now(), 'prn_words' from parts where session_pk = ${session.pk} and seq = 1`);
+    expect(
+      await markPrunedRecallable(t.db, session.pk, 'prn_words', { first: 1, last: 1 }, 500, {
+        yieldRatio: 0,
+      }),
+    ).toBe(1);
+    const { rows } = await t.db.execute<{ stored: string }>(
+      sql`select recall_words::text as stored from parts where session_pk = ${session.pk} and seq = 1`,
+    );
+    expect(rows[0]!.stored).toBe("'amp':3 'co':4 'result':1,5 'wallaby':2");
+    expect((await search(session.pk, 'result amp')).map((h) => [h.seq, h.source])).toEqual([[1, 'cleared']]);
   });
 
   it("is looked up in the search index, the query's words spelled as the index's", async () => {

@@ -87,8 +87,9 @@ const RECALL_DOCUMENT = sql.raw(`left(coalesce(p.text, p.tool_output, p.tool_err
 
 /**
  * A part's words: those stored with its flag (`recall_words`, migration 0030: the worker's,
- * core `recallVectorOf`), else Postgres's of its text (`parts_recall_words_of`, what the prune's
- * flagging will store), for an output served before it is flagged.
+ * core `recallVectorOf`), else Postgres's of its text (`parts_recall_words_of`) for an output
+ * served before its prune flags it: the same words but for markup tags and entities, which the
+ * parser drops (the migration lists the differences).
  */
 const PART_WORDS = sql.raw(
   `coalesce(p.recall_words, parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error)))`,

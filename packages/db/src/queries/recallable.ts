@@ -2,8 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { executePrepared } from '../prepared';
-import { recallVectorOf, type ToolPart } from '@compactor/core';
+import type { ToolPart } from '@compactor/core';
 import { recallArgumentsOf } from './recall-arguments';
+import {
+  FLAG_DOCUMENT_BYTES,
+  flagWithWords,
+  RECALL_WORDS_BATCH_BYTES,
+  type FlagCandidate,
+} from './recall-flag';
 import { INT4_MAX, viewBoundsCte } from './view-bounds';
 
 /**
@@ -74,16 +80,16 @@ export function seqRange(first: number | null | undefined, last: number | null |
 }
 
 /**
- * Marks read per statement by {@link markPrunedRecallable}: each flagged output computes its
- * words for the search index (a 2 KB output about 1 ms), so a chunk is a short transaction
- * however dense the marks are.
+ * Marks read per statement by {@link markPrunedRecallable}: each flagged output's text is read,
+ * its words computed by the worker and written with their index entries (texts in batches of
+ * db `RECALL_WORDS_BATCH_BYTES`), so a chunk is a few short statements however dense the marks.
  */
 export const RECALLABLE_CHUNK = 500;
 
 /**
  * How long {@link markPrunedRecallable} waits after a chunk that flipped flags, as a share of
- * the time the chunk took (at most {@link RECALLABLE_PAUSE_MAX_MS}): computing the words of
- * 100 MB of outputs is minutes of one backend's CPU on a loaded machine, and with a pause as long
+ * the time the chunk took (at most {@link RECALLABLE_PAUSE_MAX_MS}): writing the words of
+ * 100 MB of outputs is a minute of CPU on a loaded machine, and with a pause as long
  * as each chunk the job takes at most half of a core from the other tenants' statements. The
  * marks are served already; recall finds the outputs meanwhile (by call id, and by words the
  * newest marks, db `searchRecall`).
@@ -97,8 +103,9 @@ export const RECALLABLE_PAUSE_MAX_MS = 500;
  * `part_prunes_pk`, from the last one read (other writers' marks in the range are read and
  * skipped), each of `by`'s parts by `parts_session_seq_idx`. The caller knows where the marks
  * lie (a prune: the first and last seq its statement marked; a compaction: its kept range), so
- * nothing outside that range is read. Not in the prune's own statement: a prune of 50,000
- * outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait for it
+ * nothing outside that range is read. The outputs' words are the worker's (db `flagWithWords`),
+ * as a compaction's are. Not in the prune's own statement: a prune of 50,000 outputs (100 MB of
+ * text) takes tens of seconds to index, and the marks must not wait for it
  * (nor run into the statement timeout). A crash between the marks and this is mended by the
  * prune job's retry (workflow `pruneSession`, `retry`: over the view's kept range); recall by
  * call id finds those outputs meanwhile (and by words the session's newest marks, up to the first
@@ -125,6 +132,7 @@ export async function markPrunedRecallable(
       pk: string | null;
       tool: string | null;
       tool_status: string | null;
+      bytes: number | null;
       needs_arguments: boolean | null;
       tool_input: unknown;
     }>(
@@ -145,7 +153,7 @@ export async function markPrunedRecallable(
           from (select 1) one
           left join lateral (select c.seq, c.idx from chunk c order by c.seq desc, c.idx desc limit 1) l on true
           left join lateral (
-            select p.pk, p.tool, p.tool_status,
+            select p.pk, p.tool, p.tool_status, ${FLAG_DOCUMENT_BYTES} as bytes,
                    p.type = 'tool' and p.recall_arguments is null as needs_arguments,
                    case when p.type = 'tool' and p.recall_arguments is null then p.tool_input end as tool_input
             from chunk c
@@ -155,7 +163,28 @@ export async function markPrunedRecallable(
     );
     const row = rows[0];
     const flips = rows.filter((r) => r.pk !== null);
-    const flipped = flips.length === 0 ? 0 : await flagWithArguments(db, sessionPk, flips);
+    const flipped =
+      flips.length === 0
+        ? 0
+        : await flagWithWords(
+            db,
+            sessionPk,
+            flips.map((part) => ({
+              pk: Number(part.pk),
+              status: part.tool_status,
+              flagged: false,
+              bytes: Number(part.bytes ?? 0),
+              doc: null,
+              args:
+                part.needs_arguments === true && part.tool !== null
+                  ? recallArgumentsOf({
+                      tool: part.tool,
+                      status: part.tool_status as ToolPart['status'],
+                      input: part.tool_input,
+                    })
+                  : null,
+            })),
+          );
     flagged += flipped;
     if (flipped > 0 && yieldRatio > 0) {
       await sleep(Math.min(RECALLABLE_PAUSE_MAX_MS, (performance.now() - started) * yieldRatio));
@@ -164,47 +193,6 @@ export async function markPrunedRecallable(
     after = { seq: row.last_seq, idx: row.last_idx };
   }
   return flagged;
-}
-
-/**
- * Flags these outputs recallable and writes their calls' `recall_arguments` in the same update:
- * each update of a part writes a new row version and index entries, so the arguments a later
- * compaction would write (db `markRecallableBehind`) are written now, once. Their words are
- * Postgres's (migration 0030 `parts_recall_words_of`): this job does not read the outputs (a
- * first prune flags 100 MB of them), so it does not compute them itself.
- */
-async function flagWithArguments(
-  db: DbOrTx,
-  sessionPk: number,
-  parts: Array<{
-    pk: string | null;
-    tool: string | null;
-    tool_status: string | null;
-    needs_arguments: boolean | null;
-    tool_input: unknown;
-  }>,
-): Promise<number> {
-  const words = parts.map((part) =>
-    part.needs_arguments === true && part.tool !== null
-      ? recallArgumentsOf({
-          tool: part.tool,
-          status: part.tool_status as ToolPart['status'],
-          input: part.tool_input,
-        })
-      : null,
-  );
-  const { rows } = await executePrepared<{ flagged: string }>(
-    db,
-    sql`with flagged as (
-          update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments),
-                 recall_words = parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error))
-          from unnest(${sql.param(parts.map((part) => Number(part.pk)))}::bigint[], ${sql.param(words)}::text[]) as v(pk, words)
-          where p.pk = v.pk and p.session_pk = ${sessionPk} and not p.recallable
-          returning 1
-        )
-        select count(*) as flagged from flagged`,
-  );
-  return Number(rows[0]?.flagged ?? 0);
 }
 
 /**
@@ -220,16 +208,15 @@ const summarySeqs = (sessionPk: number, from: number, before: number) =>
  * Flags the searchable parts of seqs [from, before) of the session with their words, and gives
  * their tool calls without `recall_arguments` theirs (db `recallArgumentsOf`), in one update:
  * each update of a part writes a new row version and new entries in every index of `parts`, so
- * flag, words and arguments are written together. The words are computed here (core
- * `recallVectorOf`) from the texts read first, with the calls' tool, status and input (only
- * those still without arguments), and sent as tsvector literals: Postgres's parser was most of
- * a compaction's Postgres CPU (migration 0030). A call whose status moved between the read and
- * the update (its result PATCHed in), or a part purged meanwhile, gets Postgres's words of its
- * text as it is then. Summary
- * messages' parts are left unflagged: recall never returns a summary (db `searchRecall`: only a
- * pruned output of one could be, and a summary has no tool parts), and a later compaction's
- * window holds the previous summaries (they follow what their compaction covered), whose words
- * would cost as much as any text. Returns the parts flagged.
+ * flag, words and arguments are written together. The words are computed here (db
+ * `flagWithWords`, core `recallVectorOf`) and sent as tsvector literals: Postgres's parser was
+ * most of a compaction's Postgres CPU (migration 0030). One read brings the parts, the calls'
+ * tool, status and input (only those still without arguments) and the texts of the window's
+ * first {@link RECALL_WORDS_BATCH_BYTES} (a window's usual all); larger windows' texts are read
+ * batch by batch. Summary messages' parts are left unflagged: recall never returns a summary
+ * (db `searchRecall`: only a pruned output of one could be, and a summary has no tool parts),
+ * and a later compaction's window holds the previous summaries (they follow what their
+ * compaction covered), whose words would cost as much as any text. Returns the parts flagged.
  */
 async function flagSeqsWithArguments(
   db: DbOrTx,
@@ -240,22 +227,32 @@ async function flagSeqsWithArguments(
   const { rows } = await executePrepared<{
     pk: number;
     status: string | null;
+    flagged: boolean;
+    bytes: number;
     doc: string | null;
     tool: string | null;
     tool_input: unknown;
   }>(
     db,
-    sql`select p.pk, p.tool_status as status,
-               case when not p.recallable then left(coalesce(p.text, p.tool_output, p.tool_error, ''), 100000) end as doc,
-               case when p.type = 'tool' and p.recall_arguments is null then p.tool end as tool,
-               case when p.type = 'tool' and p.recall_arguments is null then p.tool_input end as tool_input
-        from parts p
-        where p.session_pk = ${sessionPk} and p.seq >= ${from}::int and p.seq < ${before}::int
-          and p.type in ('text', 'reasoning', 'tool')
-          and (not p.recallable or (p.type = 'tool' and p.recall_arguments is null))
-          and p.seq <> all (${summarySeqs(sessionPk, from, before)})`,
+    sql`select d.pk, d.status, d.flagged, d.bytes, d.tool, d.tool_input,
+               case when not d.flagged and d.running <= ${RECALL_WORDS_BATCH_BYTES}::int
+                    then left(d.text, 100000) end as doc
+        from (
+          -- The text column as stored (a TOAST pointer is not read until the outer select needs it).
+          select p.pk, p.tool_status as status, p.recallable as flagged, coalesce(p.text, p.tool_output, p.tool_error, '') as text,
+                 case when p.recallable then 0 else ${FLAG_DOCUMENT_BYTES} end as bytes,
+                 sum(case when p.recallable then 0 else ${FLAG_DOCUMENT_BYTES} end) over (order by p.seq, p.idx) as running,
+                 case when p.type = 'tool' and p.recall_arguments is null then p.tool end as tool,
+                 case when p.type = 'tool' and p.recall_arguments is null then p.tool_input end as tool_input
+          from parts p
+          where p.session_pk = ${sessionPk} and p.seq >= ${from}::int and p.seq < ${before}::int
+            and p.type in ('text', 'reasoning', 'tool')
+            and (not p.recallable or (p.type = 'tool' and p.recall_arguments is null))
+            and p.seq <> all (${summarySeqs(sessionPk, from, before)})
+        ) d
+        order by d.running, d.pk`,
   );
-  const parts = rows.flatMap((row) => {
+  const candidates = rows.flatMap((row): FlagCandidate[] => {
     const args =
       row.tool === null
         ? null
@@ -265,36 +262,17 @@ async function flagSeqsWithArguments(
             input: row.tool_input,
           });
     // A flagged call with nothing to name: nothing to write.
-    return row.doc === null && args === null
-      ? []
-      : [
-          {
-            pk: Number(row.pk),
-            status: row.status,
-            words: row.doc === null ? null : recallVectorOf(row.doc),
-            args,
-          },
-        ];
+    if (row.flagged && args === null) return [];
+    return [
+      {
+        pk: Number(row.pk),
+        status: row.status,
+        flagged: row.flagged,
+        bytes: Number(row.bytes),
+        doc: row.doc,
+        args,
+      },
+    ];
   });
-  if (parts.length === 0) return 0;
-  const { rows: flagged } = await executePrepared<{ flagged: string }>(
-    db,
-    sql`with v as (
-          select * from unnest(${sql.param(parts.map((p) => p.pk))}::bigint[], ${sql.param(parts.map((p) => p.status))}::text[],
-                               ${sql.param(parts.map((p) => p.words))}::text[], ${sql.param(parts.map((p) => p.args))}::text[])
-            as v(pk, status, words, args)
-        ),
-        written as (
-          update parts p set recallable = true, recall_arguments = coalesce(v.args, p.recall_arguments),
-                 recall_words = case when p.recallable then p.recall_words
-                                     when p.tool_status is not distinct from v.status and p.purged_at is null
-                                          and v.words is not null then v.words::tsvector
-                                     else parts_recall_words_of(coalesce(p.text, p.tool_output, p.tool_error)) end
-          from v join parts q on q.pk = v.pk
-          where p.pk = v.pk and q.session_pk = ${sessionPk} and (not q.recallable or v.args is not null)
-          returning not q.recallable as flipped
-        )
-        select count(*) filter (where flipped) as flagged from written`,
-  );
-  return Number(flagged[0]?.flagged ?? 0);
+  return candidates.length === 0 ? 0 : flagWithWords(db, sessionPk, candidates);
 }
