@@ -14,6 +14,8 @@
  *    unflagged parts, so no words computed) and the flag statement of 80e8501 (copied below);
  *  - `0030, worker words`: db `markRecallableBehind` as it is: texts read, words computed in
  *    this process (core `recallVectorOf`), sent as tsvector literals into `recall_words`.
+ *  - `prune 0029` and `prune 0030`: a prune job's flagging of the window's outputs (every one
+ *    marked by it), 80e8501's statement (copied below) against db `markPrunedRecallable`.
  * The backend's CPU is read from `/proc/<pid>/schedstat` and this process's from
  * `process.cpuUsage` around the flag call alone.
  */
@@ -21,7 +23,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { sql } from 'drizzle-orm';
-import { createDatabase, markRecallableBehind, type DbOrTx } from '@compactor/db';
+import { createDatabase, markPrunedRecallable, markRecallableBehind, type DbOrTx } from '@compactor/db';
 import { recallArgumentsOf } from '../../packages/db/src/queries/recall-arguments';
 import { dropDatabase, freshDatabase } from '../processes';
 import { seedSessions } from './sessions';
@@ -80,6 +82,33 @@ async function flagAsBefore(db: DbOrTx, sessionPk: number, from: number, before:
   return Number(rows[0]?.flagged ?? 0);
 }
 
+/** A prune's flagging of its marked outputs as 80e8501 wrote it (db recallable.ts `flagWithArguments`). */
+async function pruneFlagAsBefore(db: DbOrTx, sessionPk: number): Promise<number> {
+  const { rows: flips } = await db.execute<{
+    pk: number;
+    tool: string;
+    tool_status: string;
+    tool_input: unknown;
+  }>(
+    sql`select p.pk, p.tool, p.tool_status, p.tool_input from part_prunes pp
+        join parts p on p.session_pk = pp.session_pk and p.seq = pp.seq and p.idx = pp.idx
+        where pp.session_pk = ${sessionPk} and pp.compacted_by = 'bench_prune' and not p.recallable`,
+  );
+  const words = flips.map((f) =>
+    recallArgumentsOf({ tool: f.tool, status: f.tool_status as 'completed', input: f.tool_input }),
+  );
+  const { rows } = await db.execute<{ flagged: string }>(
+    sql`with flagged as (
+          update parts p set recallable = true, recall_arguments = coalesce(v.words, p.recall_arguments)
+          from unnest(${sql.param(flips.map((f) => Number(f.pk)))}::bigint[], ${sql.param(words)}::text[]) as v(pk, words)
+          where p.pk = v.pk and p.session_pk = ${sessionPk} and not p.recallable
+          returning 1
+        )
+        select count(*) as flagged from flagged`,
+  );
+  return Number(rows[0]?.flagged ?? 0);
+}
+
 /** This repository's TypeScript and Markdown, concatenated: real code and prose. */
 function repositoryText(chars: number): string {
   let text = '';
@@ -120,6 +149,9 @@ try {
   const pk = session!.pk;
   const { rows: pids } = await db.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
   const pid = pids[0]!.pid;
+  // Every output marked pruned by one job, for the prune variants (the window's flag ignores marks).
+  await db.execute(sql`insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
+    select session_pk, seq, idx, now(), 'bench_prune' from parts where session_pk = ${pk} and type = 'tool'`);
   for (const dataset of ['bench outputs', 'repository text'] as const) {
     if (dataset === 'repository text') {
       // Each output replaced by as many characters of real code and prose, in order.
@@ -140,7 +172,12 @@ try {
              max(seq) + 1 as seqs
       from parts where session_pk = ${pk}`);
     const { parts, chars, seqs } = sizes[0]!;
-    const variants = ['0029, parser words', '0030, worker words'] as const;
+    const variants = [
+      '0029, parser words',
+      '0030, worker words',
+      'prune 0029, parser',
+      'prune 0030, worker',
+    ] as const;
     const samples = new Map<string, { pg: number[]; worker: number[]; flagged: number }>();
     // Rounds before the measured ones warm the JIT up, as a worker's thousandth compaction is
     // (the first calls of the tokenizer cost several times a warm one).
@@ -148,7 +185,7 @@ try {
       for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
         await db
           .transaction(async (tx) => {
-            if (variant === '0029, parser words') {
+            if (variant.includes('0029')) {
               await tx.execute(sql.raw(`drop index parts_recall_search_idx`));
               await tx.execute(sql.raw(EXPRESSION_INDEX));
               // 0029 had no words column: its trigger would compute the words a second time.
@@ -159,7 +196,13 @@ try {
             const flagged =
               variant === '0029, parser words'
                 ? await flagAsBefore(tx, pk, 0, seqs)
-                : await markRecallableBehind(tx, pk, seqs, 500, 0);
+                : variant === '0030, worker words'
+                  ? await markRecallableBehind(tx, pk, seqs, 500, 0)
+                  : variant === 'prune 0029, parser'
+                    ? await pruneFlagAsBefore(tx, pk)
+                    : await markPrunedRecallable(tx, pk, 'bench_prune', { first: 0, last: seqs }, 500, {
+                        yieldRatio: 0,
+                      });
             if (round < 0) throw new RolledBack();
             const sample = samples.get(variant) ?? { pg: [], worker: [], flagged };
             sample.pg.push(cpuMs(pid) - pgBefore);
@@ -176,8 +219,8 @@ try {
       `${dataset}: ${seqs} messages, ${parts} parts, ${(chars / 1000).toFixed(0)} K characters; ${ROUNDS} rounds; load ${load()}`,
     );
     // The CPU moves with the machine's load: each variant against the first in the same round.
-    const first = samples.get(variants[0])!;
     for (const [variant, { pg, worker, flagged }] of samples) {
+      const first = samples.get(variant.startsWith('prune') ? variants[2] : variants[0])!;
       const total = pg.map((value, round) => value + worker[round]!);
       const firstTotal = first.pg.map((value, round) => value + first.worker[round]!);
       const paired = (values: number[], base: number[]) => {
