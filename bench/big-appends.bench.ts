@@ -25,7 +25,7 @@ import {
   startApiProcess,
   type Child,
 } from './processes';
-import { apiHeaders, spread, type Spread } from './harness';
+import { apiHeaders, apiLoopDelay as loopDelay, spread, type Spread } from './harness';
 import { logText, post } from './big-appends/bodies';
 import { runUploaderChild, UPLOADER_CHILD, uploaderProcess } from './big-appends/uploader';
 
@@ -124,19 +124,6 @@ const tally = (statuses: number[]) => {
 function eventLoopCpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/**
- * The API's event-loop delay since the previous call, from its /metrics (prom-client resets the
- * histogram at each scrape): max and p99 in ms.
- */
-async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
-  const text = await (await fetch(`${api}/metrics`)).text();
-  const value = (name: string) =>
-    Number(
-      new RegExp(`^compactor_api_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
-    ) * 1000;
-  return { max: value('max'), p99: value('p99') };
 }
 
 interface Phase<T> {

@@ -119,3 +119,16 @@ export function loadNote(): string {
 export function loadScaled(ms: number): number {
   return Math.round(ms * Math.max(1, loadavg()[0]! / availableParallelism()));
 }
+
+/**
+ * The API process's event-loop delay since the previous call, from its /metrics (prom-client
+ * resets the histogram at each scrape): max and p99 in ms.
+ */
+export async function apiLoopDelay(api: string): Promise<{ max: number; p99: number }> {
+  const text = await (await fetch(`${api}/metrics`)).text();
+  const value = (name: string) =>
+    Number(
+      new RegExp(`^compactor_api_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
+    ) * 1000;
+  return { max: value('max'), p99: value('p99') };
+}

@@ -31,14 +31,8 @@ import {
   startStubProcess,
   startWorkerProcess,
 } from './processes';
-import { spread } from './harness';
-import {
-  apiConnectionsSince,
-  checkpointsSoFar,
-  loopDelay,
-  machineCpu,
-  serverNow,
-} from './tenant-flood/counters';
+import { apiLoopDelay as loopDelay, spread } from './harness';
+import { apiConnectionsSince, checkpointsSoFar, machineCpu, serverNow } from './tenant-flood/counters';
 import {
   COMPACTION_EVERY_MS,
   FLOOD_BATCH,

@@ -1,23 +1,10 @@
 /**
- * What bench/tenant-flood.bench.ts reads beside B's latencies: the API's event-loop delay, the
+ * What bench/tenant-flood.bench.ts reads beside B's latencies: the
  * machine's busy cores, and from Postgres the checkpoints completed and the API's connections
  * opened during a block.
  */
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-
-/**
- * Where B's time goes besides the pool: the API's event-loop delay since the previous call (from
- * its /metrics; prom-client resets the histogram at each scrape), max and p99 in ms.
- */
-export async function loopDelay(api: string): Promise<{ max: number; p99: number }> {
-  const text = await (await fetch(`${api}/metrics`)).text();
-  const value = (name: string) =>
-    Number(
-      new RegExp(`^compactor_api_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
-    ) * 1000;
-  return { max: value('max'), p99: value('p99') };
-}
 
 /** The machine's CPU time so far, busy and in all, in seconds over every core (/proc/stat). */
 export function machineCpu(): { busy: number; total: number } {
