@@ -1,11 +1,14 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { CompactionBoundary } from '@compactor/core';
 import type { DbOrTx } from '../client';
-import { boundaryFromRow, type MessageRow, type PartRow } from '../mappers';
 import { executePrepared } from '../prepared';
-import { compactions, messages } from '../schema';
-import { partColumns, partRowMapper, viewMessagesWithParts } from './parts';
-import { rowMapper, selectList } from './raw-rows';
+import {
+  BOUNDS_COMPACTION,
+  contextRowsFromResult,
+  MESSAGE_COLUMNS,
+  PART_COLUMNS,
+  type ContextViewRows,
+} from './context-rows';
+import { viewMessagesWithParts } from './parts';
 import { viewBoundsCte, viewMessagesSql } from './view-bounds';
 
 /**
@@ -13,23 +16,14 @@ import { viewBoundsCte, viewMessagesSql } from './view-bounds';
  * a caller does not hold already: each message of the view comes with its version (`versions`),
  * and its rows only when that version is not among `known`.
  */
-export interface ContextDeltaRows {
+export interface ContextDeltaRows extends ContextViewRows {
   /**
    * One per message of the view, in no order: `<message pk>:<versions of its rows>` (see
-   * {@link contextDeltaSql}). Equal strings mean equal rows, byte for byte.
+   * {@link contextDeltaSql}). Equal strings mean equal rows, byte for byte. The messages and
+   * parts are those whose version was not among `known`.
    */
   versions: string[];
-  /** The messages whose version was not among `known`, in no order (see `messagesFromRows`). */
-  messages: MessageRow[];
-  parts: PartRow[];
-  compaction: CompactionBoundary | null;
 }
-
-const compactionRowOf = rowMapper(compactions, 'c_');
-const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
-const messageRowOf = rowMapper(messages, 'm_');
-const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true, clamped: true });
-const partRowOf = partRowMapper('p_');
 
 /**
  * The context view in ONE statement (one snapshot, like `selectContextRows`), for a reader that
@@ -53,22 +47,9 @@ export async function selectContextDelta(
     db,
     contextDeltaSql(sessionPk, { pinSystemMessages, known }),
   );
-  const messageRows = new Map<unknown, MessageRow>();
-  const partRows: PartRow[] = [];
-  for (const row of rows) {
-    if (row.m_pk === null) continue; // nothing of the view to send: the one row
-    if (!messageRows.has(row.m_pk)) messageRows.set(row.m_pk, messageRowOf(row));
-    if (row.p_pk !== null) partRows.push(partRowOf(row));
-  }
-  const first = rows[0];
   // On one row: found by its value, not by where the window put it.
   const versions = rows.find((row) => row.versions !== null)?.versions as string[] | undefined;
-  return {
-    versions: versions ?? [],
-    messages: [...messageRows.values()],
-    parts: partRows,
-    compaction: first && first.c_id != null ? boundaryFromRow(compactionRowOf(first)) : null,
-  };
+  return { versions: versions ?? [], ...contextRowsFromResult(rows) };
 }
 
 /** The statement of {@link selectContextDelta}. */
@@ -105,10 +86,6 @@ function contextDeltaSql(
     )
     select c.*, case when row_number() over () = 1
                      then (select array_agg(version) from versioned) end as versions, r.*
-    from (
-      select b.compaction_id as c_id, 'completed' as c_status, b.boundary_seq as c_boundary_seq,
-             b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
-      from bounds b
-    ) c
+    from (${BOUNDS_COMPACTION}) c
     left join (${viewMessagesWithParts(PART_COLUMNS)}) r on true`;
 }

@@ -19,9 +19,9 @@ export interface ContextViewRows {
 
 /** Only what core's assembly needs of the compaction (`boundaryFromRow`); the other columns map to null. */
 const compactionRowOf = rowMapper(compactions, 'c_');
-const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
+export const MESSAGE_COLUMNS = selectList(messages, 'm', 'm_');
 const messageRowOf = rowMapper(messages, 'm_');
-const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true, clamped: true });
+export const PART_COLUMNS = partColumns('p_', { omitPrunedOutputs: true, clamped: true });
 const partRowOf = partRowMapper('p_');
 
 /**
@@ -61,16 +61,18 @@ export function contextRowsSql(
   return sql`
     with bounds as (${viewBoundsCte(sessionPk)}),
     v as (${viewMessagesSql(sessionPk, pinSystemMessages, MESSAGE_COLUMNS)})
-    select c.*, r.* from (
-      select b.compaction_id as c_id, 'completed' as c_status, b.boundary_seq as c_boundary_seq,
-             b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
-      from bounds b
-    ) c
+    select c.*, r.* from (${BOUNDS_COMPACTION}) c
     left join (${viewMessagesWithParts(PART_COLUMNS)}) r on true`;
 }
 
-/** What {@link contextRowsSql} returned, read. */
-function contextRowsFromResult(rows: Record<string, unknown>[]): ContextViewRows {
+/** The compaction's five narrow columns, from `bounds`, as {@link contextRowsFromResult} reads them. */
+export const BOUNDS_COMPACTION = sql`
+  select b.compaction_id as c_id, 'completed' as c_status, b.boundary_seq as c_boundary_seq,
+         b.summary_ids as c_summary_message_ids, b.compaction_finished_at as c_finished_at
+  from bounds b`;
+
+/** What {@link contextRowsSql} returned (or a statement with its columns), read. */
+export function contextRowsFromResult(rows: Record<string, unknown>[]): ContextViewRows {
   // Unordered: `messagesFromRows` puts messages in seq order and each one's parts by position
   // (a sort here would copy every output's text once more).
   const messageRows = new Map<unknown, MessageRow>();
