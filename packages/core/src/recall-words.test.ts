@@ -38,6 +38,15 @@ describe('recallWords', () => {
     expect(firstCodePoints(astral, RECALL_WORDS_CHARS)).toBe(`${'𝐱'.repeat(RECALL_WORDS_CHARS - 1)}y`);
   });
 
+  it('finds the same words in ASCII text by the regex as by the scan non-ASCII text takes', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii', maxLength: 200 }), (ascii) => {
+        // One non-ASCII word after it sends the whole text to the scan.
+        expect(recallWords(`${ascii} é`)).toEqual([...recallWords(ascii), 'é']);
+      }),
+    );
+  });
+
   it('leaves out a word longer than Postgres keeps, by its UTF-8 bytes', () => {
     const ascii = 'a'.repeat(RECALL_WORD_MAX_BYTES);
     expect(recallWords(`${ascii} ok ${ascii}a`)).toEqual([ascii, 'ok']);
