@@ -21,6 +21,9 @@
  */
 import type { EncodingName } from './encodings';
 
+/** A text as its UTF-16 code units (code-units.ts). */
+type Units = Uint16Array;
+
 const LOWER = 1;
 const UPPER = 2;
 const DIGIT = 4;
@@ -47,15 +50,40 @@ const ASCII_CLASS = new Uint8Array(128).map((_, code) => {
 });
 
 /** Class of the char at `index`: one bit (none past the end), so `classAt(…) & LETTER` is safe. */
-function classAt(text: string, index: number): number {
+function classAt(text: Units, index: number): number {
   if (index >= text.length) return END_OF_TEXT;
-  const code = text.charCodeAt(index);
+  const code = text[index]!;
   return code < 128 ? ASCII_CLASS[code]! : NON_ASCII;
 }
 
 const APOSTROPHE = 39;
 
+/** The code unit at `index`, or -1 past the end (as `charCodeAt`'s NaN did, it matches no char). */
+function unitAt(text: Units, index: number): number {
+  return index < text.length ? text[index]! : -1;
+}
+
 /** End of a contraction (`'s`, `'ll`, … in any case) starting at `index`, or `index` if none. */
+function unitsContractionEnd(text: Units, index: number): number {
+  if (unitAt(text, index) !== APOSTROPHE) return index;
+  const second = unitAt(text, index + 1) | 0x20; // lowercase an ASCII letter; past the end → -1
+  if (second === 0x73 || second === 0x74 || second === 0x6d || second === 0x64) return index + 2; // s t m d
+  const third = unitAt(text, index + 2) | 0x20;
+  if ((second === 0x72 || second === 0x76) && third === 0x65) return index + 3; // re ve
+  if (second === 0x6c && third === 0x6c) return index + 3; // ll
+  return index;
+}
+
+/** End of `[\r\n]*` (or `[\r\n/]*` with `slash`) from `index`. Non-ASCII simply ends it. */
+function unitsTrailingNewlinesEnd(text: Units, index: number, slash: boolean): number {
+  for (;;) {
+    const code = unitAt(text, index);
+    if (code === 10 || code === 13 || (slash && code === 47)) index++;
+    else return index;
+  }
+}
+
+/** {@link unitsContractionEnd} in a string (the Unicode splitter's). */
 export function contractionEnd(text: string, index: number): number {
   if (text.charCodeAt(index) !== APOSTROPHE) return index;
   const second = text.charCodeAt(index + 1) | 0x20; // lowercase an ASCII letter; NaN → 0x20
@@ -66,7 +94,7 @@ export function contractionEnd(text: string, index: number): number {
   return index;
 }
 
-/** End of `[\r\n]*` (or `[\r\n/]*` with `slash`) from `index`. Non-ASCII simply ends it. */
+/** {@link unitsTrailingNewlinesEnd} in a string (the Unicode splitter's). */
 export function trailingNewlinesEnd(text: string, index: number, slash: boolean): number {
   for (;;) {
     const code = text.charCodeAt(index);
@@ -80,7 +108,7 @@ export function trailingNewlinesEnd(text: string, index: number, slash: boolean)
  * punctuation run, and the three whitespace rules. `start`'s class is `startClass` (ASCII).
  */
 function nonLetterPieceEnd(
-  text: string,
+  text: Units,
   start: number,
   startClass: number,
   slashAfterPunctuation: boolean,
@@ -93,13 +121,13 @@ function nonLetterPieceEnd(
   }
 
   // ` ?O+[\r\n]*`: a space may lead a punctuation run.
-  const runStart = text.charCodeAt(start) === 32 && classAt(text, start + 1) === OTHER ? start + 1 : start;
+  const runStart = unitAt(text, start) === 32 && classAt(text, start + 1) === OTHER ? start + 1 : start;
   if (classAt(text, runStart) === OTHER) {
     let end = runStart + 1;
     let endClass: number;
     while ((endClass = classAt(text, end)) === OTHER) end++;
     if (endClass === NON_ASCII) return -1; // "—", "…", emoji and most of Unicode continue the run
-    return trailingNewlinesEnd(text, end, slashAfterPunctuation);
+    return unitsTrailingNewlinesEnd(text, end, slashAfterPunctuation);
   }
 
   // Whitespace: find the whole run, which Unicode whitespace could extend.
@@ -117,7 +145,7 @@ function nonLetterPieceEnd(
 }
 
 /** o200k_base's split of the ASCII text at `start`: the piece's end, or -1 to defer. */
-function o200kPieceEnd(text: string, start: number): number {
+function o200kPieceEnd(text: Units, start: number): number {
   const startClass = classAt(text, start);
   if (startClass === NON_ASCII) return -1;
   let letters = start;
@@ -134,14 +162,14 @@ function o200kPieceEnd(text: string, start: number): number {
   let endClass: number;
   while ((endClass = classAt(text, end)) === LOWER) end++;
   if (endClass === NON_ASCII) return -1; // a non-ASCII letter or mark may extend the piece
-  return contractionEnd(text, end);
+  return unitsContractionEnd(text, end);
 }
 
 /** cl100k_base's split of the ASCII text at `start`: the piece's end, or -1 to defer. */
-function cl100kPieceEnd(text: string, start: number): number {
+function cl100kPieceEnd(text: Units, start: number): number {
   const startClass = classAt(text, start);
   if (startClass === NON_ASCII) return -1;
-  const contraction = contractionEnd(text, start);
+  const contraction = unitsContractionEnd(text, start);
   if (contraction > start) return contraction;
   let letters = start;
   if (startClass & LETTER_PREFIX) {
@@ -157,8 +185,11 @@ function cl100kPieceEnd(text: string, start: number): number {
   return endClass === NON_ASCII ? -1 : end;
 }
 
-/** Finds where the piece starting at `start` ends, or returns -1 when only the Unicode splitter can tell. */
-export type AsciiSplitter = (text: string, start: number) => number;
+/**
+ * Finds where the piece starting at `start` ends, or returns -1 when only the Unicode splitter
+ * can tell. It reads the text's code units (code-units.ts), not the string.
+ */
+export type AsciiSplitter = (text: Units, start: number) => number;
 
 /** The ASCII pre-tokenizer of `encoding`. */
 export function asciiSplitterFor(encoding: EncodingName): AsciiSplitter {

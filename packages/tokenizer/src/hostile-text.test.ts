@@ -11,6 +11,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiSplitterFor } from './ascii-splitter';
+import { codeUnitsOf } from './code-units';
 import { ENCODING_NAMES, type EncodingName } from './encodings';
 import { referenceCount } from './test-support/reference';
 import { regexPieces } from './test-support/regex-split';
@@ -44,8 +45,9 @@ function runTokens(encoding: EncodingName, unit: string, repeats: number): numbe
 function splitAsCounted(encoding: EncodingName, text: string): string[] {
   const [splitAscii, splitUnicode] = [asciiSplitterFor(encoding), unicodeSplitterFor(encoding)];
   const pieces: string[] = [];
+  const units = codeUnitsOf(text);
   for (let start = 0; start < text.length;) {
-    let end = splitAscii(text, start);
+    let end = splitAscii(units, start);
     if (end < 0) end = splitUnicode(text, start);
     pieces.push(text.slice(start, end));
     start = end;

@@ -29,6 +29,13 @@ function hashChars(chars: string, start: number, end: number): number {
   return finishHash(hash);
 }
 
+/** {@link hashChars} of the same chars as code units (code-units.ts): the same hash. */
+function hashUnits(units: Uint16Array, start: number, end: number): number {
+  let hash = FNV_OFFSET;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ units[i]!, FNV_PRIME);
+  return finishHash(hash);
+}
+
 function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   let hash = FNV_OFFSET;
   for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i]!, FNV_PRIME);
@@ -113,6 +120,29 @@ export class RankTable {
       if (rank === EMPTY_SLOT) return NO_RANK;
       if (slotHashes[slot] === hash && this.slotMatchesChars(slot, chars, start, length)) return rank;
     }
+  }
+
+  /**
+   * {@link rankOf} of chars given as code units (code-units.ts), as the counting loop holds its
+   * text: a unit above 255 is no byte, so it matches no token.
+   */
+  rankOfUnits(units: Uint16Array, start: number, end: number): number {
+    const length = end - start;
+    if (length > this.maxTokenBytes) return NO_RANK;
+    const hash = hashUnits(units, start, end);
+    const { slotRanks, slotHashes, slotMask } = this;
+    for (let slot = hash & slotMask; ; slot = (slot + 1) & slotMask) {
+      const rank = slotRanks[slot]!;
+      if (rank === EMPTY_SLOT) return NO_RANK;
+      if (slotHashes[slot] === hash && this.slotMatchesUnits(slot, units, start, length)) return rank;
+    }
+  }
+
+  private slotMatchesUnits(slot: number, units: Uint16Array, start: number, length: number): boolean {
+    if (this.slotLengths[slot] !== length) return false;
+    const tokenStart = this.slotStarts[slot]!;
+    for (let i = 0; i < length; i++) if (this.bytes[tokenStart + i] !== units[start + i]) return false;
+    return true;
   }
 
   private slotMatchesChars(slot: number, chars: string, start: number, length: number): boolean {

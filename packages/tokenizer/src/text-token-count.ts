@@ -1,4 +1,5 @@
 import { asciiSplitterFor, type AsciiSplitter } from './ascii-splitter';
+import { codeUnitsOf } from './code-units';
 import { countShortPieceTokens, LongPieceMerge } from './byte-pair-merge';
 import type { LoadedEncoding } from './encodings';
 import { NO_RANK, type RankTable } from './rank-table';
@@ -53,6 +54,8 @@ export class TextTokenCount {
   private readonly ranks: RankTable;
   private readonly splitAscii: AsciiSplitter;
   private readonly splitUnicode: UnicodeSplitter;
+  /** The text's code units, which the ASCII split and lookups read (code-units.ts says why). */
+  private readonly units: Uint16Array;
   private position = 0;
   private counted = 0;
   private pendingMerge: LongPieceMerge | undefined;
@@ -65,6 +68,7 @@ export class TextTokenCount {
     this.ranks = encoding.ranks;
     this.splitAscii = asciiSplitterFor(encoding.name);
     this.splitUnicode = unicodeSplitterFor(encoding.name);
+    this.units = codeUnitsOf(text);
   }
 
   /** Tokens counted so far; the text's token count once `run` has returned true. */
@@ -83,18 +87,20 @@ export class TextTokenCount {
       this.pendingMerge = undefined;
     }
 
-    const { text, splitAscii, splitUnicode } = this;
+    const { text, units, splitAscii, splitUnicode } = this;
     const checkClock = deadline !== Infinity;
     let piecesSinceClockCheck = 0;
     while (this.position < text.length) {
       const start = this.position;
-      let end = splitAscii(text, start);
+      let end = splitAscii(units, start);
       if (end >= 0) {
-        this.countPiece(text, start, end, deadline);
+        // An ASCII piece: its chars are its bytes.
+        if (end - start === 1 || this.ranks.rankOfUnits(units, start, end) !== NO_RANK) this.counted++;
+        else this.countPiece(text, start, end, deadline, false);
       } else {
         end = splitUnicode(text, start);
         const bytes = utf8BinaryString(text.slice(start, end));
-        this.countPiece(bytes, 0, bytes.length, deadline);
+        this.countPiece(bytes, 0, bytes.length, deadline, true);
       }
       this.position = end;
       if (this.pendingMerge) return false;
@@ -106,10 +112,13 @@ export class TextTokenCount {
     return true;
   }
 
-  /** Adds the tokens of `bytes[start..end)`, or leaves a long merge pending at the deadline. */
-  private countPiece(bytes: string, start: number, end: number, deadline: number): void {
+  /**
+   * Adds the tokens of `bytes[start..end)`, or leaves a long merge pending at the deadline.
+   * `lookUp`: whether the piece may be a token whole (the ASCII path has looked already).
+   */
+  private countPiece(bytes: string, start: number, end: number, deadline: number, lookUp: boolean): void {
     const length = end - start;
-    if (length === 1 || this.ranks.rankOf(bytes, start, end) !== NO_RANK) {
+    if (lookUp && (length === 1 || this.ranks.rankOf(bytes, start, end) !== NO_RANK)) {
       this.counted++;
     } else if (length < LONG_PIECE_BYTES) {
       const piece = bytes.slice(start, end);
