@@ -1,5 +1,6 @@
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { loadEncoding, type EncodingName, type LoadedEncoding } from './encodings';
+import { segmentEnds } from './segments';
 import { MergedPieceCache, TextTokenCount } from './text-token-count';
 
 /**
@@ -47,22 +48,38 @@ class BpeTokenizer implements Tokenizer {
   }
 
   countSync(text: string): number {
-    const counting = new TextTokenCount(this.loaded, text, this.mergedPieces);
-    counting.run(Infinity);
-    return counting.tokens;
+    let tokens = 0;
+    let from = 0;
+    for (const end of segmentEnds(text)) {
+      const counting = new TextTokenCount(this.loaded, part(text, from, end), this.mergedPieces);
+      counting.run(Infinity);
+      tokens += counting.tokens;
+      from = end;
+    }
+    return tokens;
   }
 
   async count(text: string, options: CountOptions = {}): Promise<number> {
     const { signal } = options;
     throwIfAborted(signal);
-    const counting = new TextTokenCount(this.loaded, text, this.mergedPieces);
-    while (!counting.run(performance.now() + SLICE_MS)) {
-      await nextMacrotask();
-      throwIfAborted(signal);
+    let tokens = 0;
+    let from = 0;
+    for (const end of segmentEnds(text)) {
+      const counting = new TextTokenCount(this.loaded, part(text, from, end), this.mergedPieces);
+      while (!counting.run(performance.now() + SLICE_MS)) {
+        await nextMacrotask();
+        throwIfAborted(signal);
+      }
+      tokens += counting.tokens;
+      from = end;
     }
-    return counting.tokens;
+    return tokens;
   }
 }
+
+/** `text[from, end)`, the text itself when that is all of it. */
+const part = (text: string, from: number, end: number): string =>
+  from === 0 && end === text.length ? text : text.slice(from, end);
 
 /** Rejects the way Node's own APIs do: a DOMException named AbortError, the reason as cause. */
 function throwIfAborted(signal: AbortSignal | undefined): void {
