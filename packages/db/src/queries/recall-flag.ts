@@ -40,7 +40,8 @@ export interface FlagCandidate {
 /**
  * Flags `candidates` recallable with their words, and writes their arguments, in batches of at
  * most {@link RECALL_WORDS_BATCH_BYTES} of text, in order: the texts a batch lacks are read by
- * primary key, their words computed here and sent as tsvector literals, one update a batch. A
+ * primary key, their words computed here and sent as tsvector literals, one update a batch
+ * (`words: false`: none read or sent, Postgres's parser computes them in the update). A
  * call whose status moved between the read and the update (its result PATCHed in), or a part
  * purged meanwhile, gets Postgres's words of its text as it is then (migration 0030). Returns the
  * parts whose flag this flipped.
@@ -49,6 +50,7 @@ export async function flagWithWords(
   db: DbOrTx,
   sessionPk: number,
   candidates: readonly FlagCandidate[],
+  { words = true }: { words?: boolean } = {},
 ): Promise<number> {
   let flagged = 0;
   let batch: FlagCandidate[] = [];
@@ -56,19 +58,24 @@ export async function flagWithWords(
   for (const candidate of candidates) {
     const cost = candidate.flagged ? 0 : Math.min(candidate.bytes, DOCUMENT_MAX_BYTES);
     if (batch.length > 0 && bytes + cost > RECALL_WORDS_BATCH_BYTES) {
-      flagged += await flagBatch(db, sessionPk, batch);
+      flagged += await flagBatch(db, sessionPk, batch, words);
       batch = [];
       bytes = 0;
     }
     batch.push(candidate);
     bytes += cost;
   }
-  if (batch.length > 0) flagged += await flagBatch(db, sessionPk, batch);
+  if (batch.length > 0) flagged += await flagBatch(db, sessionPk, batch, words);
   return flagged;
 }
 
-async function flagBatch(db: DbOrTx, sessionPk: number, batch: FlagCandidate[]): Promise<number> {
-  const unread = batch.filter((c) => !c.flagged && c.doc === null).map((c) => c.pk);
+async function flagBatch(
+  db: DbOrTx,
+  sessionPk: number,
+  batch: FlagCandidate[],
+  words: boolean,
+): Promise<number> {
+  const unread = words ? batch.filter((c) => !c.flagged && c.doc === null).map((c) => c.pk) : [];
   const read = new Map<number, { doc: string; status: string | null }>();
   if (unread.length > 0) {
     const { rows } = await executePrepared<{ pk: number; status: string | null; doc: string }>(
@@ -80,7 +87,7 @@ async function flagBatch(db: DbOrTx, sessionPk: number, batch: FlagCandidate[]):
   }
   const parts = batch.map((c) => {
     const fresh = read.get(c.pk);
-    const doc = c.flagged ? null : (c.doc ?? fresh?.doc ?? null);
+    const doc = c.flagged || !words ? null : (c.doc ?? fresh?.doc ?? null);
     return {
       pk: c.pk,
       status: fresh?.status ?? c.status,

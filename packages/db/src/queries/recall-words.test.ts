@@ -198,10 +198,10 @@ describe('recall words', () => {
     expect((await search(session.pk, 'tag marker3')).map((h) => h.seq)).toEqual([4]);
   });
 
-  it("gives a pruned output the worker's words when its prune flags it", async () => {
+  it("gives a pruned output Postgres's words when its prune flags it (a prune's texts are not read into the worker)", async () => {
     const session = await createTestSession(t.db);
     await appendTestMessages(t.db, session.pk, [
-      newMessage('assistant', [tool('old', '<result>wallaby &amp; co</result>')]),
+      newMessage('assistant', [tool('old', 'wallaby and co: src/parser.ts')]),
       newMessage('user', [text('next')]),
     ]);
     await t.db.execute(sql`insert into part_prunes (session_pk, seq, idx, compacted_at, compacted_by)
@@ -211,11 +211,15 @@ describe('recall words', () => {
         yieldRatio: 0,
       }),
     ).toBe(1);
-    const { rows } = await t.db.execute<{ stored: string }>(
-      sql`select recall_words::text as stored from parts where session_pk = ${session.pk} and seq = 1`,
+    const { rows } = await t.db.execute<{ stored: string; parsed: string }>(
+      sql`select recall_words::text as stored, parts_recall_words_of(tool_output)::text as parsed
+          from parts where session_pk = ${session.pk} and seq = 1`,
     );
-    expect(rows[0]!.stored).toBe("'amp':3 'co':4 'result':1,5 'wallaby':2");
-    expect((await search(session.pk, 'result amp')).map((h) => [h.seq, h.source])).toEqual([[1, 'cleared']]);
+    expect(rows[0]!.stored).toBe(rows[0]!.parsed);
+    expect(rows[0]!.stored).toContain("'wallaby'");
+    expect((await search(session.pk, 'wallaby parser')).map((h) => [h.seq, h.source])).toEqual([
+      [1, 'cleared'],
+    ]);
   });
 
   it("is looked up in the search index, the query's words spelled as the index's", async () => {

@@ -103,10 +103,13 @@ export const RECALLABLE_PAUSE_MAX_MS = 500;
  * `part_prunes_pk`, from the last one read (other writers' marks in the range are read and
  * skipped), each of `by`'s parts by `parts_session_seq_idx`. The caller knows where the marks
  * lie (a prune: the first and last seq its statement marked; a compaction: its kept range), so
- * nothing outside that range is read. The outputs' words are the worker's (db `flagWithWords`),
- * as a compaction's are. Not in the prune's own statement: a prune of 50,000 outputs (100 MB of
- * text) takes tens of seconds to index, and the marks must not wait for it
- * (nor run into the statement timeout). A crash between the marks and this is mended by the
+ * nothing outside that range is read. The outputs' words are Postgres's parser's (db
+ * `flagWithWords` with `words: false`), unlike a compaction's: a first prune can flag 100 MB of
+ * outputs, and reading them into the worker to compute their words left ~260 MiB of garbage in
+ * its heap (the scale bench's prune, 22 MiB without), where a compaction's window is bounded;
+ * the pauses below keep the parser to half a core. Not in the prune's own statement: a prune of
+ * 50,000 outputs (100 MB of text) takes tens of seconds to index, and the marks must not wait
+ * for it (nor run into the statement timeout). A crash between the marks and this is mended by the
  * prune job's retry (workflow `pruneSession`, `retry`: over the view's kept range); recall by
  * call id finds those outputs meanwhile (and by words the session's newest marks, up to the first
  * flagged one: db `searchRecall`). After a chunk that flipped flags it pauses
@@ -184,6 +187,7 @@ export async function markPrunedRecallable(
                     })
                   : null,
             })),
+            { words: false },
           );
     flagged += flipped;
     if (flipped > 0 && yieldRatio > 0) {
