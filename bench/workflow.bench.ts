@@ -18,7 +18,7 @@ import { createDatabase } from '@compactor/db';
 import { createJobQueues } from '@compactor/queue';
 import { deleteQueueKeys } from '@compactor/stack';
 import { noEvents, silentLog } from '@compactor/workflow';
-import { freshDatabase, startStubProcess } from './processes';
+import { dropDatabase, freshDatabase, startStubProcess } from './processes';
 import { compactionCpuPart } from './workflow/compaction-cpu-part';
 import { llmBoundParts, type Dispatcher } from './workflow/llm-bound';
 import { throughputPart } from './workflow/throughput';
@@ -87,6 +87,11 @@ try {
 } finally {
   await fastStub.stop();
   await database.close();
+  // The run's own database (BENCH_KEEP_DATABASE=1 keeps it to look into afterwards).
+  if (process.env.BENCH_KEEP_DATABASE !== '1')
+    await dropDatabase(DATABASE_URL).catch((error: Error) =>
+      console.error(`could not drop the bench's database: ${error.message}`),
+    );
   for (const prefix of usedPrefixes) {
     // A cleanup failure (Redis gone) must not hide the benchmark's own error.
     await deleteQueueKeys(REDIS_URL, prefix).catch((error: Error) =>
