@@ -47,6 +47,24 @@ describe('recallWords', () => {
     );
   });
 
+  it('finds the words a Unicode regex finds, over full Unicode (astral, marks, lone surrogates)', () => {
+    // The scan reads code units from a typed array and joins surrogate pairs itself: it must
+    // still read code points as the regex (and \`codePointAt\`) do, a lone surrogate separating.
+    const reference = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu) ?? [];
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
+        expect(recallWords(text)).toEqual(reference(text));
+      }),
+      { numRuns: 500 },
+    );
+    expect(recallWords('a\ud83d\ude00b \ud835\udc00\u0301x \udc00\ud800y')).toEqual([
+      'a',
+      'b',
+      '\ud835\udc00\u0301x',
+      'y',
+    ]);
+  });
+
   it('leaves out a word longer than Postgres keeps, by its UTF-8 bytes', () => {
     const ascii = 'a'.repeat(RECALL_WORD_MAX_BYTES);
     expect(recallWords(`${ascii} ok ${ascii}a`)).toEqual([ascii, 'ok']);
