@@ -23,7 +23,7 @@ import {
 import { rowMapper, selectList } from '../queries/raw-rows';
 import { messages, parts } from '../schema';
 import { pipelinedTransaction } from '../pipelined-transaction';
-import { checkDeferredToolResults } from './append-messages';
+import { checkDeferredToolResults } from './tool-call-conflicts';
 
 /** What PATCH may change on a message. Omitted fields stay as they are. */
 export interface MessageChanges {

@@ -1,7 +1,7 @@
-import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import type { NewPartRow, PartColumns, PartRow } from '../mappers';
-import { messages, partPrunes, parts } from '../schema';
+import { partPrunes, parts } from '../schema';
 import { executePrepared } from '../prepared';
 import { rowMapper } from './raw-rows';
 import { seqRange, type SeqRange } from './recallable';
@@ -201,8 +201,10 @@ export async function markPartsCompacted(
 }
 
 /**
- * {@link findUnfinishedToolCalls} as one statement, for a caller that sends it in a pipelined
- * transaction; {@link unfinishedToolCallOf} reads its rows.
+ * Tool calls of the session still pending or running, among these call ids, with their message,
+ * as one statement for a caller that sends it in a pipelined transaction (one array parameter,
+ * and the predicate of the partial index `parts_session_unfinished_call_idx`);
+ * {@link unfinishedToolCallOf} reads its rows.
  */
 export function unfinishedToolCallsSql(sessionPk: number, callIds: string[]): SQL {
   return sql`select p.call_id, m.id as message_id, p.tool, p.tool_input
@@ -218,32 +220,4 @@ export function unfinishedToolCallOf(row: Record<string, unknown>) {
     tool: (row['tool'] as string | null) ?? '',
     input: row['tool_input'],
   };
-}
-
-/** Tool calls of the session still pending or running, among these call ids, with their message. */
-export async function findUnfinishedToolCalls(
-  db: DbOrTx,
-  sessionPk: number,
-  callIds: string[],
-): Promise<Array<{ callId: string; messageId: string; tool: string; input: unknown }>> {
-  if (callIds.length === 0) return [];
-  const rows = await db
-    .select({ callId: parts.callId, messageId: messages.id, tool: parts.tool, input: parts.toolInput })
-    .from(parts)
-    .innerJoin(messages, eq(messages.pk, parts.messagePk))
-    .where(
-      and(
-        eq(parts.sessionPk, sessionPk),
-        // One array parameter, and the predicate of the partial index parts_session_unfinished_call_idx.
-        sql`${parts.callId} = any(${sql.param(callIds)}::text[])`,
-        sql`${parts.toolStatus} in ('pending', 'running')`,
-      ),
-    );
-
-  return rows.map((r) => ({
-    callId: r.callId ?? '',
-    messageId: r.messageId,
-    tool: r.tool ?? '',
-    input: r.input,
-  }));
 }
