@@ -12,8 +12,6 @@
  * under EXPLAIN (ANALYZE, BUFFERS), rolled back. PLANS_SEED=0 reuses the database,
  * PLANS_KEEP=1 keeps it, PLANS_OUT names the output (default: the docs file above).
  */
-import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { sql } from 'drizzle-orm';
 import {
   contextTokenStats,
@@ -26,15 +24,11 @@ import {
   type Db,
 } from '@compactor/db';
 import { dropDatabase, freshDatabase } from '../processes';
-import { QueryRecorder, type RecordedQuery } from './plans';
+import { loadNow as load, pathRecorder } from './recorded-paths';
 import { createOutputCorpus, seedSessions, settle } from './seed';
 
 const URL = process.env.PLANS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/compactor_bench_media_h3';
 const OUT = process.env.PLANS_OUT ?? 'docs/plans/media-100k.txt';
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ');
 
 if (process.env.PLANS_SEED !== '0') {
   await freshDatabase(URL);
@@ -78,39 +72,7 @@ if (process.env.PLANS_SEED !== '0') {
 }
 
 const { db, pool, close } = createDatabase(URL, { statementTimeoutMs: 0 });
-const recorder = new QueryRecorder(pool);
-class Rollback extends Error {}
-
-interface Path {
-  name: string;
-  /** Run first in each statement's transaction (rolled back with it). */
-  setup: string[];
-  queries: RecordedQuery[];
-}
-const paths: Path[] = [];
-
-async function record(
-  name: string,
-  work: (tx: Db) => Promise<unknown>,
-  keep = (_i: number, _n: number) => true,
-  setup: string[] = [],
-) {
-  const { queries, error } = await recorder.record(() =>
-    db.transaction(async (tx) => {
-      for (const statement of setup) await tx.execute(sql.raw(statement));
-      const result = await work(tx as unknown as Db);
-      console.log(
-        `${name}: ${JSON.stringify(result, (_k, v: unknown) => (v instanceof Uint8Array ? `${v.byteLength} bytes` : v))?.slice(0, 200)}`,
-      );
-      throw new Rollback();
-    }),
-  );
-  if (error && !(error instanceof Rollback)) throw error;
-  const statements = queries.filter(
-    (q) => !setup.includes(q.text) && !/^\s*(savepoint|release|rollback)/i.test(q.text),
-  );
-  paths.push({ name, setup, queries: statements.filter((_q, i) => keep(i, statements.length)) });
-}
+const { record, write } = pathRecorder(db, pool);
 
 const pkOf = async (id: string) =>
   Number((await pool.query<{ pk: string }>('select pk from sessions where id = $1', [id])).rows[0]!.pk);
@@ -198,39 +160,9 @@ await record(`searchRecall, the same session once the prune job flagged its mark
   search(tx, '99844'),
 );
 
-const out: string[] = [
+await write(OUT, [
   `-- Media references at 100k: EXPLAIN (ANALYZE, BUFFERS), ${new Date().toISOString().slice(0, 10)}, by \`npx tsx bench/scale/plans-media.ts\``,
   '-- (bench/scale/plans-media.ts says what the database holds). Each statement runs in a transaction, rolled back.',
-];
-const client = await pool.connect();
-try {
-  for (const path of paths) {
-    for (const [i, q] of path.queries.entries()) {
-      await client.query('begin');
-      for (const statement of path.setup) await client.query(statement);
-      const res = await client.query<{ 'QUERY PLAN': string }>(
-        `explain (analyze, buffers) ${q.text}`,
-        q.values,
-      );
-      await client.query('rollback');
-      const lines = res.rows.map((r) => r['QUERY PLAN']);
-      const exec = lines.find((l) => l.startsWith('Execution Time'));
-      const top = lines.find((l) => /^\s*Buffers:/.test(l))?.trim();
-      const summary = `${exec} | ${top} | load ${load()}`;
-      console.log(`  ${path.name} #${i + 1}: ${summary}`);
-      out.push(
-        '',
-        `== ${path.name} (statement ${i + 1} of ${path.queries.length}): ${summary}`,
-        ...path.setup.map((statement) => `-- setup, in the same transaction: ${statement}`),
-        q.text.trim(),
-        `-- params: ${JSON.stringify(q.values).slice(0, 400)}`,
-        ...lines,
-      );
-    }
-  }
-} finally {
-  client.release();
-}
-writeFileSync(OUT, `${out.join('\n')}\n`);
+]);
 await close();
 if (process.env.PLANS_KEEP !== '1') await dropDatabase(URL);

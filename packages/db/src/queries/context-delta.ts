@@ -77,12 +77,18 @@ function contextDeltaSql(
         ) c on true
         where p.message_pk = mm.pk
       ), '') as version
-      from members join messages mm on mm.pk = members.m_pk
+      -- Each message by its primary key, as laterals (offset 0): the planner cannot know how
+      -- short the view is, and as joins it hashed the whole messages table (every tenant's).
+      from members cross join lateral (
+        select k.pk, k.xmin from messages k where k.pk = members.m_pk offset 0
+      ) mm
     ),
     v as (
-      select ${MESSAGE_COLUMNS} from versioned s join messages m on m.pk = s.m_pk
-      -- A hashed subplan (a "<> all" of the array would compare each version with every known one).
-      where s.version not in (select unnest(${sql.param([...known])}::text[]))
+      select ${MESSAGE_COLUMNS} from (
+        select s.m_pk from versioned s
+        -- A hashed subplan (a "<> all" of the array would compare each version with every known one).
+        where s.version not in (select unnest(${sql.param([...known])}::text[]))
+      ) s cross join lateral (select * from messages k where k.pk = s.m_pk offset 0) m
     )
     select c.*, case when row_number() over () = 1
                      then (select array_agg(version) from versioned) end as versions, r.*
